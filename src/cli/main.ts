@@ -1,0 +1,186 @@
+// The command line (README "CLI"). Exit codes: 0 done, 1 run failed (rerun resumes), 2 bad usage.
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import yargs from 'yargs';
+import { loadPipeline, type Pipeline } from '../config/pipeline.js';
+import { RunError, UsageError } from '../errors.js';
+import { runPipeline } from '../pipeline/run.js';
+import { formatReport, textTable } from '../pipeline/report.js';
+import { StateStore } from '../state/store.js';
+import { openWarehouse } from '../warehouse/views.js';
+import { format, query, type Format } from '../warehouse/query.js';
+import { makeLogger } from './log.js';
+
+const DEFAULT_LAKE = 'data/lake';
+
+function checkLake(lake: string): string {
+  if (existsSync(lake) && !statSync(lake).isDirectory()) throw new UsageError(`--lake ${lake}: is a file, not a folder`);
+  return lake;
+}
+
+function checkUrl(flag: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  try {
+    const u = new URL(v);
+    if (u.protocol === 'http:' || u.protocol === 'https:') return v.replace(/\/+$/, '');
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--${flag} ${JSON.stringify(v)}: not an http(s) URL`);
+}
+
+async function cmdRun(a: { pipeline: string; lake: string; dataUrl?: string; metricsUrl?: string; simulator?: boolean; seed?: number; logLevel?: string; logFormat?: 'json' | 'pretty' }): Promise<number> {
+  const p: Pipeline = loadPipeline(a.pipeline);
+  const lake = checkLake(a.lake);
+  const dataUrl = checkUrl('data-url', a.dataUrl);
+  const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
+  let sim: { url: string; close(): Promise<void> } | undefined;
+  if (a.simulator) {
+    const { startSimulator } = await import('../simulator/server.js');
+    sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
+    p.sources.data.url = sim.url;
+    p.sources.metrics.url = sim.url;
+  }
+  if (dataUrl) p.sources.data.url = dataUrl;
+  if (metricsUrl) p.sources.metrics.url = metricsUrl;
+  const logger = makeLogger({ level: a.logLevel, format: a.logFormat });
+  if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
+  const ac = new AbortController();
+  const onSignal = (sig: string) => {
+    logger.warn({ signal: sig }, 'stopping: committed work stays, a rerun resumes');
+    ac.abort(new RunError(`stopped by ${sig}`));
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  try {
+    const report = await runPipeline(p, { lake, logger, signal: ac.signal });
+    process.stdout.write(formatReport(report) + '\n');
+    if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
+    return report.status === 'ok' ? 0 : 1;
+  } finally {
+    await sim?.close();
+  }
+}
+
+async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: Format }): Promise<number> {
+  if (!a.sql && !a.file) throw new UsageError('query: give SQL or --file FILE');
+  if (a.sql && a.file) throw new UsageError('query: give SQL or --file FILE, not both');
+  let sql = a.sql ?? '';
+  if (a.file) {
+    try {
+      sql = readFileSync(a.file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--file ${a.file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
+    }
+  }
+  const conn = await openWarehouse(checkLake(a.lake));
+  let result;
+  try {
+    result = await query(conn, sql);
+  } catch (err) {
+    throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${(err as Error).message}`);
+  }
+  process.stdout.write(format(result, a.format) + '\n');
+  return 0;
+}
+
+function cmdStatus(a: { lake: string }): number {
+  const store = new StateStore(checkLake(a.lake));
+  const states = store.all();
+  if (!states.length) {
+    process.stdout.write(`no partitions in ${store.lake} yet\n`);
+    return 0;
+  }
+  const rows = states.map((s) => {
+    const c = s.cursor;
+    const cursor = c.window
+      ? `paging from ${c.window.query.startBlock ?? 0}${c.window.maxBlock !== undefined ? `, newest block seen ${c.window.maxBlock}` : ''}`
+      : c.nextBlock !== undefined
+        ? `next block ${c.nextBlock}`
+        : c.refreshedAt
+          ? `refreshed ${c.refreshedAt}`
+          : '-';
+    return [s.table, s.partition, cursor, s.rows, s.rejects, s.files.length, s.lastRun ? `${s.lastRun.at} ${s.lastRun.status}` : '-'];
+  });
+  process.stdout.write(textTable(['table', 'partition', 'cursor / high-water mark', 'rows', 'rejects', 'files', 'last run'], rows) + '\n');
+  return 0;
+}
+
+async function cmdSim(a: { port: number; seed: number }): Promise<number> {
+  const { startSimulator } = await import('../simulator/server.js');
+  const sim = await startSimulator({ port: a.port, seed: a.seed });
+  process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data and metrics services at ${sim.url}\n`);
+  await new Promise<void>((resolve) => {
+    process.once('SIGINT', resolve);
+    process.once('SIGTERM', resolve);
+  });
+  await sim.close();
+  return 0;
+}
+
+export async function main(argv: string[]): Promise<void> {
+  let code = 0;
+  const exit = (c: number) => {
+    code = c;
+  };
+  try {
+    await yargs(argv)
+      .scriptName('chainlake')
+      .usage('$0 <command> [options]\n\nBatch ETL from the chain data and metrics services into a Parquet lake queried with DuckDB.')
+      .option('lake', { type: 'string', default: DEFAULT_LAKE, describe: 'lake folder', global: true, requiresArg: true })
+      .command(
+        'run <pipeline>',
+        'run a pipeline (YAML) into the lake; reruns resume',
+        (y) =>
+          y
+            .positional('pipeline', { type: 'string', demandOption: true, describe: 'pipeline file, e.g. pipelines/demo.yaml' })
+            .option('data-url', { type: 'string', requiresArg: true, describe: 'data service URL (overrides the pipeline)' })
+            .option('metrics-url', { type: 'string', requiresArg: true, describe: 'metrics service URL (overrides the pipeline)' })
+            .option('simulator', { type: 'boolean', describe: 'start the embedded simulator on a free loopback port and use it for both services' })
+            .option('seed', { type: 'number', requiresArg: true, describe: 'simulator seed (with --simulator)' })
+            .option('log-level', { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' })
+            .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' }),
+        async (a) => exit(await cmdRun(a as never)),
+      )
+      .command(
+        'query [sql]',
+        'run SQL over the lake (every table is a view of its name)',
+        (y) =>
+          y
+            .positional('sql', { type: 'string', describe: 'SQL to run' })
+            .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
+            .option('format', { type: 'string', choices: ['table', 'csv', 'json'] as const, default: 'table', describe: 'output format' }),
+        async (a) => exit(await cmdQuery(a as never)),
+      )
+      .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y, (a) => exit(cmdStatus(a as never)))
+      .command(
+        'sim',
+        'serve the simulated data and metrics services on one loopback port until stopped',
+        (y) =>
+          y
+            .option('port', { type: 'number', default: 8080, requiresArg: true, describe: 'port (0: any free port)' })
+            .option('seed', { type: 'number', default: 1, requiresArg: true, describe: 'seed of the simulated world' }),
+        async (a) => exit(await cmdSim(a as never)),
+      )
+      .demandCommand(1, 'give a command: run, query, status or sim')
+      .strict()
+      .help()
+      .version(false)
+      .exitProcess(false)
+      .fail((msg, err) => {
+        throw err ?? new UsageError(msg);
+      })
+      .parseAsync();
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`chainlake: ${err.message}\n`);
+      code = 2;
+    } else if (err instanceof RunError) {
+      process.stderr.write(`chainlake: ${err.message}\n`);
+      code = 1;
+    } else {
+      process.stderr.write(`chainlake: ${(err as Error).stack ?? String(err)}\n`);
+      code = 1;
+    }
+  }
+  process.exitCode = code;
+}

@@ -1,0 +1,96 @@
+// Identifier forms of the chain (API-NOTES.md "Identifiers"): checked before any request is sent,
+// and encoded the same way by the simulator so that both sides agree on what is valid.
+import { createHash } from 'node:crypto';
+import { base58, bech32 } from '@scure/base';
+
+export const NETWORKS = ['mainnet', 'fuji', 'testnet'] as const;
+export type Network = (typeof NETWORKS)[number];
+
+/** bech32 human-readable part of primary-network addresses per network name. */
+export const NETWORK_HRP: Record<Network, string> = { mainnet: 'avax', fuji: 'fuji', testnet: 'fuji' };
+
+const EVM_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+const EVM_CHAIN_ID = /^[1-9][0-9]{0,18}$/;
+/** cb58 blockchain ids are base58 of 32 bytes + 4 checksum bytes: 48 to 50 characters. */
+const CB58_CHARS = /^[1-9A-HJ-NP-Za-km-z]+$/;
+
+export function isEvmAddress(s: unknown): s is string {
+  return typeof s === 'string' && EVM_ADDRESS.test(s);
+}
+
+export function isEvmChainId(s: unknown): s is string {
+  return typeof s === 'string' && EVM_CHAIN_ID.test(s);
+}
+
+function sha256(bytes: Uint8Array): Uint8Array {
+  return createHash('sha256').update(bytes).digest();
+}
+
+/** cb58: base58 of the payload followed by the last 4 bytes of its sha256. */
+export function cb58Encode(payload: Uint8Array): string {
+  const sum = sha256(payload).subarray(28);
+  const all = new Uint8Array(payload.length + 4);
+  all.set(payload);
+  all.set(sum, payload.length);
+  return base58.encode(all);
+}
+
+/** Returns the payload, or a reason the string is not cb58. */
+export function cb58Decode(s: string): Uint8Array | string {
+  if (!CB58_CHARS.test(s)) return 'has characters outside base58';
+  let bytes: Uint8Array;
+  try {
+    bytes = base58.decode(s);
+  } catch {
+    return 'is not base58';
+  }
+  if (bytes.length < 5) return 'is too short for cb58';
+  const payload = bytes.subarray(0, bytes.length - 4);
+  const sum = sha256(payload).subarray(28);
+  for (let i = 0; i < 4; i++) if (sum[i] !== bytes[bytes.length - 4 + i]) return 'has a bad cb58 checksum';
+  return payload;
+}
+
+export function encodeNodeId(bytes20: Uint8Array): string {
+  if (bytes20.length !== 20) throw new Error('a node id is 20 bytes');
+  return 'NodeID-' + cb58Encode(bytes20);
+}
+
+/** null when valid, else why not. */
+export function nodeIdProblem(s: unknown): string | null {
+  if (typeof s !== 'string') return 'is not a string';
+  if (!s.startsWith('NodeID-')) return 'does not start with NodeID-';
+  const payload = cb58Decode(s.slice('NodeID-'.length));
+  if (typeof payload === 'string') return payload;
+  if (payload.length !== 20) return `encodes ${payload.length} bytes, not 20`;
+  return null;
+}
+
+export function isBlockchainId(s: unknown): boolean {
+  if (typeof s !== 'string') return false;
+  const payload = cb58Decode(s);
+  return typeof payload !== 'string' && payload.length === 32;
+}
+
+/** A primary-network address: `P-avax1…`, `X-avax1…`, or bare `avax1…` (API-NOTES.md). */
+export function encodePrimaryAddress(network: Network, bytes20: Uint8Array, chain: 'P' | 'X' | '' = 'P'): string {
+  const body = bech32.encode(NETWORK_HRP[network], bech32.toWords(bytes20));
+  return chain ? `${chain}-${body}` : body;
+}
+
+export function primaryAddressProblem(s: unknown, network: Network): string | null {
+  if (typeof s !== 'string') return 'is not a string';
+  const body = /^[PXC]-/.test(s) ? s.slice(2) : s;
+  const hrp = NETWORK_HRP[network];
+  if (body.toLowerCase() !== body && body.toUpperCase() !== body) return 'mixes upper and lower case';
+  let decoded: { prefix: string; words: number[] };
+  try {
+    decoded = bech32.decode(body.toLowerCase() as `${string}1${string}`);
+  } catch {
+    return 'is not valid bech32';
+  }
+  if (decoded.prefix !== hrp) return `has prefix "${decoded.prefix}", not "${hrp}" of ${network}`;
+  const bytes = bech32.fromWords(decoded.words);
+  if (bytes.length !== 20) return `encodes ${bytes.length} bytes, not 20`;
+  return null;
+}

@@ -1,0 +1,241 @@
+// Reads a pipeline YAML and checks it against the stream declarations, naming the place of every
+// problem (`file: streams[2].contracts[0]: ...`), before anything is fetched or written.
+import { readFileSync } from 'node:fs';
+import { LineCounter, parseDocument } from 'yaml';
+import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
+import type { OptionSpec, StreamConfig, StreamDecl } from '../streams/types.js';
+import { METRICS } from '../streams/chain_metrics.js';
+import { UsageError } from '../errors.js';
+import { isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from './ids.js';
+
+export const DEFAULT_URLS = {
+  data: 'https://glacier-api.avax.network',
+  metrics: 'https://metrics.avax.network',
+} as const;
+
+export interface SourceConfig {
+  url: string;
+  apiKey?: string;
+  /** The reference names it x-data-api-key, the published OpenAPI x-glacier-api-key. */
+  keyHeader: string;
+  /** Requests in flight at once. */
+  concurrency: number;
+  /** Cap on requests started per second (0: none). */
+  requestsPerSecond: number;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  /** Retries of one request after 429, 5xx and network errors. */
+  retries: number;
+}
+
+export interface Pipeline {
+  name: string;
+  file: string;
+  sources: { data: SourceConfig; metrics: SourceConfig };
+  streams: StreamConfig[];
+}
+
+type Problem = { path: string; message: string };
+
+const SOURCE_KEYS: Record<string, 'string' | 'int'> = {
+  url: 'string',
+  apiKey: 'string',
+  keyHeader: 'string',
+  concurrency: 'int',
+  requestsPerSecond: 'int',
+  timeoutMs: 'int',
+  retries: 'int',
+};
+
+const SOURCE_DEFAULTS = { keyHeader: 'x-data-api-key', concurrency: 4, requestsPerSecond: 0, timeoutMs: 30_000, retries: 6 };
+
+/** `${VAR}` reads the environment; an unset variable reads as empty. */
+export function interpolate(s: string): string {
+  return s.replace(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g, (_, name: string) => process.env[name] ?? '');
+}
+
+function describe(v: unknown): string {
+  return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+}
+
+function checkOption(spec: OptionSpec, v: unknown, path: string, network: Network | undefined, out: Problem[]): unknown {
+  const bad = (message: string) => {
+    out.push({ path, message });
+    return undefined;
+  };
+  const list = (check: (x: unknown, p: string) => string | null, map: (x: string) => string = (x) => x) => {
+    if (!Array.isArray(v)) return bad(`must be a list, not ${describe(v)}`);
+    if (v.length === 0) return bad('must not be empty');
+    const seen = new Set<string>();
+    v.forEach((x, i) => {
+      const problem = check(x, `${path}[${i}]`);
+      if (problem) out.push({ path: `${path}[${i}]`, message: problem });
+      else if (seen.has(map(x as string))) out.push({ path: `${path}[${i}]`, message: `${describe(x)} is listed twice` });
+      else seen.add(map(x as string));
+    });
+    return v.map((x) => (typeof x === 'string' ? map(x) : x));
+  };
+  switch (spec.kind) {
+    case 'string':
+      return typeof v === 'string' && v ? v : bad(`must be a non-empty string, not ${describe(v)}`);
+    case 'int':
+      if (typeof v !== 'number' || !Number.isSafeInteger(v)) return bad(`must be an integer, not ${describe(v)}`);
+      if (spec.min !== undefined && v < spec.min) return bad(`must be at least ${spec.min}, not ${v}`);
+      return v;
+    case 'enum':
+      return typeof v === 'string' && spec.values!.includes(v) ? v : bad(`${describe(v)} is not one of ${spec.values!.join(', ')}`);
+    case 'network':
+      return typeof v === 'string' && (NETWORKS as readonly string[]).includes(v) ? v : bad(`${describe(v)} is not a network (${NETWORKS.join(', ')})`);
+    case 'evm_chain_id': {
+      const s = typeof v === 'number' ? String(v) : v;
+      return isEvmChainId(s) || isBlockchainId(s) ? s : bad(`${describe(v)} is not an EVM chain id (digits, e.g. "43114") or a cb58 blockchain id`);
+    }
+    case 'metrics_chain_id[]':
+      if (Array.isArray(v)) v = v.map((x) => (typeof x === 'number' ? String(x) : x));
+      return list((x) => (isEvmChainId(x) || ['total', 'mainnet', 'testnet'].includes(x as string) ? null : `${describe(x)} is not an EVM chain id or one of total, mainnet, testnet`));
+    case 'evm_address[]':
+      return list((x) => (isEvmAddress(x) ? null : `${describe(x)} is not an EVM address (0x + 40 hex digits)`), (x) => x.toLowerCase());
+    case 'node_id[]':
+      return list((x) => {
+        const p = nodeIdProblem(x);
+        return p ? `${describe(x)} is not a NodeID (NodeID- + cb58 of 20 bytes): it ${p}` : null;
+      });
+    case 'primary_address[]':
+      return list((x) => {
+        if (!network) return null; // the network's own problem is reported already
+        const p = primaryAddressProblem(x, network);
+        return p ? `${describe(x)} is not a ${network} P-/X-chain address (bech32): it ${p}` : null;
+      });
+    case 'metric[]':
+      return list((x) => ((METRICS as readonly string[]).includes(x as string) ? null : `${describe(x)} is not a metric (${METRICS.join(', ')})`));
+  }
+}
+
+function checkStream(raw: unknown, at: string, out: Problem[]): StreamConfig | undefined {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
+    out.push({ path: at, message: 'must be a mapping with a table key' });
+    return undefined;
+  }
+  const entry = raw as Record<string, unknown>;
+  const decl: StreamDecl | undefined = typeof entry.table === 'string' ? STREAM_BY_TABLE.get(entry.table) : undefined;
+  if (!decl) {
+    out.push({ path: `${at}.table`, message: `${describe(entry.table)} is not a table (${STREAMS.map((s) => s.table).join(', ')})` });
+    return undefined;
+  }
+  const before = out.length;
+  const cfg: StreamConfig = { table: decl.table };
+  const network = typeof entry.network === 'string' && (NETWORKS as readonly string[]).includes(entry.network) ? (entry.network as Network) : undefined;
+  for (const [key, value] of Object.entries(entry)) {
+    if (key === 'table') continue;
+    if (key === 'pageSize') {
+      const { min, max } = decl.pageSize;
+      if (max === 0) out.push({ path: `${at}.pageSize`, message: `${decl.table} takes no page size` });
+      else if (typeof value !== 'number' || !Number.isInteger(value) || value < Math.max(min, 1) || value > max)
+        out.push({ path: `${at}.pageSize`, message: `${describe(value)} is out of bounds for ${decl.endpoint} (${Math.max(min, 1)} to ${max})` });
+      else cfg.pageSize = value;
+      continue;
+    }
+    const spec = decl.options[key];
+    if (!spec) {
+      out.push({ path: `${at}.${key}`, message: `unknown key for ${decl.table} (known: table, pageSize, ${Object.keys(decl.options).join(', ')})` });
+      continue;
+    }
+    const v = checkOption(spec, typeof value === 'string' ? interpolate(value) : value, `${at}.${key}`, network, out);
+    if (v !== undefined) cfg[key] = v;
+  }
+  for (const [key, spec] of Object.entries(decl.options))
+    if (spec.required && entry[key] === undefined) out.push({ path: `${at}.${key}`, message: `is required for ${decl.table}` });
+  if (out.length > before) return undefined;
+  for (const [key, message] of decl.check?.(cfg) ?? []) out.push({ path: `${at}.${key}`, message });
+  return out.length > before ? undefined : cfg;
+}
+
+function checkSource(raw: unknown, at: string, name: 'data' | 'metrics', out: Problem[]): SourceConfig {
+  const src: SourceConfig = { url: DEFAULT_URLS[name], ...SOURCE_DEFAULTS };
+  if (raw === undefined || raw === null) return src;
+  if (typeof raw !== 'object' || Array.isArray(raw)) {
+    out.push({ path: at, message: 'must be a mapping' });
+    return src;
+  }
+  for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
+    const kind = SOURCE_KEYS[key];
+    if (!kind) {
+      out.push({ path: `${at}.${key}`, message: `unknown key (known: ${Object.keys(SOURCE_KEYS).join(', ')})` });
+      continue;
+    }
+    if (kind === 'int') {
+      if (typeof value !== 'number' || !Number.isInteger(value) || value < 0) out.push({ path: `${at}.${key}`, message: `must be a whole number >= 0, not ${describe(value)}` });
+      else (src as unknown as Record<string, unknown>)[key] = value;
+      continue;
+    }
+    if (typeof value !== 'string') {
+      out.push({ path: `${at}.${key}`, message: `must be a string, not ${describe(value)}` });
+      continue;
+    }
+    const s = interpolate(value);
+    if (key === 'apiKey') {
+      if (s) src.apiKey = s; // an unset ${VAR} means no key
+    } else if (key === 'url') {
+      try {
+        const u = new URL(s);
+        if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error();
+        src.url = s.replace(/\/+$/, '');
+      } catch {
+        out.push({ path: `${at}.url`, message: `${describe(s)} is not an http(s) URL` });
+      }
+    } else if (key === 'keyHeader') {
+      if (!/^[A-Za-z0-9-]+$/.test(s)) out.push({ path: `${at}.keyHeader`, message: `${describe(s)} is not a header name` });
+      else src.keyHeader = s.toLowerCase();
+    }
+  }
+  if (src.concurrency < 1) out.push({ path: `${at}.concurrency`, message: 'must be at least 1' });
+  return src;
+}
+
+/** Checks a parsed pipeline document; `file` only names the place in messages. */
+export function checkPipeline(doc: unknown, file: string): Pipeline {
+  const out: Problem[] = [];
+  const fail = () => {
+    throw new UsageError(out.map((p) => `${file}: ${p.path}: ${p.message}`).join('\n'));
+  };
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) {
+    out.push({ path: '(top)', message: 'must be a mapping with name, sources and streams' });
+    fail();
+  }
+  const top = doc as Record<string, unknown>;
+  for (const key of Object.keys(top))
+    if (!['name', 'sources', 'streams'].includes(key)) out.push({ path: key, message: 'unknown key (known: name, sources, streams)' });
+  const name = top.name;
+  if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(name)) out.push({ path: 'name', message: `${describe(name)} must be a name of letters, digits, _ . -` });
+  const sources = (top.sources ?? {}) as Record<string, unknown>;
+  if (typeof sources !== 'object' || Array.isArray(sources)) out.push({ path: 'sources', message: 'must be a mapping of data and metrics' });
+  else for (const key of Object.keys(sources)) if (key !== 'data' && key !== 'metrics') out.push({ path: `sources.${key}`, message: 'unknown source (known: data, metrics)' });
+  const data = checkSource(sources.data, 'sources.data', 'data', out);
+  const metrics = checkSource(sources.metrics, 'sources.metrics', 'metrics', out);
+  const streams: StreamConfig[] = [];
+  if (!Array.isArray(top.streams) || top.streams.length === 0) out.push({ path: 'streams', message: 'must be a non-empty list' });
+  else
+    top.streams.forEach((s, i) => {
+      const cfg = checkStream(s, `streams[${i}]`, out);
+      if (cfg) streams.push(cfg);
+    });
+  if (out.length) fail();
+  return { name: name as string, file, sources: { data, metrics }, streams };
+}
+
+export function loadPipeline(file: string): Pipeline {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (err) {
+    throw new UsageError(`${file}: cannot read the pipeline: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+  }
+  const lineCounter = new LineCounter();
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
+  if (doc.errors.length) {
+    const e = doc.errors[0]!;
+    const pos = e.linePos?.[0];
+    throw new UsageError(`${file}${pos ? `:${pos.line}:${pos.col}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`);
+  }
+  return checkPipeline(doc.toJS(), file);
+}

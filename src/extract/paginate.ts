@@ -1,0 +1,53 @@
+// The generic paginator over nextPageToken/pageToken. Stop rules: no token means the last page; a
+// token seen twice in one partition is a loop (error); an empty page that still carries a token is
+// followed, up to `maxEmptyPages` in a row.
+import type { Client, RequestStats } from '../sources/client.js';
+import { RunError } from '../errors.js';
+
+export interface Page {
+  items: unknown[];
+  /** The token that fetched this page (undefined for the first). */
+  token?: string;
+  /** The token of the next page; undefined on the last page. */
+  next?: string;
+}
+
+export interface PaginateOptions {
+  path: string;
+  query: Record<string, string>;
+  /** Key of the item array in a page. */
+  items: string;
+  endpoint: string;
+  stats: RequestStats;
+  /** Continue from this token (a checkpoint) instead of the first page. */
+  startToken?: string;
+  maxEmptyPages?: number;
+  signal?: AbortSignal;
+}
+
+export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions): AsyncGenerator<Page> {
+  const seen = new Set<string>();
+  let token = o.startToken;
+  let empty = 0;
+  const maxEmpty = o.maxEmptyPages ?? 20;
+  for (;;) {
+    if (token !== undefined) {
+      if (seen.has(token)) throw new RunError(`${o.endpoint}: the service sent page token ${JSON.stringify(token.slice(0, 40))} twice in one listing (loop); stopping this partition`);
+      seen.add(token);
+    }
+    const query = token === undefined ? o.query : { ...o.query, pageToken: token };
+    const body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal });
+    if (!body || typeof body !== 'object' || !Array.isArray((body as Record<string, unknown>)[o.items])) {
+      throw new RunError(`${o.endpoint}: the answer has no "${o.items}" list (keys: ${body && typeof body === 'object' ? Object.keys(body).join(', ') : typeof body})`);
+    }
+    const b = body as Record<string, unknown>;
+    const items = b[o.items] as unknown[];
+    const nextRaw = b.nextPageToken;
+    const next = typeof nextRaw === 'string' && nextRaw !== '' ? nextRaw : undefined;
+    yield { items, token, next };
+    if (next === undefined) return;
+    empty = items.length === 0 ? empty + 1 : 0;
+    if (empty >= maxEmpty) throw new RunError(`${o.endpoint}: ${empty} empty pages in a row that still carry a page token; stopping this partition`);
+    token = next;
+  }
+}

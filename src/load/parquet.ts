@@ -1,0 +1,121 @@
+// Typed batches -> zstd Parquet files in a staging folder, through DuckDB: the batch is appended
+// column-wise into a temporary table, then one COPY casts it (DECIMAL(38,0), BIGINT, TIMESTAMPTZ,
+// JSON) and writes it. The state stage moves the files into the lake when it commits.
+import { readdirSync, mkdirSync } from 'node:fs';
+import { join, relative } from 'node:path';
+import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import type { StreamDecl } from '../streams/types.js';
+import { stagedColumns, type Batch, type Reject, type StagedColumn } from '../transform/rows.js';
+
+const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = {
+  VARCHAR,
+  INTEGER,
+  DOUBLE,
+  BOOLEAN,
+  'VARCHAR[]': LIST(VARCHAR),
+};
+
+/** DuckDB's vector size: a data chunk holds at most this many rows. */
+const CHUNK = 2048;
+
+export function sqlString(s: string): string {
+  return `'${s.replace(/'/g, "''")}'`;
+}
+
+export interface WrittenFile {
+  /** Absolute path in staging. */
+  staged: string;
+  /** Path relative to the staging folder, hive folders included (`month=2024-01/x.parquet`). */
+  rel: string;
+}
+
+let instance: DuckDBInstance | undefined;
+
+/** One in-memory DuckDB per process; each writer has its own connection. */
+export async function duck(): Promise<DuckDBInstance> {
+  instance ??= await DuckDBInstance.create(':memory:', { threads: '2' });
+  return instance;
+}
+
+export class ParquetWriter {
+  private seq = 0;
+  private constructor(private readonly conn: DuckDBConnection) {}
+
+  static async open(): Promise<ParquetWriter> {
+    return new ParquetWriter(await (await duck()).connect());
+  }
+
+  close(): void {
+    this.conn.closeSync();
+  }
+
+  private async stage(table: string, cols: StagedColumn[], columns: unknown[][], rows: number): Promise<void> {
+    await this.conn.run(`CREATE OR REPLACE TEMP TABLE "${table}" (${cols.map((c) => `"${c.name}" ${c.type}`).join(', ')})`);
+    const appender = await this.conn.createAppender(table);
+    const types = cols.map((c) => DUCK_TYPES[c.type]);
+    const lists = cols.map((c) => c.type === 'VARCHAR[]');
+    for (let start = 0; start < rows; start += CHUNK) {
+      const n = Math.min(CHUNK, rows - start);
+      const chunk = DuckDBDataChunk.create(types, n);
+      chunk.setColumns(
+        columns.map((col, i) => {
+          const part = col.slice(start, start + n) as DuckDBValue[];
+          return lists[i] ? part.map((v) => (v === null ? null : listValue(v as unknown as string[]))) : part;
+        }),
+      );
+      appender.appendDataChunk(chunk);
+    }
+    appender.flushSync();
+    appender.closeSync();
+  }
+
+  /**
+   * Writes a batch under `dir` (which must not exist yet) and lists the files made. Hive folders
+   * `month=YYYY-MM` when the declaration asks for them.
+   */
+  async write(decl: StreamDecl, batch: Batch, dir: string, prefix: string): Promise<WrittenFile[]> {
+    if (batch.rows === 0) return [];
+    const cols = stagedColumns(decl);
+    const tmp = `stage_${decl.table}`;
+    await this.stage(tmp, cols, batch.columns, batch.rows);
+    const select = `SELECT ${cols.map((c) => c.select).join(', ')} FROM "${tmp}"`;
+    const name = `${prefix}-${process.pid}-${Date.now()}-${this.seq++}`;
+    mkdirSync(dir, { recursive: true });
+    if (decl.monthFrom) {
+      await this.conn.run(
+        `COPY (${select}) TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (month), WRITE_PARTITION_COLUMNS true, FILENAME_PATTERN ${sqlString(`${name}-{i}`)})`,
+      );
+    } else {
+      await this.conn.run(`COPY (${select}) TO ${sqlString(join(dir, `${name}.parquet`))} (FORMAT parquet, COMPRESSION zstd)`);
+    }
+    await this.conn.run(`DROP TABLE "${tmp}"`);
+    return listParquet(dir).map((staged) => ({ staged, rel: relative(dir, staged) }));
+  }
+
+  /** Rejected rows: table, partition, reason and the raw JSON as received. */
+  async writeRejects(table: string, partition: string, runId: string, rejects: Reject[], dir: string, prefix: string): Promise<WrittenFile[]> {
+    if (rejects.length === 0) return [];
+    const cols: StagedColumn[] = ['table_name', 'partition_id', 'run_id', 'reason', 'raw_json'].map((name) => ({ name, type: 'VARCHAR', select: `"${name}"` }));
+    const n = rejects.length;
+    await this.stage('stage_rejects', cols, [Array(n).fill(table), Array(n).fill(partition), Array(n).fill(runId), rejects.map((r) => r.reason), rejects.map((r) => r.raw)], n);
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
+    await this.conn.run(
+      `COPY (SELECT table_name, partition_id, run_id, reason, raw_json, now() AS rejected_at FROM stage_rejects) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`,
+    );
+    await this.conn.run('DROP TABLE stage_rejects');
+    return [{ staged: file, rel: relative(dir, file) }];
+  }
+}
+
+export function listParquet(dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else if (e.name.endsWith('.parquet')) out.push(join(d, e.name));
+    }
+  };
+  walk(dir);
+  return out.sort();
+}

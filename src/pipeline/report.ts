@@ -1,0 +1,65 @@
+// The run report: per stream, what the run asked and got. Printed at the end and stored in the
+// lake (_runs/<run id>.json) so that `status`, checks and reports can read past runs.
+import { join } from 'node:path';
+import { newRequestStats, type RequestStats } from '../sources/client.js';
+import { RUNS, writeAtomic } from '../state/store.js';
+
+export interface StreamReport extends RequestStats {
+  table: string;
+  partitions: number;
+  partitionsDone: number;
+  pages: number;
+  rows: number;
+  rejects: number;
+  /** Amounts over 38 digits: exact in `_raw`, NULL in the DECIMAL column. */
+  over38: number;
+  seconds: number;
+  errors: string[];
+}
+
+export interface RunReport {
+  runId: string;
+  pipeline: string;
+  lake: string;
+  startedAt: string;
+  finishedAt?: string;
+  seconds?: number;
+  status: 'running' | 'ok' | 'failed';
+  streams: StreamReport[];
+}
+
+export function newStreamReport(table: string): StreamReport {
+  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, seconds: 0, errors: [], ...newRequestStats() };
+}
+
+export function saveReport(lake: string, r: RunReport): string {
+  const file = join(lake, RUNS, `${r.runId}.json`);
+  writeAtomic(file, JSON.stringify(r, null, 1));
+  return file;
+}
+
+/** A fixed-width text table. */
+export function textTable(header: string[], rows: Array<Array<string | number>>): string {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const line = (r: string[]) => r.map((c, i) => (typeof rows[0]?.[i] === 'number' ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
+  return [line(cells[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...cells.slice(1).map(line)].join('\n');
+}
+
+export function formatReport(r: RunReport): string {
+  const rows = r.streams.map((s) => [
+    s.table,
+    `${s.partitionsDone}/${s.partitions}`,
+    s.requests,
+    s.pages,
+    s.rows,
+    s.retries,
+    s.status429,
+    s.rejects,
+    s.over38,
+    Number(s.seconds.toFixed(1)),
+  ]);
+  const head = `run ${r.runId} of ${r.pipeline}: ${r.status} in ${(r.seconds ?? 0).toFixed(1)} s (lake ${r.lake})`;
+  const errors = r.streams.flatMap((s) => s.errors.map((e) => `  ${s.table}: ${e}`));
+  return [head, textTable(['table', 'partitions', 'requests', 'pages', 'rows', 'retries', '429s', 'rejects', '>38 digits', 'seconds'], rows), ...(errors.length ? ['errors:', ...errors] : [])].join('\n');
+}

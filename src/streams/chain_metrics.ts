@@ -1,0 +1,65 @@
+import type { StreamDecl } from './types.js';
+
+/** The 17 metrics of the spec (data-and-metrics-services.md, "Metric definitions"). */
+export const METRICS = [
+  'activeAddresses', 'activeSenders', 'cumulativeTxCount', 'cumulativeAddresses', 'cumulativeContracts',
+  'cumulativeDeployers', 'contracts', 'deployers', 'gasUsed', 'txCount', 'avgGps', 'maxGps', 'avgTps',
+  'maxTps', 'avgGasPrice', 'maxGasPrice', 'feesPaid',
+] as const;
+export const TIME_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+
+/** Metrics named cumulative*, avg*, max*, and contracts, deployers, feesPaid accept only `day`. */
+export function dayOnly(metric: string): boolean {
+  return /^(cumulative|avg|max)/.test(metric) || ['contracts', 'deployers', 'feesPaid'].includes(metric);
+}
+
+export const chainMetrics: StreamDecl = {
+  table: 'chain_metrics',
+  doc: 'time series of chain metrics from the metrics service',
+  service: 'metrics',
+  endpoint: '/v2/chains/{chainId}/metrics/{metric}',
+  items: 'results',
+  weight: 100,
+  pageSize: { min: 1, max: 2160, default: 2160 },
+  options: {
+    chainIds: { kind: 'metrics_chain_id[]', required: true, doc: 'EVM chain ids or total, mainnet, testnet' },
+    metrics: { kind: 'metric[]', required: true, doc: `any of ${METRICS.join(', ')}` },
+    timeInterval: { kind: 'enum', values: TIME_INTERVALS, doc: 'hour, day (default), week or month' },
+    startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; points at or after' },
+    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; points before' },
+  },
+  check: (s) => {
+    const interval = (s.timeInterval as string | undefined) ?? 'day';
+    const out: Array<[string, string]> = [];
+    (s.metrics as string[]).forEach((m, i) => {
+      if (interval !== 'day' && dayOnly(m)) out.push([`metrics[${i}]`, `metric ${m} accepts only timeInterval day, not ${interval}`]);
+    });
+    const a = s.startTimestamp as number | undefined;
+    const b = s.endTimestamp as number | undefined;
+    if (a !== undefined && b !== undefined && a >= b) out.push(['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]);
+    return out;
+  },
+  partitions: (s) => {
+    const interval = (s.timeInterval as string | undefined) ?? 'day';
+    const query: Record<string, string> = { timeInterval: interval };
+    if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
+    if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+    return (s.chainIds as string[]).flatMap((chainId) =>
+      (s.metrics as string[]).map((metric) => ({
+        id: `${chainId}/${metric}/${interval}`,
+        path: { chainId, metric },
+        query,
+        values: { chainId, metric, timeInterval: interval },
+      })),
+    );
+  },
+  refresh: 'replace',
+  key: ['chain_id', 'metric', 'time_interval', 'timestamp'],
+  columns: [
+    { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'EVM chain id or total/mainnet/testnet' },
+    { name: 'metric', type: 'varchar', partition: 'metric', doc: 'metric name' },
+    { name: 'time_interval', type: 'varchar', partition: 'timeInterval', doc: 'hour, day, week or month' },
+    { name: 'timestamp', type: 'timestamptz', from: 'timestamp', required: true, doc: 'start of the interval (UTC)' },
+    { name: 'value', type: 'double', from: 'value', required: true, doc: 'metric value over the interval' },
+  ],
+};

@@ -1,0 +1,66 @@
+// Pieces several declarations share: address-info objects, partition ids, option sets.
+import type { Column, OptionSpec, Partition } from './types.js';
+
+/** An address-info object (name, symbol, decimals, logoUri, address) flattened to `<side>_*`. */
+export function addressColumns(side: string, path: string, required = true): Column[] {
+  return [
+    { name: `${side}_address`, type: 'evm_address', from: `${path}.address`, required, doc: `${side} address, lowercased` },
+    { name: `${side}_name`, type: 'varchar', from: `${path}.name`, doc: `name the service knows for the ${side} address` },
+    { name: `${side}_symbol`, type: 'varchar', from: `${path}.symbol`, doc: `symbol of the ${side} address when it is a token` },
+    { name: `${side}_decimals`, type: 'integer', from: `${path}.decimals`, doc: `decimals of the ${side} address when it is a token` },
+    { name: `${side}_logo_uri`, type: 'varchar', from: `${path}.logoUri`, doc: `logo of the ${side} address` },
+  ];
+}
+
+export const BLOCK_COLUMNS: Column[] = [
+  { name: 'block_number', type: 'bigint', from: 'blockNumber', required: true, doc: 'block number' },
+  { name: 'block_timestamp', type: 'timestamptz', from: 'blockTimestamp', required: true, doc: 'block time (UTC)' },
+  { name: 'block_hash', type: 'varchar', from: 'blockHash', doc: 'block hash' },
+  { name: 'tx_hash', type: 'varchar', from: 'txHash', required: true, doc: 'transaction hash' },
+];
+
+export const BLOCK_RANGE_OPTIONS: Record<string, OptionSpec> = {
+  startBlock: { kind: 'int', min: 0, doc: 'first block (inclusive); default genesis, or the high-water mark of earlier runs' },
+  endBlock: { kind: 'int', min: 1, doc: 'block where the range ends (exclusive); default the latest block' },
+};
+
+export const BLOCK_CURSOR = {
+  column: 'block_number',
+  start: 'startBlock',
+  end: 'endBlock',
+  startOption: 'startBlock',
+  endOption: 'endBlock',
+} as const;
+
+export function blockRangeCheck(s: Record<string, unknown>): Array<[string, string]> {
+  const a = s.startBlock as number | undefined;
+  const b = s.endBlock as number | undefined;
+  return a !== undefined && b !== undefined && a >= b ? [['endBlock', `startBlock ${a} must be below endBlock ${b} (endBlock is exclusive)`]] : [];
+}
+
+export const CURRENCIES = ['usd', 'eur', 'aud', 'cad', 'chf', 'clp', 'cny', 'czk', 'dkk', 'gbp', 'hkd', 'huf', 'jpy', 'nzd'] as const;
+
+/** Query-shaped partitions (rewards, delegators) are named by their query, so that state survives reordering keys. */
+export function queryPartition(network: string, query: Record<string, string | undefined>): Partition {
+  const q: Record<string, string> = {};
+  for (const k of Object.keys(query).sort()) if (query[k]) q[k] = query[k]!;
+  const id = [network, ...Object.entries(q).map(([k, v]) => `${k}=${v}`)].join('/');
+  return { id, path: { network }, query: q, values: { network } };
+}
+
+export function joinList(v: unknown): string | undefined {
+  return Array.isArray(v) && v.length ? v.join(',') : undefined;
+}
+
+export const NETWORK_COLUMN: Column = { name: 'network', type: 'varchar', partition: 'network', doc: 'mainnet, fuji or testnet' };
+
+export const STAKING_COLUMNS: Column[] = [
+  NETWORK_COLUMN,
+  { name: 'tx_hash', type: 'varchar', from: 'txHash', required: true, doc: 'staking transaction' },
+  { name: 'node_id', type: 'varchar', from: 'nodeId', required: true, doc: 'validator NodeID' },
+  { name: 'reward_type', type: 'varchar', from: 'rewardType', required: true, doc: 'VALIDATOR, DELEGATOR or VALIDATOR_FEE' },
+  { name: 'addresses', type: 'varchar[]', from: 'addresses', required: true, doc: 'reward addresses' },
+  { name: 'amount_staked', type: 'amount', from: 'amountStaked', required: true, doc: 'stake in nAVAX' },
+  { name: 'start_timestamp', type: 'timestamptz', from: 'startTimestamp', required: true, doc: 'staking start' },
+  { name: 'end_timestamp', type: 'timestamptz', from: 'endTimestamp', required: true, doc: 'staking end' },
+];

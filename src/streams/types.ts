@@ -1,0 +1,101 @@
+// A stream is declared once, as data: where it is served, how it is paged and partitioned, how it
+// refreshes, and its columns. Every stage (config, extract, transform, load, docs) reads these.
+
+/** Column types as landed in Parquet. `amount` lands as `<name>` DECIMAL(38,0) plus `<name>_raw` VARCHAR. */
+export type ColumnType =
+  | 'varchar'
+  | 'evm_address' // varchar, lowercased
+  | 'bigint' // from a decimal string or an integer number
+  | 'integer'
+  | 'double'
+  | 'boolean'
+  | 'timestamptz' // from Unix seconds
+  | 'amount'
+  | 'varchar[]'
+  | 'json';
+
+export interface Column {
+  name: string;
+  type: ColumnType;
+  /** Dot path into the item; with several paths the first present one is used. */
+  from?: string | string[];
+  /** A value of the partition (chain_id, network, metric, ...) instead of the item. */
+  partition?: string;
+  /** Computed from the item where a path is not enough (which transfer form, which reward field). */
+  derive?: (item: Record<string, unknown>, ctx: DeriveContext) => unknown;
+  /** A required column that is missing or of the wrong type sends the row to _rejects. */
+  required?: boolean;
+  doc: string;
+}
+
+/** What a derive function may ask of the transform: state carried across pages of a partition. */
+export interface DeriveContext {
+  /** How many times `key` was seen before within `group` (the count restarts when the group changes). */
+  seen(group: string, key: string): number;
+}
+
+export type OptionKind =
+  | 'string'
+  | 'int'
+  | 'evm_chain_id'
+  | 'metrics_chain_id[]'
+  | 'network'
+  | 'evm_address[]'
+  | 'node_id[]'
+  | 'primary_address[]'
+  | 'metric[]'
+  | 'enum';
+
+export interface OptionSpec {
+  kind: OptionKind;
+  required?: boolean;
+  values?: readonly string[]; // for enum
+  min?: number;
+  doc: string;
+}
+
+/** A validated stream entry of a pipeline: its table plus option values. */
+export interface StreamConfig {
+  table: string;
+  pageSize?: number;
+  [option: string]: unknown;
+}
+
+export interface Partition {
+  /** Stable and readable: the state file and the names of data files derive from it. */
+  id: string;
+  path: Record<string, string>;
+  query: Record<string, string>;
+  /** Values for partition columns. */
+  values: Record<string, string>;
+}
+
+export type Refresh =
+  /** Append pages after the partition's high-water block; resume from the stored page token. */
+  | 'append'
+  /** Refetch the partition and swap its files atomically at the end. */
+  | 'replace';
+
+export interface StreamDecl {
+  table: string;
+  doc: string;
+  service: 'data' | 'metrics';
+  endpoint: string;
+  /** Key of the array of items in a page. */
+  items: string;
+  /** Compute units per request (API-NOTES.md). */
+  weight: number;
+  pageSize: { min: number; max: number; default: number };
+  options: Record<string, OptionSpec>;
+  /** Rules across options; returns problems as [option, message]. */
+  check?: (s: StreamConfig) => Array<[string, string]>;
+  partitions: (s: StreamConfig) => Partition[];
+  refresh: Refresh;
+  /** With `append`: the block column and the query parameters bounding a window. */
+  blockCursor?: { column: string; start: string; end: string; startOption: string; endOption: string };
+  key: string[];
+  keyDoc?: string;
+  /** Hive folder `month=YYYY-MM` from a timestamptz column. */
+  monthFrom?: string;
+  columns: Column[];
+}

@@ -1,0 +1,229 @@
+// Generic transform: a page of items -> columnar rows of a declaration, or rejects with reasons.
+// Pure apart from the carry (state a derive function keeps across pages of one partition).
+import type { Column, DeriveContext, Partition, StreamDecl } from '../streams/types.js';
+import * as V from './values.js';
+
+/** DuckDB types of the staged (pre-cast) columns. */
+export type StagedType = 'VARCHAR' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR[]';
+
+export interface StagedColumn {
+  name: string;
+  type: StagedType;
+  /** SQL that turns the staged column into the landed one (DuckDB). */
+  select: string;
+}
+
+/** The staged columns of a declaration, in landing order (an amount stages two). */
+export function stagedColumns(decl: StreamDecl): StagedColumn[] {
+  const out: StagedColumn[] = [];
+  for (const c of decl.columns) {
+    const q = `"${c.name}"`;
+    switch (c.type) {
+      case 'amount':
+        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(${q} AS DECIMAL(38,0)) AS ${q}` });
+        out.push({ name: `${c.name}_raw`, type: 'VARCHAR', select: `"${c.name}_raw"` });
+        break;
+      case 'bigint':
+        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(${q} AS BIGINT) AS ${q}` });
+        break;
+      case 'timestamptz':
+        out.push({ name: c.name, type: 'DOUBLE', select: `to_timestamp(${q}) AS ${q}` });
+        break;
+      case 'json':
+        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(${q} AS JSON) AS ${q}` });
+        break;
+      case 'integer':
+        out.push({ name: c.name, type: 'INTEGER', select: q });
+        break;
+      case 'double':
+        out.push({ name: c.name, type: 'DOUBLE', select: q });
+        break;
+      case 'boolean':
+        out.push({ name: c.name, type: 'BOOLEAN', select: q });
+        break;
+      case 'varchar[]':
+        out.push({ name: c.name, type: 'VARCHAR[]', select: q });
+        break;
+      default:
+        out.push({ name: c.name, type: 'VARCHAR', select: q });
+    }
+  }
+  if (decl.monthFrom) out.push({ name: 'month', type: 'VARCHAR', select: '"month"' });
+  return out;
+}
+
+export interface Reject {
+  reason: string;
+  raw: string;
+}
+
+/** Rows as columns, the way DuckDB's appender takes them. */
+export interface Batch {
+  names: string[];
+  columns: unknown[][];
+  rows: number;
+  rejects: Reject[];
+  /** Amounts of more than 38 digits: exact in `_raw`, NULL in the DECIMAL column. */
+  over38: number;
+  /** Highest value of the block cursor column in this batch (append streams). */
+  maxBlock?: number;
+}
+
+/** Carried across pages of one partition; stored with the checkpoint. */
+export interface Carry {
+  group?: string;
+  seen?: Record<string, number>;
+}
+
+function getter(path: string): (item: Record<string, unknown>) => unknown {
+  const parts = path.split('.');
+  if (parts.length === 1) return (item) => item[path];
+  return (item) => {
+    let v: unknown = item;
+    for (const k of parts) {
+      if (v === null || typeof v !== 'object') return undefined;
+      v = (v as Record<string, unknown>)[k];
+    }
+    return v;
+  };
+}
+
+type Convert = (v: unknown) => unknown;
+
+const CONVERT: Record<Exclude<Column['type'], 'amount'>, Convert> = {
+  varchar: V.varchar,
+  evm_address: V.evmAddress,
+  bigint: V.bigint,
+  integer: V.integer,
+  double: V.double,
+  boolean: V.boolean,
+  timestamptz: V.timestamp,
+  'varchar[]': V.varcharList,
+  json: V.json,
+};
+
+export class Transformer {
+  private readonly staged: StagedColumn[];
+  private readonly readers: Array<(item: Record<string, unknown>) => unknown>;
+  private batch!: Batch;
+  private carry: Carry;
+  private readonly ctx: DeriveContext;
+  private readonly monthIndex: number;
+  private readonly monthSource: number;
+  private readonly blockIndex: number;
+
+  constructor(
+    private readonly decl: StreamDecl,
+    private readonly partition: Partition,
+    carry: Carry = {},
+  ) {
+    this.staged = stagedColumns(decl);
+    this.carry = structuredClone(carry);
+    this.ctx = {
+      seen: (group, key) => {
+        if (this.carry.group !== group) this.carry = { group, seen: {} };
+        const n = this.carry.seen![key] ?? 0;
+        this.carry.seen![key] = n + 1;
+        return n;
+      },
+    };
+    this.readers = decl.columns.map((c) => {
+      if (c.partition) {
+        const v = partition.values[c.partition];
+        return () => v;
+      }
+      if (c.derive) return (item) => c.derive!(item, this.ctx);
+      const paths = (Array.isArray(c.from) ? c.from : [c.from!]).map(getter);
+      if (paths.length === 1) return paths[0]!;
+      return (item) => {
+        for (const p of paths) {
+          const v = p(item);
+          if (v !== undefined && v !== null) return v;
+        }
+        return undefined;
+      };
+    });
+    this.monthIndex = decl.monthFrom ? this.staged.findIndex((s) => s.name === 'month') : -1;
+    this.monthSource = decl.monthFrom ? this.staged.findIndex((s) => s.name === decl.monthFrom) : -1;
+    this.blockIndex = decl.blockCursor ? this.staged.findIndex((s) => s.name === decl.blockCursor!.column) : -1;
+    this.reset();
+  }
+
+  private reset(): void {
+    this.batch = { names: this.staged.map((s) => s.name), columns: this.staged.map(() => []), rows: 0, rejects: [], over38: 0 };
+  }
+
+  get rows(): number {
+    return this.batch.rows;
+  }
+
+  getCarry(): Carry {
+    return structuredClone(this.carry);
+  }
+
+  /** Transforms the items of one page into the current batch. */
+  push(items: unknown[]): void {
+    const cols = this.decl.columns;
+    const row: unknown[] = new Array(this.staged.length);
+    for (const item of items) {
+      if (item === null || typeof item !== 'object' || Array.isArray(item)) {
+        this.batch.rejects.push({ reason: 'item is not an object', raw: JSON.stringify(item) ?? 'undefined' });
+        continue;
+      }
+      let bad: string | undefined;
+      let over = 0;
+      let j = 0;
+      for (let i = 0; i < cols.length; i++) {
+        const c = cols[i]!;
+        const v = this.readers[i]!(item as Record<string, unknown>);
+        if (v === undefined || v === null) {
+          if (c.required) {
+            bad = `${c.name}: required, missing`;
+            break;
+          }
+          row[j++] = null;
+          if (c.type === 'amount') row[j++] = null;
+          continue;
+        }
+        if (c.type === 'amount') {
+          const a = V.amount(v);
+          if (a instanceof V.Bad) {
+            bad = `${c.name}: ${a.reason}`;
+            break;
+          }
+          if (a.decimal === null) over++;
+          row[j++] = a.decimal;
+          row[j++] = a.raw;
+          continue;
+        }
+        const x = CONVERT[c.type](v);
+        if (x instanceof V.Bad) {
+          bad = `${c.name}: ${x.reason}`;
+          break;
+        }
+        row[j++] = x;
+      }
+      if (bad) {
+        this.batch.rejects.push({ reason: bad, raw: JSON.stringify(item) });
+        continue;
+      }
+      if (this.monthIndex >= 0) {
+        row[this.monthIndex] = V.month(row[this.monthSource] as number);
+      }
+      if (this.blockIndex >= 0) {
+        const b = Number(row[this.blockIndex]);
+        if (this.batch.maxBlock === undefined || b > this.batch.maxBlock) this.batch.maxBlock = b;
+      }
+      for (let k = 0; k < row.length; k++) this.batch.columns[k]!.push(row[k]);
+      this.batch.rows++;
+      this.batch.over38 += over;
+    }
+  }
+
+  /** Hands over the rows so far and starts a new batch. */
+  take(): Batch {
+    const b = this.batch;
+    this.reset();
+    return b;
+  }
+}

@@ -1,0 +1,72 @@
+// DuckDB over the lake: every table is a view of its name over its committed Parquet files, so SQL
+// (bundled in sql/ or typed by a user) reads views, never paths. A table with no files yet is an
+// empty view of the declared columns, so queries do not break on a fresh lake.
+import { existsSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { STREAMS } from '../streams/index.js';
+import type { StreamDecl } from '../streams/types.js';
+import { listParquet, sqlString } from '../load/parquet.js';
+import { REJECTS, RUNS } from '../state/store.js';
+
+const LANDED: Record<string, string> = {
+  varchar: 'VARCHAR',
+  evm_address: 'VARCHAR',
+  bigint: 'BIGINT',
+  integer: 'INTEGER',
+  double: 'DOUBLE',
+  boolean: 'BOOLEAN',
+  timestamptz: 'TIMESTAMPTZ',
+  'varchar[]': 'VARCHAR[]',
+  json: 'JSON',
+};
+
+/** The landed schema of a declaration: [column, DuckDB type]. */
+export function landedColumns(decl: StreamDecl): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const c of decl.columns) {
+    if (c.type === 'amount') out.push([c.name, 'DECIMAL(38,0)'], [`${c.name}_raw`, 'VARCHAR']);
+    else out.push([c.name, LANDED[c.type]!]);
+  }
+  if (decl.monthFrom) out.push(['month', 'VARCHAR']);
+  return out;
+}
+
+function hasParquet(dir: string): boolean {
+  return existsSync(dir) && listParquet(dir).length > 0;
+}
+
+export async function viewSql(lake: string): Promise<string[]> {
+  const root = resolve(lake);
+  const out: string[] = [];
+  for (const decl of STREAMS) {
+    const dir = join(root, decl.table);
+    if (hasParquet(dir)) {
+      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`);
+    } else {
+      const cols = landedColumns(decl).map(([n, t]) => `CAST(NULL AS ${t}) AS "${n}"`).join(', ');
+      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT ${cols} WHERE false`);
+    }
+  }
+  const rejects = join(root, REJECTS);
+  out.push(
+    hasParquet(rejects)
+      ? `CREATE OR REPLACE VIEW _rejects AS SELECT * FROM read_parquet(${sqlString(join(rejects, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`
+      : `CREATE OR REPLACE VIEW _rejects AS SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS partition_id, NULL::VARCHAR AS run_id, NULL::VARCHAR AS reason, NULL::VARCHAR AS raw_json, NULL::TIMESTAMPTZ AS rejected_at WHERE false`,
+  );
+  const runs = join(root, RUNS);
+  out.push(
+    existsSync(runs)
+      ? `CREATE OR REPLACE VIEW _runs AS SELECT * FROM read_json(${sqlString(join(runs, '*.json'))}, union_by_name = true)`
+      : `CREATE OR REPLACE VIEW _runs AS SELECT NULL::VARCHAR AS runId, NULL::VARCHAR AS pipeline, NULL::VARCHAR AS status WHERE false`,
+  );
+  return out;
+}
+
+/** An in-memory DuckDB with the lake's views. */
+export async function openWarehouse(lake: string): Promise<DuckDBConnection> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  for (const sql of await viewSql(lake)) await conn.run(sql);
+  return conn;
+}
