@@ -203,6 +203,15 @@ const WALLETS_PER_CHAIN = 96;
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 export const GROUP = 8;
 
+/** Identities do not depend on the seed, so DEMO names real ids whatever the seed. */
+export function contractAddress(chainId: string, i: number): string {
+  return checksumAddress(labelBytes(`contract:${chainId}:${i}`, 20));
+}
+
+export function internalOwnerAddress(chainId: string, i: number): string {
+  return checksumAddress(labelBytes(`internal-owner:${chainId}:${i}`, 20));
+}
+
 const NFT_STATUSES = [
   'UNKNOWN', 'MISSING_TOKEN', 'INVALID_TOKEN_URI', 'INVALID_TOKEN_URI_SCHEME', 'UNREACHABLE_TOKEN_URI',
   'THROTTLED_TOKEN_URI', 'METADATA_CONTENT_TOO_LARGE', 'INVALID_METADATA', 'INVALID_METADATA_JSON', 'UNINDEXED',
@@ -267,7 +276,7 @@ export class EvmWorld {
     for (const chain of CHAINS) {
       const id = chain.chainId;
       const list = CONTRACT_SPECS[id]!.map((spec, i): ContractInfo => {
-        const address = checksumAddress(labelBytes(`contract:${id}:${i}`, 20));
+        const address = contractAddress(id, i);
         const c: ContractInfo = {
           chainId: id, address, ercType: spec.ercType, name: spec.name, symbol: spec.symbol, decimals: spec.decimals ?? 0,
         };
@@ -282,7 +291,7 @@ export class EvmWorld {
       })));
       this.named.set(id, NAMED_ADDRESSES.map((meta, i) => ({ ...meta, address: checksumAddress(labelBytes(`named:${id}:${i}`, 20)) })));
       this.owners.set(id, Array.from({ length: INTERNAL_OWNERS[id]! }, (_, i) => {
-        const address = checksumAddress(labelBytes(`internal-owner:${id}:${i}`, 20));
+        const address = internalOwnerAddress(id, i);
         return i === 0 ? { name: 'LakeSwap Factory', address } : { address };
       }));
     }
@@ -361,7 +370,8 @@ export class EvmWorld {
   }
 
   private counterparty(chainId: string, r: Rng): RichAddress {
-    return r.chance(0.25) ? r.pick(this.named.get(chainId)!) : r.pick(this.wallets.get(chainId)!);
+    // Copies, so a consumer mutating an item cannot change later pages.
+    return { ...(r.chance(0.25) ? r.pick(this.named.get(chainId)!) : r.pick(this.wallets.get(chainId)!)) };
   }
 
   /** Transfer i of a contract in ascending (oldest first) order. */
@@ -480,8 +490,8 @@ export class EvmWorld {
       blockTimestamp: this.blockTimestamp(chain, s.block),
       blockHash: this.blockHash(chain, s.block),
       txHash: '0x' + Rng.of(this.seed, 'itx', l.key, s.g, s.k, txIdx).hex(32),
-      from: outgoing ? owner : other,
-      to: outgoing ? other : owner,
+      from: outgoing ? { ...owner } : other,
+      to: outgoing ? other : { ...owner },
       internalTxType: type,
       value,
       isReverted,

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client, newRequestStats } from '../src/sources/client.js';
+import { ServiceError } from '../src/errors.js';
+import { json, scriptedServer, source } from './helpers.js';
+
+const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+describe('client retry rules', () => {
+  it('retries 429 (honouring retry-after), 5xx, resets and broken JSON, then succeeds', async () => {
+    const script = [
+      (res: any) => json(res, 429, { message: 'slow down', statusCode: 429 }, { 'retry-after': '0.2' }),
+      (res: any) => json(res, 500, { message: 'boom' }),
+      (res: any) => json(res, 502, { message: 'bad gateway' }),
+      (res: any) => json(res, 503, { message: 'unavailable' }),
+      (res: any) => res.socket.destroy(),
+      (res: any) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"items": [1, 2');
+      },
+      (res: any) => json(res, 200, { items: [1, 2, 3] }),
+    ];
+    const s = await scriptedServer((_req, res, n) => script[n - 1]!(res));
+    close = s.close;
+    const stats = newRequestStats();
+    const c = new Client('data', source(s.url, { retries: 10 }), fast);
+    const t0 = Date.now();
+    const body = await c.get('/v1/x', { a: '1' }, { endpoint: '/v1/x', stats });
+    expect(body).toEqual({ items: [1, 2, 3] });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(190); // waited out retry-after
+    expect(stats.requests).toBe(7);
+    expect(stats.retries).toBe(6);
+    expect(stats.status429).toBe(1);
+    expect(stats.faults).toMatchObject({ '429': 1, '500': 1, '502': 1, '503': 1, network: 1, bad_json: 1 });
+  });
+
+  it.each([400, 401, 403, 404])('does not retry %i and quotes the service message and the request', async (status) => {
+    const s = await scriptedServer((_req, res) => json(res, status, { message: 'pageSize must be <= 100', error: 'Bad Request', statusCode: status }));
+    close = s.close;
+    const stats = newRequestStats();
+    const c = new Client('data', source(s.url), fast);
+    const err = await c.get('/v1/chains/1/x', { pageSize: '500' }, { endpoint: '/v1/chains/{chainId}/x', stats }).catch((e) => e);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err.message).toContain(`answered ${status}`);
+    expect(err.message).toContain('pageSize must be <= 100');
+    expect(err.message).toContain('GET /v1/chains/1/x?pageSize=500');
+    expect(s.requests.length).toBe(1);
+  });
+
+  it('joins the metrics service message list', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 400, { message: ['timeInterval must be day', 'x'], error: 'Bad Request', statusCode: 400 }));
+    close = s.close;
+    const err = await new Client('metrics', source(s.url), fast).get('/v2/m', {}, { endpoint: '/v2/m', stats: newRequestStats() }).catch((e) => e);
+    expect(err.message).toContain('timeInterval must be day; x');
+  });
+
+  it('gives up after bounded retries, naming the endpoint, the tries and the last error', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 503, { message: 'down for good' }));
+    close = s.close;
+    const err = await new Client('data', source(s.url, { retries: 3 }), fast).get('/v1/y', {}, { endpoint: '/v1/y', stats: newRequestStats() }).catch((e) => e);
+    expect(err.message).toMatch(/GET \/v1\/y \(\/v1\/y on the data service\) failed after 4 tries; last error: .*503 down for good/);
+    expect(s.requests.length).toBe(4);
+  });
+
+  it('times out a slow answer and retries it', async () => {
+    const s = await scriptedServer((_req, res, n) => (n === 1 ? setTimeout(() => json(res, 200, { items: ['late'] }), 1500) : json(res, 200, { items: ['ok'] })));
+    close = s.close;
+    const stats = newRequestStats();
+    const body = await new Client('data', source(s.url, { timeoutMs: 200 }), fast).get('/v1/z', {}, { endpoint: '/v1/z', stats });
+    expect(body).toEqual({ items: ['ok'] });
+    expect(stats.faults.timeout).toBe(1);
+  });
+
+  it('sends the key only as the configured header, never in the URL', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, {}));
+    close = s.close;
+    const c = new Client('data', source(s.url, { apiKey: 'sentinel-key', keyHeader: 'x-glacier-api-key' }), fast);
+    await c.get('/v1/k', { a: 'b' }, { endpoint: '/v1/k', stats: newRequestStats() });
+    expect(s.requests[0]!.headers['x-glacier-api-key']).toBe('sentinel-key');
+    expect(s.requests[0]!.url).not.toContain('sentinel');
+    const m = new Client('metrics', source(s.url, { apiKey: 'sentinel-key' }), fast);
+    await m.get('/v2/k', {}, { endpoint: '/v2/k', stats: newRequestStats() });
+    expect(s.requests[1]!.headers['x-data-api-key']).toBeUndefined();
+  });
+});
