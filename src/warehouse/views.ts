@@ -67,6 +67,8 @@ export async function viewSql(lake: string): Promise<string[]> {
 export async function openWarehouse(lake: string): Promise<DuckDBConnection> {
   const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
+  // Timestamps print in UTC whatever the machine's zone, as the services define them.
+  await conn.run("SET TimeZone = 'UTC'");
   for (const sql of await viewSql(lake)) await conn.run(sql);
   return conn;
 }

@@ -1,0 +1,193 @@
+// Metric series of the metrics service. A point is a pure function of (seed, chain, metric,
+// interval, period index); cumulative metrics use a closed form that never decreases.
+import { hashKey } from './hash.js';
+import { CHAINS, WORLD_NOW } from './evm.js';
+import type { Listing } from './listing.js';
+
+export const METRICS = [
+  'activeAddresses', 'activeSenders', 'cumulativeTxCount', 'cumulativeAddresses', 'cumulativeContracts',
+  'cumulativeDeployers', 'contracts', 'deployers', 'gasUsed', 'txCount', 'avgGps', 'maxGps', 'avgTps', 'maxTps',
+  'avgGasPrice', 'maxGasPrice', 'feesPaid',
+] as const;
+export type Metric = (typeof METRICS)[number];
+
+export const TIME_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+export type TimeInterval = (typeof TIME_INTERVALS)[number];
+
+export const METRIC_CHAIN_IDS = [...CHAINS.map((c) => c.chainId), 'total', 'mainnet', 'testnet'] as const;
+
+/** Fixed page size of the legacy avg_tps endpoint (it takes no pageSize). */
+export const AVG_TPS_PAGE_SIZE = 100;
+
+export interface MetricPoint {
+  value: number;
+  timestamp: number;
+}
+
+export interface MetricQuery {
+  timeInterval?: TimeInterval;
+  /** inclusive lower bound on point timestamps */
+  startTimestamp?: number;
+  /** inclusive upper bound on point timestamps */
+  endTimestamp?: number;
+}
+
+export function dayOnly(metric: Metric): boolean {
+  return /^(cumulative|max|avg)/.test(metric) || metric === 'contracts' || metric === 'deployers' || metric === 'feesPaid';
+}
+
+const HOUR = 3600;
+const DAY = 86_400;
+const WEEK = 7 * DAY;
+/** 1970-01-05T00:00:00Z, the first Monday of the epoch. */
+const FIRST_MONDAY = 4 * DAY;
+
+/** Index of the period containing t. */
+export function periodIndex(interval: TimeInterval, t: number): number {
+  switch (interval) {
+    case 'hour':
+      return Math.floor(t / HOUR);
+    case 'day':
+      return Math.floor(t / DAY);
+    case 'week':
+      return Math.floor((t - FIRST_MONDAY) / WEEK);
+    case 'month': {
+      const d = new Date(t * 1000);
+      return d.getUTCFullYear() * 12 + d.getUTCMonth();
+    }
+  }
+}
+
+export function periodStart(interval: TimeInterval, idx: number): number {
+  switch (interval) {
+    case 'hour':
+      return idx * HOUR;
+    case 'day':
+      return idx * DAY;
+    case 'week':
+      return FIRST_MONDAY + idx * WEEK;
+    case 'month':
+      return Date.UTC(Math.floor(idx / 12), idx % 12, 1) / 1000;
+  }
+}
+
+function firstIndexAtOrAfter(interval: TimeInterval, t: number): number {
+  const i = periodIndex(interval, t);
+  return periodStart(interval, i) < t ? i + 1 : i;
+}
+
+const DAILY_TX: Record<string, number> = {
+  '43114': 450_000, '43113': 60_000, '432204': 8_000, mainnet: 458_000, testnet: 60_000, total: 518_000,
+};
+
+function since(chainId: string): number {
+  const c = CHAINS.find((x) => x.chainId === chainId);
+  return c ? c.metricsSince : Math.min(...CHAINS.map((x) => x.metricsSince));
+}
+
+export class SeriesWorld {
+  constructor(readonly seed: number) {}
+
+  /** Points newest first. */
+  listMetric(chainId: string, metric: Metric, q: MetricQuery = {}): Listing<MetricPoint> {
+    const interval = q.timeInterval ?? 'day';
+    let lo = firstIndexAtOrAfter(interval, since(chainId));
+    let hi = periodIndex(interval, WORLD_NOW);
+    if (q.startTimestamp !== undefined) lo = Math.max(lo, firstIndexAtOrAfter(interval, q.startTimestamp));
+    if (q.endTimestamp !== undefined) hi = Math.min(hi, periodIndex(interval, q.endTimestamp));
+    const length = Math.max(0, hi - lo + 1);
+    return {
+      length,
+      at: (k) => {
+        const idx = hi - k;
+        const timestamp = periodStart(interval, idx);
+        return { value: this.value(chainId, metric, interval, idx, timestamp), timestamp };
+      },
+    };
+  }
+
+  listAvgTps(chainId: string): Listing<MetricPoint> {
+    return this.listMetric(chainId, 'avgTps', { timeInterval: 'day' });
+  }
+
+  /** When the legacy avg_tps data was last refreshed. */
+  avgTpsLastRun(): number {
+    return WORLD_NOW - 317;
+  }
+
+  private noise(chainId: string, metric: string, interval: TimeInterval, idx: number, spread = 0.3): number {
+    return 1 - spread / 2 + (spread * hashKey(this.seed, 'metric', chainId, metric, interval, idx)) / 0x1_0000_0000;
+  }
+
+  private value(chainId: string, metric: Metric, interval: TimeInterval, idx: number, ts: number): number {
+    const start = since(chainId);
+    const ageDays = Math.max(0, (ts - start) / DAY);
+    const base = DAILY_TX[chainId]! * (0.8 + (hashKey(this.seed, 'level', chainId) % 400) / 1000);
+    const trend = 1 + 0.6 * (ageDays / 730) + 0.25 * Math.sin(ageDays / 7.2);
+    const txPerDay = base * trend * this.noise(chainId, 'txCount', 'day', periodIndex('day', ts));
+    const span = interval === 'hour' ? 1 / 24 : interval === 'day' ? 1 : interval === 'week' ? 7 : monthDays(ts);
+    // Distinct-address counts grow slower than the period length.
+    const distinct = interval === 'hour' ? 1 / 10 : interval === 'day' ? 1 : interval === 'week' ? 3 : 8;
+    const n = (m: string) => this.noise(chainId, m, interval, idx);
+    const gasPerTx = 140_000 * this.noise(chainId, 'gasPerTx', 'day', periodIndex('day', ts), 0.2);
+    const gasPrice = 2.5e10 * this.noise(chainId, 'gasPrice', 'day', periodIndex('day', ts), 0.9);
+    const sparse = chainId === '432204' && hashKey(this.seed, 'quiet', chainId, metric, idx) % 10 === 0;
+    switch (metric) {
+      case 'txCount':
+        return Math.round(txPerDay * span * n(metric));
+      case 'gasUsed':
+        return Math.round(txPerDay * gasPerTx * span * n(metric));
+      case 'activeAddresses':
+        return Math.round(txPerDay * 0.18 * distinct * n(metric));
+      case 'activeSenders':
+        return Math.round(txPerDay * 0.12 * distinct * n(metric));
+      case 'contracts':
+        return sparse ? 0 : Math.round(txPerDay * 0.004 * n(metric));
+      case 'deployers':
+        return sparse ? 0 : Math.round(txPerDay * 0.0008 * n(metric));
+      case 'avgTps':
+        return round(txPerDay / DAY, 4);
+      case 'maxTps':
+        return round((txPerDay / DAY) * (4 + 8 * (n(metric) - 0.85) / 0.3), 4);
+      case 'avgGps':
+        return round((txPerDay * gasPerTx) / DAY, 2);
+      case 'maxGps':
+        return round(((txPerDay * gasPerTx) / DAY) * (4 + 8 * (n(metric) - 0.85) / 0.3), 2);
+      case 'avgGasPrice':
+        return Math.round(gasPrice);
+      case 'maxGasPrice':
+        return Math.round(gasPrice * (3 + 37 * (n(metric) - 0.85) / 0.3));
+      case 'feesPaid':
+        // Wei: past 2^53 and printed by JSON in exponent form, as production does for big doubles.
+        return Math.round(txPerDay * gasPerTx * gasPrice);
+      case 'cumulativeTxCount':
+        return this.cumulative(chainId, metric, ageDays, base);
+      case 'cumulativeAddresses':
+        return this.cumulative(chainId, metric, ageDays, base * 0.05);
+      case 'cumulativeContracts':
+        return this.cumulative(chainId, metric, ageDays, base * 0.004);
+      case 'cumulativeDeployers':
+        return this.cumulative(chainId, metric, ageDays, base * 0.0006);
+    }
+  }
+
+  /** C(d) = C0 + A(d+1) + B(d+1)(d+2)/2 + J(d) with 0 <= J < A: strictly increasing in d. */
+  private cumulative(chainId: string, metric: string, ageDays: number, perDay: number): number {
+    const d = Math.round(ageDays);
+    const a = Math.max(1, Math.round(perDay));
+    const b = Math.max(0, Math.round(perDay / 1000));
+    const c0 = a * 400;
+    const jitter = hashKey(this.seed, 'cumulative', chainId, metric, d) % a;
+    return c0 + a * (d + 1) + (b * (d + 1) * (d + 2)) / 2 + jitter;
+  }
+}
+
+function monthDays(ts: number): number {
+  const d = new Date(ts * 1000);
+  return new Date(Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 0)).getUTCDate();
+}
+
+function round(x: number, digits: number): number {
+  const f = 10 ** digits;
+  return Math.round(x * f) / f;
+}

@@ -1,0 +1,430 @@
+// The primary-network side of the world: validators, their delegators, historical and pending
+// rewards. Rewards are derived from the validation periods and delegations, so the three
+// listings agree with each other (a completed delegation yields a DELEGATOR reward to the
+// delegator and a VALIDATOR_FEE reward to the validator's owner, sharing txHash and rewardTxHash).
+import { cb58Encode, encodeNodeId, encodePrimaryAddress, type Network } from '../config/ids.js';
+import { Rng, hashKey, labelBytes } from './hash.js';
+import { WORLD_NOW, type Money } from './evm.js';
+import { fromArray, mapListing, type Listing } from './listing.js';
+
+export type StakingNetwork = 'mainnet' | 'fuji';
+export type SortOrder = 'asc' | 'desc';
+export type DelegationStatus = 'completed' | 'active' | 'pending';
+export type RewardType = 'VALIDATOR' | 'DELEGATOR' | 'VALIDATOR_FEE';
+
+export const CURRENCIES = ['usd', 'eur', 'aud', 'cad', 'chf', 'clp', 'cny', 'czk', 'dkk', 'gbp', 'hkd', 'huf', 'jpy', 'nzd'] as const;
+export type Currency = (typeof CURRENCIES)[number];
+
+/** Units of the currency per USD; fixed so prices are deterministic. */
+const PER_USD: Record<Currency, number> = {
+  usd: 1, eur: 0.92, aud: 1.52, cad: 1.37, chf: 0.88, clp: 940, cny: 7.2, czk: 23.1, dkk: 6.87, gbp: 0.79,
+  hkd: 7.8, huf: 355, jpy: 151, nzd: 1.66,
+};
+
+const AVAX_ASSET_ID: Record<StakingNetwork, string> = {
+  mainnet: 'FvwEAhmxKfeiG8SnEvq42hc6whRyY3EFYAvebMqDNDGCgxN5Z',
+  fuji: 'U8iRqJoiJm8xZHAacmvYyZVwqQx6uDNtQeP3CQ6fcgQk3JqnK',
+};
+
+const SHAPE: Record<StakingNetwork, { validators: number; pool: number }> = {
+  mainnet: { validators: 6, pool: 16 },
+  fuji: { validators: 3, pool: 8 },
+};
+
+const DAY = 86_400;
+const YEAR = 365 * DAY;
+const NANO = 1_000_000_000n;
+
+export interface AssetAmount {
+  assetId: string;
+  name: string;
+  symbol: string;
+  denomination: number;
+  type: 'secp256k1' | 'nft';
+  amount: string;
+}
+
+export interface HistoricalReward {
+  addresses: string[];
+  txHash: string;
+  amountStaked: string;
+  nodeId: string;
+  startTimestamp: number;
+  endTimestamp: number;
+  rewardType: RewardType;
+  utxoId: string;
+  outputIndex: number;
+  reward: AssetAmount & { historicalPrice?: Money };
+  rewardTxHash: string;
+}
+
+export interface PendingReward {
+  addresses: string[];
+  txHash: string;
+  amountStaked: string;
+  nodeId: string;
+  startTimestamp: number;
+  endTimestamp: number;
+  rewardType: RewardType;
+  progress: number;
+  estimatedReward: AssetAmount;
+}
+
+interface DelegatorBase {
+  txHash: string;
+  nodeId: string;
+  rewardAddresses: string[];
+  amountDelegated: string;
+  delegationFee: string;
+  startTimestamp: number;
+  endTimestamp: number;
+}
+export interface CompletedDelegator extends DelegatorBase {
+  grossReward: string;
+  netReward: string;
+  delegationStatus: 'completed';
+}
+export interface ActiveDelegator extends DelegatorBase {
+  estimatedGrossReward: string;
+  estimatedNetReward: string;
+  delegationStatus: 'active';
+}
+export interface PendingDelegator extends DelegatorBase {
+  estimatedGrossReward: string;
+  estimatedNetReward: string;
+  delegationStatus: 'pending';
+}
+export type Delegator = CompletedDelegator | ActiveDelegator | PendingDelegator;
+
+export interface ValidatorInfo {
+  nodeId: string;
+  /** owner addresses, bare bech32 (avax1… / fuji1…) */
+  rewardAddresses: string[];
+}
+
+export interface RewardQuery {
+  /** any accepted form (P-…, X-…, bare); matched on the bech32 body */
+  addresses?: readonly string[];
+  nodeIds?: readonly string[];
+  sortOrder?: SortOrder;
+  currency?: Currency;
+}
+
+export interface DelegatorQuery {
+  nodeIds?: readonly string[];
+  rewardAddresses?: readonly string[];
+  delegationStatus?: DelegationStatus;
+  sortOrder?: SortOrder;
+}
+
+interface Period {
+  start: number;
+  end: number;
+  txHash: string;
+  stake: bigint;
+  aprBp: bigint;
+}
+
+interface Validator {
+  v: number;
+  nodeId: string;
+  owners: string[];
+  feeBp: bigint;
+  periods: Period[];
+  since: number;
+  delegatorCount: number;
+  completed: number;
+  active: number;
+}
+
+interface Delegation {
+  v: number;
+  j: number;
+  status: DelegationStatus;
+  txHash: string;
+  rewardTxHash: string;
+  addresses: string[];
+  amount: bigint;
+  start: number;
+  end: number;
+  gross: bigint;
+  fee: bigint;
+}
+
+type RewardKey = { kind: 'V' | 'D' | 'F'; v: number; n: number; ts: number };
+
+export function stakingNetwork(n: Network): StakingNetwork {
+  return n === 'mainnet' ? 'mainnet' : 'fuji';
+}
+
+export function nodeIdOf(network: StakingNetwork, v: number): string {
+  return encodeNodeId(labelBytes(`node:${network}:${v}`, 20));
+}
+
+/** Owner pool address i in bare bech32 form. */
+export function poolAddress(network: StakingNetwork, i: number): string {
+  return encodePrimaryAddress(network, labelBytes(`paddr:${network}:${i}`, 20), '');
+}
+
+/** bech32 body without a chain prefix, lower case: the form addresses are compared in. */
+export function addressBody(s: string): string {
+  return (/^[PXC]-/.test(s) ? s.slice(2) : s).toLowerCase();
+}
+
+function cb58Hash(seed: number, ...parts: Array<string | number>): string {
+  return cb58Encode(Rng.of(seed, 'cb58', ...parts).bytes(32));
+}
+
+function rewardFor(stake: bigint, aprBp: bigint, seconds: number): bigint {
+  return (stake * aprBp * BigInt(Math.max(0, seconds))) / (10_000n * BigInt(YEAR));
+}
+
+export class StakingWorld {
+  private readonly validatorsByNet = new Map<StakingNetwork, Validator[]>();
+  private readonly cache = new Map<string, RewardKey[] | Array<{ v: number; j: number; ts: number }>>();
+
+  constructor(readonly seed: number) {
+    for (const net of ['mainnet', 'fuji'] as const) {
+      const { validators, pool } = SHAPE[net];
+      this.validatorsByNet.set(net, Array.from({ length: validators }, (_, v) => this.makeValidator(net, v, pool)));
+    }
+  }
+
+  private makeValidator(net: StakingNetwork, v: number, pool: number): Validator {
+    const r = Rng.of(this.seed, 'validator', net, v);
+    const owners = [poolAddress(net, v)];
+    if (v % 3 === 2) owners.push(poolAddress(net, pool - 1 - v));
+    const since = WORLD_NOW - r.range(420, 720) * DAY;
+    const periods: Period[] = [];
+    let t = since;
+    for (let k = 0; ; k++) {
+      const end = t + r.range(60, 365) * DAY;
+      periods.push({
+        start: t, end, txHash: cb58Hash(this.seed, 'validation', net, v, k),
+        stake: BigInt(r.range(2_000, 1_000_000)) * NANO + r.bigBelow(NANO), aprBp: BigInt(r.range(650, 800)),
+      });
+      if (end > WORLD_NOW) break;
+      t = end + r.int(3) * DAY + r.int(DAY);
+    }
+    const delegatorCount = r.range(20, 60);
+    const pending = 1 + r.int(3);
+    const active = r.range(3, 8);
+    return {
+      v, nodeId: nodeIdOf(net, v), owners, feeBp: BigInt(r.range(200, 1_000)), periods, since,
+      delegatorCount, completed: delegatorCount - active - pending, active,
+    };
+  }
+
+  validators(net: StakingNetwork): readonly ValidatorInfo[] {
+    return this.validatorsByNet.get(net)!.map((x) => ({ nodeId: x.nodeId, rewardAddresses: [...x.owners] }));
+  }
+
+  private delegation(net: StakingNetwork, val: Validator, j: number): Delegation {
+    const r = Rng.of(this.seed, 'delegation', net, val.v, j);
+    const pool = SHAPE[net].pool;
+    let start: number;
+    let end: number;
+    let status: DelegationStatus;
+    if (j < val.completed) {
+      status = 'completed';
+      const lo = val.since + 14 * DAY;
+      // One delegation per network ended within the last day: its rewards have no historicalPrice yet.
+      end = val.v === 0 && j === 0 ? WORLD_NOW - 3 * 3600 : lo + r.int(WORLD_NOW - 3600 - lo);
+      start = end - r.range(14 * DAY, Math.max(14 * DAY, Math.min(YEAR, end - val.since)));
+    } else if (j < val.completed + val.active) {
+      status = 'active';
+      start = WORLD_NOW - r.range(3600, Math.min(300 * DAY, WORLD_NOW - val.since));
+      end = Math.max(WORLD_NOW + r.range(DAY, 200 * DAY), start + 14 * DAY + r.int(DAY));
+    } else {
+      status = 'pending';
+      start = WORLD_NOW + r.range(3600, 14 * DAY);
+      end = start + r.range(14 * DAY, YEAR);
+    }
+    let addresses: string[];
+    if (j === 0) addresses = [poolAddress(net, (val.v + 1) % SHAPE[net].validators)];
+    else {
+      const a = r.int(pool);
+      addresses = r.chance(0.15) ? [poolAddress(net, a), poolAddress(net, (a + 1 + r.int(pool - 1)) % pool)] : [poolAddress(net, a)];
+    }
+    const amount = BigInt(r.range(25, 500_000)) * NANO + r.bigBelow(NANO);
+    const gross = rewardFor(amount, BigInt(r.range(650, 800)), end - start);
+    return {
+      v: val.v, j, status, txHash: cb58Hash(this.seed, 'delegation', net, val.v, j),
+      rewardTxHash: cb58Hash(this.seed, 'reward', net, val.v, j), addresses, amount, start, end, gross,
+      fee: (gross * val.feeBp) / 10_000n,
+    };
+  }
+
+  private price(ts: number, currency: Currency): number {
+    const days = ts / DAY;
+    const usd = 28 + 9 * Math.sin(days / 47) + 4 * Math.sin(days / 11) + (hashKey(this.seed, 'price', Math.floor(days)) % 100) / 100;
+    return Math.round(usd * PER_USD[currency] * 100) / 100;
+  }
+
+  private asset(net: StakingNetwork, amount: bigint): AssetAmount {
+    return { assetId: AVAX_ASSET_ID[net], name: 'Avalanche', symbol: 'AVAX', denomination: 9, type: 'secp256k1', amount: amount.toString() };
+  }
+
+  /** With both nodeIds and addresses given, an item must match both. */
+  private nodeWanted(val: Validator, nodeIds: readonly string[] | undefined): boolean {
+    return !nodeIds || nodeIds.includes(val.nodeId);
+  }
+
+  private keys<T>(key: string, build: () => T[]): T[] {
+    let hit = this.cache.get(key) as T[] | undefined;
+    if (!hit) {
+      if (this.cache.size > 256) this.cache.clear();
+      hit = build();
+      this.cache.set(key, hit as never);
+    }
+    return hit;
+  }
+
+  private rewardKeys(net: StakingNetwork, q: RewardQuery, pending: boolean): RewardKey[] {
+    const want = q.addresses && new Set(q.addresses.map(addressBody));
+    const hits = (addresses: string[]) => !want || addresses.some((a) => want.has(addressBody(a)));
+    const cacheKey = JSON.stringify([pending ? 'pending' : 'rewards', net, [...(want ?? [])].sort(), [...(q.nodeIds ?? [])].sort()]);
+    const keys = this.keys(cacheKey, () => {
+      const out: RewardKey[] = [];
+      for (const val of this.validatorsByNet.get(net)!) {
+        if (!this.nodeWanted(val, q.nodeIds)) continue;
+        val.periods.forEach((p, k) => {
+          const current = p.end > WORLD_NOW;
+          if (current === pending && hits(val.owners)) out.push({ kind: 'V', v: val.v, n: k, ts: pending ? p.start : p.end });
+        });
+        for (let j = 0; j < val.delegatorCount; j++) {
+          if ((pending ? j < val.completed || j >= val.completed + val.active : j >= val.completed)) continue;
+          const d = this.delegation(net, val, j);
+          const ts = pending ? d.start : d.end;
+          if (hits(d.addresses)) out.push({ kind: 'D', v: val.v, n: j, ts });
+          if (hits(val.owners)) out.push({ kind: 'F', v: val.v, n: j, ts });
+        }
+      }
+      return out.sort(compareKeys);
+    });
+    return keys;
+  }
+
+  listRewards(network: Network, q: RewardQuery): Listing<HistoricalReward> {
+    const net = stakingNetwork(network);
+    const keys = this.rewardKeys(net, q, false);
+    const currency = q.currency ?? 'usd';
+    return mapListing(ordered(keys, q.sortOrder), (key) => this.historicalReward(net, key, currency));
+  }
+
+  listPendingRewards(network: Network, q: RewardQuery): Listing<PendingReward> {
+    const net = stakingNetwork(network);
+    const keys = this.rewardKeys(net, q, true);
+    return mapListing(ordered(keys, q.sortOrder), (key) => this.pendingReward(net, key));
+  }
+
+  listDelegators(network: Network, q: DelegatorQuery): Listing<Delegator> {
+    const net = stakingNetwork(network);
+    const want = q.rewardAddresses && new Set(q.rewardAddresses.map(addressBody));
+    const cacheKey = JSON.stringify(['delegators', net, [...(want ?? [])].sort(), [...(q.nodeIds ?? [])].sort(), q.delegationStatus ?? '']);
+    const keys = this.keys(cacheKey, () => {
+      const out: Array<{ v: number; j: number; ts: number }> = [];
+      for (const val of this.validatorsByNet.get(net)!) {
+        if (!this.nodeWanted(val, q.nodeIds)) continue;
+        for (let j = 0; j < val.delegatorCount; j++) {
+          const d = this.delegation(net, val, j);
+          if (q.delegationStatus && d.status !== q.delegationStatus) continue;
+          if (want && !d.addresses.some((a) => want.has(addressBody(a)))) continue;
+          out.push({ v: val.v, j, ts: d.start });
+        }
+      }
+      return out.sort((a, b) => a.ts - b.ts || a.v - b.v || a.j - b.j);
+    });
+    return mapListing(ordered(keys, q.sortOrder), ({ v, j }) => this.delegator(net, v, j));
+  }
+
+  private validator(net: StakingNetwork, v: number): Validator {
+    return this.validatorsByNet.get(net)![v]!;
+  }
+
+  private historicalReward(net: StakingNetwork, key: RewardKey, currency: Currency): HistoricalReward {
+    const val = this.validator(net, key.v);
+    let out: Omit<HistoricalReward, 'reward'> & { amount: bigint };
+    if (key.kind === 'V') {
+      const p = val.periods[key.n]!;
+      out = {
+        addresses: [...val.owners], txHash: p.txHash, amountStaked: p.stake.toString(), nodeId: val.nodeId,
+        startTimestamp: p.start, endTimestamp: p.end, rewardType: 'VALIDATOR',
+        utxoId: cb58Hash(this.seed, 'utxo', net, key.v, 'V', key.n), outputIndex: 0,
+        rewardTxHash: cb58Hash(this.seed, 'validator-reward', net, key.v, key.n), amount: rewardFor(p.stake, p.aprBp, p.end - p.start),
+      };
+    } else {
+      const d = this.delegation(net, val, key.n);
+      const fee = key.kind === 'F';
+      out = {
+        addresses: fee ? [...val.owners] : [...d.addresses], txHash: d.txHash, amountStaked: d.amount.toString(), nodeId: val.nodeId,
+        startTimestamp: d.start, endTimestamp: d.end, rewardType: fee ? 'VALIDATOR_FEE' : 'DELEGATOR',
+        utxoId: cb58Hash(this.seed, 'utxo', net, key.v, key.kind, key.n), outputIndex: fee ? 1 : 0,
+        rewardTxHash: d.rewardTxHash, amount: fee ? d.fee : d.gross - d.fee,
+      };
+    }
+    const reward: HistoricalReward['reward'] = this.asset(net, out.amount);
+    // Production gives a price only for rewards older than 24 hours.
+    if (out.endTimestamp < WORLD_NOW - DAY) reward.historicalPrice = { currencyCode: currency, value: this.price(out.endTimestamp, currency) };
+    return {
+      addresses: out.addresses, txHash: out.txHash, amountStaked: out.amountStaked, nodeId: out.nodeId,
+      startTimestamp: out.startTimestamp, endTimestamp: out.endTimestamp, rewardType: out.rewardType,
+      utxoId: out.utxoId, outputIndex: out.outputIndex, reward, rewardTxHash: out.rewardTxHash,
+    };
+  }
+
+  private pendingReward(net: StakingNetwork, key: RewardKey): PendingReward {
+    const val = this.validator(net, key.v);
+    let start: number;
+    let end: number;
+    let base: Pick<PendingReward, 'addresses' | 'txHash' | 'amountStaked' | 'rewardType'>;
+    let amount: bigint;
+    if (key.kind === 'V') {
+      const p = val.periods[key.n]!;
+      ({ start, end } = p);
+      base = { addresses: [...val.owners], txHash: p.txHash, amountStaked: p.stake.toString(), rewardType: 'VALIDATOR' };
+      amount = rewardFor(p.stake, p.aprBp, end - start);
+    } else {
+      const d = this.delegation(net, val, key.n);
+      ({ start, end } = d);
+      const fee = key.kind === 'F';
+      base = {
+        addresses: fee ? [...val.owners] : [...d.addresses], txHash: d.txHash, amountStaked: d.amount.toString(),
+        rewardType: fee ? 'VALIDATOR_FEE' : 'DELEGATOR',
+      };
+      amount = fee ? d.fee : d.gross - d.fee;
+    }
+    const progress = Math.round(((WORLD_NOW - start) / (end - start)) * 10_000) / 100;
+    return {
+      addresses: base.addresses, txHash: base.txHash, amountStaked: base.amountStaked, nodeId: val.nodeId,
+      startTimestamp: start, endTimestamp: end, rewardType: base.rewardType, progress,
+      estimatedReward: this.asset(net, amount),
+    };
+  }
+
+  private delegator(net: StakingNetwork, v: number, j: number): Delegator {
+    const val = this.validator(net, v);
+    const d = this.delegation(net, val, j);
+    const base: DelegatorBase = {
+      txHash: d.txHash, nodeId: val.nodeId, rewardAddresses: d.addresses.map((a) => 'P-' + a), amountDelegated: d.amount.toString(),
+      delegationFee: d.fee.toString(), startTimestamp: d.start, endTimestamp: d.end,
+    };
+    const gross = d.gross.toString();
+    const net_ = (d.gross - d.fee).toString();
+    if (d.status === 'completed') return { ...base, grossReward: gross, netReward: net_, delegationStatus: 'completed' };
+    if (d.status === 'active') return { ...base, estimatedGrossReward: gross, estimatedNetReward: net_, delegationStatus: 'active' };
+    return { ...base, estimatedGrossReward: gross, estimatedNetReward: net_, delegationStatus: 'pending' };
+  }
+}
+
+const KIND_ORDER = { V: 0, D: 1, F: 2 } as const;
+
+function compareKeys(a: RewardKey, b: RewardKey): number {
+  return a.ts - b.ts || a.v - b.v || a.n - b.n || KIND_ORDER[a.kind] - KIND_ORDER[b.kind];
+}
+
+/** Keys are held ascending; desc (the default) serves them reversed. */
+function ordered<T>(ascending: readonly T[], order: SortOrder = 'desc'): Listing<T> {
+  if (order === 'asc') return fromArray(ascending);
+  return { length: ascending.length, at: (k) => ascending[ascending.length - 1 - k]! };
+}

@@ -1,0 +1,89 @@
+import { hostname } from 'node:os';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { StateStore, writeAtomic, slug } from '../src/state/store.js';
+import { LakeLock } from '../src/state/lock.js';
+import { ParquetWriter } from '../src/load/parquet.js';
+import { Transformer } from '../src/transform/rows.js';
+import { chainMetrics } from '../src/streams/chain_metrics.js';
+import { openWarehouse } from '../src/warehouse/views.js';
+import { query } from '../src/warehouse/query.js';
+
+function lake() {
+  return mkdtempSync(join(tmpdir(), 'cl-lake-'));
+}
+
+function staged(store: StateStore, name: string): string {
+  const dir = store.stagingDir('t', 'p');
+  mkdirSync(dir, { recursive: true });
+  const f = join(dir, name);
+  writeFileSync(f, name);
+  return f;
+}
+
+describe('state store commit protocol', () => {
+  it('moves staged files into place with the cursor, and replaces files atomically', () => {
+    const store = new StateStore(lake());
+    let s = store.load('t', 'p');
+    s = store.commit(s, { add: [[staged(store, 'a.parquet'), 't/a.parquet']], cursor: { nextBlock: 10 }, rows: 5, rejects: 0 });
+    expect(existsSync(store.path('t/a.parquet'))).toBe(true);
+    expect(store.load('t', 'p')).toMatchObject({ files: ['t/a.parquet'], cursor: { nextBlock: 10 }, rows: 5 });
+    expect(store.load('t', 'p').pending).toBeUndefined();
+    s = store.commit(s, { add: [[staged(store, 'b.parquet'), 't/b.parquet']], replace: ['t/a.parquet'], cursor: {}, rows: 1, rejects: 0 });
+    expect(existsSync(store.path('t/a.parquet'))).toBe(false);
+    expect(s.files).toEqual(['t/b.parquet']);
+  });
+
+  it('rolls forward a commit whose state was written but whose files were not moved', () => {
+    const root = lake();
+    const store = new StateStore(root);
+    const src = staged(store, 'c.parquet');
+    const rel = src.slice(root.length + 1);
+    writeAtomic(join(root, '_state', 't', `${slug('p')}.json`), JSON.stringify({ table: 't', partition: 'p', files: ['t/c.parquet'], rows: 1, rejects: 0, cursor: { nextBlock: 3 }, pending: { moves: [[rel, 't/c.parquet']], deletes: [] } }));
+    const litter = staged(store, 'uncommitted.parquet');
+    expect(store.recover().rolledForward).toBe(1);
+    expect(existsSync(join(root, 't/c.parquet'))).toBe(true);
+    expect(existsSync(litter)).toBe(false);
+    expect(store.load('t', 'p').pending).toBeUndefined();
+  });
+
+  it('refuses paths outside the lake', () => {
+    const store = new StateStore(lake());
+    expect(() => store.path('../escape')).toThrow(/outside the lake/);
+    expect(() => store.path('/etc/passwd')).toThrow(/outside the lake/);
+  });
+});
+
+describe('lake lock', () => {
+  it('refuses a second writer and takes over a lock left by a dead process', () => {
+    const root = lake();
+    const a = LakeLock.acquire(root);
+    expect(() => LakeLock.acquire(root)).toThrow(/in use by another chainlake run/);
+    a.release();
+    writeFileSync(join(root, '_lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'x' }));
+    LakeLock.acquire(root).release();
+  });
+});
+
+describe('parquet writer', () => {
+  it('lands exact types that DuckDB reads back', async () => {
+    const root = lake();
+    const store = new StateStore(root);
+    const t = new Transformer(chainMetrics, { id: '43114/txCount/day', path: {}, query: {}, values: { chainId: '43114', metric: 'txCount', timeInterval: 'day' } });
+    t.push([{ timestamp: 1700006400, value: 12.5 }, { timestamp: 1700092800, value: 3 }]);
+    const w = await ParquetWriter.open();
+    const dir = store.stagingDir('chain_metrics', 'p');
+    const files = await w.write(chainMetrics, t.take(), dir, 'x');
+    w.close();
+    store.commit(store.load('chain_metrics', 'p'), { add: files.map((f) => [f.staged, `chain_metrics/${f.rel}`]), cursor: {}, rows: 2, rejects: 0 });
+    const conn = await openWarehouse(root);
+    const r = await query(conn, `SELECT chain_id, typeof(chain_id) ct, typeof(timestamp) tt, timestamp, value FROM chain_metrics ORDER BY timestamp`);
+    expect(r.rows).toEqual([
+      { chain_id: '43114', ct: 'VARCHAR', tt: 'TIMESTAMP WITH TIME ZONE', timestamp: '2023-11-15 00:00:00+00', value: 12.5 },
+      { chain_id: '43114', ct: 'VARCHAR', tt: 'TIMESTAMP WITH TIME ZONE', timestamp: '2023-11-16 00:00:00+00', value: 3 },
+    ]);
+    expect(readdirSync(join(root, 'chain_metrics'))).toHaveLength(1);
+  });
+});
