@@ -212,6 +212,8 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     const clients = { data: new Client('data', p.sources.data, o.client), metrics: new Client('metrics', p.sources.metrics, o.client) };
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
     const writers: ParquetWriter[] = [];
+    // Seconds per stream are wall time from its first partition's start to its last one's end.
+    const streamStart: Record<string, number> = {};
     const free: ParquetWriter[] = [];
     o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: store.lake }, 'run started');
     await Promise.all(
@@ -219,7 +221,7 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
         queue.add(async () => {
           const writer = free.pop() ?? (await ParquetWriter.open());
           if (!writers.includes(writer)) writers.push(writer);
-          const t = performance.now();
+          const started = (streamStart[job.decl.table] ??= performance.now());
           try {
             await new PartitionRun(job, store, writer, clients[job.decl.service], { ...o, runId: report.runId }).run();
             job.report.partitionsDone++;
@@ -228,7 +230,7 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
             job.report.errors.push(`${job.partition.id}: ${describeError(err)}`);
             o.logger.error({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition failed');
           } finally {
-            job.report.seconds += (performance.now() - t) / 1000;
+            job.report.seconds = (performance.now() - started) / 1000;
             free.push(writer);
           }
         }),

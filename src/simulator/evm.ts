@@ -397,10 +397,13 @@ export class EvmWorld {
     if (c.ercType === 'ERC-20') {
       if (u < 0.02) base.from = { address: ZERO_ADDRESS };
       else if (u < 0.04) base.to = { address: ZERO_ADDRESS };
-      const token: Erc20Token = { address: c.address, name: c.name, symbol: c.symbol, decimals: c.decimals };
-      if (c.logoUri) token.logoUri = c.logoUri;
-      token.ercType = 'ERC-20';
-      if (c.priceUsd !== undefined) token.price = { currencyCode: 'usd', value: c.priceUsd };
+      // Key order follows the OpenAPI schema; logoUri and price are optional there.
+      const token: Erc20Token = {
+        address: c.address, name: c.name, symbol: c.symbol, decimals: c.decimals,
+        ...(c.logoUri ? { logoUri: c.logoUri } : {}),
+        ercType: 'ERC-20',
+        ...(c.priceUsd !== undefined ? { price: { currencyCode: 'usd', value: c.priceUsd } } : {}),
+      };
       return { ...base, value: amountOf(edge ?? randomClass(r), r, c.decimals), erc20Token: token };
     }
     if (u < 0.1) base.from = { address: ZERO_ADDRESS };
