@@ -1,0 +1,56 @@
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
+
+export function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('chainlake CLI usage errors', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-cli-'));
+
+  it('prints help', () => {
+    const r = cli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('run <pipeline>');
+    expect(r.stdout).toContain('query [sql]');
+  });
+
+  it('exits 2 on an unknown flag, a missing argument, or no command', () => {
+    expect(cli(['status', '--bogus'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown argument: bogus') });
+    expect(cli(['run'])).toMatchObject({ code: 2, stderr: expect.stringContaining('pipeline') });
+    expect(cli(['status', '--lake'])).toMatchObject({ code: 2 });
+    expect(cli([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
+  });
+
+  it('exits 2 on a bad pipeline, naming the place, and writes nothing', () => {
+    const p = join(dir, 'bad.yaml');
+    writeFileSync(p, 'name: bad\nstreams:\n  - { table: erc_transfers, chainId: "43114", contracts: ["0x12"] }\n');
+    const lake = join(dir, 'lake-bad');
+    const r = cli(['run', p, '--lake', lake]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${p}: streams[0].contracts[0]: "0x12" is not an EVM address (0x + 40 hex digits)`);
+    expect(existsSync(lake)).toBe(false);
+  });
+
+  it('exits 2 when --lake is a file or a URL flag is not a URL', () => {
+    const f = join(dir, 'file');
+    writeFileSync(f, 'x');
+    expect(cli(['status', '--lake', f])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a file, not a folder') });
+    const p = join(dir, 'ok.yaml');
+    writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
+    expect(cli(['run', p, '--data-url', 'nope', '--lake', join(dir, 'l2')])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-url "nope": not an http(s) URL') });
+  });
+
+  it('exits 2 on SQL that does not run', () => {
+    const r = cli(['query', '--lake', join(dir, 'empty'), 'SELECT nope FROM erc_transfers']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/nope/);
+  });
+});
