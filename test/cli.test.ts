@@ -18,13 +18,13 @@ describe('chainlake CLI usage errors', () => {
   it('prints help', () => {
     const r = cli(['--help']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain('run <pipeline>');
+    expect(r.stdout).toContain('run [pipeline]');
     expect(r.stdout).toContain('query [sql]');
   });
 
   it('exits 2 on an unknown flag, a missing argument, or no command', () => {
     expect(cli(['status', '--bogus'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown argument: bogus') });
-    expect(cli(['run'])).toMatchObject({ code: 2, stderr: expect.stringContaining('pipeline') });
+    expect(cli(['run'])).toMatchObject({ code: 2, stderr: expect.stringContaining('run: missing the pipeline file') });
     expect(cli(['status', '--lake'])).toMatchObject({ code: 2 });
     expect(cli([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
   });

@@ -28,7 +28,8 @@ function checkUrl(flag: string, v: string | undefined): string | undefined {
   throw new UsageError(`--${flag} ${JSON.stringify(v)}: not an http(s) URL`);
 }
 
-async function cmdRun(a: { pipeline: string; lake: string; dataUrl?: string; metricsUrl?: string; simulator?: boolean; seed?: number; logLevel?: string; logFormat?: 'json' | 'pretty' }): Promise<number> {
+async function cmdRun(a: { pipeline?: string; lake: string; dataUrl?: string; metricsUrl?: string; simulator?: boolean; seed?: number; logLevel?: string; logFormat?: 'json' | 'pretty' }): Promise<number> {
+  if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
   const p: Pipeline = loadPipeline(a.pipeline);
   const lake = checkLake(a.lake);
   const dataUrl = checkUrl('data-url', a.dataUrl);
@@ -128,11 +129,11 @@ export async function main(argv: string[]): Promise<void> {
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data and metrics services into a Parquet lake queried with DuckDB.')
       .option('lake', { type: 'string', default: DEFAULT_LAKE, describe: 'lake folder', global: true, requiresArg: true })
       .command(
-        'run <pipeline>',
+        'run [pipeline]',
         'run a pipeline (YAML) into the lake; reruns resume',
         (y) =>
           y
-            .positional('pipeline', { type: 'string', demandOption: true, describe: 'pipeline file, e.g. pipelines/demo.yaml' })
+            .positional('pipeline', { type: 'string', describe: 'pipeline file, e.g. pipelines/demo.yaml' })
             .option('data-url', { type: 'string', requiresArg: true, describe: 'data service URL (overrides the pipeline)' })
             .option('metrics-url', { type: 'string', requiresArg: true, describe: 'metrics service URL (overrides the pipeline)' })
             .option('simulator', { type: 'boolean', describe: 'start the embedded simulator on a free loopback port and use it for both services' })
@@ -167,7 +168,9 @@ export async function main(argv: string[]): Promise<void> {
       .version(false)
       .exitProcess(false)
       .fail((msg, err) => {
-        throw err ?? new UsageError(msg);
+        // yargs reports its own validation failures as YError: those are usage errors too.
+        if (err && err.name !== 'YError') throw err;
+        throw new UsageError(msg ?? err?.message ?? 'bad usage');
       })
       .parseAsync();
   } catch (err) {

@@ -1,0 +1,47 @@
+// Error bodies of the two services (reference section 7): the data service sends `message` as a
+// string, the metrics service as an array of strings.
+
+export type Service = 'data' | 'metrics';
+
+export const STATUS_TEXT: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  403: 'Forbidden',
+  404: 'Not Found',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+};
+
+export interface ErrorBody {
+  message: string | string[];
+  error: string;
+  statusCode: number;
+}
+
+export class HttpError extends Error {
+  readonly messages: string[];
+  constructor(readonly status: number, message: string | string[]) {
+    const messages = Array.isArray(message) ? message : [message];
+    super(messages.join('; '));
+    this.messages = messages;
+  }
+}
+
+export function badRequest(message: string): HttpError {
+  return new HttpError(400, message);
+}
+
+export function notFound(message: string): HttpError {
+  return new HttpError(404, message);
+}
+
+export function errorBody(service: Service, status: number, message: string | string[]): ErrorBody {
+  const messages = Array.isArray(message) ? message : [message];
+  return {
+    message: service === 'metrics' ? messages : messages.join('; '),
+    error: STATUS_TEXT[status] ?? 'Error',
+    statusCode: status,
+  };
+}

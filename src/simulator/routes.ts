@@ -1,0 +1,278 @@
+// The seven routes: parameter validation (every 400 names its parameter), lookup in the world,
+// and paging. Handlers return the JSON body or throw HttpError.
+import {
+  NETWORKS, isBlockchainId, isEvmAddress, isEvmChainId, nodeIdProblem, primaryAddressProblem, type Network,
+} from '../config/ids.js';
+import { badRequest, notFound, type Service } from './errors.js';
+import type { ChainInfo } from './evm.js';
+import type { Listing } from './listing.js';
+import { WEIGHTS } from './ratelimit.js';
+import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
+import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
+import type { PageTokens } from './tokens.js';
+import type { World } from './world.js';
+
+export interface RouteContext {
+  world: World;
+  tokens: PageTokens;
+  params: readonly string[];
+  query: URLSearchParams;
+}
+
+export interface Route {
+  name: string;
+  service: Service;
+  /** compute units charged per request */
+  weight: number;
+  handle(ctx: RouteContext): unknown;
+}
+
+/** Path pattern: literal segments, or null for a parameter. */
+const TABLE: Array<{ pattern: Array<string | null>; route: Route }> = [
+  { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
+  { pattern: ['v1', 'chains', null, 'addresses', null, 'transactions:listInternals'], route: { name: 'internals', service: 'data', weight: WEIGHTS.internals, handle: internals } },
+  { pattern: ['v1', 'networks', null, 'rewards'], route: { name: 'rewards', service: 'data', weight: WEIGHTS.rewards, handle: rewards } },
+  { pattern: ['v1', 'networks', null, 'rewards:listPending'], route: { name: 'pendingRewards', service: 'data', weight: WEIGHTS.pendingRewards, handle: pendingRewards } },
+  { pattern: ['v1', 'networks', null, 'delegators'], route: { name: 'delegators', service: 'data', weight: WEIGHTS.delegators, handle: delegators } },
+  { pattern: ['v2', 'chains', null, 'metrics', null], route: { name: 'metrics', service: 'metrics', weight: WEIGHTS.metrics, handle: metrics } },
+  { pattern: ['v1', 'avg_tps', null], route: { name: 'avgTps', service: 'metrics', weight: WEIGHTS.avgTps, handle: avgTps } },
+];
+
+export function matchRoute(segments: readonly string[]): { route: Route; params: string[] } | undefined {
+  for (const { pattern, route } of TABLE) {
+    if (pattern.length !== segments.length) continue;
+    const params: string[] = [];
+    let ok = true;
+    for (let i = 0; i < pattern.length && ok; i++) {
+      if (pattern[i] === null) params.push(segments[i]!);
+      else ok = pattern[i] === segments[i];
+    }
+    if (ok) return { route, params };
+  }
+  return undefined;
+}
+
+/** Which service's error shape an unmatched path gets. */
+export function serviceOfPath(segments: readonly string[]): Service {
+  return segments[0] === 'v2' || segments[1] === 'avg_tps' ? 'metrics' : 'data';
+}
+
+// ---- parameter parsing ----
+
+function single(q: URLSearchParams, name: string): string | undefined {
+  const all = q.getAll(name);
+  if (all.length > 1) throw badRequest(`${name} must be given at most once`);
+  return all[0];
+}
+
+function intParam(q: URLSearchParams, name: string, min: number, max: number | undefined, def?: number): number | undefined {
+  const raw = single(q, name);
+  if (raw === undefined) return def;
+  if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`${name} must be an integer, got "${raw}"`);
+  const n = Number(raw);
+  if (n < min) throw badRequest(`${name} must not be less than ${min}`);
+  if (max !== undefined && n > max) throw badRequest(`${name} must not be greater than ${max}`);
+  return n;
+}
+
+function enumParam<T extends string>(q: URLSearchParams, name: string, values: readonly T[]): T | undefined {
+  const raw = single(q, name);
+  if (raw === undefined) return undefined;
+  if (!(values as readonly string[]).includes(raw)) throw badRequest(`${name} must be one of: ${values.join(', ')}`);
+  return raw as T;
+}
+
+function listParam(q: URLSearchParams, name: string): string[] | undefined {
+  const raw = single(q, name);
+  if (raw === undefined) return undefined;
+  const items = raw.split(',').map((s) => s.trim());
+  if (items.some((s) => s === '')) throw badRequest(`${name} must be a comma-separated list without empty entries`);
+  return items;
+}
+
+function networkParam(raw: string): Network {
+  if (!(NETWORKS as readonly string[]).includes(raw)) throw badRequest(`network must be one of: ${NETWORKS.join(', ')}`);
+  return raw as Network;
+}
+
+function addressesParam(q: URLSearchParams, name: string, network: Network): string[] | undefined {
+  const list = listParam(q, name);
+  for (const a of list ?? []) {
+    // ids.ts also takes C-; the rewards endpoints take X- and P- only.
+    const problem = a.startsWith('C-') ? 'has a C- prefix; use P-, X- or none' : primaryAddressProblem(a, network);
+    if (problem) throw badRequest(`${name}: "${a}" ${problem}`);
+  }
+  return list;
+}
+
+function nodeIdsParam(q: URLSearchParams): string[] | undefined {
+  const list = listParam(q, 'nodeIds');
+  for (const n of list ?? []) {
+    const problem = nodeIdProblem(n);
+    if (problem) throw badRequest(`nodeIds: "${n}" ${problem}`);
+  }
+  return list;
+}
+
+function dataChain(ctx: RouteContext, raw: string): ChainInfo {
+  if (!isEvmChainId(raw) && !isBlockchainId(raw)) throw badRequest(`chainId must be an EVM chain id or a blockchain id, got "${raw}"`);
+  const chain = ctx.world.chain(raw);
+  if (!chain) throw notFound(`chain ${raw} is not supported`);
+  return chain;
+}
+
+function evmAddress(raw: string, name: string): string {
+  if (!isEvmAddress(raw)) throw badRequest(`${name} must be 0x followed by 40 hex digits, got "${raw}"`);
+  return raw.toLowerCase();
+}
+
+function blockRange(q: URLSearchParams): { startBlock?: number; endBlock?: number } {
+  const startBlock = intParam(q, 'startBlock', 0, undefined);
+  const endBlock = intParam(q, 'endBlock', 0, undefined);
+  if (startBlock !== undefined && endBlock !== undefined && startBlock >= endBlock) {
+    throw badRequest('startBlock must be less than endBlock (startBlock is inclusive, endBlock exclusive)');
+  }
+  return { ...(startBlock !== undefined ? { startBlock } : {}), ...(endBlock !== undefined ? { endBlock } : {}) };
+}
+
+// ---- paging ----
+
+function page<T>(
+  listing: Listing<T>, offset: number, pageSize: number, issue: (next: number) => string,
+): { items: T[]; nextPageToken?: string } {
+  if (offset > listing.length) throw badRequest('pageToken is invalid');
+  const end = Math.min(listing.length, offset + pageSize);
+  const items: T[] = [];
+  for (let k = offset; k < end; k++) items.push(listing.at(k));
+  return end < listing.length ? { items, nextPageToken: issue(end) } : { items };
+}
+
+function dataPage<T>(ctx: RouteContext, field: string, queryKey: string, listing: Listing<T>, pageSize: number): object {
+  const token = single(ctx.query, 'pageToken');
+  const offset = token === undefined ? 0 : ctx.tokens.redeem(token, queryKey);
+  const { items, nextPageToken } = page(listing, offset, pageSize, (next) => ctx.tokens.issue(queryKey, next));
+  return nextPageToken === undefined ? { [field]: items } : { nextPageToken, [field]: items };
+}
+
+// ---- data service ----
+
+function transfers(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  const address = evmAddress(ctx.params[1]!, 'address');
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
+  const range = blockRange(ctx.query);
+  if (!ctx.world.contract(chain.chainId, address)) throw notFound(`token contract ${ctx.params[1]} not found on chain ${chain.chainId}`);
+  const key = JSON.stringify(['transfers', chain.chainId, address, range.startBlock ?? null, range.endBlock ?? null]);
+  return dataPage(ctx, 'transfers', key, ctx.world.listTransfers(chain.chainId, address, range), pageSize);
+}
+
+function internals(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  const address = evmAddress(ctx.params[1]!, 'address');
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
+  const range = blockRange(ctx.query);
+  const key = JSON.stringify(['internals', chain.chainId, address, range.startBlock ?? null, range.endBlock ?? null]);
+  return dataPage(ctx, 'transactions', key, ctx.world.listInternals(chain.chainId, address, range), pageSize);
+}
+
+interface RewardParams {
+  network: Network;
+  addresses?: string[];
+  nodeIds?: string[];
+  sortOrder?: SortOrder;
+  pageSize: number;
+}
+
+function rewardParams(ctx: RouteContext): RewardParams {
+  const network = networkParam(ctx.params[0]!);
+  const addresses = addressesParam(ctx.query, 'addresses', network);
+  const nodeIds = nodeIdsParam(ctx.query);
+  if (!addresses && !nodeIds) throw badRequest('at least one of addresses or nodeIds is required');
+  const sortOrder = enumParam(ctx.query, 'sortOrder', ['asc', 'desc'] as const);
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
+  return {
+    network, pageSize, ...(addresses ? { addresses } : {}), ...(nodeIds ? { nodeIds } : {}), ...(sortOrder ? { sortOrder } : {}),
+  };
+}
+
+function rewards(ctx: RouteContext): unknown {
+  const p = rewardParams(ctx);
+  const currency: Currency = enumParam(ctx.query, 'currency', CURRENCIES) ?? 'usd';
+  const key = JSON.stringify(['rewards', p.network, p.addresses ?? null, p.nodeIds ?? null, p.sortOrder ?? null, currency]);
+  const listing = ctx.world.listRewards(p.network, { ...pick(p), currency });
+  return dataPage(ctx, 'historicalRewards', key, listing, p.pageSize);
+}
+
+function pendingRewards(ctx: RouteContext): unknown {
+  const p = rewardParams(ctx);
+  const key = JSON.stringify(['pendingRewards', p.network, p.addresses ?? null, p.nodeIds ?? null, p.sortOrder ?? null]);
+  return dataPage(ctx, 'pendingRewards', key, ctx.world.listPendingRewards(p.network, pick(p)), p.pageSize);
+}
+
+function pick(p: RewardParams): { addresses?: string[]; nodeIds?: string[]; sortOrder?: SortOrder } {
+  return {
+    ...(p.addresses ? { addresses: p.addresses } : {}), ...(p.nodeIds ? { nodeIds: p.nodeIds } : {}),
+    ...(p.sortOrder ? { sortOrder: p.sortOrder } : {}),
+  };
+}
+
+function delegators(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  const rewardAddresses = addressesParam(ctx.query, 'rewardAddresses', network);
+  const nodeIds = nodeIdsParam(ctx.query);
+  const delegationStatus = enumParam<DelegationStatus>(ctx.query, 'delegationStatus', ['completed', 'active', 'pending']);
+  const sortOrder = enumParam<SortOrder>(ctx.query, 'sortOrder', ['asc', 'desc']);
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
+  const key = JSON.stringify(['delegators', network, rewardAddresses ?? null, nodeIds ?? null, delegationStatus ?? null, sortOrder ?? null]);
+  const listing = ctx.world.listDelegators(network, {
+    ...(rewardAddresses ? { rewardAddresses } : {}), ...(nodeIds ? { nodeIds } : {}),
+    ...(delegationStatus ? { delegationStatus } : {}), ...(sortOrder ? { sortOrder } : {}),
+  });
+  return dataPage(ctx, 'delegators', key, listing, pageSize);
+}
+
+// ---- metrics service ----
+
+function metricsChain(ctx: RouteContext, raw: string, aggregatesAllowed: boolean): string {
+  const aggregate = raw === 'total' || raw === 'mainnet' || raw === 'testnet';
+  if (aggregate && aggregatesAllowed) return raw;
+  if (!isEvmChainId(raw)) {
+    throw badRequest(aggregatesAllowed ? `chainId must be an EVM chain id or one of total, mainnet, testnet, got "${raw}"` : `chainId must be an EVM chain id, got "${raw}"`);
+  }
+  if (!ctx.world.chain(raw)) throw notFound(`chain ${raw} is not supported`);
+  return raw;
+}
+
+function metrics(ctx: RouteContext): unknown {
+  const chainId = metricsChain(ctx, ctx.params[0]!, true);
+  const metricRaw = ctx.params[1]!;
+  if (!(METRICS as readonly string[]).includes(metricRaw)) throw badRequest(`metric must be one of: ${METRICS.join(', ')}`);
+  const metric = metricRaw as Metric;
+  const timeInterval: TimeInterval = enumParam(ctx.query, 'timeInterval', TIME_INTERVALS) ?? 'day';
+  if (dayOnly(metric) && timeInterval !== 'day') throw badRequest(`timeInterval must be day for metric ${metric}`);
+  const startTimestamp = intParam(ctx.query, 'startTimestamp', 0, undefined);
+  const endTimestamp = intParam(ctx.query, 'endTimestamp', 0, undefined);
+  if (startTimestamp !== undefined && endTimestamp !== undefined && startTimestamp > endTimestamp) {
+    throw badRequest('startTimestamp must not be greater than endTimestamp');
+  }
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 2160, 100)!;
+  const key = JSON.stringify(['metrics', chainId, metric, timeInterval, startTimestamp ?? null, endTimestamp ?? null]);
+  const token = single(ctx.query, 'pageToken');
+  const offset = token === undefined ? 0 : ctx.tokens.redeemMetric(token, key);
+  const listing = ctx.world.listMetric(chainId, metric, {
+    timeInterval, ...(startTimestamp !== undefined ? { startTimestamp } : {}), ...(endTimestamp !== undefined ? { endTimestamp } : {}),
+  });
+  const { items, nextPageToken } = page(listing, offset, pageSize, (next) => ctx.tokens.issueMetric(key, next));
+  return nextPageToken === undefined ? { results: items } : { results: items, nextPageToken };
+}
+
+function avgTps(ctx: RouteContext): unknown {
+  const chainId = metricsChain(ctx, ctx.params[0]!, false);
+  const key = JSON.stringify(['avgTps', chainId]);
+  const token = single(ctx.query, 'pageToken');
+  const offset = token === undefined ? 0 : ctx.tokens.redeemMetric(token, key);
+  const { items, nextPageToken } = page(ctx.world.listAvgTps(chainId), offset, AVG_TPS_PAGE_SIZE, (next) => ctx.tokens.issueMetric(key, next));
+  const body = { results: items, status: 200, lastRun: ctx.world.avgTpsLastRun() };
+  return nextPageToken === undefined ? body : { ...body, nextPageToken };
+}
+

@@ -1,0 +1,243 @@
+// One node:http server answering for both services on one loopback port. Order of a request:
+// route -> API key -> injected fault -> rate limit -> handler -> (slow/truncated/malformed) send.
+import http from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { HttpError, errorBody, type Service } from './errors.js';
+import { FAULT_KINDS, FaultInjector, type FaultKind, type FaultOptions } from './faults.js';
+import { RateLimiter, type Budget } from './ratelimit.js';
+import { matchRoute, serviceOfPath } from './routes.js';
+import { PageTokens } from './tokens.js';
+import { buildWorld, type World } from './world.js';
+
+export interface SimulatorOptions {
+  /** 0 (default) picks a free port */
+  port?: number;
+  /** default 127.0.0.1 */
+  host?: string;
+  seed?: number;
+  scale?: number;
+  /** off unless given; a service without a budget here is not limited */
+  rateLimit?: {
+    data?: Budget;
+    metrics?: Budget;
+    blockAfterLimitedRequests?: number;
+    blockSeconds?: number;
+  };
+  /** off unless given */
+  faults?: FaultOptions;
+  /** when set, a data-service request carrying any other key gets 401; requests without a key pass */
+  apiKeys?: string[];
+  /** server clock in ms (rate-limit windows, metric token expiry); default Date.now */
+  now?: () => number;
+}
+
+export interface SimulatorStats {
+  requests: number;
+  byRoute: Record<string, number>;
+  byStatus: Record<string, number>;
+  faults: Record<FaultKind, number>;
+  /** 429s from the rate limiter (blocked ones included) */
+  rateLimited: number;
+  /** 429s answered because the client was blocked */
+  blocked: number;
+  unauthorized: number;
+}
+
+export interface Simulator {
+  url: string;
+  port: number;
+  world: World;
+  stats: SimulatorStats;
+  close(): Promise<void>;
+}
+
+/** Both header names are accepted (reference vs published OpenAPI). */
+export const API_KEY_HEADERS = ['x-data-api-key', 'x-glacier-api-key'] as const;
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
+export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
+  const now = opts.now ?? Date.now;
+  const world = buildWorld({ ...(opts.seed !== undefined ? { seed: opts.seed } : {}), ...(opts.scale !== undefined ? { scale: opts.scale } : {}) });
+  const tokens = new PageTokens(`chainlake-sim:${world.seed}:${world.scale}`, now);
+  const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
+  const rl = opts.rateLimit;
+  const blocking = { blockAfterLimitedRequests: rl?.blockAfterLimitedRequests, blockSeconds: rl?.blockSeconds };
+  const limiters: Record<Service, RateLimiter | undefined> = {
+    data: rl?.data ? new RateLimiter({ ...rl.data, ...defined(blocking) }, now) : undefined,
+    metrics: rl?.metrics ? new RateLimiter({ ...rl.metrics, ...defined(blocking) }, now) : undefined,
+  };
+  const stats: SimulatorStats = {
+    requests: 0, byRoute: {}, byStatus: {},
+    faults: faults?.counts ?? (Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as Record<FaultKind, number>),
+    rateLimited: 0, blocked: 0, unauthorized: 0,
+  };
+  const timers = new Set<NodeJS.Timeout>();
+
+  function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+    const text = JSON.stringify(body);
+    stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+    res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(text)) });
+    res.end(text);
+  }
+
+  function sendFaulty(res: http.ServerResponse, kind: FaultKind | undefined, status: number, body: unknown, headers: Record<string, string>): void {
+    if (kind === 'slow') {
+      const timer = setTimeout(() => {
+        timers.delete(timer);
+        if (!res.destroyed && !res.writableEnded) send(res, status, body, headers);
+      }, faults!.slowMs);
+      timers.add(timer);
+      return;
+    }
+    if (kind === 'truncated') {
+      const bytes = Buffer.from(JSON.stringify(body));
+      stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+      res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(bytes.length) });
+      res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
+      return;
+    }
+    if (kind === 'malformed') {
+      const text = JSON.stringify(body).replace('"', "'");
+      stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
+      res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(text)) });
+      res.end(text);
+      return;
+    }
+    send(res, status, body, headers);
+  }
+
+  function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    stats.requests++;
+    const url = new URL(req.url ?? '/', 'http://simulator.invalid');
+    let segments: string[];
+    try {
+      segments = url.pathname.split('/').slice(1).map(decodeURIComponent);
+    } catch {
+      segments = [];
+    }
+    if (segments.length > 0 && segments[segments.length - 1] === '') segments.pop();
+    const matched = req.method === 'GET' ? matchRoute(segments) : undefined;
+    if (!matched) {
+      const service = serviceOfPath(segments);
+      send(res, 404, errorBody(service, 404, `Cannot ${req.method} ${url.pathname}`));
+      return;
+    }
+    const { route, params } = matched;
+    const service = route.service;
+    stats.byRoute[route.name] = (stats.byRoute[route.name] ?? 0) + 1;
+
+    let apiKey: string | undefined;
+    if (service === 'data') {
+      for (const h of API_KEY_HEADERS) {
+        const v = req.headers[h];
+        const s = Array.isArray(v) ? v[0] : v;
+        if (s) {
+          apiKey = s;
+          break;
+        }
+      }
+      if (apiKey !== undefined && opts.apiKeys && !opts.apiKeys.includes(apiKey)) {
+        stats.unauthorized++;
+        send(res, 401, errorBody(service, 401, 'Invalid API key'));
+        return;
+      }
+    }
+
+    const fault = faults?.next();
+    switch (fault) {
+      case 'reset':
+        req.socket.destroy();
+        return;
+      case '429':
+        send(res, 429, errorBody(service, 429, 'Too many requests, please try again later.'), { 'retry-after': '1', 'ratelimit-reset': '1' });
+        return;
+      case '429-no-retry-after':
+        send(res, 429, errorBody(service, 429, 'Too many requests, please try again later.'));
+        return;
+      case '500':
+      case '502':
+      case '503':
+        send(res, Number(fault), errorBody(service, Number(fault), 'Injected fault'));
+        return;
+    }
+
+    const headers: Record<string, string> = {};
+    const limiter = limiters[service];
+    if (limiter) {
+      const decision = limiter.take(apiKey !== undefined ? `key:${apiKey}` : 'unauthenticated', route.weight);
+      // Production sends the budget headers on keyed requests only; a 429 always says when to retry.
+      if (apiKey !== undefined) {
+        headers['ratelimit-policy'] = limiter.policy();
+        headers['ratelimit-limit'] = String(decision.limit);
+        headers['ratelimit-remaining'] = String(decision.remaining);
+      }
+      if (!decision.allowed) {
+        stats.rateLimited++;
+        if (decision.blocked) stats.blocked++;
+        headers['ratelimit-reset'] = String(decision.resetSeconds);
+        headers['retry-after'] = String(decision.resetSeconds);
+        const why = decision.blocked ? 'Client blocked after repeated requests while rate limited' : 'Rate limit exceeded';
+        send(res, 429, errorBody(service, 429, why), headers);
+        return;
+      }
+    }
+
+    let status = 200;
+    let body: unknown;
+    try {
+      body = route.handle({ world, tokens, params, query: url.searchParams });
+    } catch (err) {
+      if (err instanceof HttpError) {
+        status = err.status;
+        body = errorBody(service, err.status, err.messages);
+      } else {
+        status = 500;
+        body = errorBody(service, 500, 'Internal server error');
+      }
+    }
+    sendFaulty(res, fault, status, body, headers);
+  }
+
+  const server = http.createServer((req, res) => {
+    try {
+      handle(req, res);
+    } catch {
+      if (!res.headersSent) send(res, 500, errorBody('data', 500, 'Internal server error'));
+      else res.destroy();
+    }
+  });
+  const sockets = new Set<Socket>();
+  server.on('connection', (s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port ?? 0, opts.host ?? '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const address = server.address() as AddressInfo;
+  const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+
+  return {
+    url: `http://${host}:${address.port}`,
+    port: address.port,
+    world,
+    stats,
+    close: () =>
+      new Promise<void>((resolve) => {
+        for (const t of timers) clearTimeout(t);
+        timers.clear();
+        server.close(() => resolve());
+        for (const s of sockets) s.destroy();
+      }),
+  };
+}
+
+function defined<T extends object>(o: T): { [K in keyof T]: Exclude<T[K], undefined> } {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as { [K in keyof T]: Exclude<T[K], undefined> };
+}
