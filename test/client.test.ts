@@ -43,7 +43,7 @@ describe('client retry rules', () => {
     close = s.close;
     const stats = newRequestStats();
     const c = new Client('data', source(s.url), fast);
-    const err = await c.get('/v1/chains/1/x', { pageSize: '500' }, { endpoint: '/v1/chains/{chainId}/x', stats }).catch((e) => e);
+    const err: any = await c.get('/v1/chains/1/x', { pageSize: '500' }, { endpoint: '/v1/chains/{chainId}/x', stats }).catch((e) => e);
     expect(err).toBeInstanceOf(ServiceError);
     expect(err.message).toContain(`answered ${status}`);
     expect(err.message).toContain('pageSize must be <= 100');
@@ -54,14 +54,14 @@ describe('client retry rules', () => {
   it('joins the metrics service message list', async () => {
     const s = await scriptedServer((_req, res) => json(res, 400, { message: ['timeInterval must be day', 'x'], error: 'Bad Request', statusCode: 400 }));
     close = s.close;
-    const err = await new Client('metrics', source(s.url), fast).get('/v2/m', {}, { endpoint: '/v2/m', stats: newRequestStats() }).catch((e) => e);
+    const err: any = await new Client('metrics', source(s.url), fast).get('/v2/m', {}, { endpoint: '/v2/m', stats: newRequestStats() }).catch((e) => e);
     expect(err.message).toContain('timeInterval must be day; x');
   });
 
   it('gives up after bounded retries, naming the endpoint, the tries and the last error', async () => {
     const s = await scriptedServer((_req, res) => json(res, 503, { message: 'down for good' }));
     close = s.close;
-    const err = await new Client('data', source(s.url, { retries: 3 }), fast).get('/v1/y', {}, { endpoint: '/v1/y', stats: newRequestStats() }).catch((e) => e);
+    const err: any = await new Client('data', source(s.url, { retries: 3 }), fast).get('/v1/y', {}, { endpoint: '/v1/y', stats: newRequestStats() }).catch((e) => e);
     expect(err.message).toMatch(/GET \/v1\/y \(\/v1\/y on the data service\) failed after 4 tries; last error: .*503 down for good/);
     expect(s.requests.length).toBe(4);
   });

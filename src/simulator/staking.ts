@@ -181,7 +181,8 @@ function rewardFor(stake: bigint, aprBp: bigint, seconds: number): bigint {
 
 export class StakingWorld {
   private readonly validatorsByNet = new Map<StakingNetwork, Validator[]>();
-  private readonly cache = new Map<string, RewardKey[] | Array<{ v: number; j: number; ts: number }>>();
+  /** Filtered, sorted keys per query: small (hundreds), and the items themselves stay on demand. */
+  private readonly cache = new Map<string, unknown[]>();
 
   constructor(readonly seed: number) {
     for (const net of ['mainnet', 'fuji'] as const) {
@@ -275,7 +276,7 @@ export class StakingWorld {
     if (!hit) {
       if (this.cache.size > 256) this.cache.clear();
       hit = build();
-      this.cache.set(key, hit as never);
+      this.cache.set(key, hit);
     }
     return hit;
   }
