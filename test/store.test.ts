@@ -27,11 +27,11 @@ describe('state store commit protocol', () => {
   it('moves staged files into place with the cursor, and replaces files atomically', () => {
     const store = new StateStore(lake());
     let s = store.load('t', 'p');
-    s = store.commit(s, { add: [[staged(store, 'a.parquet'), 't/a.parquet']], cursor: { nextBlock: 10 }, rows: 5, rejects: 0 });
+    s = store.commit({ ...s, files: ['t/a.parquet'], cursor: { nextBlock: 10 }, rows: 5 }, [[staged(store, 'a.parquet'), 't/a.parquet']]);
     expect(existsSync(store.path('t/a.parquet'))).toBe(true);
     expect(store.load('t', 'p')).toMatchObject({ files: ['t/a.parquet'], cursor: { nextBlock: 10 }, rows: 5 });
     expect(store.load('t', 'p').pending).toBeUndefined();
-    s = store.commit(s, { add: [[staged(store, 'b.parquet'), 't/b.parquet']], replace: ['t/a.parquet'], cursor: {}, rows: 1, rejects: 0 });
+    s = store.commit({ ...s, files: ['t/b.parquet'], cursor: {}, rows: 1 }, [[staged(store, 'b.parquet'), 't/b.parquet']], ['t/a.parquet']);
     expect(existsSync(store.path('t/a.parquet'))).toBe(false);
     expect(s.files).toEqual(['t/b.parquet']);
   });
@@ -59,11 +59,11 @@ describe('state store commit protocol', () => {
 describe('lake lock', () => {
   it('refuses a second writer and takes over a lock left by a dead process', () => {
     const root = lake();
-    const a = LakeLock.acquire(root);
-    expect(() => LakeLock.acquire(root)).toThrow(/in use by another chainlake run/);
+    const a = LakeLock.tryAcquire(root);
+    expect(() => LakeLock.tryAcquire(root)).toThrow(/in use by another chainlake run/);
     a.release();
     writeFileSync(join(root, '_lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'x' }));
-    LakeLock.acquire(root).release();
+    LakeLock.tryAcquire(root).release();
   });
 });
 
@@ -77,7 +77,7 @@ describe('parquet writer', () => {
     const dir = store.stagingDir('chain_metrics', 'p');
     const files = await w.write(chainMetrics, t.take(), dir, 'x');
     w.close();
-    store.commit(store.load('chain_metrics', 'p'), { add: files.map((f) => [f.staged, `chain_metrics/${f.rel}`]), cursor: {}, rows: 2, rejects: 0 });
+    store.commit({ ...store.load('chain_metrics', 'p'), files: files.map((f) => `chain_metrics/${f.rel}`), rows: 2 }, files.map((f) => [f.staged, `chain_metrics/${f.rel}`]));
     const conn = await openWarehouse(root);
     const r = await query(conn, `SELECT chain_id, typeof(chain_id) ct, typeof(timestamp) tt, timestamp, value FROM chain_metrics ORDER BY timestamp`);
     expect(r.rows).toEqual([

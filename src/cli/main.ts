@@ -28,10 +28,37 @@ function checkUrl(flag: string, v: string | undefined): string | undefined {
   throw new UsageError(`--${flag} ${JSON.stringify(v)}: not an http(s) URL`);
 }
 
-async function cmdRun(a: { pipeline?: string; lake: string; dataUrl?: string; metricsUrl?: string; simulator?: boolean; seed?: number; logLevel?: string; logFormat?: 'json' | 'pretty' }): Promise<number> {
+interface RunArgs {
+  pipeline?: string;
+  lake: string;
+  dataUrl?: string;
+  metricsUrl?: string;
+  simulator?: boolean;
+  seed?: number;
+  logLevel?: string;
+  logFormat?: 'json' | 'pretty';
+  flushRows?: number;
+  fullRefresh?: string[];
+  strict?: boolean;
+  wait?: boolean;
+}
+
+/** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
+function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | undefined {
+  if (v === undefined) return undefined;
+  const inPipeline = new Set(p.streams.map((s) => s.table));
+  const names = v.flatMap((x) => String(x).split(',')).filter((x) => x !== '' && x !== 'true');
+  if (names.length === 0) return inPipeline;
+  for (const n of names) if (!inPipeline.has(n)) throw new UsageError(`--full-refresh ${n}: not a table of ${p.file} (${[...inPipeline].join(', ')})`);
+  return new Set(names);
+}
+
+async function cmdRun(a: RunArgs): Promise<number> {
   if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
   const p: Pipeline = loadPipeline(a.pipeline);
   const lake = checkLake(a.lake);
+  const fullRefresh = fullRefreshTables(p, a.fullRefresh);
+  if (a.flushRows !== undefined && !(Number.isInteger(a.flushRows) && a.flushRows >= 1)) throw new UsageError(`--flush-rows ${a.flushRows}: must be a whole number >= 1`);
   const dataUrl = checkUrl('data-url', a.dataUrl);
   const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
   let sim: { url: string; close(): Promise<void> } | undefined;
@@ -53,7 +80,7 @@ async function cmdRun(a: { pipeline?: string; lake: string; dataUrl?: string; me
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const report = await runPipeline(p, { lake, logger, signal: ac.signal });
+    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait });
     process.stdout.write(formatReport(report) + '\n');
     if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
     return report.status === 'ok' ? 0 : 1;
@@ -94,21 +121,55 @@ function cmdStatus(a: { lake: string }): number {
   const rows = states.map((s) => {
     const c = s.cursor;
     const cursor = c.window
-      ? `paging from ${c.window.query.startBlock ?? 0}${c.window.maxBlock !== undefined ? `, newest block seen ${c.window.maxBlock}` : ''}`
+      ? `paging from block ${c.window.query.startBlock ?? 0}${c.window.top ? `, newest block committed ${c.window.top.block}` : ''}`
       : c.nextBlock !== undefined
-        ? `next block ${c.nextBlock}`
-        : c.refreshedAt
-          ? `refreshed ${c.refreshedAt}`
-          : '-';
-    return [s.table, s.partition, cursor, s.rows, s.rejects, s.files.length, s.lastRun ? `${s.lastRun.at} ${s.lastRun.status}` : '-'];
+        ? `next block ${c.nextBlock}${c.skip?.keys.length ? ` (${c.skip.keys.length} of its rows committed)` : ''}`
+        : c.newest !== undefined
+          ? `newest point ${new Date(c.newest * 1000).toISOString()}`
+          : c.refreshedAt
+            ? `fetched ${c.refreshedAt}`
+            : '-';
+    const rebuilding = s.rebuild ? ` (full refresh in progress: ${s.rebuild.rows} rows)` : '';
+    return [s.table, s.partition, cursor + rebuilding, s.rows, s.rejects, s.files.length, s.lastRun ? `${s.lastRun.at} ${s.lastRun.status}` : '-'];
   });
   process.stdout.write(textTable(['table', 'partition', 'cursor / high-water mark', 'rows', 'rejects', 'files', 'last run'], rows) + '\n');
   return 0;
 }
 
-async function cmdSim(a: { port: number; seed: number }): Promise<number> {
+interface SimArgs {
+  port: number;
+  seed: number;
+  scale?: number;
+  faults?: number;
+  faultKinds?: string;
+  faultSeed?: number;
+  slowMs?: number;
+  dataCuPerMinute?: number;
+  dataCuPerDay?: number;
+  metricsCuPerMinute?: number;
+  metricsCuPerDay?: number;
+  blockSeconds?: number;
+  apiKeys?: string;
+}
+
+async function cmdSim(a: SimArgs): Promise<number> {
   const { startSimulator } = await import('../simulator/server.js');
-  const sim = await startSimulator({ port: a.port, seed: a.seed });
+  const { FAULT_KINDS } = await import('../simulator/faults.js');
+  if (!Number.isInteger(a.port) || a.port < 0 || a.port > 65535) throw new UsageError(`--port ${a.port}: must be 0 to 65535`);
+  if (a.faults !== undefined && !(a.faults >= 0 && a.faults <= 1)) throw new UsageError(`--faults ${a.faults}: a rate from 0 to 1`);
+  const kinds = a.faultKinds?.split(',').filter(Boolean);
+  for (const k of kinds ?? []) if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new UsageError(`--fault-kinds: ${k} is not one of ${FAULT_KINDS.join(', ')}`);
+  const budget = (perMinute?: number, perDay?: number) => (perMinute ? { cuPerMinute: perMinute, ...(perDay ? { cuPerDay: perDay } : {}) } : undefined);
+  const data = budget(a.dataCuPerMinute, a.dataCuPerDay);
+  const metrics = budget(a.metricsCuPerMinute, a.metricsCuPerDay);
+  const sim = await startSimulator({
+    port: a.port,
+    seed: a.seed,
+    scale: a.scale,
+    ...(data || metrics ? { rateLimit: { data, metrics, ...(a.blockSeconds !== undefined ? { blockSeconds: a.blockSeconds } : {}) } } : {}),
+    ...(a.faults ? { faults: { rate: a.faults, kinds: kinds as never, seed: a.faultSeed, slowMs: a.slowMs } } : {}),
+    ...(a.apiKeys ? { apiKeys: a.apiKeys.split(',') } : {}),
+  });
   process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data and metrics services at ${sim.url}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
@@ -139,7 +200,11 @@ export async function main(argv: string[]): Promise<void> {
             .option('simulator', { type: 'boolean', describe: 'start the embedded simulator on a free loopback port and use it for both services' })
             .option('seed', { type: 'number', requiresArg: true, describe: 'simulator seed (with --simulator)' })
             .option('log-level', { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' })
-            .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' }),
+            .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' })
+            .option('flush-rows', { type: 'number', requiresArg: true, describe: 'rows a partition buffers before it commits (default 20000)' })
+            .option('full-refresh', { type: 'string', array: true, describe: 'rebuild these tables (all when no name is given) from scratch; old files are replaced atomically' })
+            .option('strict', { type: 'boolean', describe: 'a row sent to _rejects fails the run (exit 1)' })
+            .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' }),
         async (a) => exit(await cmdRun(a as never)),
       )
       .command(
@@ -159,7 +224,18 @@ export async function main(argv: string[]): Promise<void> {
         (y) =>
           y
             .option('port', { type: 'number', default: 8080, requiresArg: true, describe: 'port (0: any free port)' })
-            .option('seed', { type: 'number', default: 1, requiresArg: true, describe: 'seed of the simulated world' }),
+            .option('seed', { type: 'number', default: 1, requiresArg: true, describe: 'seed of the simulated world' })
+            .option('scale', { type: 'number', requiresArg: true, describe: 'multiply transfers and internal transactions per listing' })
+            .option('faults', { type: 'number', requiresArg: true, describe: 'share of requests (0 to 1) answered with an injected fault' })
+            .option('fault-kinds', { type: 'string', requiresArg: true, describe: 'comma list: 429, 429-no-retry-after, 500, 502, 503, reset, slow, truncated, malformed' })
+            .option('fault-seed', { type: 'number', requiresArg: true, describe: 'seed of the fault schedule' })
+            .option('slow-ms', { type: 'number', requiresArg: true, describe: 'delay of a slow answer' })
+            .option('data-cu-per-minute', { type: 'number', requiresArg: true, describe: 'data service budget (turns rate limiting on)' })
+            .option('data-cu-per-day', { type: 'number', requiresArg: true, describe: 'data service daily budget' })
+            .option('metrics-cu-per-minute', { type: 'number', requiresArg: true, describe: 'metrics service budget (turns rate limiting on)' })
+            .option('metrics-cu-per-day', { type: 'number', requiresArg: true, describe: 'metrics service daily budget' })
+            .option('block-seconds', { type: 'number', requiresArg: true, describe: 'how long a client that keeps sending while limited is blocked' })
+            .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' }),
         async (a) => exit(await cmdSim(a as never)),
       )
       .demandCommand(1, 'give a command: run, query, status or sim')

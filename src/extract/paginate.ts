@@ -2,7 +2,17 @@
 // token seen twice in one partition is a loop (error); an empty page that still carries a token is
 // followed, up to `maxEmptyPages` in a row.
 import type { Client, RequestStats } from '../sources/client.js';
-import { RunError } from '../errors.js';
+import { RunError, ServiceError } from '../errors.js';
+
+/**
+ * A 400 to a request that carried a page token: the token expired (metrics tokens live 24 h) or is
+ * unknown. The caller restarts the listing from its first page.
+ */
+export class PageTokenError extends Error {
+  constructor(readonly cause: ServiceError) {
+    super(`page token refused: ${cause.message}`);
+  }
+}
 
 export interface Page {
   items: unknown[];
@@ -36,7 +46,13 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
       seen.add(token);
     }
     const query = token === undefined ? o.query : { ...o.query, pageToken: token };
-    const body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal });
+    let body: unknown;
+    try {
+      body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal });
+    } catch (err) {
+      if (token !== undefined && err instanceof ServiceError && err.status === 400) throw new PageTokenError(err);
+      throw err;
+    }
     if (!body || typeof body !== 'object' || !Array.isArray((body as Record<string, unknown>)[o.items])) {
       throw new RunError(`${o.endpoint}: the answer has no "${o.items}" list (keys: ${body && typeof body === 'object' ? Object.keys(body).join(', ') : typeof body})`);
     }

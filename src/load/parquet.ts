@@ -92,6 +92,30 @@ export class ParquetWriter {
     return listParquet(dir).map((staged) => ({ staged, rel: relative(dir, staged) }));
   }
 
+  /**
+   * Merges fresh rows into committed ones by the declaration's key (fresh wins), into one new file
+   * under `dir`. The caller commits it in place of `old`.
+   */
+  async merge(decl: StreamDecl, fresh: string[], old: string[], dir: string, prefix: string): Promise<WrittenFile[]> {
+    if (fresh.length === 0) return [];
+    const list = (files: string[]) => `[${files.map(sqlString).join(', ')}]`;
+    const key = decl.key.map((k) => `"${k}"`);
+    const same = decl.key.map((k) => `f."${k}" IS NOT DISTINCT FROM o."${k}"`).join(' AND ');
+    const freshSql = `SELECT * FROM read_parquet(${list(fresh)}, union_by_name = true) QUALIFY row_number() OVER (PARTITION BY ${key.join(', ')}) = 1`;
+    const body = old.length
+      ? `WITH f AS (${freshSql}) SELECT * FROM f UNION ALL BY NAME SELECT * FROM read_parquet(${list(old)}, union_by_name = true) o WHERE NOT EXISTS (SELECT 1 FROM f WHERE ${same})`
+      : freshSql;
+    mkdirSync(dir, { recursive: true });
+    const file = join(dir, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
+    await this.conn.run(`COPY (SELECT * FROM (${body}) ORDER BY ${key.join(', ')}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    return [{ staged: file, rel: relative(dir, file) }];
+  }
+
+  async countRows(file: string): Promise<number> {
+    const r = await this.conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(file)})`);
+    return r.getRows()[0]![0] as number;
+  }
+
   /** Rejected rows: table, partition, reason and the raw JSON as received. */
   async writeRejects(table: string, partition: string, runId: string, rejects: Reject[], dir: string, prefix: string): Promise<WrittenFile[]> {
     if (rejects.length === 0) return [];

@@ -13,6 +13,12 @@ export interface StreamReport extends RequestStats {
   rejects: number;
   /** Amounts over 38 digits: exact in `_raw`, NULL in the DECIMAL column. */
   over38: number;
+  /** Rows of the high-water block refetched and skipped because they were committed before. */
+  skipped: number;
+  /** Listings restarted from their first page after a refused (expired) page token. */
+  restarts: number;
+  /** Item fields no column reads (schema drift): ignored, counted here. */
+  extraFields: Record<string, number>;
   seconds: number;
   errors: string[];
 }
@@ -29,7 +35,7 @@ export interface RunReport {
 }
 
 export function newStreamReport(table: string): StreamReport {
-  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, seconds: 0, errors: [], ...newRequestStats() };
+  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, restarts: 0, extraFields: {}, seconds: 0, errors: [], ...newRequestStats() };
 }
 
 export function saveReport(lake: string, r: RunReport): string {
@@ -55,11 +61,20 @@ export function formatReport(r: RunReport): string {
     s.rows,
     s.retries,
     s.status429,
+    s.restarts,
     s.rejects,
     s.over38,
     Number(s.seconds.toFixed(1)),
   ]);
   const head = `run ${r.runId} of ${r.pipeline}: ${r.status} in ${(r.seconds ?? 0).toFixed(1)} s (lake ${r.lake})`;
   const errors = r.streams.flatMap((s) => s.errors.map((e) => `  ${s.table}: ${e}`));
-  return [head, textTable(['table', 'partitions', 'requests', 'pages', 'rows', 'retries', '429s', 'rejects', '>38 digits', 'seconds'], rows), ...(errors.length ? ['errors:', ...errors] : [])].join('\n');
+  const drift = r.streams.filter((s) => Object.keys(s.extraFields).length).map((s) => `  ${s.table}: ${Object.entries(s.extraFields).map(([k, n]) => `${k} (${n})`).join(', ')}`);
+  const faults = r.streams.filter((s) => Object.keys(s.faults).length).map((s) => `  ${s.table}: ${Object.entries(s.faults).map(([k, n]) => `${k} x${n}`).join(', ')}`);
+  return [
+    head,
+    textTable(['table', 'partitions', 'requests', 'pages', 'rows', 'retries', '429s', 'restarts', 'rejects', '>38 digits', 'seconds'], rows),
+    ...(faults.length ? ['failed attempts by kind (retried):', ...faults] : []),
+    ...(drift.length ? ['fields the declarations do not read (ignored):', ...drift] : []),
+    ...(errors.length ? ['errors:', ...errors] : []),
+  ].join('\n');
 }

@@ -8,10 +8,10 @@ import { Client, type ClientOptions } from '../sources/client.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import type { Partition, StreamConfig, StreamDecl } from '../streams/types.js';
-import { paginate } from '../extract/paginate.js';
+import { PageTokenError, paginate } from '../extract/paginate.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
-import { REJECTS, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
+import { REBUILD, REJECTS, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
 import { LakeLock } from '../state/lock.js';
 import { UsageError } from '../errors.js';
 import { newStreamReport, saveReport, type RunReport, type StreamReport } from './report.js';
@@ -25,6 +25,12 @@ export interface RunOptions {
   partitionConcurrency?: number;
   client?: ClientOptions;
   signal?: AbortSignal;
+  /** Tables to rebuild from scratch; their old files are replaced when the rebuild commits. */
+  fullRefresh?: Set<string>;
+  /** Rejected rows fail the run. */
+  strict?: boolean;
+  /** Wait for another writer of the lake instead of refusing. */
+  wait?: boolean;
 }
 
 interface Job {
@@ -65,10 +71,29 @@ export function planJobs(p: Pipeline, reports: Map<string, StreamReport>): Job[]
   return jobs;
 }
 
+/** How many times one partition restarts its listing after a refused page token, in one run. */
+const MAX_RESTARTS = 3;
+
+type Moves = Array<[string, string]>;
+
+interface Staged {
+  data: Moves;
+  rejects: Moves;
+  rows: number;
+  rejected: number;
+}
+
+/** What a merge-into-table partition leaves for the table's commit at the end of its stream. */
+export interface TableMergeInput {
+  job: Job;
+  fresh: string[];
+}
+
 class PartitionRun {
   private state: PartitionState;
-  private readonly transformer: Transformer;
+  private transformer: Transformer;
   private readonly prefix: string;
+  private readonly table: string;
 
   constructor(
     private readonly job: Job,
@@ -77,9 +102,18 @@ class PartitionRun {
     private readonly client: Client,
     private readonly o: RunOptions & { runId: string },
   ) {
+    this.table = job.decl.table;
     this.state = store.load(job.decl.table, job.partition.id);
-    this.transformer = new Transformer(job.decl, job.partition, this.state.cursor.window?.carry);
+    this.transformer = new Transformer(job.decl, job.partition);
     this.prefix = slug(job.partition.id);
+  }
+
+  private get fullRefresh(): boolean {
+    return this.o.fullRefresh?.has(this.table) ?? false;
+  }
+
+  private get flushRows(): number {
+    return this.o.flushRows ?? 20_000;
   }
 
   private get pageSize(): Record<string, string> {
@@ -87,8 +121,12 @@ class PartitionRun {
     return decl.pageSize.max === 0 ? {} : { pageSize: String(cfg.pageSize ?? decl.pageSize.default) };
   }
 
-  /** Writes what the transformer holds to staging; returns [staged, lake-relative] pairs. */
-  private async stage(): Promise<{ add: Array<[string, string]>; rows: number; rejects: number; maxBlock?: number }> {
+  private lastRun(complete: boolean): PartitionState['lastRun'] {
+    return { runId: this.o.runId, at: new Date().toISOString(), status: complete ? 'complete' : 'partial' };
+  }
+
+  /** Writes what the transformer holds to staging, named for where each file will land. */
+  private async stage(base = ''): Promise<Staged> {
     const { decl, partition, report } = this.job;
     const batch = this.transformer.take();
     const dir = this.store.stagingDir(decl.table, partition.id);
@@ -97,106 +135,221 @@ class PartitionRun {
     report.rows += batch.rows;
     report.rejects += batch.rejects.length;
     report.over38 += batch.over38;
+    report.skipped += batch.skipped;
+    for (const [k, n] of Object.entries(batch.extraFields)) report.extraFields[k] = (report.extraFields[k] ?? 0) + n;
     if (batch.rejects.length) this.o.logger.warn({ table: decl.table, partition: partition.id, rejects: batch.rejects.length, first: batch.rejects[0]!.reason }, 'rows rejected');
     return {
-      add: [...data.map((f): [string, string] => [f.staged, `${decl.table}/${f.rel}`]), ...rej.map((f): [string, string] => [f.staged, `${REJECTS}/${decl.table}/${f.rel}`])],
+      data: data.map((f): [string, string] => [f.staged, `${base}${decl.table}/${f.rel}`]),
+      rejects: rej.map((f): [string, string] => [f.staged, `${base}${REJECTS}/${decl.table}/${f.rel}`]),
       rows: batch.rows,
-      rejects: batch.rejects.length,
-      maxBlock: batch.maxBlock,
+      rejected: batch.rejects.length,
     };
   }
 
-  private commit(add: Array<[string, string]>, rows: number, rejects: number, cursor: Cursor, replace?: string[], complete = false): void {
-    this.state = this.store.commit(this.state, {
-      add,
-      replace,
-      cursor,
-      rows: (replace ? 0 : this.state.rows) + rows,
-      rejects: (replace ? 0 : this.state.rejects) + rejects,
-      lastRun: { runId: this.o.runId, at: new Date().toISOString(), status: complete ? 'complete' : 'partial' },
+  private pages(query: Record<string, string>, startToken?: string) {
+    const { decl, partition, report } = this.job;
+    return paginate(this.client, {
+      path: fillPath(decl.endpoint, partition.path),
+      query,
+      items: decl.items,
+      endpoint: decl.endpoint,
+      stats: report,
+      startToken,
+      signal: this.o.signal,
     });
   }
 
-  async run(): Promise<void> {
-    if (this.job.decl.refresh === 'append') await this.append();
-    else await this.replace();
+  private restarted(err: PageTokenError, restarts: number): void {
+    if (restarts > MAX_RESTARTS) throw err.cause;
+    this.job.report.restarts++;
+    this.o.logger.warn({ table: this.table, partition: this.job.partition.id, err: err.message }, 'page token refused: restarting the listing from its first page');
   }
 
-  /** Block-ranged listing after the high-water mark, committed batch by batch with its page token. */
+  async run(): Promise<TableMergeInput | undefined> {
+    if (this.job.decl.refresh === 'append') {
+      await this.append();
+      return undefined;
+    }
+    return this.merge();
+  }
+
+  /**
+   * Block-ranged listing from the high-water block on, committed batch by batch with the page
+   * token that continues it. A --full-refresh pages into _rebuild/ and swaps in at the end.
+   */
   private async append(): Promise<void> {
-    const { decl, cfg, partition, report } = this.job;
+    const { decl, cfg, partition } = this.job;
     const bc = decl.blockCursor!;
-    const flushRows = this.o.flushRows ?? 20_000;
-    let window = this.state.cursor.window;
-    const prevNext = this.state.cursor.nextBlock;
-    let start = 0;
+    if (this.fullRefresh && !this.state.rebuild) this.state = { ...this.state, rebuild: { cursor: {}, files: [], rows: 0, rejects: 0 } };
+    const rebuilding = this.state.rebuild !== undefined;
+    const base = rebuilding ? `${REBUILD}/` : '';
+    const track = () => (rebuilding ? this.state.rebuild! : { cursor: this.state.cursor, files: this.state.files });
+    const cfgEnd = cfg[bc.endOption] as number | undefined;
+    let cursor = track().cursor;
+    let window = cursor.window;
     if (!window) {
-      start = Math.max((cfg[bc.startOption] as number | undefined) ?? 0, prevNext ?? 0);
-      const end = cfg[bc.endOption] as number | undefined;
-      if (end !== undefined && start >= end) return;
+      const start = Math.max((cfg[bc.startOption] as number | undefined) ?? 0, cursor.nextBlock ?? 0);
+      if (cfgEnd !== undefined && start >= cfgEnd && !rebuilding) return;
       const query: Record<string, string> = { ...partition.query, ...this.pageSize };
       if (start > 0) query[bc.start] = String(start);
-      if (end !== undefined) query[bc.end] = String(end);
-      window = { query };
-    } else {
-      start = Number(window.query[bc.start] ?? 0);
+      if (cfgEnd !== undefined) query[bc.end] = String(cfgEnd);
+      window = { query, files: [] };
     }
+    const start = Number(window.query[bc.start] ?? 0);
     const end = window.query[bc.end] !== undefined ? Number(window.query[bc.end]) : undefined;
-    let maxBlock = window.maxBlock;
-    const pages = paginate(this.client, {
-      path: fillPath(decl.endpoint, partition.path),
-      query: window.query,
-      items: decl.items,
-      endpoint: decl.endpoint,
-      stats: report,
-      startToken: window.token,
-      signal: this.o.signal,
-    });
-    for await (const page of pages) {
-      report.pages++;
-      this.transformer.push(page.items);
-      if (page.next !== undefined && this.transformer.rows < flushRows) continue;
-      const staged = await this.stage();
-      if (staged.maxBlock !== undefined) maxBlock = Math.max(maxBlock ?? staged.maxBlock, staged.maxBlock);
-      if (page.next !== undefined) {
-        this.commit(staged.add, staged.rows, staged.rejects, {
-          nextBlock: prevNext,
-          window: { query: window.query, token: page.next, maxBlock, carry: this.transformer.getCarry() },
-        });
-      } else {
-        // The window is done: everything below its end (or the newest block seen) is committed.
-        const nextBlock = end ?? Math.max(start, maxBlock !== undefined ? maxBlock + 1 : start);
-        this.commit(staged.add, staged.rows, staged.rejects, { nextBlock }, undefined, true);
+    const skip = cursor.nextBlock === start ? cursor.skip : undefined;
+    this.transformer = new Transformer(decl, partition, window.carry, { skip, top: window.top });
+    let token = window.token;
+    let replaceOnNext: string[] = [];
+    let restarts = 0;
+    const save = (staged: Staged, next: Cursor, complete: boolean) => {
+      const added = [...staged.data, ...staged.rejects].map(([, t]) => t);
+      const dropped = new Set(replaceOnNext);
+      const files = [...track().files.filter((f) => !dropped.has(f)), ...added];
+      const rows = staged.rows;
+      const next_: PartitionState = rebuilding
+        ? { ...this.state, rebuild: { cursor: next, files, rows: this.state.rebuild!.rows + rows, rejects: this.state.rebuild!.rejects + staged.rejected }, lastRun: this.lastRun(false) }
+        : { ...this.state, files, cursor: next, rows: this.state.rows + rows, rejects: this.state.rejects + staged.rejected, lastRun: this.lastRun(complete) };
+      this.state = this.store.commit(next_, [...staged.data, ...staged.rejects], replaceOnNext);
+      replaceOnNext = [];
+    };
+    for (;;) {
+      try {
+        for await (const page of this.pages(window.query, token)) {
+          this.job.report.pages++;
+          this.transformer.push(page.items);
+          if (page.next !== undefined && this.transformer.rows < this.flushRows) continue;
+          const staged = await this.stage(base);
+          const top = this.transformer.getTop();
+          if (page.next !== undefined) {
+            window = { query: window.query, token: page.next, top, carry: this.transformer.getCarry(), files: [...window.files.filter((f) => !replaceOnNext.includes(f)), ...staged.data.map(([, t]) => t), ...staged.rejects.map(([, t]) => t)] };
+            cursor = { ...cursor, window };
+            save(staged, cursor, false);
+          } else {
+            // The window is done. Without an end block, the newest block seen is refetched next
+            // time (it may have grown); its rows committed now are skipped by key.
+            const next: Cursor =
+              end !== undefined
+                ? { nextBlock: end }
+                : top
+                  ? { nextBlock: top.block, skip: top }
+                  : { nextBlock: start, skip };
+            save(staged, next, true);
+          }
+        }
+        break;
+      } catch (err) {
+        if (!(err instanceof PageTokenError)) throw err;
+        this.restarted(err, ++restarts);
+        // Rows committed by this window are replaced by the first commit of the new listing.
+        replaceOnNext = [...window.files];
+        window = { query: window.query, files: [] };
+        token = undefined;
+        this.transformer = new Transformer(decl, partition, undefined, { skip });
       }
     }
+    if (rebuilding) this.swapRebuild();
   }
 
-  /** Snapshot-like listing: refetched whole, its files swapped in one commit at the end. */
-  private async replace(): Promise<void> {
-    const { decl, partition, report } = this.job;
-    const flushRows = this.o.flushRows ?? 20_000;
-    const add: Array<[string, string]> = [];
-    let rows = 0;
-    let rejects = 0;
-    const pages = paginate(this.client, {
-      path: fillPath(decl.endpoint, partition.path),
-      query: { ...partition.query, ...this.pageSize },
-      items: decl.items,
-      endpoint: decl.endpoint,
-      stats: report,
-      signal: this.o.signal,
-    });
-    for await (const page of pages) {
-      report.pages++;
-      this.transformer.push(page.items);
-      if (page.next !== undefined && this.transformer.rows < flushRows) continue;
-      const staged = await this.stage();
-      add.push(...staged.add);
-      rows += staged.rows;
-      rejects += staged.rejects;
-    }
-    this.commit(add, rows, rejects, { refreshedAt: new Date().toISOString() }, this.state.files, true);
+  /** The rebuilt files replace the partition's old files in one commit. */
+  private swapRebuild(): void {
+    const rb = this.state.rebuild!;
+    const moves: Moves = rb.files.map((f) => [f, f.slice(REBUILD.length + 1)]);
+    const files = moves.map(([, t]) => t);
+    this.state = this.store.commit(
+      { ...this.state, files, cursor: rb.cursor, rebuild: undefined, rows: rb.rows, rejects: rb.rejects, lastRun: this.lastRun(true) },
+      moves,
+      this.state.files,
+    );
   }
+
+  /** Fetches the partition (from its newest point on, for series), then merges by key. */
+  private async merge(): Promise<TableMergeInput | undefined> {
+    const { decl, partition } = this.job;
+    const tc = decl.timeCursor;
+    const newest = this.fullRefresh ? undefined : this.state.cursor.newest;
+    const query: Record<string, string> = { ...partition.query, ...this.pageSize };
+    if (tc?.start && newest !== undefined) query[tc.start] = String(Math.max(Number(query[tc.start] ?? 0), newest));
+    let fresh: Staged[] = [];
+    let restarts = 0;
+    let top: number | undefined;
+    const tsIndex = tc ? decl.columns.findIndex((c) => c.name === tc.column) : -1;
+    for (;;) {
+      try {
+        for await (const page of this.pages(query)) {
+          this.job.report.pages++;
+          this.transformer.push(page.items);
+          let oldest: number | undefined;
+          if (tc) {
+            for (const item of page.items) {
+              const t = Number((item as Record<string, unknown>)?.[decl.columns[tsIndex]!.from as string]);
+              if (Number.isFinite(t)) {
+                top = top === undefined ? t : Math.max(top, t);
+                oldest = oldest === undefined ? t : Math.min(oldest, t);
+              }
+            }
+          }
+          // Without a start parameter the listing is newest first: once a page reaches below the
+          // newest committed point, the rest is committed already.
+          const reachedCommitted = tc && !tc.start && newest !== undefined && oldest !== undefined && oldest < newest;
+          if (page.next !== undefined && !reachedCommitted && this.transformer.rows < this.flushRows) continue;
+          fresh.push(await this.stage());
+          if (reachedCommitted) break;
+        }
+        break;
+      } catch (err) {
+        if (!(err instanceof PageTokenError)) throw err;
+        this.restarted(err, ++restarts);
+        fresh = [];
+        top = undefined;
+        this.transformer = new Transformer(decl, partition);
+      }
+    }
+    const freshData = fresh.flatMap((f) => f.data.map(([s]) => s));
+    const rejectMoves = fresh.flatMap((f) => f.rejects);
+    const rows = fresh.reduce((n, f) => n + f.rows, 0);
+    const rejected = fresh.reduce((n, f) => n + f.rejected, 0);
+    const cursor: Cursor = { refreshedAt: new Date().toISOString(), ...(tc ? { newest: top ?? newest } : {}) };
+    if (decl.mergeScope === 'table') {
+      // The data commits with the table (merge of every partition of the stream); the partition
+      // keeps its cursor and the rejects of its latest fetch.
+      const oldRejects = this.state.files;
+      this.state = this.store.commit(
+        { ...this.state, files: rejectMoves.map(([, t]) => t), cursor, rows, rejects: rejected, lastRun: this.lastRun(true) },
+        rejectMoves,
+        oldRejects,
+      );
+      return { job: this.job, fresh: freshData };
+    }
+    const oldData = this.state.files.filter((f) => !f.startsWith(`${REJECTS}/`));
+    const oldRejects = this.state.files.filter((f) => f.startsWith(`${REJECTS}/`));
+    const merged = await this.writer.merge(decl, freshData, this.fullRefresh ? [] : oldData.map((f) => this.store.path(f)), this.store.stagingDir(decl.table, partition.id), this.prefix);
+    const dataMoves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
+    const keepData = merged.length || this.fullRefresh ? [] : oldData;
+    const files = [...keepData, ...dataMoves.map(([, t]) => t), ...rejectMoves.map(([, t]) => t)];
+    const deletes = [...(merged.length || this.fullRefresh ? oldData : []), ...oldRejects];
+    const total = merged.length ? await this.writer.countRows(merged[0]!.staged) : this.fullRefresh ? 0 : this.state.rows;
+    this.state = this.store.commit({ ...this.state, files, cursor, rows: total, rejects: rejected, lastRun: this.lastRun(true) }, [...dataMoves, ...rejectMoves], deletes);
+    return undefined;
+  }
+}
+
+/** Partition id of the state that owns a merge-into-table stream's data files. */
+export const TABLE_PARTITION = '(table)';
+
+/** Merges the fresh rows of every partition of a table stream into the table, in one commit. */
+async function commitTable(decl: StreamDecl, inputs: TableMergeInput[], store: StateStore, writer: ParquetWriter, fullRefresh: boolean, runId: string): Promise<void> {
+  const state = store.load(decl.table, TABLE_PARTITION);
+  const fresh = inputs.flatMap((i) => i.fresh);
+  if (fresh.length === 0 && !fullRefresh) return;
+  const merged = fresh.length ? await writer.merge(decl, fresh, fullRefresh ? [] : state.files.map((f) => store.path(f)), store.stagingDir(decl.table, TABLE_PARTITION), slug(TABLE_PARTITION)) : [];
+  const moves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
+  const rows = merged.length ? await writer.countRows(merged[0]!.staged) : 0;
+  store.commit(
+    { ...state, files: moves.map(([, t]) => t), rows, cursor: { refreshedAt: new Date().toISOString() }, lastRun: { runId, at: new Date().toISOString(), status: 'complete' } },
+    moves,
+    state.files,
+  );
 }
 
 export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
@@ -204,41 +357,66 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
   const reports = new Map<string, StreamReport>();
   const jobs = planJobs(p, reports);
   const report: RunReport = { runId: runId(), pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
-  const lock = LakeLock.acquire(store.lake);
+  const lock = await LakeLock.acquire(store.lake, { wait: o.wait, signal: o.signal, onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake') });
   const t0 = performance.now();
+  const writers: ParquetWriter[] = [];
   try {
     const { rolledForward } = store.recover();
     if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
     const clients = { data: new Client('data', p.sources.data, o.client), metrics: new Client('metrics', p.sources.metrics, o.client) };
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
-    const writers: ParquetWriter[] = [];
+    const free: ParquetWriter[] = [];
+    const withWriter = async <T>(f: (w: ParquetWriter) => Promise<T>): Promise<T> => {
+      const w = free.pop() ?? (await ParquetWriter.open());
+      if (!writers.includes(w)) writers.push(w);
+      try {
+        return await f(w);
+      } finally {
+        free.push(w);
+      }
+    };
     // Seconds per stream are wall time from its first partition's start to its last one's end.
     const streamStart: Record<string, number> = {};
-    const free: ParquetWriter[] = [];
     o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: store.lake }, 'run started');
+    const runJob = (job: Job) =>
+      queue.add(async (): Promise<TableMergeInput | undefined> => {
+        const started = (streamStart[job.decl.table] ??= performance.now());
+        try {
+          const out = await withWriter((w) => new PartitionRun(job, store, w, clients[job.decl.service], { ...o, runId: report.runId }).run());
+          job.report.partitionsDone++;
+          o.logger.info({ table: job.decl.table, partition: job.partition.id }, 'partition done');
+          return out;
+        } catch (err) {
+          job.report.errors.push(`${job.partition.id}: ${describeError(err)}`);
+          o.logger.error({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition failed');
+          return undefined;
+        } finally {
+          job.report.seconds = (performance.now() - started) / 1000;
+        }
+      });
+    const byTable = new Map<string, Job[]>();
+    for (const job of jobs) byTable.set(job.decl.table, [...(byTable.get(job.decl.table) ?? []), job]);
     await Promise.all(
-      jobs.map((job) =>
-        queue.add(async () => {
-          const writer = free.pop() ?? (await ParquetWriter.open());
-          if (!writers.includes(writer)) writers.push(writer);
-          const started = (streamStart[job.decl.table] ??= performance.now());
-          try {
-            await new PartitionRun(job, store, writer, clients[job.decl.service], { ...o, runId: report.runId }).run();
-            job.report.partitionsDone++;
-            o.logger.info({ table: job.decl.table, partition: job.partition.id }, 'partition done');
-          } catch (err) {
-            job.report.errors.push(`${job.partition.id}: ${describeError(err)}`);
-            o.logger.error({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition failed');
-          } finally {
-            job.report.seconds = (performance.now() - started) / 1000;
-            free.push(writer);
-          }
-        }),
-      ),
+      [...byTable.values()].map(async (tableJobs) => {
+        const decl = tableJobs[0]!.decl;
+        const outs = await Promise.all(tableJobs.map(runJob));
+        if (decl.mergeScope !== 'table') return;
+        const inputs = outs.filter((x): x is TableMergeInput => x !== undefined);
+        const full = o.fullRefresh?.has(decl.table) ?? false;
+        // A full refresh swaps the table only when every partition fetched, so nothing is lost.
+        if (full && inputs.length < tableJobs.length) return;
+        try {
+          await withWriter((w) => commitTable(decl, inputs, store, w, full, report.runId));
+        } catch (err) {
+          tableJobs[0]!.report.errors.push(`merge into ${decl.table}: ${describeError(err)}`);
+        }
+      }),
     );
-    for (const w of writers) w.close();
+    if (o.strict)
+      for (const s of report.streams) if (s.rejects > 0) s.errors.push(`${s.rejects} rows rejected (--strict); see the _rejects view`);
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
   } finally {
+    for (const w of writers) w.close();
     report.finishedAt = new Date().toISOString();
     report.seconds = (performance.now() - t0) / 1000;
     if (report.status === 'running') report.status = 'failed';

@@ -20,10 +20,35 @@ function alive(pid: number): boolean {
   }
 }
 
+export class LockHeld extends RunError {
+  constructor(
+    lake: string,
+    readonly holder: string,
+  ) {
+    super(`the lake ${lake} is in use by another chainlake run (${holder}); one writer per lake: rerun when it is done, or pass --wait`);
+  }
+}
+
 export class LakeLock {
   private constructor(private readonly file: string) {}
 
-  static acquire(lake: string): LakeLock {
+  /** Takes the lock; with `wait`, polls until the other writer is done instead of refusing. */
+  static async acquire(lake: string, o: { wait?: boolean; signal?: AbortSignal; onWait?: (holder: string) => void } = {}): Promise<LakeLock> {
+    let told = false;
+    for (;;) {
+      try {
+        return LakeLock.tryAcquire(lake);
+      } catch (err) {
+        if (!o.wait || !(err instanceof LockHeld)) throw err;
+        if (!told) o.onWait?.(err.holder);
+        told = true;
+        if (o.signal?.aborted) throw err;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    }
+  }
+
+  static tryAcquire(lake: string): LakeLock {
     mkdirSync(lake, { recursive: true });
     const file = join(lake, '_lock');
     for (let attempt = 0; attempt < 3; attempt++) {
@@ -43,7 +68,7 @@ export class LakeLock {
         holder = undefined; // half-written by a process killed between open and write
       }
       if (holder && (holder.host !== hostname() || alive(holder.pid))) {
-        throw new RunError(`the lake ${lake} is in use by another chainlake run (pid ${holder.pid} on ${holder.host} since ${holder.since}); one writer per lake: wait for it to finish, then rerun`);
+        throw new LockHeld(lake, `pid ${holder.pid} on ${holder.host} since ${holder.since}`);
       }
       try {
         unlinkSync(file);

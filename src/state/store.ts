@@ -9,7 +9,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import type { Carry } from '../transform/rows.js';
+import type { BlockKeys, Carry } from '../transform/rows.js';
 
 /** Where a partition stands: its committed files and its cursor. */
 export interface PartitionState {
@@ -21,15 +21,29 @@ export interface PartitionState {
   rejects: number;
   cursor: Cursor;
   lastRun?: { runId: string; at: string; status: 'complete' | 'partial' };
+  /** A --full-refresh in progress: its files live under _rebuild/ until the rebuild swaps them in. */
+  rebuild?: { cursor: Cursor; files: string[]; rows: number; rejects: number };
   pending?: { moves: Array<[string, string]>; deletes: string[] };
 }
 
 export interface Cursor {
-  /** append streams: the next block to fetch (everything below is committed). */
+  /** append: where the next window starts (inclusive); everything below is committed. */
   nextBlock?: number;
-  /** append streams: a window being paged, with the page token to continue from. */
-  window?: { query: Record<string, string>; token?: string; maxBlock?: number; carry?: Carry };
-  /** replace streams: when the partition was last refreshed. */
+  /** append: rows of block `nextBlock` already committed, by key (skipped when refetched). */
+  skip?: BlockKeys;
+  /** append: a window being paged, with the page token to continue from. */
+  window?: {
+    query: Record<string, string>;
+    token?: string;
+    /** Highest block committed in this window and its keys. */
+    top?: BlockKeys;
+    carry?: Carry;
+    /** Files committed by this window: a restart (expired page token) replaces them. */
+    files: string[];
+  };
+  /** merge with a time cursor: the newest committed point (Unix seconds). */
+  newest?: number;
+  /** merge: when the partition was last fetched. */
   refreshedAt?: string;
 }
 
@@ -37,6 +51,7 @@ export const STAGING = '_staging';
 export const STATE = '_state';
 export const REJECTS = '_rejects';
 export const RUNS = '_runs';
+export const REBUILD = '_rebuild';
 
 function fsyncPath(path: string): void {
   const fd = openSync(path, 'r');
@@ -108,24 +123,16 @@ export class StateStore {
   }
 
   /**
-   * Commits staged files and the new cursor of a partition in one step.
-   * `add`: [absolute staged path, lake-relative target]; `replace`: lake-relative files to drop.
+   * Commits a partition's next state in one step: `moves` are [file, lake-relative target] (staged
+   * or rebuilt files, absolute or lake-relative), `deletes` lake-relative files the state drops.
+   * `next.files` must already list the targets and not the deleted files.
    */
-  commit(prev: PartitionState, next: { add: Array<[string, string]>; replace?: string[]; cursor: Cursor; rows: number; rejects: number; lastRun?: PartitionState['lastRun'] }): PartitionState {
-    for (const [staged] of next.add) fsyncPath(staged);
-    for (const [, target] of next.add) this.path(target);
-    const replace = new Set(next.replace ?? []);
-    const state: PartitionState = {
-      table: prev.table,
-      partition: prev.partition,
-      files: [...prev.files.filter((f) => !replace.has(f)), ...next.add.map(([, t]) => t)],
-      rows: next.rows,
-      rejects: next.rejects,
-      cursor: next.cursor,
-      lastRun: next.lastRun ?? prev.lastRun,
-      pending: { moves: next.add.map(([s, t]) => [relative(this.lake, s), t]), deletes: [...replace] },
-    };
-    const file = this.stateFile(prev.table, prev.partition);
+  commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = []): PartitionState {
+    const rel = (p: string) => relative(this.lake, this.path(p));
+    const pendingMoves = moves.map(([s, t]): [string, string] => [rel(s), rel(t)]);
+    for (const [s] of pendingMoves) fsyncPath(this.path(s));
+    const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel) } };
+    const file = this.stateFile(next.table, next.partition);
     writeAtomic(file, JSON.stringify(state, null, 1));
     this.apply(state);
     delete state.pending;

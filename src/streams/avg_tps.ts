@@ -13,7 +13,9 @@ export const avgTps: StreamDecl = {
     chainIds: { kind: 'metrics_chain_id[]', required: true, doc: 'EVM chain ids' },
   },
   partitions: (s) => (s.chainIds as string[]).map((chainId) => ({ id: chainId, path: { chainId }, query: {}, values: { chainId } })),
-  refresh: 'replace',
+  refresh: 'merge',
+  mergeScope: 'partition',
+  timeCursor: { column: 'timestamp' },
   key: ['chain_id', 'timestamp'],
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'EVM chain id' },

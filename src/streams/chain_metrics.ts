@@ -53,7 +53,9 @@ export const chainMetrics: StreamDecl = {
       })),
     );
   },
-  refresh: 'replace',
+  refresh: 'merge',
+  mergeScope: 'partition',
+  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
   key: ['chain_id', 'metric', 'time_interval', 'timestamp'],
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'EVM chain id or total/mainnet/testnet' },

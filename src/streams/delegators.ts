@@ -24,7 +24,9 @@ export const delegators: StreamDecl = {
       delegationStatus: s.delegationStatus as string | undefined,
     }),
   ],
-  refresh: 'replace',
+  refresh: 'merge',
+  knownFields: ['estimatedGrossReward', 'estimatedNetReward'],
+  mergeScope: 'table',
   key: ['network', 'tx_hash'],
   columns: [
     NETWORK_COLUMN,

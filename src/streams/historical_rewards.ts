@@ -22,7 +22,8 @@ export const historicalRewards: StreamDecl = {
       currency: (s.currency as string | undefined) ?? 'usd',
     }),
   ],
-  refresh: 'replace',
+  refresh: 'merge',
+  mergeScope: 'table',
   key: ['network', 'utxo_id'],
   keyDoc: 'a reward is one UTXO (utxo_id = reward transaction + output index)',
   columns: [

@@ -22,7 +22,8 @@ export const pendingRewards: StreamDecl = {
   options: rewardsOptions,
   check: rewardsCheck,
   partitions: (s) => [queryPartition(String(s.network), { addresses: joinList(s.addresses), nodeIds: joinList(s.nodeIds) })],
-  refresh: 'replace',
+  refresh: 'merge',
+  mergeScope: 'table',
   key: ['network', 'tx_hash', 'reward_type'],
   columns: [
     ...STAKING_COLUMNS,

@@ -71,10 +71,10 @@ export interface Partition {
 }
 
 export type Refresh =
-  /** Append pages after the partition's high-water block; resume from the stored page token. */
+  /** Append pages from the partition's high-water block on; resume from the stored page token. */
   | 'append'
-  /** Refetch the partition and swap its files atomically at the end. */
-  | 'replace';
+  /** Fetch the partition, then merge its rows into the committed ones by key (newest wins). */
+  | 'merge';
 
 export interface StreamDecl {
   table: string;
@@ -91,10 +91,19 @@ export interface StreamDecl {
   check?: (s: StreamConfig) => Array<[string, string]>;
   partitions: (s: StreamConfig) => Partition[];
   refresh: Refresh;
+  /** With `merge`: merge into the partition's rows, or into the whole table's (rows of one key
+   * may come from several queries). */
+  mergeScope?: 'partition' | 'table';
+  /** With `merge`: a time series fetched from its newest committed point on (refetched, as the
+   * service may still change it). `start` is the query parameter, when the endpoint has one;
+   * without it, paging stops at the first page older than that point (the listing is newest first). */
+  timeCursor?: { column: string; start?: string; startOption?: string };
   /** With `append`: the block column and the query parameters bounding a window. */
   blockCursor?: { column: string; start: string; end: string; startOption: string; endOption: string };
   key: string[];
   keyDoc?: string;
+  /** Top-level fields read by derive functions only (so they do not count as drift). */
+  knownFields?: string[];
   /** Hive folder `month=YYYY-MM` from a timestamptz column. */
   monthFrom?: string;
   columns: Column[];

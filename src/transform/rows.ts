@@ -65,14 +65,29 @@ export interface Batch {
   rejects: Reject[];
   /** Amounts of more than 38 digits: exact in `_raw`, NULL in the DECIMAL column. */
   over38: number;
-  /** Highest value of the block cursor column in this batch (append streams). */
-  maxBlock?: number;
+  /** Fields of items that no column reads (schema drift), with how often they came. */
+  extraFields: Record<string, number>;
+  /** Rows dropped because an earlier run committed them (the high-water block's keys). */
+  skipped: number;
+}
+
+/** Rows of one block already committed, by key: the next window refetches that block and skips them. */
+export interface BlockKeys {
+  block: number;
+  keys: string[];
 }
 
 /** Carried across pages of one partition; stored with the checkpoint. */
 export interface Carry {
   group?: string;
   seen?: Record<string, number>;
+}
+
+/** Top-level item fields the declaration reads; any other field is drift. */
+export function knownFields(decl: StreamDecl): Set<string> {
+  const out = new Set<string>(decl.knownFields ?? []);
+  for (const c of decl.columns) for (const p of c.from === undefined ? [] : Array.isArray(c.from) ? c.from : [c.from]) out.add(p.split('.')[0]!);
+  return out;
 }
 
 function getter(path: string): (item: Record<string, unknown>) => unknown {
@@ -111,11 +126,17 @@ export class Transformer {
   private readonly monthIndex: number;
   private readonly monthSource: number;
   private readonly blockIndex: number;
+  private readonly keyIndexes: number[];
+  private readonly known: Set<string>;
+  private skip?: { block: number; keys: Set<string> };
+  /** Highest block seen and the keys of its rows (append streams), across batches. */
+  private top?: { block: number; keys: Set<string> };
 
   constructor(
     private readonly decl: StreamDecl,
     private readonly partition: Partition,
     carry: Carry = {},
+    opts: { skip?: BlockKeys; top?: BlockKeys } = {},
   ) {
     this.staged = stagedColumns(decl);
     this.carry = structuredClone(carry);
@@ -146,11 +167,31 @@ export class Transformer {
     this.monthIndex = decl.monthFrom ? this.staged.findIndex((s) => s.name === 'month') : -1;
     this.monthSource = decl.monthFrom ? this.staged.findIndex((s) => s.name === decl.monthFrom) : -1;
     this.blockIndex = decl.blockCursor ? this.staged.findIndex((s) => s.name === decl.blockCursor!.column) : -1;
+    this.keyIndexes = decl.key.map((k) => this.staged.findIndex((s) => s.name === k));
+    this.known = knownFields(decl);
+    if (opts.skip) this.skip = { block: opts.skip.block, keys: new Set(opts.skip.keys) };
+    if (opts.top) this.top = { block: opts.top.block, keys: new Set(opts.top.keys) };
     this.reset();
   }
 
   private reset(): void {
-    this.batch = { names: this.staged.map((s) => s.name), columns: this.staged.map(() => []), rows: 0, rejects: [], over38: 0 };
+    this.batch = { names: this.staged.map((s) => s.name), columns: this.staged.map(() => []), rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0 };
+  }
+
+  /** Drops what the transformer holds and its carry: the listing starts again from its first page. */
+  restart(): void {
+    this.reset();
+    this.carry = {};
+    this.top = undefined;
+  }
+
+  private keyOf(row: unknown[]): string {
+    return this.keyIndexes.map((i) => (row[i] === null ? '\0' : String(row[i]))).join('|');
+  }
+
+  /** The highest block seen so far and the keys of its rows. */
+  getTop(): BlockKeys | undefined {
+    return this.top && { block: this.top.block, keys: [...this.top.keys] };
   }
 
   get rows(): number {
@@ -170,6 +211,7 @@ export class Transformer {
         this.batch.rejects.push({ reason: 'item is not an object', raw: JSON.stringify(item) ?? 'undefined' });
         continue;
       }
+      for (const k in item) if (!this.known.has(k)) this.batch.extraFields[k] = (this.batch.extraFields[k] ?? 0) + 1;
       let bad: string | undefined;
       let over = 0;
       let j = 0;
@@ -212,7 +254,12 @@ export class Transformer {
       }
       if (this.blockIndex >= 0) {
         const b = Number(row[this.blockIndex]);
-        if (this.batch.maxBlock === undefined || b > this.batch.maxBlock) this.batch.maxBlock = b;
+        if (this.skip && b === this.skip.block && this.skip.keys.has(this.keyOf(row))) {
+          this.batch.skipped++;
+          continue;
+        }
+        if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([this.keyOf(row)]) };
+        else if (b === this.top.block) this.top.keys.add(this.keyOf(row));
       }
       for (let k = 0; k < row.length; k++) this.batch.columns[k]!.push(row[k]);
       this.batch.rows++;
