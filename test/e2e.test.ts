@@ -10,7 +10,7 @@ import { loadPipeline, type Pipeline } from '../src/config/pipeline.js';
 import { runPipeline } from '../src/pipeline/run.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { STREAMS } from '../src/streams/index.js';
-import { openWarehouse } from '../src/warehouse/views.js';
+import { landedColumns, openWarehouse } from '../src/warehouse/views.js';
 import { query } from '../src/warehouse/query.js';
 import type { RunReport } from '../src/pipeline/report.js';
 
@@ -78,6 +78,13 @@ describe('demo pipeline on the simulator', () => {
     expect(Number(check!.over38)).toBeGreaterThan(0);
     const reported = first.streams.find((s) => s.table === 'erc_transfers')!.over38;
     expect(reported).toBe(Number(check!.over38));
+  });
+
+  it('lands exactly the declared columns in every table, nothing more', async () => {
+    for (const d of STREAMS) {
+      const got = (await rows(`SELECT column_name, column_type FROM (DESCRIBE "${d.table}")`)).map((r) => [r.column_name, r.column_type]);
+      expect(got, d.table).toEqual(landedColumns(d).map(([n, t]) => [n, t === 'TIMESTAMPTZ' ? 'TIMESTAMP WITH TIME ZONE' : t]));
+    }
   });
 
   it('lands the declared column types', async () => {

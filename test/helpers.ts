@@ -32,3 +32,17 @@ export function json(res: ServerResponse, status: number, body: unknown, headers
 export function source(url: string, extra: Partial<SourceConfig> = {}): SourceConfig {
   return { url, keyHeader: 'x-data-api-key', concurrency: 2, requestsPerSecond: 0, timeoutMs: 2000, retries: 4, ...extra };
 }
+
+/** Every row of every table of a lake, as sorted JSON lines per table: to compare two lakes. */
+export async function lakeContents(lake: string): Promise<Record<string, string[]>> {
+  const { openWarehouse } = await import('../src/warehouse/views.js');
+  const { query } = await import('../src/warehouse/query.js');
+  const { STREAMS } = await import('../src/streams/index.js');
+  const conn = await openWarehouse(lake);
+  const out: Record<string, string[]> = {};
+  for (const d of STREAMS) out[d.table] = (await query(conn, `SELECT * FROM "${d.table}"`)).rows.map((r) => JSON.stringify(r)).sort();
+  conn.closeSync();
+  return out;
+}
+
+export const quiet = (await import('pino')).pino({ level: 'silent' });

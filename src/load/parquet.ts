@@ -101,9 +101,9 @@ export class ParquetWriter {
     const list = (files: string[]) => `[${files.map(sqlString).join(', ')}]`;
     const key = decl.key.map((k) => `"${k}"`);
     const same = decl.key.map((k) => `f."${k}" IS NOT DISTINCT FROM o."${k}"`).join(' AND ');
-    const freshSql = `SELECT * FROM read_parquet(${list(fresh)}, union_by_name = true) QUALIFY row_number() OVER (PARTITION BY ${key.join(', ')}) = 1`;
+    const freshSql = `SELECT * FROM read_parquet(${list(fresh)}, union_by_name = true, hive_partitioning = false) QUALIFY row_number() OVER (PARTITION BY ${key.join(', ')}) = 1`;
     const body = old.length
-      ? `WITH f AS (${freshSql}) SELECT * FROM f UNION ALL BY NAME SELECT * FROM read_parquet(${list(old)}, union_by_name = true) o WHERE NOT EXISTS (SELECT 1 FROM f WHERE ${same})`
+      ? `WITH f AS (${freshSql}) SELECT * FROM f UNION ALL BY NAME SELECT * FROM read_parquet(${list(old)}, union_by_name = true, hive_partitioning = false) o WHERE NOT EXISTS (SELECT 1 FROM f WHERE ${same})`
       : freshSql;
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
