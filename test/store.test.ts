@@ -53,6 +53,13 @@ describe('state store commit protocol', () => {
     const store = new StateStore(lake());
     expect(() => store.path('../escape')).toThrow(/outside the lake/);
     expect(() => store.path('/etc/passwd')).toThrow(/outside the lake/);
+    // Partition ids come from config values; their file names stay one plain name inside the lake.
+    for (const id of ['../../etc/x', 'a/../../b', 'mainnet/nodeIds=NodeID-x', '..']) {
+      const name = slug(id);
+      expect(name).toMatch(/^[A-Za-z0-9._-]+$/);
+      expect(name.startsWith('..')).toBe(false);
+      expect(() => store.stagingDir('t', id)).not.toThrow();
+    }
   });
 });
 

@@ -200,6 +200,10 @@ const NAMED_ADDRESSES: ReadonlyArray<Omit<RichAddress, 'address'>> = [
 ];
 
 const WALLETS_PER_CHAIN = 96;
+const DAY_SECONDS = 86_400;
+/** New items per day after WORLD_NOW, per listing, at scale 1 (multiples of GROUP). */
+export const TRANSFERS_PER_DAY = 48;
+export const INTERNALS_PER_DAY = 16;
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 export const GROUP = 8;
 
@@ -221,46 +225,97 @@ const NFT_STATUSES = [
  * Where the items of one listing sit on the chain. Items come in groups of GROUP consecutive
  * indices; a group occupies 1..6 blocks inside its own `stride` blocks, so block numbers never
  * decrease with the index and a block's items are consecutive.
+ *
+ * The `count` items are the ones on chain at WORLD_NOW (all below the head at WORLD_NOW). Items
+ * from index `count` on are the world after WORLD_NOW (`future`): `perDay` of them per day, in
+ * groups spread evenly over each day's blocks above the WORLD_NOW head, so that by
+ * WORLD_NOW + k days exactly k * perDay of them are on chain. Every item is a pure function of
+ * its index, so an item never changes once its block is visible.
  */
 export interface Layout {
   key: number;
   count: number;
   firstBlock: number;
   stride: number;
+  future?: FutureLayout;
+}
+
+export interface FutureLayout {
+  key: number;
+  /** first block after the WORLD_NOW head */
+  base: number;
+  blocksPerDay: number;
+  groupsPerDay: number;
 }
 
 interface Slot {
   block: number;
+  /** hashing key of the group (differs between the WORLD_NOW part and the future part) */
+  key: number;
   g: number;
   k: number;
   /** position of the item among the items of its block */
   p: number;
 }
 
-export function slotOf(l: Layout, i: number): Slot {
-  const g = Math.floor(i / GROUP);
-  const j = i % GROUP;
-  const m = 1 + (hashKey(l.key, g) % Math.min(6, l.stride));
+/** Item j of group g, placed in the `width` blocks from `start`. */
+function place(key: number, g: number, j: number, start: number, width: number): Slot {
+  const m = 1 + (hashKey(key, g) % Math.min(6, width));
   const k = Math.floor((j * m) / GROUP);
-  const w = Math.floor(l.stride / m);
-  const block = l.firstBlock + g * l.stride + k * w + (hashKey(l.key, g, k) % w);
-  return { block, g, k, p: j - Math.ceil((k * GROUP) / m) };
+  const w = Math.floor(width / m);
+  const block = start + k * w + (hashKey(key, g, k) % w);
+  return { block, key, g, k, p: j - Math.ceil((k * GROUP) / m) };
 }
 
-function makeLayout(seed: number, label: string, count: number, chain: ChainInfo): Layout {
+export function slotOf(l: Layout, i: number): Slot {
+  if (i >= l.count && l.future) return futureSlot(l.future, i - l.count);
+  const g = Math.floor(i / GROUP);
+  return place(l.key, g, i % GROUP, l.firstBlock + g * l.stride, l.stride);
+}
+
+function futureSlot(f: FutureLayout, n: number): Slot {
+  const g = Math.floor(n / GROUP);
+  const day = Math.floor(g / f.groupsPerDay);
+  const q = g % f.groupsPerDay;
+  const from = Math.floor((q * f.blocksPerDay) / f.groupsPerDay);
+  const to = Math.floor(((q + 1) * f.blocksPerDay) / f.groupsPerDay);
+  return place(f.key, g, n % GROUP, f.base + day * f.blocksPerDay + from, to - from);
+}
+
+function makeLayout(seed: number, label: string, count: number, chain: ChainInfo, perDay: number): Layout {
   const r = Rng.of(seed, 'layout', label);
   const groups = Math.max(1, Math.ceil(count / GROUP));
   const endBlock = chain.latestBlock - r.int(3000);
   const span = Math.min(r.range(200_000, 12_000_000), endBlock - 1);
   const stride = Math.max(1, Math.floor(span / groups));
-  return { key: hashKey(seed, 'listing', label), count, firstBlock: Math.max(1, endBlock - groups * stride), stride };
+  const blocksPerDay = DAY_SECONDS / chain.blockTimeSeconds;
+  return {
+    key: hashKey(seed, 'listing', label), count, firstBlock: Math.max(1, endBlock - groups * stride), stride,
+    future: {
+      key: hashKey(seed, 'listing-future', label), base: chain.latestBlock + 1, blocksPerDay,
+      groupsPerDay: Math.min(blocksPerDay, Math.max(1, Math.round(perDay / GROUP))),
+    },
+  };
 }
 
-/** Index range [lo, hi) of the items whose block lies in the range. */
-export function indexRange(l: Layout, range: BlockRange): { lo: number; hi: number } {
-  const lo = range.startBlock === undefined ? 0 : lowerBound(0, l.count, (i) => slotOf(l, i).block >= range.startBlock!);
-  const hi = range.endBlock === undefined ? l.count : lowerBound(0, l.count, (i) => slotOf(l, i).block >= range.endBlock!);
+/** Items on chain when the head is `head`: the index of the first item above it. */
+export function visibleCount(l: Layout, head: number): number {
+  const f = l.future;
+  if (!f || head < f.base) return lowerBound(0, l.count, (i) => slotOf(l, i).block > head);
+  const upper = (Math.floor((head - f.base) / f.blocksPerDay) + 1) * f.groupsPerDay * GROUP;
+  return l.count + lowerBound(0, upper, (n) => futureSlot(f, n).block > head);
+}
+
+/** Index range [lo, hi) of the items whose block lies in the range, among the first `visible`. */
+export function indexRange(l: Layout, range: BlockRange, visible = l.count): { lo: number; hi: number } {
+  const lo = range.startBlock === undefined ? 0 : lowerBound(0, visible, (i) => slotOf(l, i).block >= range.startBlock!);
+  const hi = range.endBlock === undefined ? visible : lowerBound(0, visible, (i) => slotOf(l, i).block >= range.endBlock!);
   return { lo, hi: Math.max(lo, hi) };
+}
+
+/** Head block of a chain at time `at` (Unix seconds): the newest block with timestamp <= at. */
+export function headAt(chain: ChainInfo, at: number): number {
+  return chain.latestBlock + Math.floor((at - WORLD_NOW) / chain.blockTimeSeconds);
 }
 
 export class EvmWorld {
@@ -330,11 +385,11 @@ export class EvmWorld {
     return c;
   }
 
-  private layout(chain: ChainInfo, label: string, baseMin: number, baseMax: number): Layout {
+  private layout(chain: ChainInfo, label: string, baseMin: number, baseMax: number, perDay: number): Layout {
     let l = this.layouts.get(label);
     if (!l) {
       const base = Rng.of(this.seed, 'count', label).range(baseMin, baseMax);
-      l = makeLayout(this.seed, label, Math.max(1, Math.round(base * this.scale)), chain);
+      l = makeLayout(this.seed, label, Math.max(1, Math.round(base * this.scale)), chain, perDay * this.scale);
       this.layouts.set(label, l);
     }
     return l;
@@ -343,22 +398,28 @@ export class EvmWorld {
   transferLayout(chainId: string, contract: string): Layout {
     const chain = this.chainOrThrow(chainId);
     const c = this.contractOrThrow(chain.chainId, contract);
-    return this.layout(chain, `transfers:${chain.chainId}:${c.address.toLowerCase()}`, 300, 2000);
+    return this.layout(chain, `transfers:${chain.chainId}:${c.address.toLowerCase()}`, 300, 2000, TRANSFERS_PER_DAY);
   }
 
   /** Layout of an address's internal transactions; addresses without any get count 0. */
   internalLayout(chainId: string, address: string): Layout {
     const chain = this.chainOrThrow(chainId);
     if (!this.owner(chain.chainId, address)) return { key: 0, count: 0, firstBlock: 1, stride: 1 };
-    return this.layout(chain, `internals:${chain.chainId}:${address.toLowerCase()}`, 100, 400);
+    return this.layout(chain, `internals:${chain.chainId}:${address.toLowerCase()}`, 100, 400, INTERNALS_PER_DAY);
   }
 
-  transferCount(chainId: string, contract: string): number {
-    return this.transferLayout(chainId, contract).count;
+  /** Transfers on chain at `at` (Unix seconds). */
+  transferCount(chainId: string, contract: string, at = WORLD_NOW): number {
+    return visibleCount(this.transferLayout(chainId, contract), headAt(this.chainOrThrow(chainId), at));
   }
 
-  internalCount(chainId: string, address: string): number {
-    return this.internalLayout(chainId, address).count;
+  internalCount(chainId: string, address: string, at = WORLD_NOW): number {
+    return visibleCount(this.internalLayout(chainId, address), headAt(this.chainOrThrow(chainId), at));
+  }
+
+  /** New items per full day after WORLD_NOW (0 for an address without internal transactions). */
+  perDay(l: Layout): number {
+    return l.count === 0 || !l.future ? 0 : l.future.groupsPerDay * GROUP;
   }
 
   blockHash(chain: ChainInfo, block: number): string {
@@ -379,18 +440,18 @@ export class EvmWorld {
     const chain = this.chainOrThrow(chainId);
     const c = this.contractOrThrow(chain.chainId, contract);
     const l = this.transferLayout(chain.chainId, c.address);
-    if (!Number.isInteger(i) || i < 0 || i >= l.count) throw new RangeError(`transfer index ${i} out of range`);
+    if (!Number.isSafeInteger(i) || i < 0) throw new RangeError(`transfer index ${i} out of range`);
     const s = slotOf(l, i);
     const r = Rng.of(this.seed, 'transfer', l.key, i);
-    const cluster = 1 + (hashKey(l.key, s.g, s.k, 'cluster') % 3);
+    const cluster = 1 + (hashKey(s.key, s.g, s.k, 'cluster') % 3);
     const base: TransferBase = {
       blockNumber: String(s.block),
       blockTimestamp: this.blockTimestamp(chain, s.block),
       blockHash: this.blockHash(chain, s.block),
-      txHash: '0x' + Rng.of(this.seed, 'tx', l.key, s.g, s.k, Math.floor(s.p / cluster)).hex(32),
+      txHash: '0x' + Rng.of(this.seed, 'tx', s.key, s.g, s.k, Math.floor(s.p / cluster)).hex(32),
       from: this.counterparty(chain.chainId, r),
       to: this.counterparty(chain.chainId, r),
-      logIndex: (hashKey(l.key, s.g, s.k, 'log') % 40) + s.p * 3 + r.int(3),
+      logIndex: (hashKey(s.key, s.g, s.k, 'log') % 40) + s.p * 3 + r.int(3),
     };
     const edge = edgeClassAt(i);
     const u = r.float();
@@ -464,14 +525,14 @@ export class EvmWorld {
     const chain = this.chainOrThrow(chainId);
     const owner = this.owner(chain.chainId, address);
     const l = this.internalLayout(chain.chainId, address);
-    if (!owner || !Number.isInteger(i) || i < 0 || i >= l.count) throw new RangeError(`internal tx index ${i} out of range`);
+    if (!owner || !Number.isSafeInteger(i) || i < 0) throw new RangeError(`internal tx index ${i} out of range`);
     const s = slotOf(l, i);
     const r = Rng.of(this.seed, 'internal', l.key, i);
     // Several internal calls share one transaction; in some, even from/to/type repeat.
-    const cluster = 1 + (hashKey(l.key, s.g, s.k, 'cluster') % 4);
+    const cluster = 1 + (hashKey(s.key, s.g, s.k, 'cluster') % 4);
     const txIdx = Math.floor(s.p / cluster);
-    const sameShape = hashKey(l.key, s.g, s.k, txIdx, 'same') % 3 === 0;
-    const shape = sameShape ? Rng.of(this.seed, 'internal-shape', l.key, s.g, s.k, txIdx) : r;
+    const sameShape = hashKey(s.key, s.g, s.k, txIdx, 'same') % 3 === 0;
+    const shape = sameShape ? Rng.of(this.seed, 'internal-shape', s.key, s.g, s.k, txIdx) : r;
     const edge = edgeClassAt(i);
     let type: InternalTxType;
     if (i < INTERNAL_TX_TYPES.length) type = INTERNAL_TX_TYPES[i]!;
@@ -492,7 +553,7 @@ export class EvmWorld {
       blockNumber: String(s.block),
       blockTimestamp: this.blockTimestamp(chain, s.block),
       blockHash: this.blockHash(chain, s.block),
-      txHash: '0x' + Rng.of(this.seed, 'itx', l.key, s.g, s.k, txIdx).hex(32),
+      txHash: '0x' + Rng.of(this.seed, 'itx', s.key, s.g, s.k, txIdx).hex(32),
       from: outgoing ? { ...owner } : other,
       to: outgoing ? other : { ...owner },
       internalTxType: type,
@@ -503,15 +564,16 @@ export class EvmWorld {
     };
   }
 
-  listTransfers(chainId: string, contract: string, range: BlockRange = {}): Listing<Transfer> {
+  /** As served at `at` (Unix seconds): the items of the blocks up to the head then, newest first. */
+  listTransfers(chainId: string, contract: string, range: BlockRange = {}, at = WORLD_NOW): Listing<Transfer> {
     const l = this.transferLayout(chainId, contract);
-    const { lo, hi } = indexRange(l, range);
+    const { lo, hi } = indexRange(l, range, visibleCount(l, headAt(this.chainOrThrow(chainId), at)));
     return descending(lo, hi, (i) => this.transferAt(chainId, contract, i));
   }
 
-  listInternals(chainId: string, address: string, range: BlockRange = {}): Listing<InternalTransaction> {
+  listInternals(chainId: string, address: string, range: BlockRange = {}, at = WORLD_NOW): Listing<InternalTransaction> {
     const l = this.internalLayout(chainId, address);
-    const { lo, hi } = indexRange(l, range);
+    const { lo, hi } = indexRange(l, range, visibleCount(l, headAt(this.chainOrThrow(chainId), at)));
     return descending(lo, hi, (i) => this.internalAt(chainId, address, i));
   }
 }

@@ -80,7 +80,7 @@ export function writeAtomic(path: string, content: string): void {
 /** A file name for a partition id: readable, safe, and unique (hash suffix). */
 export function slug(partition: string): string {
   // No '=': a folder named k=v reads as a hive partition to DuckDB and Spark.
-  const readable = partition.replace(/[^A-Za-z0-9._-]+/g, '_').slice(0, 80);
+  const readable = partition.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 80);
   return `${readable}-${createHash('sha256').update(partition).digest('hex').slice(0, 10)}`;
 }
 
