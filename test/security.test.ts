@@ -8,7 +8,7 @@
 // only them.
 import { spawn } from 'node:child_process';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -115,20 +115,22 @@ interface Output {
   stderr: string;
   out: Buffer;
   err: Buffer;
+  ms: number;
 }
 
 const outputs: Output[] = [];
 
-function cli(label: string, args: string[], env: Record<string, string | undefined>, o: { killWhen?: () => boolean } = {}): Promise<Output> {
+function cli(label: string, args: string[], env: Record<string, string | undefined>, o: { killWhen?: () => boolean; record?: boolean } = {}): Promise<Output> {
   return new Promise((resolve, reject) => {
     const childEnv: Record<string, string> = {};
     for (const [k, v] of Object.entries({ ...process.env, ...env })) if (v !== undefined && k !== 'CHAINLAKE_LOG_LEVEL') childEnv[k] = v;
+    const t0 = Date.now();
     const child = spawn(process.execPath, [BIN, ...args], { cwd: work, env: childEnv, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     child.stdout.on('data', (b: Buffer) => out.push(b));
     child.stderr.on('data', (b: Buffer) => err.push(b));
-    const timer = setTimeout(() => child.kill('SIGKILL'), 45_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
     let poll: NodeJS.Timeout | undefined;
     if (o.killWhen) {
       poll = setInterval(() => {
@@ -143,11 +145,11 @@ function cli(label: string, args: string[], env: Record<string, string | undefin
       clearTimeout(timer);
       if (poll) clearInterval(poll);
       const r: Output = {
-        label, code, signal,
+        label, code, signal, ms: Date.now() - t0,
         out: Buffer.concat(out), err: Buffer.concat(err),
         stdout: Buffer.concat(out).toString('utf8'), stderr: Buffer.concat(err).toString('utf8'),
       };
-      outputs.push(r);
+      if (o.record !== false) outputs.push(r);
       resolve(r);
     });
   });
@@ -248,6 +250,19 @@ function runReports(lake: string): Array<Record<string, any>> {
 
 const sumOf = (r: Record<string, any>, k: string) => (r.streams as Array<Record<string, number>>).reduce((a, s) => a + (s[k] ?? 0), 0);
 
+/** Staged files read while a run was writing them (a staged batch lives only until its commit). */
+const staged: Array<{ file: string; bytes: Buffer }> = [];
+function snapshotStaging(lake: string): number {
+  for (const f of walk(join(lake, '_staging'))) {
+    try {
+      staged.push({ file: f, bytes: readFileSync(f) });
+    } catch {
+      // committed (renamed) meanwhile
+    }
+  }
+  return staged.length;
+}
+
 // Results of the runs, checked by the tests below.
 const R: Record<string, Output> = {};
 
@@ -268,10 +283,10 @@ beforeAll(async () => {
 
   // The failing service: 401, 403, 503 forever, 500 forever, resets forever, by route.
   failing = await scriptedServer((req, res) => {
-    const path = new URL(req.url ?? '/', 'http://x').pathname;
-    if (path.includes(`/tokens/${C.erc20}/`)) return json(res, 401, { statusCode: 401, message: 'Unauthorized', error: 'Unauthorized' });
-    if (path.includes(`/tokens/${C.erc721}/`)) return json(res, 403, { statusCode: 403, message: 'Forbidden resource', error: 'Forbidden' });
-    if (path.includes(`/tokens/${C.erc1155}/`)) return json(res, 503, { statusCode: 503, message: 'Service Unavailable', error: 'Service Unavailable' });
+    const path = new URL(req.url ?? '/', 'http://x').pathname.toLowerCase();
+    if (path.includes(`/tokens/${C.erc20.toLowerCase()}/`)) return json(res, 401, { statusCode: 401, message: 'Unauthorized', error: 'Unauthorized' });
+    if (path.includes(`/tokens/${C.erc721.toLowerCase()}/`)) return json(res, 403, { statusCode: 403, message: 'Forbidden resource', error: 'Forbidden' });
+    if (path.includes(`/tokens/${C.erc1155.toLowerCase()}/`)) return json(res, 503, { statusCode: 503, message: 'Service Unavailable', error: 'Service Unavailable' });
     if (path.endsWith('/rewards')) return json(res, 500, { statusCode: 500, message: 'Internal server error', error: 'Internal Server Error' });
     req.socket.destroy(); // delegators: the connection drops every time
   });
@@ -283,60 +298,84 @@ beforeAll(async () => {
 
   const env = { CHAINLAKE_API_KEY: ENV_KEY, TMPDIR: join(root, 'tmp'), TMP: join(root, 'tmp'), TEMP: join(root, 'tmp') };
   const common = ['--log-level', 'trace', '--flush-rows', '50'];
-
-  // 1. Key from the environment, faults on every kind but slow, JSON logs at trace.
-  const envPipeline = write('env.yaml', pipelineYaml('sec_env', 'apiKey: "${CHAINLAKE_API_KEY}"'));
   const lakeA = join(lakes, 'a');
-  R.envRun = await cli('run (env key, faults)', ['run', envPipeline, '--lake', lakeA, '--data-url', proxy.url, '--metrics-url', proxy.url, '--log-format', 'json', ...common], env);
-
-  // 2. Key written in the YAML, pretty logs; killed mid-run (staging leftovers, a stale lock,
-  //    partial state), then rerun to the end (which rolls forward and resumes).
-  const literalPipeline = write('literal.yaml', pipelineYaml('sec_literal', `apiKey: "${LITERAL_KEY}"`));
   const lakeB = join(lakes, 'b');
   const lakeBKilled = join(lakes, 'b-killed');
-  const litArgs = (lake: string) => ['run', literalPipeline, '--lake', lake, '--data-url', proxy.url, '--metrics-url', proxy.url, '--log-format', 'pretty', ...common];
-  R.literalKilled = await cli('run (literal key, killed)', litArgs(lakeBKilled), env, {
-    killWhen: () => walk(join(lakeBKilled, '_staging')).length > 0 && walk(join(lakeBKilled, '_state')).length > 0,
-  });
-  // The killed run's leftovers are part of "everything chainlake wrote": keep a copy, then resume
-  // in another lake built the same way.
-  R.literalKilled2 = await cli('run (literal key, killed again)', litArgs(lakeB), env, {
-    killWhen: () => walk(join(lakeB, '_state')).length > 2,
-  });
-  R.literalResume = await cli('run (literal key, resumed)', litArgs(lakeB), env);
-
-  // 3. Everything fails: non-retried 401/403, retries exhausted on 5xx and resets, no metrics service.
-  const failPipeline = write('fail.yaml', pipelineYaml('sec_fail', 'apiKey: "${CHAINLAKE_API_KEY}"', ', retries: 2, timeoutMs: 3000', ', retries: 1, timeoutMs: 3000'));
   const lakeC = join(lakes, 'c');
-  R.failRun = await cli('run (failing services)', ['run', failPipeline, '--lake', lakeC, '--data-url', failing.url, '--metrics-url', deadUrl, '--log-format', 'json', ...common], env);
-  // The same failing run on the lake the first run filled: failures on top of committed state.
-  R.failOnA = await cli('run (failing services, lake a)', ['run', failPipeline, '--lake', lakeA, '--data-url', failing.url, '--metrics-url', deadUrl, '--log-format', 'json', ...common], env);
+  const envPipeline = write('env.yaml', pipelineYaml('sec_env', 'apiKey: "${CHAINLAKE_API_KEY}"'));
+  const literalPipeline = write('literal.yaml', pipelineYaml('sec_literal', `apiKey: "${LITERAL_KEY}"`));
+  const failPipeline = write('fail.yaml', pipelineYaml('sec_fail', 'apiKey: "${CHAINLAKE_API_KEY}"', ', retries: 2, timeoutMs: 3000', ', retries: 1, timeoutMs: 3000'));
+  const litArgs = (lake: string) => ['run', literalPipeline, '--lake', lake, '--data-url', proxy.url, '--metrics-url', proxy.url, '--log-format', 'pretty', ...common];
+  const failArgs = (lake: string) => ['run', failPipeline, '--lake', lake, '--data-url', failing.url, '--metrics-url', deadUrl, '--log-format', 'json', ...common];
+
+  // The runs on different lakes go side by side (the simulator serves them all).
+  await Promise.all([
+    (async () => {
+      // 1. Key from the environment, faults of every kind but slow, JSON logs at trace.
+      R.envRun = await cli('run (env key, faults)', ['run', envPipeline, '--lake', lakeA, '--data-url', proxy.url, '--metrics-url', proxy.url, '--log-format', 'json', ...common], env);
+      // The failing run (3.) again, on the lake the first run filled: failures on top of committed state.
+      R.failOnA = await cli('run (failing services, lake a)', failArgs(lakeA), env);
+    })(),
+    (async () => {
+      // 2. Key written in the YAML, pretty logs; killed mid-run (staging leftovers, a stale lock,
+      //    partial state: kept as they are), and in a second lake killed, then rerun to the end
+      //    (which takes the lock over, rolls forward and resumes).
+      R.literalKilled = await cli('run (literal key, killed)', litArgs(lakeBKilled), env, {
+        killWhen: () => {
+          const n = snapshotStaging(lakeBKilled);
+          const states = walk(join(lakeBKilled, '_state')).length;
+          return (n > 0 && states >= 3) || states >= 8;
+        },
+      });
+      R.literalKilled2 = await cli('run (literal key, killed again)', litArgs(lakeB), env, {
+        killWhen: () => {
+          snapshotStaging(lakeB);
+          return walk(join(lakeB, '_state')).length > 2;
+        },
+      });
+      R.literalResume = await cli('run (literal key, resumed)', litArgs(lakeB), env);
+    })(),
+    (async () => {
+      // 3. Everything fails: non-retried 401/403, retries exhausted on 5xx and resets, no metrics service.
+      R.failRun = await cli('run (failing services)', failArgs(lakeC), env);
+    })(),
+    (async () => {
+      // 5. Bad configs and flags (exit 2), with the key set.
+      const badAddr = write('bad-addr.yaml', pipelineYaml('sec_bad', 'apiKey: "${CHAINLAKE_API_KEY}"').replace(C.erc20, '0x12'));
+      const badLit = write('bad-literal.yaml', pipelineYaml('sec_bad2', `apiKey: "${LITERAL_KEY}"`, ', concurrency: 0, bogus: 1'));
+      const badYaml = write('bad-yaml.yaml', pipelineYaml('sec_bad3', `apiKey: "${LITERAL_KEY}`));
+      // Known leak (fails until fixed): checkSource in src/config/pipeline.ts answers a non-string
+      // apiKey with `must be a string, not ${describe(value)}`, which prints the key.
+      const badType = write('bad-type.yaml', pipelineYaml('sec_bad4', `apiKey: ["${LITERAL_KEY}"]`));
+      [R.badAddr, R.badLiteral, R.badYaml, R.badType, R.badFlag] = await Promise.all([
+        cli('run (bad address)', ['run', badAddr, '--lake', join(lakes, 'bad1'), '--log-level', 'trace'], env),
+        cli('run (bad source keys, literal key)', ['run', badLit, '--lake', join(lakes, 'bad2'), '--log-level', 'trace'], env),
+        cli('run (YAML syntax error on the key line)', ['run', badYaml, '--lake', join(lakes, 'bad3')], env),
+        cli('run (key of the wrong type)', ['run', badType, '--lake', join(lakes, 'bad4')], env),
+        cli('run (bad flag)', ['run', literalPipeline, '--lake', join(lakes, 'bad5'), '--data-url', 'nope'], env),
+      ]);
+    })(),
+  ]);
 
   // 4. query and status on every lake, with the key in the environment.
+  const reads: Array<Promise<void>> = [];
+  const read = (name: string, args: string[]) => reads.push(cli(name, args, env).then((r) => void (R[name] = r)));
   for (const [n, lake] of Object.entries({ a: lakeA, b: lakeB, killed: lakeBKilled, c: lakeC })) {
-    R[`status ${n}`] = await cli(`status ${n}`, ['status', '--lake', lake], env);
-    R[`query runs ${n}`] = await cli(`query _runs ${n}`, ['query', '--lake', lake, '--format', 'json', 'SELECT * FROM _runs'], env);
-    R[`query state ${n}`] = await cli(`query files ${n}`, ['query', '--lake', lake, '--format', 'csv', "SELECT * FROM read_json('" + join(lake, '_state', '*', '*.json') + "', union_by_name = true)"], env);
+    read(`status ${n}`, ['status', '--lake', lake]);
+    read(`query runs ${n}`, ['query', '--lake', lake, '--format', 'json', 'SELECT * FROM _runs']);
+    if (existsSync(join(lake, '_state')))
+      read(`query state ${n}`, ['query', '--lake', lake, '--format', 'csv', `SELECT * FROM read_json('${join(lake, '_state', '*', '*.json')}', union_by_name = true)`]);
   }
-  R.queryRows = await cli('query rows', ['query', '--lake', lakeA, '--format', 'table', 'SELECT token_type, count(*) n FROM erc_transfers GROUP BY 1 ORDER BY 1'], env);
-  R.queryBad = await cli('query bad SQL', ['query', '--lake', lakeA, 'SELECT nope FROM erc_transfers'], env);
-
-  // 5. Bad configs (exit 2), with the key set.
-  const badAddr = write('bad-addr.yaml', pipelineYaml('sec_bad', 'apiKey: "${CHAINLAKE_API_KEY}"').replace(C.erc20, '0x12'));
-  R.badAddr = await cli('run (bad address)', ['run', badAddr, '--lake', join(lakes, 'bad1'), '--log-level', 'trace'], env);
-  const badLit = write('bad-literal.yaml', pipelineYaml('sec_bad2', `apiKey: "${LITERAL_KEY}"`, ', concurrency: 0, bogus: 1'));
-  R.badLiteral = await cli('run (bad source keys, literal key)', ['run', badLit, '--lake', join(lakes, 'bad2'), '--log-level', 'trace'], env);
-  const badYaml = write('bad-yaml.yaml', pipelineYaml('sec_bad3', `apiKey: "${LITERAL_KEY}`));
-  R.badYaml = await cli('run (YAML syntax error on the key line)', ['run', badYaml, '--lake', join(lakes, 'bad3')], env);
-  const badType = write('bad-type.yaml', pipelineYaml('sec_bad4', `apiKey: ["${LITERAL_KEY}"]`));
-  R.badType = await cli('run (key of the wrong type)', ['run', badType, '--lake', join(lakes, 'bad4')], env);
-  R.badFlag = await cli('run (bad flag)', ['run', envPipeline, '--lake', join(lakes, 'bad5'), '--data-url', 'nope'], env);
+  read('query rows', ['query', '--lake', lakeA, '--format', 'table', 'SELECT token_type, count(*) n FROM erc_transfers GROUP BY 1 ORDER BY 1']);
+  read('query bad SQL', ['query', '--lake', lakeA, 'SELECT nope FROM erc_transfers']);
+  await Promise.all(reads);
 }, 120_000);
 
 afterAll(async () => {
   await proxy?.close();
   await sim?.close();
   await failing?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
 });
 
 describe('the API key never leaks', () => {
@@ -381,10 +420,10 @@ describe('the API key never leaks', () => {
     for (const n of ['a', 'b', 'killed', 'c']) {
       expect(R[`status ${n}`]!.code).toBe(0);
       expect(R[`query runs ${n}`]!.code).toBe(0);
-      expect(R[`query state ${n}`]!.code).toBe(0);
+      if (n !== 'c') expect(R[`query state ${n}`]!.code).toBe(0);
     }
-    expect(R.queryRows!.stdout).toContain('ERC-1155');
-    expect(R.queryBad!.code).toBe(2);
+    expect(R['query rows']!.stdout).toContain('ERC-1155');
+    expect(R['query bad SQL']!.code).toBe(2);
   });
 
   it('the keys were sent, only in the key header, only to the data service, never in a URL', () => {
@@ -420,9 +459,11 @@ describe('the API key never leaks', () => {
   it('no key in any byte of any file chainlake wrote (lakes, state, reports, rejects, staging, lock, cwd, tmp)', () => {
     const files = [...walk(lakes), ...walk(work), ...walk(join(root, 'tmp'))];
     const kinds = new Set(files.map((f) => (f.endsWith('.parquet') ? 'parquet' : f.includes('/_state/') ? 'state' : f.includes('/_runs/') ? 'run' : f.includes('/_staging/') ? 'staging' : f.endsWith('_lock') ? 'lock' : 'other')));
-    for (const k of ['parquet', 'state', 'run', 'staging', 'lock']) expect(kinds, `no ${k} file was written`).toContain(k);
+    for (const k of ['parquet', 'state', 'run', 'lock']) expect(kinds, `no ${k} file was written`).toContain(k);
+    // Staged batches: those a killed run left, and those read while runs were writing them.
+    expect(kinds.has('staging') || staged.length > 0, 'no staged file was seen').toBe(true);
     expect(files.length).toBeGreaterThan(50);
-    const found = files.flatMap((f) => leaks(f, readFileSync(f)));
+    const found = [...files.flatMap((f) => leaks(f, readFileSync(f))), ...staged.flatMap((s) => leaks(`${s.file} (while staged)`, s.bytes))];
     expect(found).toEqual([]);
   });
 
@@ -451,6 +492,34 @@ describe('the API key never leaks', () => {
       expect(rows).toBeGreaterThan(2000);
     } finally {
       conn.closeSync();
+    }
+  });
+
+  // A service may repeat the key it got in its error message ("Invalid API key: ..."); chainlake
+  // quotes service messages in errors, logs and the run report, so it must scrub the key there too.
+  // Known leak (fails until fixed): Client.attempt in src/sources/client.ts puts serviceMessage(text)
+  // into the ServiceError (4xx) and the Retryable message (5xx, then "last error: ...") unscrubbed.
+  it('a key the service echoes in its error body is not repeated (401 and 5xx messages)', async () => {
+    const echo = await scriptedServer((req, res) => {
+      const key = String(req.headers[KEY_HEADER] ?? '');
+      const path = new URL(req.url ?? '/', 'http://x').pathname.toLowerCase();
+      if (path.includes('/tokens/')) return json(res, 401, { statusCode: 401, message: `Invalid API key: ${key}`, error: 'Unauthorized' });
+      return json(res, 500, { statusCode: 500, message: [`upstream refused key ${key}`], error: 'Internal Server Error' });
+    });
+    try {
+      const dir = join(root, 'echo');
+      const lake = join(dir, 'lake');
+      const yaml = join(dir, 'echo.yaml');
+      mkdirSync(dir, { recursive: true });
+      writeFileSync(yaml, pipelineYaml('sec_echo', 'apiKey: "${CHAINLAKE_API_KEY}"', ', retries: 1').split('  - table: chain_metrics')[0]!);
+      const r = await cli('run (service echoes the key)', ['run', yaml, '--lake', lake, '--data-url', echo.url, '--metrics-url', deadUrl, '--log-level', 'trace', '--log-format', 'json'], { CHAINLAKE_API_KEY: ENV_KEY }, { record: false });
+      expect(r.code).toBe(1);
+      expect(echo.requests.some((q) => q.headers[KEY_HEADER] === ENV_KEY)).toBe(true);
+      expect(r.stdout).toContain('answered 401');
+      const found = [...leaks('stdout', r.out), ...leaks('stderr', r.err), ...walk(lake).flatMap((f) => leaks(f, readFileSync(f)))];
+      expect(found).toEqual([]);
+    } finally {
+      await echo.close();
     }
   });
 });

@@ -169,7 +169,9 @@ function checkSource(raw: unknown, at: string, name: 'data' | 'metrics', out: Pr
       continue;
     }
     if (typeof value !== 'string') {
-      out.push({ path: `${at}.${key}`, message: `must be a string, not ${describe(value)}` });
+      // Never echo what was written as a key, even when it is malformed.
+      const shown = key === 'apiKey' ? `a ${Array.isArray(value) ? 'list' : typeof value} (value not shown)` : describe(value);
+      out.push({ path: `${at}.${key}`, message: `must be a string, not ${shown}` });
       continue;
     }
     const s = interpolate(value);

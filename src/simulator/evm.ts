@@ -6,7 +6,7 @@ import { Rng, hashKey, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { descending, lowerBound, type Listing } from './listing.js';
 
-/** The world's fixed "now": 2025-11-01T00:00:00Z, in Unix seconds. */
+/** The world's "now" unless it is given a clock: 2025-11-01T00:00:00Z, in Unix seconds. */
 export const WORLD_NOW = 1_761_955_200;
 
 export type ErcType = 'ERC-20' | 'ERC-721' | 'ERC-1155';

@@ -9,7 +9,7 @@ import type { Listing } from './listing.js';
 import { WEIGHTS } from './ratelimit.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
-import type { PageTokens } from './tokens.js';
+import type { PageTokens, TokenState } from './tokens.js';
 import type { World } from './world.js';
 
 export interface RouteContext {
@@ -147,10 +147,23 @@ function page<T>(
   return end < listing.length ? { items, nextPageToken: issue(end) } : { items };
 }
 
-function dataPage<T>(ctx: RouteContext, field: string, queryKey: string, listing: Listing<T>, pageSize: number): object {
+/**
+ * The world a page is served from: a clocked world is frozen at the time of the listing's first
+ * page (carried by the token), so later pages continue exactly where the previous one ended.
+ */
+function snapshot(ctx: RouteContext, state: TokenState | undefined): { world: World; at?: number } {
+  if (!ctx.world.clocked) return { world: ctx.world };
+  const at = state?.at ?? ctx.world.now;
+  return { world: ctx.world.asOf(at), at };
+}
+
+function dataPage<T>(
+  ctx: RouteContext, field: string, queryKey: string, list: (w: World) => Listing<T>, pageSize: number,
+): object {
   const token = single(ctx.query, 'pageToken');
-  const offset = token === undefined ? 0 : ctx.tokens.redeem(token, queryKey);
-  const { items, nextPageToken } = page(listing, offset, pageSize, (next) => ctx.tokens.issue(queryKey, next));
+  const state = token === undefined ? undefined : ctx.tokens.redeem(token, queryKey);
+  const { world, at } = snapshot(ctx, state);
+  const { items, nextPageToken } = page(list(world), state?.offset ?? 0, pageSize, (next) => ctx.tokens.issue(queryKey, next, at));
   return nextPageToken === undefined ? { [field]: items } : { nextPageToken, [field]: items };
 }
 
@@ -163,7 +176,7 @@ function transfers(ctx: RouteContext): unknown {
   const range = blockRange(ctx.query);
   if (!ctx.world.contract(chain.chainId, address)) throw notFound(`token contract ${ctx.params[1]} not found on chain ${chain.chainId}`);
   const key = JSON.stringify(['transfers', chain.chainId, address, range.startBlock ?? null, range.endBlock ?? null]);
-  return dataPage(ctx, 'transfers', key, ctx.world.listTransfers(chain.chainId, address, range), pageSize);
+  return dataPage(ctx, 'transfers', key, (w) => w.listTransfers(chain.chainId, address, range), pageSize);
 }
 
 function internals(ctx: RouteContext): unknown {
@@ -172,7 +185,7 @@ function internals(ctx: RouteContext): unknown {
   const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
   const range = blockRange(ctx.query);
   const key = JSON.stringify(['internals', chain.chainId, address, range.startBlock ?? null, range.endBlock ?? null]);
-  return dataPage(ctx, 'transactions', key, ctx.world.listInternals(chain.chainId, address, range), pageSize);
+  return dataPage(ctx, 'transactions', key, (w) => w.listInternals(chain.chainId, address, range), pageSize);
 }
 
 interface RewardParams {
@@ -199,14 +212,13 @@ function rewards(ctx: RouteContext): unknown {
   const p = rewardParams(ctx);
   const currency: Currency = enumParam(ctx.query, 'currency', CURRENCIES) ?? 'usd';
   const key = JSON.stringify(['rewards', p.network, p.addresses ?? null, p.nodeIds ?? null, p.sortOrder ?? null, currency]);
-  const listing = ctx.world.listRewards(p.network, { ...pick(p), currency });
-  return dataPage(ctx, 'historicalRewards', key, listing, p.pageSize);
+  return dataPage(ctx, 'historicalRewards', key, (w) => w.listRewards(p.network, { ...pick(p), currency }), p.pageSize);
 }
 
 function pendingRewards(ctx: RouteContext): unknown {
   const p = rewardParams(ctx);
   const key = JSON.stringify(['pendingRewards', p.network, p.addresses ?? null, p.nodeIds ?? null, p.sortOrder ?? null]);
-  return dataPage(ctx, 'pendingRewards', key, ctx.world.listPendingRewards(p.network, pick(p)), p.pageSize);
+  return dataPage(ctx, 'pendingRewards', key, (w) => w.listPendingRewards(p.network, pick(p)), p.pageSize);
 }
 
 function pick(p: RewardParams): { addresses?: string[]; nodeIds?: string[]; sortOrder?: SortOrder } {
@@ -224,11 +236,11 @@ function delegators(ctx: RouteContext): unknown {
   const sortOrder = enumParam<SortOrder>(ctx.query, 'sortOrder', ['asc', 'desc']);
   const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
   const key = JSON.stringify(['delegators', network, rewardAddresses ?? null, nodeIds ?? null, delegationStatus ?? null, sortOrder ?? null]);
-  const listing = ctx.world.listDelegators(network, {
+  const q = {
     ...(rewardAddresses ? { rewardAddresses } : {}), ...(nodeIds ? { nodeIds } : {}),
     ...(delegationStatus ? { delegationStatus } : {}), ...(sortOrder ? { sortOrder } : {}),
-  });
-  return dataPage(ctx, 'delegators', key, listing, pageSize);
+  };
+  return dataPage(ctx, 'delegators', key, (w) => w.listDelegators(network, q), pageSize);
 }
 
 // ---- metrics service ----
@@ -258,11 +270,12 @@ function metrics(ctx: RouteContext): unknown {
   const pageSize = intParam(ctx.query, 'pageSize', 1, 2160, 100)!;
   const key = JSON.stringify(['metrics', chainId, metric, timeInterval, startTimestamp ?? null, endTimestamp ?? null]);
   const token = single(ctx.query, 'pageToken');
-  const offset = token === undefined ? 0 : ctx.tokens.redeemMetric(token, key);
-  const listing = ctx.world.listMetric(chainId, metric, {
+  const state = token === undefined ? undefined : ctx.tokens.redeemMetric(token, key);
+  const { world, at } = snapshot(ctx, state);
+  const listing = world.listMetric(chainId, metric, {
     timeInterval, ...(startTimestamp !== undefined ? { startTimestamp } : {}), ...(endTimestamp !== undefined ? { endTimestamp } : {}),
   });
-  const { items, nextPageToken } = page(listing, offset, pageSize, (next) => ctx.tokens.issueMetric(key, next));
+  const { items, nextPageToken } = page(listing, state?.offset ?? 0, pageSize, (next) => ctx.tokens.issueMetric(key, next, at));
   return nextPageToken === undefined ? { results: items } : { results: items, nextPageToken };
 }
 
@@ -270,9 +283,10 @@ function avgTps(ctx: RouteContext): unknown {
   const chainId = metricsChain(ctx, ctx.params[0]!, false);
   const key = JSON.stringify(['avgTps', chainId]);
   const token = single(ctx.query, 'pageToken');
-  const offset = token === undefined ? 0 : ctx.tokens.redeemMetric(token, key);
-  const { items, nextPageToken } = page(ctx.world.listAvgTps(chainId), offset, AVG_TPS_PAGE_SIZE, (next) => ctx.tokens.issueMetric(key, next));
-  const body = { results: items, status: 200, lastRun: ctx.world.avgTpsLastRun() };
+  const state = token === undefined ? undefined : ctx.tokens.redeemMetric(token, key);
+  const { world, at } = snapshot(ctx, state);
+  const { items, nextPageToken } = page(world.listAvgTps(chainId), state?.offset ?? 0, AVG_TPS_PAGE_SIZE, (next) => ctx.tokens.issueMetric(key, next, at));
+  const body = { results: items, status: 200, lastRun: world.avgTpsLastRun() };
   return nextPageToken === undefined ? body : { ...body, nextPageToken };
 }
 

@@ -1,5 +1,9 @@
 // Metric series of the metrics service. A point is a pure function of (seed, chain, metric,
 // interval, period index); cumulative metrics use a closed form that never decreases.
+// Series end with the period containing the world's now. In a world with a clock (`partial`),
+// that newest period is still running: its value is the part of the final value gathered by the
+// latest update (every UPDATE_SECONDS), so it changes as the clock moves through the period and
+// becomes final when the next period starts. Without a clock the newest point is served final.
 import { hashKey } from './hash.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
 import type { Listing } from './listing.js';
@@ -37,6 +41,8 @@ export function dayOnly(metric: Metric): boolean {
 }
 
 const HOUR = 3600;
+/** The metrics service recomputes the running period this often. */
+export const UPDATE_SECONDS = 15 * 60;
 const DAY = 86_400;
 const WEEK = 7 * DAY;
 /** 1970-01-05T00:00:00Z, the first Monday of the epoch. */
@@ -86,13 +92,15 @@ function since(chainId: string): number {
 }
 
 export class SeriesWorld {
-  constructor(readonly seed: number) {}
+  /** @param partial serve the newest period as still running (a world with a clock) */
+  constructor(readonly seed: number, readonly partial = false) {}
 
-  /** Points newest first. */
-  listMetric(chainId: string, metric: Metric, q: MetricQuery = {}): Listing<MetricPoint> {
+  /** Points newest first, as served at `at` (Unix seconds). */
+  listMetric(chainId: string, metric: Metric, q: MetricQuery = {}, at = WORLD_NOW): Listing<MetricPoint> {
     const interval = q.timeInterval ?? 'day';
     let lo = firstIndexAtOrAfter(interval, since(chainId));
-    let hi = periodIndex(interval, WORLD_NOW);
+    const current = periodIndex(interval, at);
+    let hi = current;
     if (q.startTimestamp !== undefined) lo = Math.max(lo, firstIndexAtOrAfter(interval, q.startTimestamp));
     if (q.endTimestamp !== undefined) hi = Math.min(hi, periodIndex(interval, q.endTimestamp));
     const length = Math.max(0, hi - lo + 1);
@@ -101,18 +109,41 @@ export class SeriesWorld {
       at: (k) => {
         const idx = hi - k;
         const timestamp = periodStart(interval, idx);
-        return { value: this.value(chainId, metric, interval, idx, timestamp), timestamp };
+        const value = this.partial && idx === current
+          ? this.runningValue(chainId, metric, interval, idx, timestamp, at)
+          : this.value(chainId, metric, interval, idx, timestamp);
+        return { value, timestamp };
       },
     };
   }
 
-  listAvgTps(chainId: string): Listing<MetricPoint> {
-    return this.listMetric(chainId, 'avgTps', { timeInterval: 'day' });
+  listAvgTps(chainId: string, at = WORLD_NOW): Listing<MetricPoint> {
+    return this.listMetric(chainId, 'avgTps', { timeInterval: 'day' }, at);
   }
 
   /** When the legacy avg_tps data was last refreshed. */
-  avgTpsLastRun(): number {
-    return WORLD_NOW - 317;
+  avgTpsLastRun(at = WORLD_NOW): number {
+    return at - 317;
+  }
+
+  /** Value of the running period idx at time `at`, from the updates made so far. */
+  private runningValue(chainId: string, metric: Metric, interval: TimeInterval, idx: number, ts: number, at: number): number {
+    const final = this.value(chainId, metric, interval, idx, ts);
+    const length = periodStart(interval, idx + 1) - ts;
+    const slot = Math.floor((at - ts) / UPDATE_SECONDS);
+    const done = Math.min(1, (slot * UPDATE_SECONDS) / length);
+    const digits = metric === 'avgTps' || metric === 'maxTps' ? 4 : metric === 'avgGps' || metric === 'maxGps' ? 2 : 0;
+    if (metric.startsWith('cumulative')) {
+      const before = this.value(chainId, metric, 'day', idx - 1, ts - DAY);
+      return round(before + (final - before) * done, 0);
+    }
+    if (metric.startsWith('avg')) {
+      // An average over part of the period: near the final value, closer as the period fills.
+      const wobble = hashKey(this.seed, 'running', chainId, metric, interval, idx, slot) / 0x1_0000_0000 - 0.5;
+      return round(final * (1 + 0.4 * wobble * (1 - done)), digits);
+    }
+    if (metric.startsWith('max')) return round(final * (0.6 + 0.4 * done), digits);
+    return round(final * done, 0);
   }
 
   private noise(chainId: string, metric: string, interval: TimeInterval, idx: number, spread = 0.3): number {

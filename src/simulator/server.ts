@@ -27,8 +27,15 @@ export interface SimulatorOptions {
   faults?: FaultOptions;
   /** when set, a data-service request carrying any other key gets 401; requests without a key pass */
   apiKeys?: string[];
-  /** server clock in ms (rate-limit windows, metric token expiry); default Date.now */
+  /** server clock in ms (rate-limit windows, page-token expiry); default Date.now */
   now?: () => number;
+  /**
+   * The world's clock, Unix seconds: every listing is served as of this time (see World). Default:
+   * the world stands still at WORLD_NOW. Independent of `now`.
+   */
+  worldNow?: () => number;
+  /** data-service page tokens get a 400 this long (server clock) after issue; default never */
+  dataTokenTtlMs?: number;
 }
 
 export interface SimulatorStats {
@@ -58,8 +65,11 @@ const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const now = opts.now ?? Date.now;
-  const world = buildWorld({ ...(opts.seed !== undefined ? { seed: opts.seed } : {}), ...(opts.scale !== undefined ? { scale: opts.scale } : {}) });
-  const tokens = new PageTokens(`chainlake-sim:${world.seed}:${world.scale}`, now);
+  const world = buildWorld({
+    ...(opts.seed !== undefined ? { seed: opts.seed } : {}), ...(opts.scale !== undefined ? { scale: opts.scale } : {}),
+    ...(opts.worldNow !== undefined ? { now: opts.worldNow } : {}),
+  });
+  const tokens = new PageTokens(`chainlake-sim:${world.seed}:${world.scale}`, now, opts.dataTokenTtlMs);
   const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
   const rl = opts.rateLimit;
   const blocking = { blockAfterLimitedRequests: rl?.blockAfterLimitedRequests, blockSeconds: rl?.blockSeconds };

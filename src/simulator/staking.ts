@@ -118,6 +118,8 @@ export interface DelegatorQuery {
 }
 
 interface Period {
+  /** listed as a pending reward from here (the previous period's end) */
+  listedFrom: number;
   start: number;
   end: number;
   txHash: string;
@@ -126,21 +128,26 @@ interface Period {
 }
 
 interface Validator {
+  net: StakingNetwork;
   v: number;
   nodeId: string;
   owners: string[];
   feeBp: bigint;
   periods: Period[];
   since: number;
+  /** delegations registered by WORLD_NOW; later ones come one every `interval` from WORLD_NOW + `phase` */
   delegatorCount: number;
   completed: number;
   active: number;
+  phase: number;
+  interval: number;
 }
 
 interface Delegation {
   v: number;
   j: number;
-  status: DelegationStatus;
+  /** listed (as pending) from here on */
+  listedFrom: number;
   txHash: string;
   rewardTxHash: string;
   addresses: string[];
@@ -179,8 +186,26 @@ function rewardFor(stake: bigint, aprBp: bigint, seconds: number): bigint {
   return (stake * aprBp * BigInt(Math.max(0, seconds))) / (10_000n * BigInt(YEAR));
 }
 
+/** Status of a delegation at time t: pending before start, active until end, then completed. */
+export function statusAt(start: number, end: number, t: number): DelegationStatus {
+  return t < start ? 'pending' : t < end ? 'active' : 'completed';
+}
+
+/**
+ * The delegation every network's validator 0 receives after WORLD_NOW, at fixed times and with
+ * seed-independent hashes: listed from WORLD_NOW + 6 h (pending), active from WORLD_NOW + 1 day,
+ * completed at WORLD_NOW + 3 days. Its delegator is owner-pool address 1.
+ */
+export const DEMO_DELEGATION_TIMES = { listedFrom: WORLD_NOW + 6 * 3600, start: WORLD_NOW + DAY, end: WORLD_NOW + 3 * DAY } as const;
+
+export function demoDelegationTxHash(network: StakingNetwork): string {
+  return cb58Encode(labelBytes(`delegation:${network}:demo`, 32));
+}
+
 export class StakingWorld {
   private readonly validatorsByNet = new Map<StakingNetwork, Validator[]>();
+  /** Delegations are pure functions of (network, validator, index); kept once made. */
+  private readonly delegations = new Map<string, Delegation>();
   /** Filtered, sorted keys per query: small (hundreds), and the items themselves stay on demand. */
   private readonly cache = new Map<string, unknown[]>();
 
@@ -201,6 +226,7 @@ export class StakingWorld {
     for (let k = 0; ; k++) {
       const end = t + r.range(60, 365) * DAY;
       periods.push({
+        listedFrom: k === 0 ? t : periods[k - 1]!.end,
         start: t, end, txHash: cb58Hash(this.seed, 'validation', net, v, k),
         stake: BigInt(r.range(2_000, 1_000_000)) * NANO + r.bigBelow(NANO), aprBp: BigInt(r.range(650, 800)),
       });
@@ -210,10 +236,36 @@ export class StakingWorld {
     const delegatorCount = r.range(20, 60);
     const pending = 1 + r.int(3);
     const active = r.range(3, 8);
+    const feeBp = BigInt(r.range(200, 1_000));
+    // After WORLD_NOW: a new delegation every 2..6 days (validator 0: the first at +6 h, see DEMO_DELEGATION_TIMES).
+    const f = Rng.of(this.seed, 'future-delegations', net, v);
+    const interval = f.range(2 * DAY, 6 * DAY);
+    const phase = v === 0 ? DEMO_DELEGATION_TIMES.listedFrom - WORLD_NOW : f.range(3600, interval);
     return {
-      v, nodeId: nodeIdOf(net, v), owners, feeBp: BigInt(r.range(200, 1_000)), periods, since,
-      delegatorCount, completed: delegatorCount - active - pending, active,
+      net, v, nodeId: nodeIdOf(net, v), owners, feeBp, periods, since,
+      delegatorCount, completed: delegatorCount - active - pending, active, phase, interval,
     };
+  }
+
+  /** The validator's periods, extended (deterministically) until one ends after t. */
+  private periodsUntil(val: Validator, t: number): readonly Period[] {
+    const periods = val.periods;
+    for (let k = periods.length; periods[k - 1]!.end <= t; k++) {
+      const r = Rng.of(this.seed, 'validator-period', val.net, val.v, k);
+      const prevEnd = periods[k - 1]!.end;
+      const start = prevEnd + r.int(3) * DAY + r.int(DAY);
+      periods.push({
+        listedFrom: prevEnd, start, end: start + r.range(60, 365) * DAY, txHash: cb58Hash(this.seed, 'validation', val.net, val.v, k),
+        stake: BigInt(r.range(2_000, 1_000_000)) * NANO + r.bigBelow(NANO), aprBp: BigInt(r.range(650, 800)),
+      });
+    }
+    return periods;
+  }
+
+  /** Number of delegations (registered ones, whatever their status) of a validator at t. */
+  private delegationCount(val: Validator, t: number): number {
+    const since = t - WORLD_NOW - val.phase;
+    return val.delegatorCount + (since < 0 ? 0 : Math.floor(since / val.interval) + 1);
   }
 
   validators(net: StakingNetwork): readonly ValidatorInfo[] {
@@ -221,23 +273,30 @@ export class StakingWorld {
   }
 
   private delegation(net: StakingNetwork, val: Validator, j: number): Delegation {
+    const memo = `${net}:${val.v}:${j}`;
+    let d = this.delegations.get(memo);
+    if (!d) {
+      d = j < val.delegatorCount ? this.initialDelegation(net, val, j) : this.laterDelegation(net, val, j);
+      this.delegations.set(memo, d);
+    }
+    return d;
+  }
+
+  /** The delegations registered by WORLD_NOW (completed, active and pending then). */
+  private initialDelegation(net: StakingNetwork, val: Validator, j: number): Delegation {
     const r = Rng.of(this.seed, 'delegation', net, val.v, j);
     const pool = SHAPE[net].pool;
     let start: number;
     let end: number;
-    let status: DelegationStatus;
     if (j < val.completed) {
-      status = 'completed';
       const lo = val.since + 14 * DAY;
       // One delegation per network ended within the last day: its rewards have no historicalPrice yet.
       end = val.v === 0 && j === 0 ? WORLD_NOW - 3 * 3600 : lo + r.int(WORLD_NOW - 3600 - lo);
       start = end - r.range(14 * DAY, Math.max(14 * DAY, Math.min(YEAR, end - val.since)));
     } else if (j < val.completed + val.active) {
-      status = 'active';
       start = WORLD_NOW - r.range(3600, Math.min(300 * DAY, WORLD_NOW - val.since));
       end = Math.max(WORLD_NOW + r.range(DAY, 200 * DAY), start + 14 * DAY + r.int(DAY));
     } else {
-      status = 'pending';
       start = WORLD_NOW + r.range(3600, 14 * DAY);
       end = start + r.range(14 * DAY, YEAR);
     }
@@ -250,9 +309,35 @@ export class StakingWorld {
     const amount = BigInt(r.range(25, 500_000)) * NANO + r.bigBelow(NANO);
     const gross = rewardFor(amount, BigInt(r.range(650, 800)), end - start);
     return {
-      v: val.v, j, status, txHash: cb58Hash(this.seed, 'delegation', net, val.v, j),
+      // Registered two weeks before it starts (pending ones start within two weeks of WORLD_NOW).
+      v: val.v, j, listedFrom: start - 14 * DAY, txHash: cb58Hash(this.seed, 'delegation', net, val.v, j),
       rewardTxHash: cb58Hash(this.seed, 'reward', net, val.v, j), addresses, amount, start, end, gross,
       fee: (gross * val.feeBp) / 10_000n,
+    };
+  }
+
+  /** Delegation registered after WORLD_NOW: the n-th one lists at WORLD_NOW + phase + n * interval. */
+  private laterDelegation(net: StakingNetwork, val: Validator, j: number): Delegation {
+    const n = j - val.delegatorCount;
+    const r = Rng.of(this.seed, 'later-delegation', net, val.v, n);
+    const pool = SHAPE[net].pool;
+    const demo = val.v === 0 && n === 0;
+    const listedFrom = WORLD_NOW + val.phase + n * val.interval;
+    const start = demo ? DEMO_DELEGATION_TIMES.start : listedFrom + r.range(3600, 5 * DAY);
+    const end = demo ? DEMO_DELEGATION_TIMES.end : start + r.range(14 * DAY, 90 * DAY);
+    let addresses: string[];
+    if (demo) addresses = [poolAddress(net, 1)];
+    else {
+      const a = r.int(pool);
+      addresses = r.chance(0.15) ? [poolAddress(net, a), poolAddress(net, (a + 1 + r.int(pool - 1)) % pool)] : [poolAddress(net, a)];
+    }
+    const amount = BigInt(r.range(25, 500_000)) * NANO + r.bigBelow(NANO);
+    const gross = rewardFor(amount, BigInt(r.range(650, 800)), end - start);
+    return {
+      v: val.v, j, listedFrom,
+      txHash: demo ? demoDelegationTxHash(net) : cb58Hash(this.seed, 'delegation', net, val.v, j),
+      rewardTxHash: demo ? cb58Encode(labelBytes(`reward:${net}:demo`, 32)) : cb58Hash(this.seed, 'reward', net, val.v, j),
+      addresses, amount, start, end, gross, fee: (gross * val.feeBp) / 10_000n,
     };
   }
 
@@ -281,21 +366,27 @@ export class StakingWorld {
     return hit;
   }
 
-  private rewardKeys(net: StakingNetwork, q: RewardQuery, pending: boolean): RewardKey[] {
+  /**
+   * Historical rewards are those of periods and delegations ended by t; pending ones those
+   * listed by t and not yet ended (a validation period is listed from the previous one's end,
+   * so it may not have started yet; a delegation only while active).
+   */
+  private rewardKeys(net: StakingNetwork, q: RewardQuery, pending: boolean, t: number): RewardKey[] {
     const want = q.addresses && new Set(q.addresses.map(addressBody));
     const hits = (addresses: string[]) => !want || addresses.some((a) => want.has(addressBody(a)));
-    const cacheKey = JSON.stringify([pending ? 'pending' : 'rewards', net, [...(want ?? [])].sort(), [...(q.nodeIds ?? [])].sort()]);
+    const cacheKey = JSON.stringify([pending ? 'pending' : 'rewards', net, [...(want ?? [])].sort(), [...(q.nodeIds ?? [])].sort(), t]);
     const keys = this.keys(cacheKey, () => {
       const out: RewardKey[] = [];
       for (const val of this.validatorsByNet.get(net)!) {
         if (!this.nodeWanted(val, q.nodeIds)) continue;
-        val.periods.forEach((p, k) => {
-          const current = p.end > WORLD_NOW;
-          if (current === pending && hits(val.owners)) out.push({ kind: 'V', v: val.v, n: k, ts: pending ? p.start : p.end });
+        this.periodsUntil(val, t).forEach((p, k) => {
+          const wanted = pending ? p.listedFrom <= t && t < p.end : p.end <= t;
+          if (wanted && hits(val.owners)) out.push({ kind: 'V', v: val.v, n: k, ts: pending ? p.start : p.end });
         });
-        for (let j = 0; j < val.delegatorCount; j++) {
-          if ((pending ? j < val.completed || j >= val.completed + val.active : j >= val.completed)) continue;
+        const count = this.delegationCount(val, t);
+        for (let j = 0; j < count; j++) {
           const d = this.delegation(net, val, j);
+          if (statusAt(d.start, d.end, t) !== (pending ? 'active' : 'completed')) continue;
           const ts = pending ? d.start : d.end;
           if (hits(d.addresses)) out.push({ kind: 'D', v: val.v, n: j, ts });
           if (hits(val.owners)) out.push({ kind: 'F', v: val.v, n: j, ts });
@@ -306,44 +397,46 @@ export class StakingWorld {
     return keys;
   }
 
-  listRewards(network: Network, q: RewardQuery): Listing<HistoricalReward> {
+  listRewards(network: Network, q: RewardQuery, at = WORLD_NOW): Listing<HistoricalReward> {
     const net = stakingNetwork(network);
-    const keys = this.rewardKeys(net, q, false);
+    const keys = this.rewardKeys(net, q, false, at);
     const currency = q.currency ?? 'usd';
-    return mapListing(ordered(keys, q.sortOrder), (key) => this.historicalReward(net, key, currency));
+    return mapListing(ordered(keys, q.sortOrder), (key) => this.historicalReward(net, key, currency, at));
   }
 
-  listPendingRewards(network: Network, q: RewardQuery): Listing<PendingReward> {
+  listPendingRewards(network: Network, q: RewardQuery, at = WORLD_NOW): Listing<PendingReward> {
     const net = stakingNetwork(network);
-    const keys = this.rewardKeys(net, q, true);
-    return mapListing(ordered(keys, q.sortOrder), (key) => this.pendingReward(net, key));
+    const keys = this.rewardKeys(net, q, true, at);
+    return mapListing(ordered(keys, q.sortOrder), (key) => this.pendingReward(net, key, at));
   }
 
-  listDelegators(network: Network, q: DelegatorQuery): Listing<Delegator> {
+  listDelegators(network: Network, q: DelegatorQuery, at = WORLD_NOW): Listing<Delegator> {
     const net = stakingNetwork(network);
     const want = q.rewardAddresses && new Set(q.rewardAddresses.map(addressBody));
-    const cacheKey = JSON.stringify(['delegators', net, [...(want ?? [])].sort(), [...(q.nodeIds ?? [])].sort(), q.delegationStatus ?? '']);
+    const cacheKey = JSON.stringify(['delegators', net, [...(want ?? [])].sort(), [...(q.nodeIds ?? [])].sort(), q.delegationStatus ?? '', at]);
     const keys = this.keys(cacheKey, () => {
       const out: Array<{ v: number; j: number; ts: number }> = [];
       for (const val of this.validatorsByNet.get(net)!) {
         if (!this.nodeWanted(val, q.nodeIds)) continue;
-        for (let j = 0; j < val.delegatorCount; j++) {
+        const count = this.delegationCount(val, at);
+        for (let j = 0; j < count; j++) {
           const d = this.delegation(net, val, j);
-          if (q.delegationStatus && d.status !== q.delegationStatus) continue;
+          if (d.listedFrom > at) continue;
+          if (q.delegationStatus && statusAt(d.start, d.end, at) !== q.delegationStatus) continue;
           if (want && !d.addresses.some((a) => want.has(addressBody(a)))) continue;
           out.push({ v: val.v, j, ts: d.start });
         }
       }
       return out.sort((a, b) => a.ts - b.ts || a.v - b.v || a.j - b.j);
     });
-    return mapListing(ordered(keys, q.sortOrder), ({ v, j }) => this.delegator(net, v, j));
+    return mapListing(ordered(keys, q.sortOrder), ({ v, j }) => this.delegator(net, v, j, at));
   }
 
   private validator(net: StakingNetwork, v: number): Validator {
     return this.validatorsByNet.get(net)![v]!;
   }
 
-  private historicalReward(net: StakingNetwork, key: RewardKey, currency: Currency): HistoricalReward {
+  private historicalReward(net: StakingNetwork, key: RewardKey, currency: Currency, t: number): HistoricalReward {
     const val = this.validator(net, key.v);
     let out: Omit<HistoricalReward, 'reward'> & { amount: bigint };
     if (key.kind === 'V') {
@@ -366,7 +459,7 @@ export class StakingWorld {
     }
     const reward: HistoricalReward['reward'] = this.asset(net, out.amount);
     // Production gives a price only for rewards older than 24 hours.
-    if (out.endTimestamp < WORLD_NOW - DAY) reward.historicalPrice = { currencyCode: currency, value: this.price(out.endTimestamp, currency) };
+    if (out.endTimestamp < t - DAY) reward.historicalPrice = { currencyCode: currency, value: this.price(out.endTimestamp, currency) };
     return {
       addresses: out.addresses, txHash: out.txHash, amountStaked: out.amountStaked, nodeId: out.nodeId,
       startTimestamp: out.startTimestamp, endTimestamp: out.endTimestamp, rewardType: out.rewardType,
@@ -374,7 +467,7 @@ export class StakingWorld {
     };
   }
 
-  private pendingReward(net: StakingNetwork, key: RewardKey): PendingReward {
+  private pendingReward(net: StakingNetwork, key: RewardKey, t: number): PendingReward {
     const val = this.validator(net, key.v);
     let start: number;
     let end: number;
@@ -395,7 +488,8 @@ export class StakingWorld {
       };
       amount = fee ? d.fee : d.gross - d.fee;
     }
-    const progress = Math.round(((WORLD_NOW - start) / (end - start)) * 10_000) / 100;
+    // Negative for a validation period listed before it starts, as the WORLD_NOW world always had.
+    const progress = Math.round(((t - start) / (end - start)) * 10_000) / 100;
     return {
       addresses: base.addresses, txHash: base.txHash, amountStaked: base.amountStaked, nodeId: val.nodeId,
       startTimestamp: start, endTimestamp: end, rewardType: base.rewardType, progress,
@@ -403,7 +497,7 @@ export class StakingWorld {
     };
   }
 
-  private delegator(net: StakingNetwork, v: number, j: number): Delegator {
+  private delegator(net: StakingNetwork, v: number, j: number, t: number): Delegator {
     const val = this.validator(net, v);
     const d = this.delegation(net, val, j);
     const base: DelegatorBase = {
@@ -412,8 +506,9 @@ export class StakingWorld {
     };
     const gross = d.gross.toString();
     const net_ = (d.gross - d.fee).toString();
-    if (d.status === 'completed') return { ...base, grossReward: gross, netReward: net_, delegationStatus: 'completed' };
-    if (d.status === 'active') return { ...base, estimatedGrossReward: gross, estimatedNetReward: net_, delegationStatus: 'active' };
+    const status = statusAt(d.start, d.end, t);
+    if (status === 'completed') return { ...base, grossReward: gross, netReward: net_, delegationStatus: 'completed' };
+    if (status === 'active') return { ...base, estimatedGrossReward: gross, estimatedNetReward: net_, delegationStatus: 'active' };
     return { ...base, estimatedGrossReward: gross, estimatedNetReward: net_, delegationStatus: 'pending' };
   }
 }

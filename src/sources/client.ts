@@ -83,6 +83,12 @@ export class Client {
     return this.src.url;
   }
 
+  /** A service may echo the key it was sent (`Invalid API key: ...`): it never goes further. */
+  private redact(s: string): string {
+    const key = this.src.apiKey;
+    return key ? s.split(key).join('[redacted]') : s;
+  }
+
   /** GETs a path with a query and returns the parsed JSON body. */
   async get(path: string, query: Record<string, string>, o: GetOptions): Promise<unknown> {
     const qs = new URLSearchParams(query).toString();
@@ -106,7 +112,7 @@ export class Client {
           randomize: true,
           signal: o.signal,
           onFailedAttempt: ({ error, retriesLeft }) => {
-            last = error.message;
+            last = this.redact(error.message);
             const e = error as unknown as Retryable;
             if (e.kind === '429') o.stats.status429++;
             o.stats.faults[e.kind ?? 'error'] = (o.stats.faults[e.kind ?? 'error'] ?? 0) + 1;
@@ -119,7 +125,7 @@ export class Client {
       if (err instanceof ServiceError) throw err;
       if (o.signal?.aborted) throw err;
       throw new ServiceError(
-        `${shown} (${o.endpoint} on the ${this.service} service) failed after ${attempts} tries; last error: ${last || (err as Error).message}`,
+        `${shown} (${o.endpoint} on the ${this.service} service) failed after ${attempts} tries; last error: ${last || this.redact((err as Error).message)}`,
         undefined,
         o.endpoint,
         true,
@@ -152,11 +158,11 @@ export class Client {
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429', retryAfterMs(res.headers.get('retry-after')));
     }
-    if (res.status >= 500) throw new Retryable(`${shown}: ${res.status} ${serviceMessage(text)}`, String(res.status));
+    if (res.status >= 500) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));
     if (res.status >= 400) {
       const kind = NO_RETRY.has(res.status) ? '' : ' (not retried)';
       throw new AbortError(
-        new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${res.status}${kind}: ${serviceMessage(text)}`, res.status, o.endpoint, false),
+        new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${res.status}${kind}: ${this.redact(serviceMessage(text))}`, res.status, o.endpoint, false),
       );
     }
     try {
