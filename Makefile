@@ -4,7 +4,7 @@ LAKE ?= data/lake
 PIPELINE ?= pipelines/demo.yaml
 DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql
 
-.PHONY: demo build test run sim status docs query clean
+.PHONY: demo build test run sim status docs query clean torture
 
 build:
 	npm run build --silent
@@ -31,6 +31,11 @@ status: build
 
 test:
 	npm test
+
+## torture: kill -9 / SIGTERM a run KILLS times at random moments, rerun, compare with an uninterrupted run
+KILLS ?= 10
+torture: build
+	node scripts/torture.mjs --kills $(KILLS)
 
 ## docs: regenerate the README's table dictionary from the stream declarations
 docs: build

@@ -344,8 +344,7 @@ beforeAll(async () => {
       const badAddr = write('bad-addr.yaml', pipelineYaml('sec_bad', 'apiKey: "${CHAINLAKE_API_KEY}"').replace(C.erc20, '0x12'));
       const badLit = write('bad-literal.yaml', pipelineYaml('sec_bad2', `apiKey: "${LITERAL_KEY}"`, ', concurrency: 0, bogus: 1'));
       const badYaml = write('bad-yaml.yaml', pipelineYaml('sec_bad3', `apiKey: "${LITERAL_KEY}`));
-      // Known leak (fails until fixed): checkSource in src/config/pipeline.ts answers a non-string
-      // apiKey with `must be a string, not ${describe(value)}`, which prints the key.
+      // A non-string apiKey is reported without its value.
       const badType = write('bad-type.yaml', pipelineYaml('sec_bad4', `apiKey: ["${LITERAL_KEY}"]`));
       [R.badAddr, R.badLiteral, R.badYaml, R.badType, R.badFlag] = await Promise.all([
         cli('run (bad address)', ['run', badAddr, '--lake', join(lakes, 'bad1'), '--log-level', 'trace'], env),
@@ -497,8 +496,6 @@ describe('the API key never leaks', () => {
 
   // A service may repeat the key it got in its error message ("Invalid API key: ..."); chainlake
   // quotes service messages in errors, logs and the run report, so it must scrub the key there too.
-  // Known leak (fails until fixed): Client.attempt in src/sources/client.ts puts serviceMessage(text)
-  // into the ServiceError (4xx) and the Retryable message (5xx, then "last error: ...") unscrubbed.
   it('a key the service echoes in its error body is not repeated (401 and 5xx messages)', async () => {
     const echo = await scriptedServer((req, res) => {
       const key = String(req.headers[KEY_HEADER] ?? '');

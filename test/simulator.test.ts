@@ -667,3 +667,232 @@ describe('fault injection', () => {
     every.forEach((s, i) => expect(s !== 200).toBe((i + 1) % 3 === 0));
   });
 });
+
+describe('a world that moves in time', () => {
+  const DAY = 86_400;
+  const W = DEMO.now;
+  const erc20 = transfersPath(DEMO.contracts.erc20);
+
+  async function withClock<T>(f: (sim: Simulator, set: (t: number) => void) => Promise<T>, opts: { seed?: number } = {}): Promise<T> {
+    let t: number = W;
+    const sim = await startSimulator({ seed: opts.seed ?? SEED, worldNow: () => t });
+    try {
+      return await f(sim, (next) => {
+        t = next;
+      });
+    } finally {
+      await sim.close();
+    }
+  }
+
+  it('serves at WORLD_NOW what the still world serves (but the running newest metric point)', () => {
+    const still = buildWorld({ seed: SEED });
+    const clocked = buildWorld({ seed: SEED, now: () => W });
+    expect(clocked.now).toBe(still.now);
+    expect([...clocked.transfers('43114', DEMO.contracts.erc721)]).toEqual([...still.transfers('43114', DEMO.contracts.erc721)]);
+    expect([...clocked.internals('43114', DEMO.internalAddresses[0])]).toEqual([...still.internals('43114', DEMO.internalAddresses[0])]);
+    expect([...clocked.delegators('mainnet')]).toEqual([...still.delegators('mainnet')]);
+    expect([...clocked.rewards('mainnet', { nodeIds: [...DEMO.nodeIds] })]).toEqual([...still.rewards('mainnet', { nodeIds: [...DEMO.nodeIds] })]);
+    expect([...clocked.pendingRewards('mainnet', { nodeIds: [...DEMO.nodeIds] })]).toEqual([...still.pendingRewards('mainnet', { nodeIds: [...DEMO.nodeIds] })]);
+    const [newest, ...older] = [...clocked.metricPoints('43114', 'txCount')];
+    expect(older).toEqual([...still.metricPoints('43114', 'txCount')].slice(1));
+    expect(newest).toEqual({ timestamp: W, value: 0 });
+  });
+
+  it('adds whole blocks of transfers above the old head as the clock advances, and leaves older pages identical', async () => {
+    await withClock(async (sim, set) => {
+      const before = await pageAll(sim, erc20, 'transfers', 100);
+      const head = Number(before.items[0].blockNumber);
+      expect(head).toBeLessThanOrEqual(sim.world.headBlock('43114'));
+      set(W + 2 * DAY);
+      const after = await pageAll(sim, erc20, 'transfers', 100);
+      const added = after.items.length - before.items.length;
+      expect(added).toBe(2 * DEMO.transfersPerDay);
+      expect(sim.world.transfersPerDay('43114', DEMO.contracts.erc20)).toBe(DEMO.transfersPerDay);
+      expect(after.items.slice(added)).toEqual(before.items);
+      for (const t of after.items.slice(0, added)) {
+        expect(Number(t.blockNumber)).toBeGreaterThan(sim.world.chain('43114')!.latestBlock);
+        expect(t.blockTimestamp).toBeLessThanOrEqual(W + 2 * DAY);
+      }
+      // The old head's range pages exactly as before.
+      const old = await pageAll(sim, withParams(erc20, { endBlock: head + 1 }), 'transfers', 100);
+      expect(old.pages).toEqual(before.pages);
+      // Mid-day, in the middle of the blocks: only blocks with timestamp <= now, each block whole.
+      const later = sim.world.asOf(W + 5 * DAY);
+      const mid = W + 2 * DAY + 7 * 3600 + 13;
+      set(mid);
+      const now = await pageAll(sim, erc20, 'transfers', 100);
+      expect(now.items).toEqual([...later.transfers('43114', DEMO.contracts.erc20)].filter((t) => t.blockTimestamp <= mid));
+      expect(now.items.length).toBeGreaterThan(after.items.length);
+      const internals = (t: number) => [...sim.world.asOf(t).internals('43114', DEMO.internalAddresses[0])];
+      const [i0, i3] = [internals(W), internals(W + 3 * DAY)];
+      expect(i3.length - i0.length).toBe(3 * DEMO.internalsPerDay);
+      expect(i3.slice(3 * DEMO.internalsPerDay)).toEqual(i0);
+      // An earlier clock shows less: the oldest part of the same listing.
+      const earlier = [...sim.world.asOf(W - 30 * DAY).transfers('43114', DEMO.contracts.erc20)];
+      expect(earlier.length).toBeLessThan(before.items.length);
+      expect(before.items.slice(before.items.length - earlier.length)).toEqual(earlier);
+    });
+  });
+
+  it('moves a delegation from pending to active to completed, switching its reward fields', async () => {
+    await withClock(async (sim, set) => {
+      const { nodeId, txHash, rewardAddress } = DEMO.delegation;
+      const find = async () => {
+        const { items } = await pageAll(sim, withParams('/v1/networks/mainnet/delegators', { nodeIds: nodeId }), 'delegators', 100);
+        return items.find((d) => d.txHash === txHash);
+      };
+      const rewardsOf = async (path: string, field: string) =>
+        (await pageAll(sim, withParams(path, { addresses: rewardAddress }), field, 100)).items.filter((r) => r.txHash === txHash);
+      expect(await find()).toBeUndefined();
+      expect(DEMO.delegation.start - DEMO.delegation.listedFrom).toBeGreaterThan(0);
+
+      set(DEMO.delegation.listedFrom);
+      const pending = await find();
+      expect(pending).toMatchObject({ delegationStatus: 'pending', nodeId, startTimestamp: DEMO.delegation.start, endTimestamp: DEMO.delegation.end });
+      expect(pending.rewardAddresses).toEqual([rewardAddress]);
+      expect(pending.estimatedGrossReward).toMatch(/^\d+$/);
+      expect(pending.grossReward).toBeUndefined();
+      expect(await rewardsOf('/v1/networks/mainnet/rewards:listPending', 'pendingRewards')).toEqual([]);
+
+      set((DEMO.delegation.start + DEMO.delegation.end) / 2);
+      const active = await find();
+      expect(active).toMatchObject({ delegationStatus: 'active', txHash, estimatedGrossReward: pending.estimatedGrossReward });
+      const [estimate] = await rewardsOf('/v1/networks/mainnet/rewards:listPending', 'pendingRewards');
+      expect(estimate).toMatchObject({ rewardType: 'DELEGATOR', progress: 50 });
+      const activeOnly = await call(sim, withParams('/v1/networks/mainnet/delegators', { nodeIds: nodeId, delegationStatus: 'active', pageSize: 100 }));
+      expect(activeOnly.body.delegators.map((d: any) => d.txHash)).toContain(txHash);
+      expect(await rewardsOf('/v1/networks/mainnet/rewards', 'historicalRewards')).toEqual([]);
+
+      set(DEMO.delegation.end);
+      const completed = await find();
+      expect(completed).toMatchObject({ delegationStatus: 'completed', grossReward: active.estimatedGrossReward, netReward: active.estimatedNetReward });
+      expect(completed.estimatedGrossReward).toBeUndefined();
+      expect(await rewardsOf('/v1/networks/mainnet/rewards:listPending', 'pendingRewards')).toEqual([]);
+      const [reward] = await rewardsOf('/v1/networks/mainnet/rewards', 'historicalRewards');
+      expect(reward).toMatchObject({ rewardType: 'DELEGATOR', endTimestamp: DEMO.delegation.end, reward: { amount: completed.netReward } });
+      expect(reward.reward.historicalPrice).toBeUndefined();
+      set(DEMO.delegation.end + DAY + 1);
+      const [priced] = await rewardsOf('/v1/networks/mainnet/rewards', 'historicalRewards');
+      expect(priced.reward.historicalPrice).toMatchObject({ currencyCode: 'usd' });
+    });
+  });
+
+  it('keeps the demo delegation seed-independent, and every status consistent with the clock', () => {
+    for (const seed of [1, 99]) {
+      const w = buildWorld({ seed, now: DEMO.delegation.start });
+      const d = [...w.delegators('mainnet', { nodeIds: [DEMO.delegation.nodeId] })].find((x) => x.txHash === DEMO.delegation.txHash);
+      expect(d?.delegationStatus).toBe('active');
+      for (const t of [W - 40 * DAY, W, W + 10 * DAY, W + 100 * DAY]) {
+        const at = w.asOf(t);
+        const all = [...at.delegators('mainnet')];
+        expect(all.length).toBeGreaterThan(0);
+        for (const x of all) {
+          const status = t < x.startTimestamp ? 'pending' : t < x.endTimestamp ? 'active' : 'completed';
+          expect(x.delegationStatus).toBe(status);
+          expect('grossReward' in x).toBe(status === 'completed');
+        }
+        for (const r of at.rewards('mainnet', { nodeIds: [...DEMO.nodeIds] })) expect(r.endTimestamp).toBeLessThanOrEqual(t);
+        for (const r of at.pendingRewards('mainnet', { nodeIds: [...DEMO.nodeIds] })) {
+          expect(r.endTimestamp).toBeGreaterThan(t);
+          expect(r.progress).toBe(Math.round(((t - r.startTimestamp) / (r.endTimestamp - r.startTimestamp)) * 10_000) / 100);
+        }
+      }
+    }
+  });
+
+  it('changes the newest metric point as the clock moves through its period, never the older ones', async () => {
+    await withClock(async (sim, set) => {
+      const series = async (path: string) => (await pageAll(sim, path, 'results', 2160)).items;
+      set(W + DAY + 3600);
+      const a = await series('/v2/chains/43114/metrics/txCount');
+      const hourA = await series('/v2/chains/43114/metrics/gasUsed?timeInterval=hour');
+      set(W + DAY + 5 * 3600);
+      const b = await series('/v2/chains/43114/metrics/txCount');
+      expect(b[0].timestamp).toBe(W + DAY);
+      expect(b[0].value).toBeGreaterThan(a[0].value);
+      expect(b.slice(1)).toEqual(a.slice(1));
+      const hourB = await series('/v2/chains/43114/metrics/gasUsed?timeInterval=hour');
+      expect(hourB.length).toBe(hourA.length + 4);
+      expect(hourB.slice(5)).toEqual(hourA.slice(1));
+      expect(hourB[4]).not.toEqual(hourA[0]);
+      // Within one update period (15 minutes) the running value holds.
+      set(W + DAY + 5 * 3600 + 14 * 60);
+      expect((await series('/v2/chains/43114/metrics/txCount'))[0]).toEqual(b[0]);
+      // Once the next day starts, the point is final: what any later clock serves for it.
+      set(W + 2 * DAY);
+      const c = await series('/v2/chains/43114/metrics/txCount');
+      expect(c[0]).toEqual({ timestamp: W + 2 * DAY, value: 0 });
+      expect(c.slice(1)).toEqual([...sim.world.asOf(W + 50 * DAY).metricPoints('43114', 'txCount')].filter((p) => p.timestamp <= W + DAY));
+      expect(c[1].value).toBeGreaterThan(b[0].value);
+      const tps = await pageAll(sim, '/v1/avg_tps/43114', 'results');
+      expect(tps.items[0].timestamp).toBe(W + 2 * DAY);
+      expect(tps.items).toEqual([...sim.world.avgTpsPoints('43114')]);
+    });
+  });
+
+  it('expires data page tokens after dataTokenTtlMs of the server clock, and never without it', async () => {
+    let clock = Date.UTC(2025, 10, 1);
+    const ttl = await startSimulator({ seed: SEED, now: () => clock, dataTokenTtlMs: 60_000 });
+    const still = await startSimulator({ seed: SEED, now: () => clock });
+    try {
+      const first = await call(ttl, `${erc20}?pageSize=5`);
+      const token = first.body.nextPageToken as string;
+      const plain = (await call(still, `${erc20}?pageSize=5`)).body.nextPageToken as string;
+      clock += 59_999;
+      const second = await call(ttl, `${erc20}?pageSize=5&pageToken=${token}`);
+      expect(second.status).toBe(200);
+      expect(second.body.transfers).toEqual((await call(still, `${erc20}?pageSize=5&pageToken=${plain}`)).body.transfers);
+      clock += 1;
+      const expired = await call(ttl, `${erc20}?pageSize=5&pageToken=${token}`);
+      expectDataError(expired, 400, 'pageToken');
+      expect(expired.body.message).toContain('expired');
+      // A fresh token from a later page lives its own TTL.
+      expect((await call(ttl, `${erc20}?pageSize=5&pageToken=${second.body.nextPageToken}`)).status).toBe(200);
+      clock += 10 * 365 * 86_400_000;
+      expect((await call(still, `${erc20}?pageSize=5&pageToken=${plain}`)).status).toBe(200);
+    } finally {
+      await ttl.close();
+      await still.close();
+    }
+  });
+
+  it('continues a listing where it left off however the clock moves between its pages', async () => {
+    await withClock(async (sim, set) => {
+      async function walk(path: string, field: string, pageSize: number | undefined, step: number): Promise<any[]> {
+        const items: any[] = [];
+        let token: string | undefined;
+        let t = sim.world.now;
+        do {
+          const r = await call(sim, withParams(path, { pageSize, pageToken: token }));
+          expect(r.status, JSON.stringify(r.body)).toBe(200);
+          items.push(...r.body[field]);
+          token = r.body.nextPageToken;
+          set((t += step));
+        } while (token !== undefined);
+        return items;
+      }
+      const t0 = W + DAY / 2;
+      set(t0);
+      const at0 = sim.world.asOf(t0);
+      const transfers = await walk(erc20, 'transfers', 10, DAY);
+      expect(transfers).toEqual([...at0.transfers('43114', DEMO.contracts.erc20)]);
+      expect(new Set(transfers.map((t) => `${t.txHash}:${t.logIndex}`)).size).toBe(transfers.length);
+      // A new listing then starts from the new head.
+      const fresh = await call(sim, withParams(erc20, { pageSize: 10 }));
+      expect(Number(fresh.body.transfers[0].blockNumber)).toBeGreaterThan(Number(transfers[0].blockNumber));
+
+      set(t0);
+      const delegators = await walk('/v1/networks/mainnet/delegators', 'delegators', 7, 5 * DAY);
+      expect(delegators).toEqual([...at0.delegators('mainnet')]);
+      set(t0);
+      const pendingPath = withParams('/v1/networks/mainnet/rewards:listPending', { nodeIds: DEMO.nodeIds.join(',') });
+      expect(await walk(pendingPath, 'pendingRewards', 2, 20 * DAY)).toEqual([...at0.pendingRewards('mainnet', { nodeIds: [...DEMO.nodeIds] })]);
+      set(t0);
+      const hours = await walk('/v2/chains/43114/metrics/txCount?timeInterval=hour', 'results', 500, 3600);
+      expect(hours).toEqual([...at0.metricPoints('43114', 'txCount', { timeInterval: 'hour' })]);
+      set(t0);
+      expect(await walk('/v1/avg_tps/43114', 'results', undefined, DAY)).toEqual([...at0.avgTpsPoints('43114')]);
+    });
+  });
+});
