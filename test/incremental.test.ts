@@ -20,7 +20,7 @@ afterEach(async () => {
 });
 
 async function clockedSim(opts: SimulatorOptions = {}) {
-  const clock = { t: DEMO.now };
+  const clock = { t: DEMO.now as number };
   const sim = await startSimulator({ port: 0, seed: 9, worldNow: () => clock.t, ...opts });
   closers.push(() => sim.close());
   return { sim, clock };

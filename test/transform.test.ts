@@ -102,3 +102,26 @@ describe('delegators', () => {
     ]);
   });
 });
+
+describe('high-water block keys', () => {
+  const t = (block: string, logIndex: number) =>
+    transfer({ blockNumber: block, logIndex, value: '1', erc20Token: { address: '0x' + 'c'.repeat(40), name: 'T', symbol: 'T', decimals: 18, ercType: 'ERC-20' } });
+
+  it('skips rows of the high-water block committed before and keeps its keys with the new ones', () => {
+    const first = new Transformer(ercTransfers, partition);
+    first.push([t('101', 1), t('100', 2), t('101', 0)]);
+    const top = first.getTop()!;
+    expect(top.block).toBe(101);
+    expect(top.keys).toHaveLength(2);
+    // The next window starts at block 101 again: the block grew by one transfer meanwhile.
+    const next = new Transformer(ercTransfers, partition, {}, { skip: top, top });
+    next.push([t('101', 0), t('101', 1), t('101', 2)]);
+    const b = next.take();
+    expect(b.rows).toBe(1);
+    expect(b.skipped).toBe(2);
+    const after = next.getTop()!;
+    expect(after.block).toBe(101);
+    expect(after.keys).toHaveLength(3);
+    expect(after.keys).toEqual(expect.arrayContaining(top.keys));
+  });
+});

@@ -198,20 +198,23 @@ class PartitionRun {
     const start = Number(window.query[bc.start] ?? 0);
     const end = window.query[bc.end] !== undefined ? Number(window.query[bc.end]) : undefined;
     const skip = cursor.nextBlock === start ? cursor.skip : undefined;
-    this.transformer = new Transformer(decl, partition, window.carry, { skip, top: window.top });
+    // The skipped keys seed the newest block: rows found later in that same block add to them.
+    this.transformer = new Transformer(decl, partition, window.carry, { skip, top: window.top ?? skip });
     let token = window.token;
     let replaceOnNext: string[] = [];
+    let rowsReplaced = 0;
     let restarts = 0;
     const save = (staged: Staged, next: Cursor, complete: boolean) => {
       const added = [...staged.data, ...staged.rejects].map(([, t]) => t);
       const dropped = new Set(replaceOnNext);
       const files = [...track().files.filter((f) => !dropped.has(f)), ...added];
-      const rows = staged.rows;
+      const rows = staged.rows - rowsReplaced;
       const next_: PartitionState = rebuilding
         ? { ...this.state, rebuild: { cursor: next, files, rows: this.state.rebuild!.rows + rows, rejects: this.state.rebuild!.rejects + staged.rejected }, lastRun: this.lastRun(false) }
         : { ...this.state, files, cursor: next, rows: this.state.rows + rows, rejects: this.state.rejects + staged.rejected, lastRun: this.lastRun(complete) };
       this.state = this.store.commit(next_, [...staged.data, ...staged.rejects], replaceOnNext);
       replaceOnNext = [];
+      rowsReplaced = 0;
     };
     for (;;) {
       try {
@@ -222,7 +225,14 @@ class PartitionRun {
           const staged = await this.stage(base);
           const top = this.transformer.getTop();
           if (page.next !== undefined) {
-            window = { query: window.query, token: page.next, top, carry: this.transformer.getCarry(), files: [...window.files.filter((f) => !replaceOnNext.includes(f)), ...staged.data.map(([, t]) => t), ...staged.rejects.map(([, t]) => t)] };
+            window = {
+              query: window.query,
+              token: page.next,
+              top,
+              carry: this.transformer.getCarry(),
+              files: [...window.files.filter((f) => !replaceOnNext.includes(f)), ...staged.data.map(([, t]) => t), ...staged.rejects.map(([, t]) => t)],
+              rows: (window.rows ?? 0) + staged.rows,
+            };
             cursor = { ...cursor, window };
             save(staged, cursor, false);
           } else {
@@ -243,9 +253,10 @@ class PartitionRun {
         this.restarted(err, ++restarts);
         // Rows committed by this window are replaced by the first commit of the new listing.
         replaceOnNext = [...window.files];
+        rowsReplaced = window.rows ?? 0;
         window = { query: window.query, files: [] };
         token = undefined;
-        this.transformer = new Transformer(decl, partition, undefined, { skip });
+        this.transformer = new Transformer(decl, partition, undefined, { skip, top: skip });
       }
     }
     if (rebuilding) this.swapRebuild();

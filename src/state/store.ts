@@ -38,8 +38,9 @@ export interface Cursor {
     /** Highest block committed in this window and its keys. */
     top?: BlockKeys;
     carry?: Carry;
-    /** Files committed by this window: a restart (expired page token) replaces them. */
+    /** Files and rows committed by this window: a restart (expired page token) replaces them. */
     files: string[];
+    rows?: number;
   };
   /** merge with a time cursor: the newest committed point (Unix seconds). */
   newest?: number;
