@@ -1,0 +1,681 @@
+#!/usr/bin/env node
+// Crash-safety torture test: "kill -9 at any instant, rerun, tables equal an uninterrupted run".
+//
+//   node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--keep]
+//                            [--attempt-timeout SEC] [--timeout SEC] [--quiet]
+//   node scripts/torture.mjs --compare LAKE_A LAKE_B     (only step 4, on two existing lakes)
+//
+// 1. starts the simulator (`chainlake sim --port 0 --seed S`);
+// 2. runs the pipeline once into <tmp>/clean (must exit 0), and once more into <tmp>/control: a
+//    column that differs between these two uninterrupted runs is reported (a determinism failure)
+//    and left out of the comparison with the tortured lake;
+// 3. runs the same command into <tmp>/tortured again and again: each run gets a seeded random
+//    delay (1 in 4 within the CLI's start, 3 in 4 from there to 1.1 x a run's length) and is
+//    killed when it expires, 3 in 4 with SIGKILL and 1 in 4 with SIGTERM (the graceful stop path),
+//    until N signals have landed on a live run; then it reruns until a run exits 0 (exit 1 is
+//    rerun, exit 2 fails). Each run's output is in <tmp>/logs/attempt-NNNN.log;
+// 4. after every attempt checks the lake's invariants (every .parquet in a table folder readable,
+//    every file a state lists present or pending, no file in a table folder that no state owns),
+//    and at the end compares every table of both lakes as multisets of rows (EXCEPT ALL both ways),
+//    the partitions' state counters and cursors, and that _lock is gone.
+// Exit 0: PASS; 1: FAIL (mismatch, a broken invariant, a run that exited 2, a hang); 2: bad usage.
+// Environment: TORTURE_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
+import { spawn } from 'node:child_process';
+import { existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { basename, dirname, join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DuckDBInstance } from '@duckdb/node-api';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const CLI = join(ROOT, 'bin', 'chainlake.js');
+
+// ---------------------------------------------------------------------------------------- options
+function usage(msg) {
+  if (msg === 'help') {
+    process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^#!.*\n/, '').replace(/^\/\/ ?/gm, '') + '\n');
+    process.exit(0);
+  }
+  process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]\n`);
+  process.exit(2);
+}
+
+function parseArgs(argv) {
+  const env = process.env;
+  const o = {
+    kills: env.TORTURE_KILLS ?? '10',
+    seed: env.TORTURE_SEED ?? '1',
+    pipeline: env.TORTURE_PIPELINE ?? 'pipelines/demo.yaml',
+    flushRows: env.TORTURE_FLUSH_ROWS ?? '200',
+    keep: env.TORTURE_KEEP === '1',
+    attemptTimeout: '120',
+    timeout: undefined,
+    quiet: false,
+  };
+  const valued = { '--kills': 'kills', '--seed': 'seed', '--pipeline': 'pipeline', '--flush-rows': 'flushRows', '--attempt-timeout': 'attemptTimeout', '--timeout': 'timeout' };
+  for (let i = 0; i < argv.length; i++) {
+    let a = argv[i];
+    let v;
+    const eq = a.indexOf('=');
+    if (a.startsWith('--') && eq > 0) [a, v] = [a.slice(0, eq), a.slice(eq + 1)];
+    if (a === '--compare') {
+      o.compare = [argv[++i], argv[++i]];
+      if (!o.compare[1]) usage('--compare needs two lake folders');
+    } else if (a === '--keep') o.keep = true;
+    else if (a === '--quiet') o.quiet = true;
+    else if (a === '--help' || a === '-h') usage('help');
+    else if (valued[a]) {
+      v ??= argv[++i];
+      if (v === undefined) usage(`${a} needs a value`);
+      o[valued[a]] = v;
+    } else usage(`unknown argument ${a}`);
+  }
+  const int = (name, v, min) => {
+    const n = Number(v);
+    if (!Number.isInteger(n) || n < min) usage(`--${name} ${v}: a whole number >= ${min}`);
+    return n;
+  };
+  o.kills = int('kills', o.kills, 0);
+  o.seed = int('seed', o.seed, 0);
+  o.flushRows = int('flush-rows', o.flushRows, 1);
+  o.attemptTimeout = int('attempt-timeout', o.attemptTimeout, 1);
+  o.timeout = o.timeout === undefined ? 300 + 20 * o.kills : int('timeout', o.timeout, 1);
+  o.pipeline = resolve(o.pipeline);
+  if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
+  if (o.compare) o.compare = o.compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
+  else if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) usage('dist/ is missing: run `npm run build` (or `make torture`)');
+  return o;
+}
+
+const opts = parseArgs(process.argv.slice(2));
+const say = (s = '') => process.stdout.write(s + '\n');
+const deadline = Date.now() + opts.timeout * 1000;
+
+/** mulberry32: a small seeded PRNG, so a seed replays the same kill schedule. */
+function prng(seed) {
+  let a = (seed ^ 0x9e3779b9) >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+const rand = prng(opts.seed);
+
+// -------------------------------------------------------------------------------------- processes
+const children = new Set();
+function cleanupChildren() {
+  for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+}
+process.on('exit', cleanupChildren);
+for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(sig, () => {
+    cleanupChildren();
+    process.stderr.write(`torture: stopped by ${sig}\n`);
+    process.exit(1);
+  });
+}
+
+class Fail extends Error {}
+
+async function startSimulator() {
+  const child = spawn(process.execPath, [CLI, 'sim', '--port', '0', '--seed', String(opts.seed)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  const url = await new Promise((res, rej) => {
+    const timer = setTimeout(() => rej(new Fail(`the simulator printed no URL within 30 s: ${out}${err}`)), 30_000);
+    child.stdout.on('data', (d) => {
+      out += d;
+      const m = /serving the data and metrics services at (http:\/\/\S+)/.exec(out);
+      if (m) {
+        clearTimeout(timer);
+        res(m[1]);
+      }
+    });
+    child.stderr.on('data', (d) => (err += d));
+    child.on('exit', (code, sig) => {
+      clearTimeout(timer);
+      rej(new Fail(`the simulator exited (${code ?? sig}) before serving: ${out}${err}`));
+    });
+  });
+  child.stdout.resume();
+  return { url, child };
+}
+
+async function stopSimulator(sim) {
+  if (!sim || sim.child.exitCode !== null || sim.child.signalCode !== null) return;
+  const gone = new Promise((r) => sim.child.once('exit', r));
+  sim.child.kill('SIGTERM');
+  const t = setTimeout(() => sim.child.kill('SIGKILL'), 5000);
+  await gone;
+  clearTimeout(t);
+}
+
+/**
+ * One `chainlake run`. With `kill` = { delayMs, signal }, the signal is sent after the delay if the
+ * run is still alive. Output goes to `log`. Resolves { code, signal, ms, killed, timedOut, pid }.
+ */
+function runOnce(lake, url, log, kill) {
+  const args = [CLI, 'run', opts.pipeline, '--lake', lake, '--data-url', url, '--metrics-url', url, '--flush-rows', String(opts.flushRows)];
+  const fd = openSync(log, 'w');
+  const t0 = performance.now();
+  const epoch = Date.now();
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
+  closeSync(fd);
+  children.add(child);
+  return new Promise((res) => {
+    const r = { pid: child.pid, killed: false, timedOut: false, signalSentAt: undefined };
+    let killTimer;
+    const cap = Math.max(1000, Math.min(opts.attemptTimeout * 1000, deadline - Date.now()));
+    const capTimer = setTimeout(() => {
+      r.timedOut = true;
+      child.kill('SIGKILL');
+    }, cap);
+    if (kill) {
+      killTimer = setTimeout(() => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        r.killed = true;
+        r.signalSentAt = performance.now() - t0;
+        r.signalEpoch = Date.now();
+        child.kill(kill.signal);
+      }, kill.delayMs);
+    }
+    child.on('exit', (code, signal) => {
+      clearTimeout(capTimer);
+      clearTimeout(killTimer);
+      children.delete(child);
+      res({ ...r, code, signal, ms: performance.now() - t0, startupMs: firstLogAt(log) - epoch });
+    });
+  });
+}
+
+// ------------------------------------------------------------------------------------- lake files
+const isTableDir = (name) => !name.startsWith('_') || name === '_rejects';
+
+/** The table folders of a lake (and _rejects last). */
+function lakeTables(lake) {
+  return readdirSync(lake, { withFileTypes: true })
+    .filter((e) => e.isDirectory() && isTableDir(e.name))
+    .map((e) => e.name)
+    .sort((a, b) => (a === '_rejects') - (b === '_rejects') || a.localeCompare(b));
+}
+
+function walk(dir, pred = () => true) {
+  const out = [];
+  if (!existsSync(dir)) return out;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) out.push(...walk(p, pred));
+    else if (pred(p)) out.push(p);
+  }
+  return out.sort();
+}
+
+/** Every file under the table folders (and _rejects), lake-relative. */
+function tableFiles(lake) {
+  if (!existsSync(lake)) return [];
+  const out = [];
+  for (const e of readdirSync(lake, { withFileTypes: true }))
+    if (e.isDirectory() && isTableDir(e.name)) out.push(...walk(join(lake, e.name)).map((p) => relative(lake, p)));
+  return out.sort();
+}
+
+function loadStates(lake) {
+  const root = join(lake, '_state');
+  const states = [];
+  const tmp = [];
+  for (const f of walk(root)) {
+    if (basename(f).includes('.tmp-')) tmp.push(relative(lake, f));
+    else if (f.endsWith('.json')) {
+      try {
+        states.push({ file: relative(lake, f), s: JSON.parse(readFileSync(f, 'utf8')) });
+      } catch (e) {
+        states.push({ file: relative(lake, f), broken: String(e.message ?? e) });
+      }
+    }
+  }
+  return { states, tmp };
+}
+
+/**
+ * The invariants that must hold after a kill at any instant (before recovery):
+ * - every file in a table folder is complete (checked by reading it, see `unreadable`) and owned:
+ *   listed by some state, or a replaced file a pending commit is about to delete;
+ * - every file a state lists exists, or is still in staging waiting for a pending move.
+ */
+function inspectLake(lake) {
+  const { states, tmp } = loadStates(lake);
+  const problems = [];
+  const owned = new Set();
+  const pendingDeletes = new Set();
+  let pending = 0;
+  for (const { file, s, broken } of states) {
+    if (broken) {
+      problems.push(`${file}: state file unreadable: ${broken}`);
+      continue;
+    }
+    const moves = new Map((s.pending?.moves ?? []).map(([from, to]) => [to, from]));
+    if (s.pending) pending++;
+    for (const d of s.pending?.deletes ?? []) pendingDeletes.add(d);
+    for (const f of s.files ?? []) {
+      owned.add(f);
+      if (existsSync(join(lake, f))) continue;
+      const from = moves.get(f);
+      if (from !== undefined && existsSync(join(lake, from))) continue;
+      problems.push(`${file}: lists ${f}, which is neither in the lake nor pending in staging (lost)`);
+    }
+  }
+  const files = tableFiles(lake);
+  for (const f of files) {
+    if (!f.endsWith('.parquet')) problems.push(`${f}: a non-Parquet file in a table folder`);
+    else if (!owned.has(f) && !pendingDeletes.has(f)) problems.push(`${f}: in a table folder but listed by no partition state (orphan: readers see it)`);
+  }
+  const staging = join(lake, '_staging');
+  const stagingFiles = walk(staging).length;
+  return { problems, pending, tmp: tmp.length, stagingFiles, lock: existsSync(join(lake, '_lock')), files, states };
+}
+
+// ----------------------------------------------------------------------------------------- DuckDB
+const db = await DuckDBInstance.create(':memory:', { threads: '2' });
+const conn = await db.connect();
+const q = (s) => `'${String(s).replace(/'/g, "''")}'`;
+async function rows(sql) {
+  return (await conn.runAndReadAll(sql)).getRowObjectsJS();
+}
+async function scalar(sql) {
+  const r = (await conn.runAndReadAll(sql)).getRowsJS();
+  return Number(r[0][0]);
+}
+
+/** .parquet files in table folders that DuckDB cannot read completely. */
+async function unreadable(lake, files) {
+  const bad = [];
+  for (const f of files.filter((x) => x.endsWith('.parquet'))) {
+    try {
+      await scalar(`SELECT count(*) FROM read_parquet(${q(join(lake, f))})`);
+    } catch (e) {
+      bad.push(`${f}: unreadable: ${String(e.message ?? e).split('\n')[0]}`);
+    }
+  }
+  return bad;
+}
+
+// Keys (README table dictionary) used only to describe a mismatch.
+const KEYS = {
+  erc_transfers: ['chain_id', 'token_address', 'tx_hash', 'log_index', 'token_id'],
+  internal_transactions: ['chain_id', 'address', 'internal_tx_id'],
+  historical_rewards: ['network', 'utxo_id'],
+  pending_rewards: ['network', 'tx_hash', 'reward_type'],
+  delegators: ['network', 'tx_hash'],
+  chain_metrics: ['chain_id', 'metric', 'time_interval', 'timestamp'],
+  avg_tps: ['chain_id', 'timestamp'],
+  _rejects: ['table_name', 'partition_id', 'raw_json'],
+};
+// Columns that legitimately differ between two runs.
+const VOLATILE = { _rejects: ['run_id', 'rejected_at'] };
+
+const hasParquet = (dir) => walk(dir, (p) => p.endsWith('.parquet')).length > 0;
+const src = (lake, table) => `read_parquet(${q(join(lake, table, '**', '*.parquet'))}, union_by_name=true, hive_partitioning=false)`;
+
+/** Compares one table of both lakes as multisets of rows. */
+async function compareTable(clean, tortured, table, pidToAttempt, exclude = []) {
+  try {
+    return await compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude);
+  } catch (e) {
+    return { table, clean: '?', tortured: '?', extra: '?', missing: '?', ok: false, notes: [`cannot compare: ${String(e.message ?? e).split('\n')[0]}`] };
+  }
+}
+
+async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude) {
+  const r = { table, clean: 0, tortured: 0, extra: 0, missing: 0, ok: true, notes: [] };
+  const cHas = hasParquet(join(clean, table));
+  const tHas = hasParquet(join(tortured, table));
+  if (cHas) r.clean = await scalar(`SELECT count(*) FROM ${src(clean, table)}`);
+  if (tHas) r.tortured = await scalar(`SELECT count(*) FROM ${src(tortured, table)}`);
+  if (!cHas || !tHas) {
+    r.missing = tHas ? 0 : r.clean;
+    r.extra = cHas ? 0 : r.tortured;
+    r.ok = r.clean === r.tortured;
+    if (!r.ok) r.notes.push(`${cHas ? 'tortured' : 'clean'} lake has no Parquet file for ${table}`);
+    return r;
+  }
+  const cCols = (await rows(`DESCRIBE SELECT * FROM ${src(clean, table)}`)).map((x) => [x.column_name, x.column_type]);
+  const tCols = (await rows(`DESCRIBE SELECT * FROM ${src(tortured, table)}`)).map((x) => [x.column_name, x.column_type]);
+  const sig = (cols) => cols.map(([n, t]) => `${n} ${t}`).sort().join(', ');
+  if (sig(cCols) !== sig(tCols)) {
+    r.ok = false;
+    r.notes.push(`schemas differ: clean (${sig(cCols)}) vs tortured (${sig(tCols)})`);
+    return r;
+  }
+  const cols = cCols.map(([n]) => n).filter((n) => !(VOLATILE[table] ?? []).includes(n) && !exclude.includes(n));
+  const list = cols.map((n) => `"${n}"`).join(', ');
+  await conn.run(`CREATE OR REPLACE TEMP TABLE c AS SELECT ${list} FROM ${src(clean, table)}`);
+  await conn.run(`CREATE OR REPLACE TEMP TABLE t AS SELECT ${list}, filename AS __file FROM read_parquet(${q(join(tortured, table, '**', '*.parquet'))}, union_by_name=true, hive_partitioning=false, filename=true)`);
+  r.extra = await scalar(`SELECT count(*) FROM (SELECT ${list} FROM t EXCEPT ALL SELECT ${list} FROM c)`);
+  r.missing = await scalar(`SELECT count(*) FROM (SELECT ${list} FROM c EXCEPT ALL SELECT ${list} FROM t)`);
+  r.ok = r.extra === 0 && r.missing === 0 && r.clean === r.tortured;
+  if (!r.ok) {
+    // Describe it by key: duplicated keys (with the files holding them) and keys that are missing.
+    const key = (KEYS[table] ?? cols).filter((k) => cols.includes(k));
+    const kl = key.map((n) => `"${n}"`).join(', ');
+    const dupC = await scalar(`SELECT count(*) FROM (SELECT ${kl} FROM c GROUP BY ALL HAVING count(*) > 1)`);
+    const dupT = await scalar(`SELECT count(*) FROM (SELECT ${kl} FROM t GROUP BY ALL HAVING count(*) > 1)`);
+    r.notes.push(`keys (${key.join(', ')}) occurring more than once: clean ${dupC}, tortured ${dupT}`);
+    const on = key.map((k) => `ct."${k}" IS NOT DISTINCT FROM tt."${k}"`).join(' AND ') || 'true';
+    const counts = `WITH ct AS (SELECT ${kl}, count(*) AS n FROM c GROUP BY ALL), tt AS (SELECT ${kl}, count(*) AS n, list(DISTINCT __file ORDER BY __file) AS files FROM t GROUP BY ALL)`;
+    const over = await rows(`${counts} SELECT ${key.map((k) => `tt."${k}"`).join(', ')}, tt.n AS n, coalesce(ct.n, 0) AS cn, tt.files AS files FROM tt LEFT JOIN ct ON ${on} WHERE tt.n > coalesce(ct.n, 0) ORDER BY tt.n - coalesce(ct.n, 0) DESC LIMIT 3`);
+    for (const s of over) {
+      const files = s.files.map((f) => describeFile(tortured, table, f, pidToAttempt));
+      r.notes.push(`key ${key.map((k) => `${k}=${fmt(s[k])}`).join(' ')}: ${s.n} row(s) in tortured vs ${s.cn} in clean; files: ${files.join('; ')}`);
+    }
+    const under = await rows(`${counts} SELECT ${key.map((k) => `ct."${k}"`).join(', ')}, ct.n AS cn, coalesce(tt.n, 0) AS n FROM ct LEFT JOIN tt ON ${on} WHERE ct.n > coalesce(tt.n, 0) LIMIT 3`);
+    for (const s of under) r.notes.push(`key ${key.map((k) => `${k}=${fmt(s[k])}`).join(' ')}: ${s.n} row(s) in tortured vs ${s.cn} in clean (missing)`);
+    const underCount = await scalar(`${counts} SELECT count(*) FROM ct LEFT JOIN tt ON ${on} WHERE ct.n > coalesce(tt.n, 0)`);
+    const overCount = await scalar(`${counts} SELECT count(*) FROM tt LEFT JOIN ct ON ${on} WHERE tt.n > coalesce(ct.n, 0)`);
+    r.notes.push(`keys with more rows in tortured: ${overCount}; keys with fewer: ${underCount}`);
+    if (!over.length && !under.length) {
+      const diff = await rows(`SELECT ${kl} FROM (SELECT ${list} FROM t EXCEPT ALL SELECT ${list} FROM c) LIMIT 3`);
+      for (const s of diff) r.notes.push(`same key, different values: ${key.map((k) => `${k}=${fmt(s[k])}`).join(' ')}`);
+    }
+  }
+  return r;
+}
+
+/**
+ * Columns of a table whose values differ between two uninterrupted runs (each column compared as a
+ * multiset on its own), with an example; [] when the table is equal.
+ */
+async function unstableColumns(a, b, table) {
+  if (!hasParquet(join(a, table)) || !hasParquet(join(b, table))) return [];
+  const cols = (await rows(`DESCRIBE SELECT * FROM ${src(a, table)}`)).map((x) => x.column_name).filter((n) => !(VOLATILE[table] ?? []).includes(n));
+  const out = [];
+  for (const col of cols) {
+    const one = (lake) => `SELECT "${col}" AS v FROM ${src(lake, table)}`;
+    const d = await rows(`SELECT v::VARCHAR AS v FROM (${one(a)} EXCEPT ALL ${one(b)}) LIMIT 1`).catch(() => [{ v: '(not in both)' }]);
+    if (d.length) {
+      const e = await rows(`SELECT v::VARCHAR AS v FROM (${one(b)} EXCEPT ALL ${one(a)}) LIMIT 1`).catch(() => []);
+      out.push({ col, example: `${fmt(d[0].v)} vs ${fmt(e[0]?.v)}` });
+    }
+  }
+  return out;
+}
+
+function fmt(v) {
+  const s = typeof v === 'string' ? v : JSON.stringify(v);
+  return s && s.length > 24 ? s.slice(0, 21) + '...' : s;
+}
+
+/** A lake file -> "file (attempt n, state _state/<table>/<slug>.json)". */
+function describeFile(lake, table, file, pidToAttempt) {
+  const rel = relative(lake, file);
+  const m = /^(.*-[0-9a-f]{10})-(\d+)-\d+-\d+/.exec(basename(file));
+  if (!m) return rel;
+  const attempt = pidToAttempt.get(Number(m[2]));
+  const stateTable = table === '_rejects' ? rel.split('/')[1] : table;
+  return `${rel} (written by ${attempt ? `attempt ${attempt}` : `pid ${m[2]}`}; state _state/${stateTable}/${m[1]}.json)`;
+}
+
+/** Partition state counters and cursors that must match (refreshedAt and run ids may not). */
+function compareStates(clean, tortured) {
+  const pick = (lake) => {
+    const m = new Map();
+    for (const { file, s } of loadStates(lake).states) if (s) m.set(file, s);
+    return m;
+  };
+  const c = pick(clean);
+  const t = pick(tortured);
+  const out = [];
+  for (const [file, a] of c) {
+    const b = t.get(file);
+    if (!b) {
+      out.push(`${file}: missing in the tortured lake`);
+      continue;
+    }
+    const diffs = [];
+    if (a.rows !== b.rows) diffs.push(`rows ${a.rows} vs ${b.rows}`);
+    if (a.rejects !== b.rejects) diffs.push(`rejects ${a.rejects} vs ${b.rejects}`);
+    if (a.cursor?.nextBlock !== b.cursor?.nextBlock) diffs.push(`cursor.nextBlock ${a.cursor?.nextBlock} vs ${b.cursor?.nextBlock}`);
+    if (!!a.cursor?.window !== !!b.cursor?.window) diffs.push(`cursor.window ${JSON.stringify(a.cursor?.window)} vs ${JSON.stringify(b.cursor?.window)}`);
+    if (a.lastRun?.status !== b.lastRun?.status) diffs.push(`lastRun.status ${a.lastRun?.status} vs ${b.lastRun?.status}`);
+    if (b.pending) diffs.push('pending commit left');
+    if (diffs.length) out.push(`${file}: ${diffs.join(', ')} (clean vs tortured)`);
+  }
+  for (const file of t.keys()) if (!c.has(file)) out.push(`${file}: only in the tortured lake`);
+  return out;
+}
+
+/** Time (epoch ms) of a run's first JSON log line: the CLI has loaded and opened the lake. */
+function firstLogAt(log) {
+  try {
+    for (const line of readFileSync(log, 'utf8').split('\n')) {
+      try {
+        const t = JSON.parse(line).time;
+        if (typeof t === 'number') return t;
+      } catch {
+        // not a log line
+      }
+    }
+  } catch {
+    // no log
+  }
+  return NaN;
+}
+
+/** The last JSON log line of a run (logged before `until`, epoch ms), as "msg table partition"; else its last line. */
+function lastLog(log, until = Infinity) {
+  let lines = [];
+  try {
+    lines = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
+  } catch {
+    // no log
+  }
+  for (let i = lines.length - 1; i >= 0; i--) {
+    try {
+      const j = JSON.parse(lines[i]);
+      if (!(j.time <= until)) continue;
+      return `${j.msg}${j.table ? ` ${j.table}` : ''}${j.partition ? ` ${j.partition}` : ''}`;
+    } catch {
+      // the run report or an error line
+    }
+  }
+  return lines.length && until === Infinity ? lines[lines.length - 1].slice(0, 80) : '(no output)';
+}
+
+function stderrTail(log) {
+  try {
+    return readFileSync(log, 'utf8')
+      .split('\n')
+      .filter((l) => l.startsWith('chainlake:') || /^\s+at /.test(l) || /Error/.test(l))
+      .slice(0, 6)
+      .join(' | ');
+  } catch {
+    return '';
+  }
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+const lpad = (s, n) => String(s).padStart(n);
+
+// ------------------------------------------------------------------------------------------- main
+async function main() {
+  const tmp = mkdtempSync(join(tmpdir(), 'chainlake-torture-'));
+  const clean = join(tmp, 'clean');
+  const tortured = join(tmp, 'tortured');
+  const control = join(tmp, 'control');
+  const logs = join(tmp, 'logs');
+  mkdirSync(logs);
+  const failures = [];
+  let sim;
+  let verdict = false;
+  try {
+    say(`chainlake torture: seed ${opts.seed}, pipeline ${relative(process.cwd(), opts.pipeline) || opts.pipeline}, flush-rows ${opts.flushRows}, kills ${opts.kills}, work dir ${tmp}`);
+    sim = await startSimulator();
+    say(`simulator at ${sim.url}`);
+
+    const c = await runOnce(clean, sim.url, join(logs, 'clean.log'));
+    if (c.code !== 0) throw new Fail(`the clean run exited ${c.code ?? c.signal}${c.timedOut ? ' (timed out)' : ''}: ${stderrTail(join(logs, 'clean.log'))} (log ${join(logs, 'clean.log')})`);
+    say(`clean run: exit 0 in ${(c.ms / 1000).toFixed(2)} s`);
+    // A second uninterrupted run into its own lake: what differs between the two is not caused by
+    // kills. Such columns are reported (determinism failure) and left out of the kill comparison.
+    const k = await runOnce(control, sim.url, join(logs, 'control.log'));
+    if (k.code !== 0) throw new Fail(`the control run exited ${k.code ?? k.signal}: ${stderrTail(join(logs, 'control.log'))}`);
+    const unstable = {};
+    for (const t of lakeTables(clean)) {
+      const u = await unstableColumns(clean, control, t);
+      if (!u.length) continue;
+      unstable[t] = u.map((x) => x.col);
+      for (const x of u) failures.push(`determinism: ${t}.${x.col} differs between two uninterrupted runs (e.g. ${x.example}); left out of the kill comparison`);
+      say(`control run: ${t}: column(s) ${u.map((x) => `${x.col} (${x.example})`).join(', ')} differ between two uninterrupted runs`);
+    }
+    if (!Object.keys(unstable).length) say('control run: a second uninterrupted run gives the same tables');
+    // Kill delays (from the spawn) are drawn uniformly, 1 in 4 from 50 ms to the end of the CLI's
+    // start (module loading, lock take-over, roll-forward of half-done commits: the first log line
+    // comes after them) and 3 in 4 from there to 1.1 x the expected length of a run (requests,
+    // transforms, Parquet writes, commits, the run report). Both estimates follow the runs: at
+    // first the faster uninterrupted run, then the last observed values (a rerun on a complete
+    // lake is incremental, hence shorter).
+    let expectMs = Math.min(c.ms, k.ms);
+    let startupMs = Math.min(c.startupMs, k.startupMs);
+    if (!Number.isFinite(startupMs)) startupMs = expectMs / 2;
+    say(`control run: exit 0 in ${(k.ms / 1000).toFixed(2)} s; CLI start ~${Math.round(startupMs)} ms; kill delays from 50 ms to ~${Math.round(expectMs * 1.1)} ms`);
+    const phases = { start: 0, run: 0, end: 0 };
+
+    const pidToAttempt = new Map();
+    const stats = { attempts: 0, sigkill: 0, sigterm: 0, finishedBeforeKill: 0, exit1: 0, halfCommits: 0, tmpState: 0, staged: 0, reruns: 0 };
+    const MAX_RERUNS = 20;
+    let done = false;
+    let kills = 0;
+    while (!done) {
+      if (Date.now() > deadline) throw new Fail(`overall timeout (${opts.timeout} s) after ${stats.attempts} attempts and ${kills} kills`);
+      const n = ++stats.attempts;
+      const log = join(logs, `attempt-${String(n).padStart(4, '0')}.log`);
+      let kill;
+      if (kills < opts.kills) {
+        // The same three draws every time, so the schedule of fractions and signals depends on the
+        // seed only (the delays scale with the measured run times).
+        const early = rand() < 0.25;
+        const lo = early ? 50 : Math.max(50, startupMs);
+        const hi = early ? Math.max(lo + 10, startupMs * 1.2) : Math.max(lo + 50, expectMs * 1.1);
+        const delayMs = Math.round(lo + rand() * (hi - lo));
+        let signal = rand() < 0.25 ? 'SIGTERM' : 'SIGKILL';
+        // At least one graceful stop in a short torture: the last kill is a SIGTERM if none was.
+        if (kills === opts.kills - 1 && opts.kills >= 2 && stats.sigterm === 0) signal = 'SIGTERM';
+        kill = { delayMs, signal };
+      } else if (++stats.reruns > MAX_RERUNS) throw new Fail(`no run exited 0 within ${MAX_RERUNS} reruns after the kills`);
+      const r = await runOnce(tortured, sim.url, log, kill);
+      pidToAttempt.set(r.pid, n);
+      const after = inspectLake(tortured);
+      const bad = [...after.problems, ...(await unreadable(tortured, after.files))];
+      let what;
+      if (r.killed) {
+        kills++;
+        if (kill.signal === 'SIGKILL') stats.sigkill++;
+        else stats.sigterm++;
+        what = `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}`;
+        const last = lastLog(log, r.signalEpoch);
+        phases[last === '(no output)' ? 'start' : last.startsWith('run finished') ? 'end' : 'run']++;
+      } else {
+        if (kill) stats.finishedBeforeKill++;
+        what = `${kill ? `(${kill.signal} due at ${kill.delayMs} ms, run ended first) ` : ''}exit ${r.code ?? r.signal} in ${Math.round(r.ms)} ms`;
+      }
+      if (after.pending) stats.halfCommits++;
+      if (after.tmp) stats.tmpState++;
+      if (after.stagingFiles) stats.staged++;
+      if (!opts.quiet)
+        say(
+          `attempt ${lpad(n, 3)}: ${pad(what, 40)} last log${r.killed ? ' before the signal' : ''}: ${pad(lastLog(log, r.killed ? r.signalEpoch : Infinity), 60)} after: ${after.pending} half-done commit(s), ${after.tmp} state tmp, ${after.stagingFiles} staged file(s)${after.lock ? ', lock left' : ''}`,
+        );
+      if (r.timedOut) throw new Fail(`attempt ${n}: still running after ${opts.attemptTimeout} s (killed); log ${log}`);
+      if (r.code === 2) throw new Fail(`attempt ${n}: exit 2 (usage/config error): ${stderrTail(log)}; log ${log}`);
+      if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`attempt ${n}: exited ${r.code} after SIGTERM but left _lock`);
+      if (r.code === 1) {
+        stats.exit1++;
+        const tail = stderrTail(log);
+        if (!r.killed || kill.signal !== 'SIGTERM') say(`             exit 1 without SIGTERM: ${tail}`);
+      }
+      for (const b of bad) failures.push(`attempt ${n} (${what}): ${b}`);
+      if (bad.length) say(`             INVARIANT BROKEN: ${bad.slice(0, 3).join(' | ')}${bad.length > 3 ? ` (+${bad.length - 3})` : ''}`);
+      if (!r.killed && r.code === 0) expectMs = r.ms;
+      if (Number.isFinite(r.startupMs) && !r.killed) startupMs = r.startupMs;
+      if (kills >= opts.kills && !r.killed && r.code === 0) done = true;
+    }
+    say(
+      `kills: ${kills} (SIGKILL ${stats.sigkill}, SIGTERM ${stats.sigterm}); attempts ${stats.attempts}; reruns after the kills ${stats.reruns}; runs that ended before their kill ${stats.finishedBeforeKill}; exit-1 runs ${stats.exit1}`,
+    );
+    say(`kills landed: ${phases.start} before the first log line (start, lock, roll-forward), ${phases.run} while the run worked, ${phases.end} after "run finished"`);
+    say(`kill moments: ${stats.halfCommits} left a half-done commit (rolled forward by the next run), ${stats.tmpState} a state temp file, ${stats.staged} staged files`);
+
+    // ------------------------------------------------------------------------------- final checks
+    const fin = inspectLake(tortured);
+    if (fin.lock) failures.push('_lock is still there after the final run');
+    if (fin.pending) failures.push(`${fin.pending} partition state(s) still carry a pending commit after the final run`);
+    for (const p of fin.problems) failures.push(`final lake: ${p}`);
+    for (const p of await unreadable(tortured, fin.files)) failures.push(`final lake: ${p}`);
+    const cleanInspect = inspectLake(clean);
+    for (const p of cleanInspect.problems) failures.push(`clean lake: ${p}`);
+
+    const tables = lakeTables(clean);
+    for (const e of readdirSync(tortured, { withFileTypes: true }))
+      if (e.isDirectory() && isTableDir(e.name) && !tables.includes(e.name) && hasParquet(join(tortured, e.name))) failures.push(`${e.name}: has files in the tortured lake only`);
+    say();
+    say(`${pad('table', 22)} ${lpad('clean', 8)} ${lpad('tortured', 8)} ${lpad('extra', 6)} ${lpad('missing', 7)}  result`);
+    for (const t of tables) {
+      const r = await compareTable(clean, tortured, t, pidToAttempt, unstable[t]);
+      say(`${pad(t, 22)} ${lpad(r.clean, 8)} ${lpad(r.tortured, 8)} ${lpad(r.extra, 6)} ${lpad(r.missing, 7)}  ${r.ok ? 'equal' : 'MISMATCH'}${unstable[t] ? ` (without ${unstable[t].join(', ')})` : ''}`);
+      for (const n of r.notes) say(`    ${n}`);
+      if (!r.ok) failures.push(`${t}: clean ${r.clean} rows, tortured ${r.tortured} (extra ${r.extra}, missing ${r.missing})`);
+    }
+    for (const d of compareStates(clean, tortured)) failures.push(`state: ${d}`);
+    const stagingLeft = existsSync(join(tortured, '_staging')) ? walk(join(tortured, '_staging')).length : 0;
+    say(`lock after the final run: ${fin.lock ? 'LEFT' : 'gone'}; _staging: ${stagingLeft} file(s) (ignored by readers)`);
+    say();
+    if (failures.length) {
+      say(`FAIL (${failures.length} problem(s)):`);
+      for (const f of failures.slice(0, 40)) say(`  - ${f}`);
+      if (failures.length > 40) say(`  ... and ${failures.length - 40} more`);
+    } else say(`PASS: ${kills} kills, ${stats.attempts} attempts; every table of the tortured lake equals the uninterrupted run`);
+    verdict = failures.length === 0;
+  } catch (e) {
+    if (!(e instanceof Fail)) throw e;
+    say(`FAIL: ${e.message}`);
+  } finally {
+    await stopSimulator(sim);
+    conn.closeSync();
+    if (opts.keep || !verdict) say(`kept ${tmp} (clean/, control/, tortured/, logs/)`);
+    else rmSync(tmp, { recursive: true, force: true });
+  }
+  return verdict ? 0 : 1;
+}
+
+/** --compare A B: the table comparison and lake invariants of two existing lakes. */
+async function compareOnly([a, b]) {
+  const problems = [...inspectLake(b).problems, ...(await unreadable(b, inspectLake(b).files))];
+  for (const p of problems) say(`${b}: ${p}`);
+  let ok = problems.length === 0;
+  say(`${pad('table', 22)} ${lpad('A', 8)} ${lpad('B', 8)} ${lpad('extra', 6)} ${lpad('missing', 7)}  result`);
+  for (const t of lakeTables(a)) {
+    const r = await compareTable(a, b, t, new Map());
+    say(`${pad(t, 22)} ${lpad(r.clean, 8)} ${lpad(r.tortured, 8)} ${lpad(r.extra, 6)} ${lpad(r.missing, 7)}  ${r.ok ? 'equal' : 'MISMATCH'}`);
+    for (const n of r.notes) say(`    ${n}`);
+    ok &&= r.ok;
+  }
+  for (const d of compareStates(a, b)) {
+    say(`state: ${d}`);
+    ok = false;
+  }
+  say(ok ? 'PASS' : 'FAIL');
+  conn.closeSync();
+  return ok ? 0 : 1;
+}
+
+(opts.compare ? compareOnly(opts.compare) : main()).then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`torture: ${err?.stack ?? err}\n`);
+    cleanupChildren();
+    process.exit(1);
+  },
+);
