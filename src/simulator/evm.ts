@@ -68,13 +68,17 @@ export interface Erc1155Token {
   metadata: NftMetadata;
 }
 
-interface TransferBase {
+/** Fields every block-level item (transfer, internal transaction) carries. */
+interface BlockItem {
   blockNumber: string;
   blockTimestamp: number;
   blockHash: string;
   txHash: string;
   from: RichAddress;
   to: RichAddress;
+}
+
+interface TransferBase extends BlockItem {
   logIndex: number;
 }
 export interface Erc20Transfer extends TransferBase {
@@ -95,13 +99,7 @@ export const INTERNAL_TX_TYPES = [
 ] as const;
 export type InternalTxType = (typeof INTERNAL_TX_TYPES)[number];
 
-export interface InternalTransaction {
-  blockNumber: string;
-  blockTimestamp: number;
-  blockHash: string;
-  txHash: string;
-  from: RichAddress;
-  to: RichAddress;
+export interface InternalTransaction extends BlockItem {
   internalTxType: InternalTxType;
   value: string;
   isReverted: boolean;

@@ -44,7 +44,8 @@ export interface AssetAmount {
   amount: string;
 }
 
-export interface HistoricalReward {
+/** Fields historical and pending rewards share. */
+interface StakingRecord {
   addresses: string[];
   txHash: string;
   amountStaked: string;
@@ -52,20 +53,16 @@ export interface HistoricalReward {
   startTimestamp: number;
   endTimestamp: number;
   rewardType: RewardType;
+}
+
+export interface HistoricalReward extends StakingRecord {
   utxoId: string;
   outputIndex: number;
   reward: AssetAmount & { historicalPrice?: Money };
   rewardTxHash: string;
 }
 
-export interface PendingReward {
-  addresses: string[];
-  txHash: string;
-  amountStaked: string;
-  nodeId: string;
-  startTimestamp: number;
-  endTimestamp: number;
-  rewardType: RewardType;
+export interface PendingReward extends StakingRecord {
   progress: number;
   estimatedReward: AssetAmount;
 }

@@ -54,10 +54,17 @@ export function joinList(v: unknown): string | undefined {
 
 export const NETWORK_COLUMN: Column = { name: 'network', type: 'varchar', partition: 'network', doc: 'mainnet, fuji or testnet' };
 
+/** network, tx_hash, node_id: how every staking record starts. */
+export function stakingIds(txDoc: string): Column[] {
+  return [
+    NETWORK_COLUMN,
+    { name: 'tx_hash', type: 'varchar', from: 'txHash', required: true, doc: txDoc },
+    { name: 'node_id', type: 'varchar', from: 'nodeId', required: true, doc: 'validator NodeID' },
+  ];
+}
+
 export const STAKING_COLUMNS: Column[] = [
-  NETWORK_COLUMN,
-  { name: 'tx_hash', type: 'varchar', from: 'txHash', required: true, doc: 'staking transaction' },
-  { name: 'node_id', type: 'varchar', from: 'nodeId', required: true, doc: 'validator NodeID' },
+  ...stakingIds('staking transaction'),
   { name: 'reward_type', type: 'varchar', from: 'rewardType', required: true, doc: 'VALIDATOR, DELEGATOR or VALIDATOR_FEE' },
   { name: 'addresses', type: 'varchar[]', from: 'addresses', required: true, doc: 'reward addresses' },
   { name: 'amount_staked', type: 'amount', from: 'amountStaked', required: true, doc: 'stake in nAVAX' },

@@ -1,5 +1,5 @@
 import type { StreamDecl } from './types.js';
-import { joinList, NETWORK_COLUMN, queryPartition } from './common.js';
+import { joinList, queryPartition, stakingIds } from './common.js';
 
 export const DELEGATION_STATUSES = ['completed', 'active', 'pending'] as const;
 
@@ -29,9 +29,7 @@ export const delegators: StreamDecl = {
   mergeScope: 'table',
   key: ['network', 'tx_hash'],
   columns: [
-    NETWORK_COLUMN,
-    { name: 'tx_hash', type: 'varchar', from: 'txHash', required: true, doc: 'delegation transaction' },
-    { name: 'node_id', type: 'varchar', from: 'nodeId', required: true, doc: 'validator NodeID' },
+    ...stakingIds('delegation transaction'),
     { name: 'delegation_status', type: 'varchar', from: 'delegationStatus', required: true, doc: 'completed, active or pending' },
     { name: 'reward_addresses', type: 'varchar[]', from: 'rewardAddresses', required: true, doc: 'reward addresses' },
     { name: 'amount_delegated', type: 'amount', from: 'amountDelegated', required: true, doc: 'stake in nAVAX' },
