@@ -31,6 +31,8 @@ export interface RunOptions {
   strict?: boolean;
   /** Wait for another writer of the lake instead of refusing. */
   wait?: boolean;
+  /** Called once the run has its (live) report: its counters move as the run goes (progress display). */
+  onStart?: (report: RunReport) => void;
 }
 
 interface Job {
@@ -389,6 +391,7 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     // Seconds per stream are wall time from its first partition's start to its last one's end.
     const streamStart: Record<string, number> = {};
     o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: store.lake }, 'run started');
+    o.onStart?.(report);
     const runJob = (job: Job) =>
       queue.add(async (): Promise<TableMergeInput | undefined> => {
         const started = (streamStart[job.decl.table] ??= performance.now());
