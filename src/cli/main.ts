@@ -33,6 +33,7 @@ interface RunArgs {
   lake: string;
   dataUrl?: string;
   metricsUrl?: string;
+  nodeUrl?: string;
   simulator?: boolean;
   seed?: number;
   logLevel?: string;
@@ -67,9 +68,12 @@ async function cmdRun(a: RunArgs): Promise<number> {
     sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
     p.sources.data.url = sim.url;
     p.sources.metrics.url = sim.url;
+    p.sources.node.url = sim.url;
   }
   if (dataUrl) p.sources.data.url = dataUrl;
   if (metricsUrl) p.sources.metrics.url = metricsUrl;
+  const nodeUrl = checkUrl('node-url', a.nodeUrl);
+  if (nodeUrl) p.sources.node.url = nodeUrl;
   const logger = makeLogger({ level: a.logLevel, format: a.logFormat });
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
   const ac = new AbortController();
@@ -197,7 +201,8 @@ export async function main(argv: string[]): Promise<void> {
             .positional('pipeline', { type: 'string', describe: 'pipeline file, e.g. pipelines/demo.yaml' })
             .option('data-url', { type: 'string', requiresArg: true, describe: 'data service URL (overrides the pipeline)' })
             .option('metrics-url', { type: 'string', requiresArg: true, describe: 'metrics service URL (overrides the pipeline)' })
-            .option('simulator', { type: 'boolean', describe: 'start the embedded simulator on a free loopback port and use it for both services' })
+            .option('node-url', { type: 'string', requiresArg: true, describe: 'node JSON-RPC URL (overrides the pipeline)' })
+            .option('simulator', { type: 'boolean', describe: 'start the embedded simulator on a free loopback port and use it for every service' })
             .option('seed', { type: 'number', requiresArg: true, describe: 'simulator seed (with --simulator)' })
             .option('log-level', { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' })
             .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' })

@@ -11,7 +11,10 @@ import { isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, pr
 export const DEFAULT_URLS = {
   data: 'https://glacier-api.avax.network',
   metrics: 'https://metrics.avax.network',
+  node: 'http://127.0.0.1:9650',
 } as const;
+
+export type SourceName = keyof typeof DEFAULT_URLS;
 
 export interface SourceConfig {
   url: string;
@@ -31,7 +34,7 @@ export interface SourceConfig {
 export interface Pipeline {
   name: string;
   file: string;
-  sources: { data: SourceConfig; metrics: SourceConfig };
+  sources: Record<SourceName, SourceConfig>;
   streams: StreamConfig[];
 }
 
@@ -150,7 +153,7 @@ function checkStream(raw: unknown, at: string, out: Problem[]): StreamConfig | u
   return out.length > before ? undefined : cfg;
 }
 
-function checkSource(raw: unknown, at: string, name: 'data' | 'metrics', out: Problem[]): SourceConfig {
+function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[]): SourceConfig {
   const src: SourceConfig = { url: DEFAULT_URLS[name], ...SOURCE_DEFAULTS };
   if (raw === undefined || raw === null) return src;
   if (typeof raw !== 'object' || Array.isArray(raw)) {
@@ -210,10 +213,10 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
   const name = top.name;
   if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(name)) out.push({ path: 'name', message: `${describe(name)} must be a name of letters, digits, _ . -` });
   const sources = (top.sources ?? {}) as Record<string, unknown>;
-  if (typeof sources !== 'object' || Array.isArray(sources)) out.push({ path: 'sources', message: 'must be a mapping of data and metrics' });
-  else for (const key of Object.keys(sources)) if (key !== 'data' && key !== 'metrics') out.push({ path: `sources.${key}`, message: 'unknown source (known: data, metrics)' });
-  const data = checkSource(sources.data, 'sources.data', 'data', out);
-  const metrics = checkSource(sources.metrics, 'sources.metrics', 'metrics', out);
+  const names = Object.keys(DEFAULT_URLS) as SourceName[];
+  if (typeof sources !== 'object' || Array.isArray(sources)) out.push({ path: 'sources', message: `must be a mapping of ${names.join(', ')}` });
+  else for (const key of Object.keys(sources)) if (!(names as string[]).includes(key)) out.push({ path: `sources.${key}`, message: `unknown source (known: ${names.join(', ')})` });
+  const checked = Object.fromEntries(names.map((n) => [n, checkSource(sources[n], `sources.${n}`, n, out)])) as Record<SourceName, SourceConfig>;
   const streams: StreamConfig[] = [];
   if (!Array.isArray(top.streams) || top.streams.length === 0) out.push({ path: 'streams', message: 'must be a non-empty list' });
   else
@@ -222,7 +225,7 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
       if (cfg) streams.push(cfg);
     });
   if (out.length) fail();
-  return { name: name as string, file, sources: { data, metrics }, streams };
+  return { name: name as string, file, sources: checked, streams };
 }
 
 export function loadPipeline(file: string): Pipeline {

@@ -8,7 +8,7 @@ import { Client, type ClientOptions } from '../sources/client.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import type { Partition, StreamConfig, StreamDecl } from '../streams/types.js';
-import { PageTokenError, paginate } from '../extract/paginate.js';
+import { PageTokenError, paginate, type PaginateOptions } from '../extract/paginate.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { REBUILD, REJECTS, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
@@ -149,8 +149,8 @@ class PartitionRun {
   }
 
   private pages(query: Record<string, string>, startToken?: string) {
-    const { decl, partition, report } = this.job;
-    return paginate(this.client, {
+    const { decl, partition, report, cfg } = this.job;
+    const base: PaginateOptions = {
       path: fillPath(decl.endpoint, partition.path),
       query,
       items: decl.items,
@@ -158,6 +158,19 @@ class PartitionRun {
       stats: report,
       startToken,
       signal: this.o.signal,
+    };
+    if (!decl.extract) return paginate(this.client, base);
+    return decl.extract({
+      client: this.client,
+      path: base.path,
+      query,
+      partition,
+      config: cfg,
+      endpoint: decl.endpoint,
+      stats: report,
+      startToken,
+      signal: this.o.signal,
+      paginate: (o = {}) => paginate(this.client, { ...base, startToken: undefined, ...o }),
     });
   }
 
@@ -376,7 +389,11 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
   try {
     const { rolledForward } = store.recover();
     if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
-    const clients = { data: new Client('data', p.sources.data, o.client), metrics: new Client('metrics', p.sources.metrics, o.client) };
+    const clients = {
+      data: new Client('data', p.sources.data, o.client),
+      metrics: new Client('metrics', p.sources.metrics, o.client),
+      node: new Client('node', p.sources.node, o.client),
+    };
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
     const free: ParquetWriter[] = [];
     const withWriter = async <T>(f: (w: ParquetWriter) => Promise<T>): Promise<T> => {

@@ -69,7 +69,7 @@ export class Client {
   private pausedUntil = 0;
 
   constructor(
-    readonly service: 'data' | 'metrics',
+    readonly service: 'data' | 'metrics' | 'node',
     private readonly src: SourceConfig,
     private readonly opts: ClientOptions = {},
   ) {

@@ -1,5 +1,7 @@
 // A stream is declared once, as data: where it is served, how it is paged and partitioned, how it
 // refreshes, and its columns. Every stage (config, extract, transform, load, docs) reads these.
+import type { Client, RequestStats } from '../sources/client.js';
+import type { Page, PaginateOptions } from '../extract/paginate.js';
 
 /** Column types as landed in Parquet. `amount` lands as `<name>` DECIMAL(38,0) plus `<name>_raw` VARCHAR. */
 export type ColumnType =
@@ -76,13 +78,43 @@ export type Refresh =
   /** Fetch the partition, then merge its rows into the committed ones by key (newest wins). */
   | 'merge';
 
+/** What a custom extractor gets: the partition's request and the default paginator to reuse. */
+export interface ExtractContext {
+  client: Pick<Client, 'get'>;
+  /** The endpoint with the partition's path values filled in. */
+  path: string;
+  query: Record<string, string>;
+  partition: Partition;
+  /** The stream entry of the pipeline. */
+  config: StreamConfig;
+  endpoint: string;
+  stats: RequestStats;
+  /** Where a checkpoint says to continue (whatever `next` this extractor yielded before). */
+  startToken?: string;
+  signal?: AbortSignal;
+  /** The default: GET `path` paged by nextPageToken, items under the declaration's `items`. */
+  paginate(o?: Partial<PaginateOptions>): AsyncGenerator<Page>;
+}
+
+export type Service = 'data' | 'metrics' | 'node';
+
 export interface StreamDecl {
   table: string;
   doc: string;
-  service: 'data' | 'metrics';
+  service: Service;
   endpoint: string;
   /** Key of the array of items in a page. */
   items: string;
+  /**
+   * How pages are fetched when it is not the default paginator (one GET per id, a snapshot pinned
+   * to a block, a JSON-RPC call). `next` of a yielded page is what a checkpoint stores to resume.
+   */
+  extract?: (x: ExtractContext) => AsyncGenerator<Page>;
+  /**
+   * One row per element of the list at this path of each item (e.g. a subnet's blockchains); the
+   * element's fields are read as usual, the item's under `_parent.`, a scalar element as `_value`.
+   */
+  explode?: string;
   /** Compute units per request (API-NOTES.md). */
   weight: number;
   pageSize: { min: number; max: number; default: number };

@@ -83,9 +83,33 @@ export interface Carry {
   seen?: Record<string, number>;
 }
 
+/**
+ * One item per element of the list at `path` of each item; the item itself is kept under `_parent`
+ * and a scalar element under `_value`. An item without the list yields nothing (it is counted
+ * only if the list is not a list).
+ */
+export function explode(items: unknown[], path: string, batch: Batch): unknown[] {
+  const get = getter(path);
+  const out: unknown[] = [];
+  for (const item of items) {
+    if (item === null || typeof item !== 'object') {
+      out.push(item);
+      continue;
+    }
+    const list = get(item as Record<string, unknown>);
+    if (list === undefined || list === null) continue;
+    if (!Array.isArray(list)) {
+      batch.rejects.push({ reason: `${path}: expected a list`, raw: JSON.stringify(item) });
+      continue;
+    }
+    for (const e of list) out.push(e !== null && typeof e === 'object' && !Array.isArray(e) ? { ...e, _parent: item } : { _value: e, _parent: item });
+  }
+  return out;
+}
+
 /** Top-level item fields the declaration reads; any other field is drift. */
 export function knownFields(decl: StreamDecl): Set<string> {
-  const out = new Set<string>(decl.knownFields ?? []);
+  const out = new Set<string>([...(decl.knownFields ?? []), '_parent', '_value']);
   for (const c of decl.columns) for (const p of c.from === undefined ? [] : Array.isArray(c.from) ? c.from : [c.from]) out.add(p.split('.')[0]!);
   return out;
 }
@@ -204,6 +228,7 @@ export class Transformer {
 
   /** Transforms the items of one page into the current batch. */
   push(items: unknown[]): void {
+    if (this.decl.explode) items = explode(items, this.decl.explode, this.batch);
     const cols = this.decl.columns;
     const row: unknown[] = new Array(this.staged.length);
     for (const item of items) {
