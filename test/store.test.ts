@@ -94,3 +94,29 @@ describe('parquet writer', () => {
     expect(readdirSync(join(root, 'chain_metrics'))).toHaveLength(1);
   });
 });
+
+describe('staged text', () => {
+  it('carries any text exactly: control characters, the framing bytes, empty strings, unicode, lists', async () => {
+    const { ercTransfers } = await import('../src/streams/erc_transfers.js');
+    const names = ['a\nb\r\nc', 'x\x1fy', '\x01', '', '\x02z', 'é漢字🙂 "quoted", comma', '\\N', 'NULL'];
+    const t = new Transformer(ercTransfers, { id: 'p', path: {}, query: {}, values: { chainId: '43114' } });
+    t.push(
+      names.map((name, i) => ({
+        blockNumber: String(i + 1), blockTimestamp: 1700000000 + i, blockHash: '0xb', txHash: `0x${i}`, logIndex: i,
+        from: { address: '0x' + 'a'.repeat(40), name }, to: { address: '0x' + 'b'.repeat(40) }, value: '1',
+        erc20Token: { address: '0x' + 'c'.repeat(40), name: 'T', symbol: name, decimals: 6, ercType: 'ERC-20' },
+      })),
+    );
+    const root = lake();
+    const store = new StateStore(root);
+    const w = await ParquetWriter.open();
+    const files = await w.write(ercTransfers, t.take(), store.stagingDir('erc_transfers', 'p'), 'x');
+    w.close();
+    store.commit({ ...store.load('erc_transfers', 'p'), files: files.map((f) => `erc_transfers/${f.rel}`) }, files.map((f) => [f.staged, `erc_transfers/${f.rel}`]));
+    const conn = await openWarehouse(root);
+    const r = await query(conn, `SELECT from_name, token_symbol, to_name FROM erc_transfers ORDER BY block_number`);
+    expect(r.rows.map((x) => x.from_name)).toEqual(names);
+    expect(r.rows.map((x) => x.token_symbol)).toEqual(names);
+    expect(r.rows.every((x) => x.to_name === null)).toBe(true);
+  });
+});

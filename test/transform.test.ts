@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Transformer } from '../src/transform/rows.js';
+import { stagedColumns, Transformer, unstage } from '../src/transform/rows.js';
 import { ercTransfers } from '../src/streams/erc_transfers.js';
 import { internalTransactions } from '../src/streams/internal_transactions.js';
 import { delegators } from '../src/streams/delegators.js';
@@ -13,7 +13,8 @@ function transfer(extra: Record<string, unknown>) {
 
 function rowsOf(t: Transformer) {
   const b = t.take();
-  return { b, rows: Array.from({ length: b.rows }, (_, i) => Object.fromEntries(b.names.map((n, j) => [n, b.columns[j]![i]]))) };
+  const staged = stagedColumns(t.decl);
+  return { b, rows: b.lines.map((l) => unstage(staged, l)) };
 }
 
 describe('transform of erc_transfers', () => {

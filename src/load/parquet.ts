@@ -1,19 +1,13 @@
 // Typed batches -> zstd Parquet files in a staging folder, through DuckDB: the batch is appended
 // column-wise into a temporary table, then one COPY casts it (DECIMAL(38,0), BIGINT, TIMESTAMPTZ,
 // JSON) and writes it. The state stage moves the files into the lake when it commits.
-import { readdirSync, mkdirSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
-import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, LIST, listValue, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { StreamDecl } from '../streams/types.js';
 import { stagedColumns, type Batch, type Reject, type StagedColumn } from '../transform/rows.js';
 
-const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = {
-  VARCHAR,
-  INTEGER,
-  DOUBLE,
-  BOOLEAN,
-  'VARCHAR[]': LIST(VARCHAR),
-};
+const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = { VARCHAR, INTEGER, DOUBLE, BOOLEAN };
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 const CHUNK = 2048;
@@ -53,16 +47,10 @@ export class ParquetWriter {
     await this.conn.run(`CREATE OR REPLACE TEMP TABLE "${table}" (${cols.map((c) => `"${c.name}" ${c.type}`).join(', ')})`);
     const appender = await this.conn.createAppender(table);
     const types = cols.map((c) => DUCK_TYPES[c.type]);
-    const lists = cols.map((c) => c.type === 'VARCHAR[]');
     for (let start = 0; start < rows; start += CHUNK) {
       const n = Math.min(CHUNK, rows - start);
       const chunk = DuckDBDataChunk.create(types, n);
-      chunk.setColumns(
-        columns.map((col, i) => {
-          const part = col.slice(start, start + n) as DuckDBValue[];
-          return lists[i] ? part.map((v) => (v === null ? null : listValue(v as unknown as string[]))) : part;
-        }),
-      );
+      chunk.setColumns(columns.map((col) => col.slice(start, start + n) as DuckDBValue[]));
       appender.appendDataChunk(chunk);
     }
     appender.flushSync();
@@ -71,16 +59,19 @@ export class ParquetWriter {
 
   /**
    * Writes a batch under `dir` (which must not exist yet) and lists the files made. Hive folders
-   * `month=YYYY-MM` when the declaration asks for them.
+   * `month=YYYY-MM` when the declaration asks for them. The staged text goes to a file beside the
+   * Parquet output that DuckDB reads with its CSV reader and casts on the way to Parquet.
    */
   async write(decl: StreamDecl, batch: Batch, dir: string, prefix: string): Promise<WrittenFile[]> {
     if (batch.rows === 0) return [];
     const cols = stagedColumns(decl);
-    const tmp = `stage_${decl.table}`;
-    await this.stage(tmp, cols, batch.columns, batch.rows);
-    const select = `SELECT ${cols.map((c) => c.select).join(', ')} FROM "${tmp}"`;
-    const name = `${prefix}-${process.pid}-${Date.now()}-${this.seq++}`;
     mkdirSync(dir, { recursive: true });
+    const text = `${dir}.rows`;
+    writeFileSync(text, batch.lines.join('\n') + '\n');
+    const columns = cols.map((c) => `'${c.name}': '${c.type}'`).join(', ');
+    const read = `read_csv(${sqlString(text)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false, nullstr = chr(1), new_line = '\\n', columns = {${columns}})`;
+    const select = `SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}`;
+    const name = `${prefix}-${process.pid}-${Date.now()}-${this.seq++}`;
     if (decl.monthFrom) {
       await this.conn.run(
         `COPY (${select}) TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (month), WRITE_PARTITION_COLUMNS true, FILENAME_PATTERN ${sqlString(`${name}-{i}`)})`,
@@ -88,7 +79,7 @@ export class ParquetWriter {
     } else {
       await this.conn.run(`COPY (${select}) TO ${sqlString(join(dir, `${name}.parquet`))} (FORMAT parquet, COMPRESSION zstd)`);
     }
-    await this.conn.run(`DROP TABLE "${tmp}"`);
+    unlinkSync(text);
     return listParquet(dir).map((staged) => ({ staged, rel: relative(dir, staged) }));
   }
 

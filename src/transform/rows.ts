@@ -4,13 +4,43 @@ import type { Column, DeriveContext, Partition, StreamDecl } from '../streams/ty
 import * as V from './values.js';
 
 /** DuckDB types of the staged (pre-cast) columns. */
-export type StagedType = 'VARCHAR' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN' | 'VARCHAR[]';
+export type StagedType = 'VARCHAR' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN';
 
 export interface StagedColumn {
   name: string;
   type: StagedType;
   /** SQL that turns the staged column into the landed one (DuckDB). */
   select: string;
+  /** Free text: may hold the characters that frame staged text, so it may arrive encoded. */
+  text?: boolean;
+}
+
+// Staged rows are lines of text that DuckDB's CSV reader splits in C++ (much faster than handing
+// it values one by one): fields end at US (0x1f), rows at LF, NULL is SOH (0x01). A free-text value
+// that holds any control character is staged as STX (0x02) + its JSON string, decoded in SQL.
+export const FIELD = '\x1f';
+export const NULL = '\x01';
+const ENCODED = '\x02';
+// eslint-disable-next-line no-control-regex
+const CONTROL = /[\x00-\x1f]/;
+
+/** A free-text value as staged. */
+export function stageText(v: string): string {
+  return CONTROL.test(v) ? ENCODED + JSON.stringify(v) : v;
+}
+
+/** The inverse of staging, for tests and debugging: a staged line back to named values. */
+export function unstage(staged: StagedColumn[], line: string): Record<string, unknown> {
+  const parts = line.split(FIELD);
+  const out: Record<string, unknown> = {};
+  staged.forEach((c, i) => {
+    const v = parts[i]!;
+    if (v === NULL) out[c.name] = null;
+    else if (c.type === 'INTEGER' || c.type === 'DOUBLE') out[c.name] = Number(v);
+    else if (c.type === 'BOOLEAN') out[c.name] = v === 'true';
+    else out[c.name] = v.startsWith(ENCODED) ? JSON.parse(v.slice(1)) : v;
+  });
+  return out;
 }
 
 /** The staged columns of a declaration, in landing order (an amount stages two). */
@@ -42,7 +72,10 @@ export function stagedColumns(decl: StreamDecl): StagedColumn[] {
         out.push({ name: c.name, type: 'BOOLEAN', select: q });
         break;
       case 'varchar[]':
-        out.push({ name: c.name, type: 'VARCHAR[]', select: q });
+        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(from_json(${q}, '["VARCHAR"]') AS VARCHAR[]) AS ${q}` });
+        break;
+      case 'varchar':
+        out.push({ name: c.name, type: 'VARCHAR', text: true, select: `CASE WHEN starts_with(${q}, chr(2)) THEN json_extract_string(substr(${q}, 2), '$') ELSE ${q} END AS ${q}` });
         break;
       default:
         out.push({ name: c.name, type: 'VARCHAR', select: q });
@@ -57,10 +90,9 @@ export interface Reject {
   raw: string;
 }
 
-/** Rows as columns, the way DuckDB's appender takes them. */
+/** Rows staged as text lines (see FIELD), with what the transform counted on the way. */
 export interface Batch {
-  names: string[];
-  columns: unknown[][];
+  lines: string[];
   rows: number;
   rejects: Reject[];
   /** Amounts of more than 38 digits: exact in `_raw`, NULL in the DECIMAL column. */
@@ -151,13 +183,14 @@ export class Transformer {
   private readonly monthSource: number;
   private readonly blockIndex: number;
   private readonly keyIndexes: number[];
+  private readonly text: boolean[];
   private readonly known: Set<string>;
   private skip?: { block: number; keys: Set<string> };
   /** Highest block seen and the keys of its rows (append streams), across batches. */
   private top?: { block: number; keys: Set<string> };
 
   constructor(
-    private readonly decl: StreamDecl,
+    readonly decl: StreamDecl,
     private readonly partition: Partition,
     carry: Carry = {},
     opts: { skip?: BlockKeys; top?: BlockKeys } = {},
@@ -192,6 +225,7 @@ export class Transformer {
     this.monthSource = decl.monthFrom ? this.staged.findIndex((s) => s.name === decl.monthFrom) : -1;
     this.blockIndex = decl.blockCursor ? this.staged.findIndex((s) => s.name === decl.blockCursor!.column) : -1;
     this.keyIndexes = decl.key.map((k) => this.staged.findIndex((s) => s.name === k));
+    this.text = this.staged.map((c) => c.text === true);
     this.known = knownFields(decl);
     if (opts.skip) this.skip = { block: opts.skip.block, keys: new Set(opts.skip.keys) };
     if (opts.top) this.top = { block: opts.top.block, keys: new Set(opts.top.keys) };
@@ -199,7 +233,7 @@ export class Transformer {
   }
 
   private reset(): void {
-    this.batch = { names: this.staged.map((s) => s.name), columns: this.staged.map(() => []), rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0 };
+    this.batch = { lines: [], rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0 };
   }
 
   /** Drops what the transformer holds and its carry: the listing starts again from its first page. */
@@ -286,7 +320,13 @@ export class Transformer {
         if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([this.keyOf(row)]) };
         else if (b === this.top.block) this.top.keys.add(this.keyOf(row));
       }
-      for (let k = 0; k < row.length; k++) this.batch.columns[k]!.push(row[k]);
+      let line = '';
+      for (let k = 0; k < row.length; k++) {
+        const v = row[k];
+        const f = v === null ? NULL : this.text[k] ? stageText(v as string) : Array.isArray(v) ? JSON.stringify(v) : String(v);
+        line = k === 0 ? f : line + FIELD + f;
+      }
+      this.batch.lines.push(line);
       this.batch.rows++;
       this.batch.over38 += over;
     }
