@@ -42,6 +42,7 @@ interface RunArgs {
   fullRefresh?: string[];
   strict?: boolean;
   wait?: boolean;
+  raw?: boolean;
 }
 
 /** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
@@ -84,7 +85,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait });
+    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw });
     process.stdout.write(formatReport(report) + '\n');
     if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
     return report.status === 'ok' ? 0 : 1;
@@ -112,6 +113,15 @@ async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: 
     throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${(err as Error).message}`);
   }
   process.stdout.write(format(result, a.format) + '\n');
+  return 0;
+}
+
+async function cmdRebuild(a: { table: string; lake: string }): Promise<number> {
+  const { rebuildTable } = await import('../pipeline/rebuild.js');
+  const r = await rebuildTable(checkLake(a.lake), a.table, { logger: makeLogger({}) });
+  process.stdout.write(
+    `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
+  );
   return 0;
 }
 
@@ -209,7 +219,8 @@ export async function main(argv: string[]): Promise<void> {
             .option('flush-rows', { type: 'number', requiresArg: true, describe: 'rows a partition buffers before it commits (default 20000)' })
             .option('full-refresh', { type: 'string', array: true, describe: 'rebuild these tables (all when no name is given) from scratch; old files are replaced atomically' })
             .option('strict', { type: 'boolean', describe: 'a row sent to _rejects fails the run (exit 1)' })
-            .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' }),
+            .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' })
+            .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' }),
         async (a) => exit(await cmdRun(a as never)),
       )
       .command(
@@ -221,6 +232,12 @@ export async function main(argv: string[]): Promise<void> {
             .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
             .option('format', { type: 'string', choices: ['table', 'csv', 'json'] as const, default: 'table', describe: 'output format' }),
         async (a) => exit(await cmdQuery(a as never)),
+      )
+      .command(
+        'rebuild <table>',
+        're-derive a table from its raw pages (kept under _raw/) without refetching',
+        (y) => y.positional('table', { type: 'string', demandOption: true, describe: 'table to rebuild' }),
+        async (a) => exit(await cmdRebuild(a as never)),
       )
       .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y, (a) => exit(cmdStatus(a as never)))
       .command(

@@ -20,6 +20,8 @@ export interface Page {
   token?: string;
   /** The token of the next page; undefined on the last page. */
   next?: string;
+  /** The answer's body as sent, when one request made the page (kept as a raw page). */
+  raw?: string;
 }
 
 export interface PaginateOptions {
@@ -47,8 +49,9 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
     }
     const query = token === undefined ? o.query : { ...o.query, pageToken: token };
     let body: unknown;
+    let raw: string | undefined;
     try {
-      body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal });
+      body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal, onText: (t) => (raw = t) });
     } catch (err) {
       if (token !== undefined && err instanceof ServiceError && err.status === 400) throw new PageTokenError(err);
       throw err;
@@ -60,7 +63,7 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
     const items = b[o.items] as unknown[];
     const nextRaw = b.nextPageToken;
     const next = typeof nextRaw === 'string' && nextRaw !== '' ? nextRaw : undefined;
-    yield { items, token, next };
+    yield { items, token, next, raw };
     if (next === undefined) return;
     empty = items.length === 0 ? empty + 1 : 0;
     if (empty >= maxEmpty) throw new RunError(`${o.endpoint}: ${empty} empty pages in a row that still carry a page token; stopping this partition`);

@@ -84,22 +84,37 @@ export class ParquetWriter {
   }
 
   /**
-   * Merges fresh rows into committed ones by the declaration's key (fresh wins), into one new file
-   * under `dir`. The caller commits it in place of `old`.
+   * Merges fresh rows into committed ones by the declaration's key, under `dir`; the caller
+   * commits the result in place of `old`. Among fresh rows of one key the one from the latest
+   * file in `fresh` wins (files are in fetch order); a fresh row wins over an old one.
    */
   async merge(decl: StreamDecl, fresh: string[], old: string[], dir: string, prefix: string): Promise<WrittenFile[]> {
     if (fresh.length === 0) return [];
     const list = (files: string[]) => `[${files.map(sqlString).join(', ')}]`;
     const key = decl.key.map((k) => `"${k}"`);
     const same = decl.key.map((k) => `f."${k}" IS NOT DISTINCT FROM o."${k}"`).join(' AND ');
-    const freshSql = `SELECT * FROM read_parquet(${list(fresh)}, union_by_name = true, hive_partitioning = false) QUALIFY row_number() OVER (PARTITION BY ${key.join(', ')}) = 1`;
+    const freshSql = `SELECT * EXCLUDE (filename, file_row_number) FROM read_parquet(${list(fresh)}, union_by_name = true, hive_partitioning = false, filename = true, file_row_number = true)
+      QUALIFY row_number() OVER (PARTITION BY ${key.join(', ')} ORDER BY list_position(${list(fresh)}, filename) DESC, file_row_number DESC) = 1`;
     const body = old.length
       ? `WITH f AS (${freshSql}) SELECT * FROM f UNION ALL BY NAME SELECT * FROM read_parquet(${list(old)}, union_by_name = true, hive_partitioning = false) o WHERE NOT EXISTS (SELECT 1 FROM f WHERE ${same})`
       : freshSql;
     mkdirSync(dir, { recursive: true });
-    const file = join(dir, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
-    await this.conn.run(`COPY (SELECT * FROM (${body}) ORDER BY ${key.join(', ')}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    const name = `${prefix}-${process.pid}-${Date.now()}-${this.seq++}`;
+    const select = `SELECT * FROM (${body}) ORDER BY ${key.join(', ')}`;
+    if (decl.monthFrom) {
+      await this.conn.run(`COPY (${select}) TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (month), WRITE_PARTITION_COLUMNS true, FILENAME_PATTERN ${sqlString(`${name}-{i}`)})`);
+      return listParquet(dir).map((staged) => ({ staged, rel: relative(dir, staged) }));
+    }
+    const file = join(dir, `${name}.parquet`);
+    await this.conn.run(`COPY (${select}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
     return [{ staged: file, rel: relative(dir, file) }];
+  }
+
+  /** Rows in a set of Parquet files. */
+  async countRowsOf(files: string[]): Promise<number> {
+    if (files.length === 0) return 0;
+    const r = await this.conn.runAndReadAll(`SELECT count(*)::BIGINT AS n FROM read_parquet([${files.map(sqlString).join(', ')}])`);
+    return Number(r.getRows()[0]![0]);
   }
 
   async countRows(file: string): Promise<number> {

@@ -8,10 +8,11 @@ import { Client, type ClientOptions } from '../sources/client.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import type { Partition, StreamConfig, StreamDecl } from '../streams/types.js';
-import { PageTokenError, paginate, type PaginateOptions } from '../extract/paginate.js';
+import { PageTokenError, paginate, type Page, type PaginateOptions } from '../extract/paginate.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
-import { REBUILD, REJECTS, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
+import { RAW, REBUILD, REJECTS, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
+import { writeRawPages } from '../load/raw.js';
 import { LakeLock } from '../state/lock.js';
 import { UsageError } from '../errors.js';
 import { newStreamReport, saveReport, type RunReport, type StreamReport } from './report.js';
@@ -31,6 +32,8 @@ export interface RunOptions {
   strict?: boolean;
   /** Wait for another writer of the lake instead of refusing. */
   wait?: boolean;
+  /** Keep every page as sent, compressed, under _raw/ (default true): `rebuild` re-derives from it. */
+  keepRaw?: boolean;
   /** Called once the run has its (live) report: its counters move as the run goes (progress display). */
   onStart?: (report: RunReport) => void;
 }
@@ -80,10 +83,14 @@ type Moves = Array<[string, string]>;
 
 interface Staged {
   data: Moves;
-  rejects: Moves;
+  /** Files that travel with the data: rejects, raw pages. */
+  side: Moves;
   rows: number;
   rejected: number;
 }
+
+const isRaw = (f: string) => f.startsWith(`${RAW}/`) || f.startsWith(`${REBUILD}/${RAW}/`);
+const isRejects = (f: string) => f.startsWith(`${REJECTS}/`) || f.startsWith(`${REBUILD}/${REJECTS}/`);
 
 /** What a merge-into-table partition leaves for the table's commit at the end of its stream. */
 export interface TableMergeInput {
@@ -105,9 +112,19 @@ class PartitionRun {
     private readonly o: RunOptions & { runId: string },
   ) {
     this.table = job.decl.table;
-    this.state = store.load(job.decl.table, job.partition.id);
+    // The partition's values (chain_id, network, ...) are kept so `rebuild` can re-derive its rows.
+    this.state = { ...store.load(job.decl.table, job.partition.id), values: job.partition.values };
     this.transformer = new Transformer(job.decl, job.partition);
     this.prefix = slug(job.partition.id);
+  }
+
+  /** Raw pages of the batch in the making (the answers as sent), kept unless --no-raw. */
+  private raw: string[] = [];
+
+  private page(page: Page): void {
+    this.job.report.pages++;
+    if (this.o.keepRaw !== false) this.raw.push(page.raw ?? JSON.stringify(page.items));
+    this.transformer.push(page.items);
   }
 
   private get fullRefresh(): boolean {
@@ -134,6 +151,8 @@ class PartitionRun {
     const dir = this.store.stagingDir(decl.table, partition.id);
     const data = await this.writer.write(decl, batch, join(dir, 'data'), this.prefix);
     const rej = await this.writer.writeRejects(decl.table, partition.id, this.o.runId, batch.rejects, join(dir, 'rejects'), this.prefix);
+    const raw = this.raw.length ? writeRawPages(this.raw, join(dir, 'raw'), this.prefix) : [];
+    this.raw = [];
     report.rows += batch.rows;
     report.rejects += batch.rejects.length;
     report.over38 += batch.over38;
@@ -142,7 +161,10 @@ class PartitionRun {
     if (batch.rejects.length) this.o.logger.warn({ table: decl.table, partition: partition.id, rejects: batch.rejects.length, first: batch.rejects[0]!.reason }, 'rows rejected');
     return {
       data: data.map((f): [string, string] => [f.staged, `${base}${decl.table}/${f.rel}`]),
-      rejects: rej.map((f): [string, string] => [f.staged, `${base}${REJECTS}/${decl.table}/${f.rel}`]),
+      side: [
+        ...rej.map((f): [string, string] => [f.staged, `${base}${REJECTS}/${decl.table}/${f.rel}`]),
+        ...raw.map((f): [string, string] => [f.staged, `${base}${RAW}/${decl.table}/${f.rel}`]),
+      ],
       rows: batch.rows,
       rejected: batch.rejects.length,
     };
@@ -220,22 +242,21 @@ class PartitionRun {
     let rowsReplaced = 0;
     let restarts = 0;
     const save = (staged: Staged, next: Cursor, complete: boolean) => {
-      const added = [...staged.data, ...staged.rejects].map(([, t]) => t);
+      const added = [...staged.data, ...staged.side].map(([, t]) => t);
       const dropped = new Set(replaceOnNext);
       const files = [...track().files.filter((f) => !dropped.has(f)), ...added];
       const rows = staged.rows - rowsReplaced;
       const next_: PartitionState = rebuilding
         ? { ...this.state, rebuild: { cursor: next, files, rows: this.state.rebuild!.rows + rows, rejects: this.state.rebuild!.rejects + staged.rejected }, lastRun: this.lastRun(false) }
         : { ...this.state, files, cursor: next, rows: this.state.rows + rows, rejects: this.state.rejects + staged.rejected, lastRun: this.lastRun(complete) };
-      this.state = this.store.commit(next_, [...staged.data, ...staged.rejects], replaceOnNext);
+      this.state = this.store.commit(next_, [...staged.data, ...staged.side], replaceOnNext);
       replaceOnNext = [];
       rowsReplaced = 0;
     };
     for (;;) {
       try {
         for await (const page of this.pages(window.query, token)) {
-          this.job.report.pages++;
-          this.transformer.push(page.items);
+          this.page(page);
           if (page.next !== undefined && this.transformer.rows < this.flushRows) continue;
           const staged = await this.stage(base);
           const top = this.transformer.getTop();
@@ -245,7 +266,7 @@ class PartitionRun {
               token: page.next,
               top,
               carry: this.transformer.getCarry(),
-              files: [...window.files.filter((f) => !replaceOnNext.includes(f)), ...staged.data.map(([, t]) => t), ...staged.rejects.map(([, t]) => t)],
+              files: [...window.files.filter((f) => !replaceOnNext.includes(f)), ...[...staged.data, ...staged.side].map(([, t]) => t)],
               rows: (window.rows ?? 0) + staged.rows,
             };
             cursor = { ...cursor, window };
@@ -271,6 +292,7 @@ class PartitionRun {
         rowsReplaced = window.rows ?? 0;
         window = { query: window.query, files: [] };
         token = undefined;
+        this.raw = [];
         this.transformer = new Transformer(decl, partition, undefined, { skip, top: skip });
       }
     }
@@ -303,8 +325,7 @@ class PartitionRun {
     for (;;) {
       try {
         for await (const page of this.pages(query)) {
-          this.job.report.pages++;
-          this.transformer.push(page.items);
+          this.page(page);
           let oldest: number | undefined;
           if (tc) {
             for (const item of page.items) {
@@ -328,34 +349,37 @@ class PartitionRun {
         this.restarted(err, ++restarts);
         fresh = [];
         top = undefined;
+        this.raw = [];
         this.transformer = new Transformer(decl, partition);
       }
     }
     const freshData = fresh.flatMap((f) => f.data.map(([s]) => s));
-    const rejectMoves = fresh.flatMap((f) => f.rejects);
+    const sideMoves = fresh.flatMap((f) => f.side);
     const rows = fresh.reduce((n, f) => n + f.rows, 0);
     const rejected = fresh.reduce((n, f) => n + f.rejected, 0);
     const cursor: Cursor = { refreshedAt: new Date().toISOString(), ...(tc ? { newest: top ?? newest } : {}) };
     if (decl.mergeScope === 'table') {
       // The data commits with the table (merge of every partition of the stream); the partition
-      // keeps its cursor and the rejects of its latest fetch.
-      const oldRejects = this.state.files;
+      // keeps its cursor, the rejects of its latest fetch and the raw pages of every fetch.
+      const drop = this.state.files.filter((f) => isRejects(f) || this.fullRefresh);
       this.state = this.store.commit(
-        { ...this.state, files: rejectMoves.map(([, t]) => t), cursor, rows, rejects: rejected, lastRun: this.lastRun(true) },
-        rejectMoves,
-        oldRejects,
+        { ...this.state, files: [...this.state.files.filter((f) => !drop.includes(f)), ...sideMoves.map(([, t]) => t)], cursor, rows, rejects: rejected, lastRun: this.lastRun(true) },
+        sideMoves,
+        drop,
       );
       return { job: this.job, fresh: freshData };
     }
-    const oldData = this.state.files.filter((f) => !f.startsWith(`${REJECTS}/`));
-    const oldRejects = this.state.files.filter((f) => f.startsWith(`${REJECTS}/`));
+    const oldData = this.state.files.filter((f) => !isRejects(f) && !isRaw(f));
+    const oldRejects = this.state.files.filter(isRejects);
+    const oldRaw = this.fullRefresh ? this.state.files.filter(isRaw) : [];
     const merged = await this.writer.merge(decl, freshData, this.fullRefresh ? [] : oldData.map((f) => this.store.path(f)), this.store.stagingDir(decl.table, partition.id), this.prefix);
     const dataMoves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
     const keepData = merged.length || this.fullRefresh ? [] : oldData;
-    const files = [...keepData, ...dataMoves.map(([, t]) => t), ...rejectMoves.map(([, t]) => t)];
-    const deletes = [...(merged.length || this.fullRefresh ? oldData : []), ...oldRejects];
+    const keepRaw = this.state.files.filter((f) => isRaw(f) && !oldRaw.includes(f));
+    const files = [...keepData, ...keepRaw, ...[...dataMoves, ...sideMoves].map(([, t]) => t)];
+    const deletes = [...(merged.length || this.fullRefresh ? oldData : []), ...oldRejects, ...oldRaw];
     const total = merged.length ? await this.writer.countRows(merged[0]!.staged) : this.fullRefresh ? 0 : this.state.rows;
-    this.state = this.store.commit({ ...this.state, files, cursor, rows: total, rejects: rejected, lastRun: this.lastRun(true) }, [...dataMoves, ...rejectMoves], deletes);
+    this.state = this.store.commit({ ...this.state, files, cursor, rows: total, rejects: rejected, lastRun: this.lastRun(true) }, [...dataMoves, ...sideMoves], deletes);
     return undefined;
   }
 }

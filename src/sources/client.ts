@@ -24,6 +24,8 @@ export interface GetOptions {
   endpoint: string;
   stats: RequestStats;
   signal?: AbortSignal;
+  /** Receives the body text of the answer that succeeded (raw pages are kept as sent). */
+  onText?: (text: string) => void;
 }
 
 const NO_RETRY = new Set([400, 401, 403, 404]);
@@ -166,7 +168,9 @@ export class Client {
       );
     }
     try {
-      return JSON.parse(text);
+      const body: unknown = JSON.parse(text);
+      o.onText?.(text);
+      return body;
     } catch {
       throw new Retryable(`${shown}: the body is not valid JSON (${text.length} bytes, possibly truncated)`, 'bad_json');
     }

@@ -15,6 +15,8 @@ import type { BlockKeys, Carry } from '../transform/rows.js';
 export interface PartitionState {
   table: string;
   partition: string;
+  /** Values of the partition's columns (chain_id, network, ...). */
+  values?: Record<string, string>;
   /** Lake-relative paths of the committed files (data and rejects). */
   files: string[];
   rows: number;
@@ -53,6 +55,7 @@ export const STATE = '_state';
 export const REJECTS = '_rejects';
 export const RUNS = '_runs';
 export const REBUILD = '_rebuild';
+export const RAW = '_raw';
 
 function fsyncPath(path: string): void {
   const fd = openSync(path, 'r');

@@ -1,0 +1,133 @@
+// `chainlake rebuild <table>`: re-derives a table from its raw pages (kept under _raw/ by every
+// run) without refetching: the pages are replayed through today's transform, rows of one key are
+// reduced to the newest one (a run may have fetched a row twice: the high-water block, a restarted
+// listing, repeated fetches of a merge table), and the result replaces the table's files.
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
+import type { Partition, StreamDecl } from '../streams/types.js';
+import { Transformer } from '../transform/rows.js';
+import { ParquetWriter } from '../load/parquet.js';
+import { readRawPages } from '../load/raw.js';
+import { RAW, REJECTS, slug, StateStore, type PartitionState } from '../state/store.js';
+import { LakeLock } from '../state/lock.js';
+import { UsageError } from '../errors.js';
+import { TABLE_PARTITION } from './run.js';
+
+export interface RebuildReport {
+  table: string;
+  partitions: number;
+  rawFiles: number;
+  pages: number;
+  /** Rows the replay produced, before reducing each key to its newest row. */
+  replayed: number;
+  /** Rows of the rebuilt table. */
+  rows: number;
+  rejects: number;
+  seconds: number;
+}
+
+/** Raw file names carry the time they were written: replay in fetch order across partitions. */
+function fetchOrder(file: string): [number, number] {
+  const m = /-(\d{13})-(\d+)\.ndjson\.br$/.exec(file);
+  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
+}
+
+interface Replayed {
+  state: PartitionState;
+  data: string[];
+  rejects: Array<[string, string]>;
+  rejected: number;
+}
+
+async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport): Promise<Replayed> {
+  const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
+  const transformer = new Transformer(decl, partition);
+  const prefix = slug(state.partition);
+  const data: string[] = [];
+  const rejects: Array<[string, string]> = [];
+  let rejected = 0;
+  const flush = async () => {
+    const batch = transformer.take();
+    const dir = store.stagingDir(decl.table, state.partition);
+    data.push(...(await writer.write(decl, batch, join(dir, 'data'), prefix)).map((f) => f.staged));
+    const rej = await writer.writeRejects(decl.table, state.partition, 'rebuild', batch.rejects, join(dir, 'rejects'), prefix);
+    rejects.push(...rej.map((f): [string, string] => [f.staged, `${REJECTS}/${decl.table}/${f.rel}`]));
+    report.replayed += batch.rows;
+    report.rejects += batch.rejects.length;
+    rejected += batch.rejects.length;
+  };
+  const raws = state.files.filter((f) => f.startsWith(`${RAW}/`)).sort((a, b) => {
+    const [ta, sa] = fetchOrder(a);
+    const [tb, sb] = fetchOrder(b);
+    return ta - tb || sa - sb;
+  });
+  for (const f of raws) {
+    report.rawFiles++;
+    for (const page of readRawPages(store.path(f))) {
+      report.pages++;
+      const items = Array.isArray(page) ? page : (page as Record<string, unknown>)[decl.items];
+      if (!Array.isArray(items)) throw new UsageError(`${f}: a raw page without "${decl.items}"`);
+      transformer.push(items);
+      if (transformer.rows >= flushRows) await flush();
+    }
+  }
+  await flush();
+  return { state, data, rejects, rejected };
+}
+
+export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number }): Promise<RebuildReport> {
+  const decl = STREAM_BY_TABLE.get(table);
+  if (!decl) throw new UsageError(`rebuild: ${JSON.stringify(table)} is not a table (${STREAMS.map((s) => s.table).join(', ')})`);
+  const store = new StateStore(lake);
+  const lock = await LakeLock.acquire(store.lake);
+  const t0 = performance.now();
+  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, rows: 0, rejects: 0, seconds: 0 };
+  const writer = await ParquetWriter.open();
+  try {
+    store.recover();
+    const states = store.all().filter((s) => s.table === table && s.partition !== TABLE_PARTITION);
+    if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);
+    if (!states.some((s) => s.files.some((f) => f.startsWith(`${RAW}/`))))
+      throw new UsageError(`rebuild: ${table} has no raw pages in ${store.lake} (runs with --no-raw keep none); run the pipeline instead`);
+    const flushRows = o.flushRows ?? 50_000;
+    const replayed: Replayed[] = [];
+    for (const state of states) {
+      report.partitions++;
+      replayed.push(await replay(decl, state, store, writer, flushRows, report));
+    }
+    const keep = (s: PartitionState) => s.files.filter((f) => f.startsWith(`${RAW}/`));
+    const stamp = { runId: 'rebuild', at: new Date().toISOString(), status: 'complete' as const };
+    if (decl.mergeScope === 'table') {
+      // Every partition's rows merge into the table's one set of files, newest fetch first.
+      const fresh = replayed.flatMap((r) => r.data).sort((a, b) => fetchOrder(a)[0] - fetchOrder(b)[0]);
+      const merged = await writer.merge(decl, fresh, [], store.stagingDir(table, TABLE_PARTITION), slug(TABLE_PARTITION));
+      const tableState = store.load(table, TABLE_PARTITION);
+      const moves = merged.map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
+      report.rows = await writer.countRowsOf(merged.map((f) => f.staged));
+      for (const r of replayed)
+        store.commit({ ...r.state, files: [...keep(r.state), ...r.rejects.map(([, t]) => t)], rejects: r.rejected, lastRun: stamp }, r.rejects, r.state.files.filter((f) => f.startsWith(`${REJECTS}/`)));
+      store.commit({ ...tableState, files: moves.map(([, t]) => t), rows: report.rows, lastRun: stamp }, moves, tableState.files);
+    } else {
+      for (const r of replayed) {
+        const merged = await writer.merge(decl, r.data, [], store.stagingDir(table, r.state.partition), slug(r.state.partition));
+        const moves = merged.map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
+        const rows = await writer.countRowsOf(merged.map((f) => f.staged));
+        report.rows += rows;
+        const drop = r.state.files.filter((f) => !f.startsWith(`${RAW}/`));
+        store.commit(
+          { ...r.state, files: [...keep(r.state), ...[...moves, ...r.rejects].map(([, t]) => t)], rows, rejects: r.rejected, lastRun: stamp },
+          [...moves, ...r.rejects],
+          drop,
+        );
+      }
+    }
+    store.recover(); // clears the replay's staging
+  } finally {
+    writer.close();
+    lock.release();
+  }
+  report.seconds = (performance.now() - t0) / 1000;
+  o.logger.info({ ...report }, 'rebuild finished');
+  return report;
+}
