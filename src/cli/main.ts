@@ -9,6 +9,7 @@ import { StateStore } from '../state/store.js';
 import { openWarehouse } from '../warehouse/views.js';
 import { format, query, type Format } from '../warehouse/query.js';
 import { makeLogger } from './log.js';
+import { runOutput } from './progress.js';
 
 const DEFAULT_LAKE = 'data/lake';
 
@@ -37,6 +38,7 @@ interface RunArgs {
   simulator?: boolean;
   seed?: number;
   logLevel?: string;
+  quiet?: boolean;
   logFormat?: 'json' | 'pretty';
   flushRows?: number;
   fullRefresh?: string[];
@@ -75,7 +77,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
   if (metricsUrl) p.sources.metrics.url = metricsUrl;
   const nodeUrl = checkUrl('node-url', a.nodeUrl);
   if (nodeUrl) p.sources.node.url = nodeUrl;
-  const logger = makeLogger({ level: a.logLevel, format: a.logFormat });
+  const { logger, progress } = runOutput(a);
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
   const ac = new AbortController();
   const onSignal = (sig: string) => {
@@ -85,7 +87,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw });
+    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger) }).finally(() => progress?.stop());
     process.stdout.write(formatReport(report) + '\n');
     if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
     return report.status === 'ok' ? 0 : 1;
@@ -122,6 +124,34 @@ async function cmdRebuild(a: { table: string; lake: string }): Promise<number> {
   process.stdout.write(
     `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
   );
+  return 0;
+}
+
+/** check, report and export read a lake: a missing one is a typo, not an empty lake. */
+function existingLake(lake: string): string {
+  if (!existsSync(checkLake(lake))) throw new UsageError(`--lake ${lake}: no such folder`);
+  return lake;
+}
+
+async function cmdCheck(a: { lake: string }): Promise<number> {
+  const { formatChecks, runChecks } = await import('../warehouse/check.js');
+  const lake = existingLake(a.lake);
+  const results = await runChecks(await openWarehouse(lake), lake);
+  process.stdout.write(formatChecks(results) + '\n');
+  return results.some((r) => r.status === 'fail') ? 1 : 0;
+}
+
+async function cmdReport(a: { lake: string; out?: string }): Promise<number> {
+  const { writeReport } = await import('../warehouse/report.js');
+  const r = await writeReport(existingLake(a.lake), a.out);
+  process.stdout.write(`wrote ${r.file} (${r.charts} charts, ${r.tables} tables)\n`);
+  return 0;
+}
+
+async function cmdExport(a: { lake: string; table: string; to: string; format?: 'parquet' | 'csv' | 'ndjson'; where?: string; columns?: string; force?: boolean }): Promise<number> {
+  const { exportTable, parseColumns } = await import('../warehouse/export.js');
+  const r = await exportTable({ lake: existingLake(a.lake), table: a.table, to: a.to, format: a.format, where: a.where, columns: parseColumns(a.columns), force: a.force });
+  process.stdout.write(`exported ${r.rows} rows (${r.columns.length} columns) of ${a.table} to ${r.file} as ${r.format}\n`);
   return 0;
 }
 
@@ -216,10 +246,12 @@ export async function main(argv: string[]): Promise<void> {
             .option('seed', { type: 'number', requiresArg: true, describe: 'simulator seed (with --simulator)' })
             .option('log-level', { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' })
             .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' })
-            .option('flush-rows', { type: 'number', requiresArg: true, describe: 'rows a partition buffers before it commits (default 20000)' })
+            .option('flush-rows', { type: 'number', requiresArg: true, describe: 'rows a partition buffers before it commits (default 10000)' })
             .option('full-refresh', { type: 'string', array: true, describe: 'rebuild these tables (all when no name is given) from scratch; old files are replaced atomically' })
             .option('strict', { type: 'boolean', describe: 'a row sent to _rejects fails the run (exit 1)' })
             .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' })
+            .option('quiet', { type: 'boolean', describe: 'no progress display and no log lines (the run report still prints)' })
+            .conflicts('quiet', 'log-level')
             .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' }),
         async (a) => exit(await cmdRun(a as never)),
       )
@@ -240,6 +272,26 @@ export async function main(argv: string[]): Promise<void> {
         async (a) => exit(await cmdRebuild(a as never)),
       )
       .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y, (a) => exit(cmdStatus(a as never)))
+      .command('check', 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails', (y) => y, async (a) => exit(await cmdCheck(a as never)))
+      .command(
+        'report',
+        'write one self-contained HTML report with charts of the lake',
+        (y) => y.option('out', { type: 'string', requiresArg: true, describe: 'HTML file to write (default: report.html next to the lake)' }),
+        async (a) => exit(await cmdReport(a as never)),
+      )
+      .command(
+        'export <table>',
+        'write a table (or part of it) to one Parquet, CSV or NDJSON file',
+        (y) =>
+          y
+            .positional('table', { type: 'string', describe: 'table to export, e.g. erc_transfers' })
+            .option('to', { type: 'string', demandOption: true, requiresArg: true, describe: 'file to write (outside the lake)' })
+            .option('format', { type: 'string', choices: ['parquet', 'csv', 'ndjson'], describe: 'file format (default: from the file name)' })
+            .option('where', { type: 'string', requiresArg: true, describe: 'SQL filter on the table\'s columns, e.g. "block_number >= 1000"' })
+            .option('columns', { type: 'string', requiresArg: true, describe: 'comma list of columns (default: all)' })
+            .option('force', { type: 'boolean', describe: 'replace the file if it exists' }),
+        async (a) => exit(await cmdExport(a as never)),
+      )
       .command(
         'sim',
         'serve the simulated data and metrics services on one loopback port until stopped',
@@ -260,7 +312,7 @@ export async function main(argv: string[]): Promise<void> {
             .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' }),
         async (a) => exit(await cmdSim(a as never)),
       )
-      .demandCommand(1, 'give a command: run, query, status or sim')
+      .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild or sim')
       .strict()
       .help()
       .version(false)

@@ -90,7 +90,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);
     if (!states.some((s) => s.files.some((f) => f.startsWith(`${RAW}/`))))
       throw new UsageError(`rebuild: ${table} has no raw pages in ${store.lake} (runs with --no-raw keep none); run the pipeline instead`);
-    const flushRows = o.flushRows ?? 50_000;
+    const flushRows = o.flushRows ?? 10_000;
     const replayed: Replayed[] = [];
     for (const state of states) {
       report.partitions++;

@@ -132,7 +132,7 @@ class PartitionRun {
   }
 
   private get flushRows(): number {
-    return this.o.flushRows ?? 20_000;
+    return this.o.flushRows ?? 10_000;
   }
 
   private get pageSize(): Record<string, string> {

@@ -322,13 +322,13 @@ export class Transformer {
         if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([this.keyOf(row)]) };
         else if (b === this.top.block) this.top.keys.add(this.keyOf(row));
       }
-      let line = '';
+      // join() makes one flat string; `+=` would keep a rope of every piece alive until the write.
+      const fields = new Array<string>(row.length);
       for (let k = 0; k < row.length; k++) {
         const v = row[k];
-        const f = v === null ? NULL : this.text[k] ? stageText(v as string) : Array.isArray(v) ? JSON.stringify(v) : String(v);
-        line = k === 0 ? f : line + FIELD + f;
+        fields[k] = v === null ? NULL : this.text[k] ? stageText(v as string) : Array.isArray(v) ? JSON.stringify(v) : String(v);
       }
-      this.batch.lines.push(line);
+      this.batch.lines.push(fields.join(FIELD));
       this.batch.rows++;
       this.batch.over38 += over;
     }
