@@ -4,16 +4,19 @@ LAKE ?= data/lake
 PIPELINE ?= pipelines/demo.yaml
 DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql
 
-.PHONY: demo build test run sim status docs query clean torture
+.PHONY: demo build test run sim status docs query clean torture check report export sql screenshot bench
 
 build:
 	npm run build --silent
 
-## demo: run pipelines/demo.yaml on the embedded simulator into data/lake and print the bundled queries
+## demo: run pipelines/demo.yaml on the embedded simulator into data/lake, print the bundled queries,
+## write the HTML report, and end with the data checks (a failing check fails the demo)
 demo: build
 	$(CHAINLAKE) run pipelines/demo.yaml --simulator --lake $(LAKE)
 	@for q in $(DEMO_QUERIES); do echo; echo "== $$q"; $(CHAINLAKE) query --lake $(LAKE) --file $$q || exit $$?; done
 	@echo; $(CHAINLAKE) status --lake $(LAKE)
+	@echo; $(CHAINLAKE) report --lake $(LAKE)
+	@echo; $(CHAINLAKE) check --lake $(LAKE)
 
 ## run: make run PIPELINE=pipelines/x.yaml [LAKE=dir]
 run: build
@@ -22,6 +25,26 @@ run: build
 ## query: make query SQL=sql/top_senders.sql
 query: build
 	$(CHAINLAKE) query --lake $(LAKE) --file $(SQL)
+
+## sql: every bundled query in sql/, one after the other
+sql: build
+	@for q in sql/*.sql; do echo; echo "== $$q"; $(CHAINLAKE) query --lake $(LAKE) --file $$q || exit $$?; done
+
+## check: the data checks; exit 1 when one fails
+check: build
+	$(CHAINLAKE) check --lake $(LAKE)
+
+## report: make report [OUT=file.html] (default: report.html next to the lake)
+report: build
+	$(CHAINLAKE) report --lake $(LAKE) $(if $(OUT),--out $(OUT))
+
+## export: make export TABLE=erc_transfers TO=/tmp/transfers.parquet [WHERE="block_number > 1"] [COLUMNS=a,b]
+export: build
+	$(CHAINLAKE) export $(TABLE) --lake $(LAKE) --to $(TO) $(if $(WHERE),--where "$(WHERE)") $(if $(COLUMNS),--columns $(COLUMNS))
+
+## screenshot: refresh docs/report.png from the report test (headless Chromium)
+screenshot: build
+	UPDATE_SCREENSHOT=1 npx vitest run test/report.test.ts
 
 sim: build
 	$(CHAINLAKE) sim --port 8080
@@ -37,9 +60,15 @@ KILLS ?= 10
 torture: build
 	node scripts/torture.mjs --kills $(KILLS)
 
+## bench: the benchmarks (they print figures; they are not tests): each script in BENCH_SCRIPTS in turn.
+## bench/rate.mjs: rate-bound, against the simulator with its rate limit on (about 4 minutes)
+BENCH_SCRIPTS := bench/rate.mjs
+bench: build
+	@for s in $(BENCH_SCRIPTS); do echo "== $$s"; node $$s || exit $$?; echo; done
+
 ## docs: regenerate the README's table dictionary from the stream declarations
 docs: build
 	node dist/cli/docs.js --write README.md
 
 clean:
-	rm -rf dist data/lake
+	rm -rf dist data/lake data/report.html

@@ -315,7 +315,8 @@ const KEYS = {
   _rejects: ['table_name', 'partition_id', 'raw_json'],
 };
 // Columns that legitimately differ between two runs.
-const VOLATILE = { _rejects: ['run_id', 'rejected_at'] };
+// Balance snapshots are stamped with the time they were taken.
+const VOLATILE = { _rejects: ['run_id', 'rejected_at'], native_balances: ['snapshot_at'], erc20_balances: ['snapshot_at'] };
 
 const hasParquet = (dir) => walk(dir, (p) => p.endsWith('.parquet')).length > 0;
 const src = (lake, table) => `read_parquet(${q(join(lake, table, '**', '*.parquet'))}, union_by_name=true, hive_partitioning=false)`;

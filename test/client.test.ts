@@ -87,3 +87,62 @@ describe('client retry rules', () => {
     expect(s.requests[1]!.headers['x-data-api-key']).toBeUndefined();
   });
 });
+
+describe('client rate budget', () => {
+  it('after a 429, no request to the service goes out before retry-after ends, whichever partition sends it', async () => {
+    let limitedAt = 0;
+    const arrivals: number[] = [];
+    const s = await scriptedServer((_req, res, n) => {
+      arrivals.push(Date.now());
+      if (n === 1) {
+        limitedAt = Date.now();
+        json(res, 429, { message: 'Rate limit exceeded' }, { 'retry-after': '1' });
+      } else json(res, 200, { items: [] });
+    });
+    close = s.close;
+    const c = new Client('data', source(s.url, { concurrency: 4 }), fast);
+    const first = c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 20 });
+    while (limitedAt === 0) await new Promise((r) => setTimeout(r, 5));
+    const others = ['/v1/b', '/v1/c', '/v1/d'].map((p) => c.get(p, {}, { endpoint: p, stats: newRequestStats(), weight: 20 }));
+    await Promise.all([first, ...others]);
+    expect(arrivals).toHaveLength(5);
+    for (const t of arrivals.slice(1)) expect(t).toBeGreaterThanOrEqual(limitedAt + 1000 - 5);
+  });
+
+  it('charges each request its weight: a request beyond the budget waits, and an abort ends the wait without sending it', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }));
+    close = s.close;
+    const c = new Client('data', source(s.url, { cuPerMinute: 100 }), fast);
+    expect(c.budgetState()).toEqual({ source: 'pipeline', cuPerMinute: 100, cuPerDay: null });
+    await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 60 });
+    const ac = new AbortController();
+    const stats = newRequestStats();
+    const second = c.get('/v1/b', {}, { endpoint: '/v1/b', stats, weight: 60, signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(stats.requests).toBe(0);
+    ac.abort(new Error('run stopped'));
+    await expect(second).rejects.toThrow('run stopped');
+    expect(s.requests).toHaveLength(1);
+    expect(stats.faults).toEqual({});
+  });
+
+  it('an abort during a retry-after pause ends the wait', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 429, { message: 'Rate limit exceeded' }, { 'retry-after': '30' }));
+    close = s.close;
+    const ac = new AbortController();
+    const got = new Client('data', source(s.url), fast).get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), signal: ac.signal });
+    while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    ac.abort(new Error('run stopped'));
+    await expect(got).rejects.toThrow('run stopped');
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('takes the budget the service announces', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }, { 'ratelimit-policy': '5000;w=60, 900000;w=86400', 'ratelimit-limit': '5000', 'ratelimit-remaining': '4980' }));
+    close = s.close;
+    const c = new Client('data', source(s.url, { apiKey: 'k' }), fast);
+    expect(c.budgetState()).toEqual({ source: 'unknown', cuPerMinute: null, cuPerDay: null });
+    await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 20 });
+    expect(c.budgetState()).toEqual({ source: 'headers', cuPerMinute: 5000, cuPerDay: 900000 });
+  });
+});

@@ -467,7 +467,9 @@ describe('the API key never leaks', () => {
   });
 
   it('no key in Parquet key-value metadata, schema, statistics or rows (read through DuckDB)', async () => {
-    const parquet = walk(lakes).filter((f) => f.endsWith('.parquet'));
+    // A run killed mid-write leaves a partial file in _staging: the raw byte search covers it, but
+    // DuckDB cannot open it, so the decoded search reads the files a commit has moved in.
+    const parquet = walk(lakes).filter((f) => f.endsWith('.parquet') && !f.includes('/_staging/'));
     expect(parquet.length).toBeGreaterThan(20);
     const db = await DuckDBInstance.create(':memory:');
     const conn: DuckDBConnection = await db.connect();

@@ -375,7 +375,7 @@ describe('data service', () => {
   });
 
   it('answers unknown routes and methods with 404 in the service error shape', async () => {
-    expectDataError(await call(sim, '/v1/chains/43114/blocks'), 404, '/v1/chains/43114/blocks');
+    expectDataError(await call(sim, '/v1/chains/43114/nothing'), 404, '/v1/chains/43114/nothing');
     expectMetricsError(await call(sim, '/v2/chains/43114/nothing'), 404, 'nothing');
     const post = await fetch(`${sim.url}${transfersPath(DEMO.contracts.erc20)}`, { method: 'POST' });
     expect(post.status).toBe(404);

@@ -32,7 +32,7 @@ export function tableDictionary(): string {
   for (const d of STREAMS) {
     out.push(`### ${d.table}`, '', `${d.doc}.`, '');
     out.push(`- endpoint: \`GET ${d.endpoint}\` (${d.service} service, ${d.weight} CU a request)`);
-    out.push(`- pipeline keys: ${Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.doc}`).join('; ')}${d.pageSize.max ? `; \`pageSize\`: ${d.pageSize.min || 1} to ${d.pageSize.max}, default ${d.pageSize.default}` : ''}`);
+    out.push(`- pipeline keys: ${Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.doc}`).join('; ')}${d.pageSize.max ? `; \`pageSize\`: ${d.pageSize.min || 1} to ${d.pageSize.max}, default ${d.pageSize.default}${d.pageSize.note ? ` (${d.pageSize.note})` : ''}` : ''}`);
     out.push(`- refresh: ${refreshText(d)}`);
     out.push(`- key: ${d.key.map((k) => `\`${k}\``).join(', ')}${d.keyDoc ? ` (${d.keyDoc})` : ''}`);
     out.push(`- files: \`<lake>/${d.table}/${d.monthFrom ? 'month=YYYY-MM/' : ''}*.parquet\``, '');

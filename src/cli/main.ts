@@ -87,7 +87,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger) }).finally(() => progress?.stop());
+    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
     process.stdout.write(formatReport(report) + '\n');
     if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
     return report.status === 'ok' ? 0 : 1;
@@ -224,6 +224,11 @@ async function cmdSim(a: SimArgs): Promise<number> {
 }
 
 export async function main(argv: string[]): Promise<void> {
+  // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
+    throw err;
+  });
   let code = 0;
   const exit = (c: number) => {
     code = c;

@@ -7,6 +7,7 @@ import type { OptionSpec, StreamConfig, StreamDecl } from '../streams/types.js';
 import { METRICS } from '../streams/chain_metrics.js';
 import { UsageError } from '../errors.js';
 import { isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from './ids.js';
+import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
 
 export const DEFAULT_URLS = {
   data: 'https://glacier-api.avax.network',
@@ -29,6 +30,9 @@ export interface SourceConfig {
   timeoutMs: number;
   /** Retries of one request after 429, 5xx and network errors. */
   retries: number;
+  /** Compute-unit budget (from `tier`, or set); left out, it is learnt from the service's answers. */
+  cuPerMinute?: number;
+  cuPerDay?: number;
 }
 
 export interface Pipeline {
@@ -48,6 +52,9 @@ const SOURCE_KEYS: Record<string, 'string' | 'int'> = {
   requestsPerSecond: 'int',
   timeoutMs: 'int',
   retries: 'int',
+  tier: 'string',
+  cuPerMinute: 'int',
+  cuPerDay: 'int',
 };
 
 const SOURCE_DEFAULTS = { keyHeader: 'x-data-api-key', concurrency: 4, requestsPerSecond: 0, timeoutMs: 30_000, retries: 6 };
@@ -85,6 +92,8 @@ function checkOption(spec: OptionSpec, v: unknown, path: string, network: Networ
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) return bad(`must be an integer, not ${describe(v)}`);
       if (spec.min !== undefined && v < spec.min) return bad(`must be at least ${spec.min}, not ${v}`);
       return v;
+    case 'boolean':
+      return typeof v === 'boolean' ? v : bad(`must be true or false, not ${describe(v)}`);
     case 'enum':
       return typeof v === 'string' && spec.values!.includes(v) ? v : bad(`${describe(v)} is not one of ${spec.values!.join(', ')}`);
     case 'network':
@@ -134,7 +143,7 @@ function checkStream(raw: unknown, at: string, out: Problem[]): StreamConfig | u
       const { min, max } = decl.pageSize;
       if (max === 0) out.push({ path: `${at}.pageSize`, message: `${decl.table} takes no page size` });
       else if (typeof value !== 'number' || !Number.isInteger(value) || value < Math.max(min, 1) || value > max)
-        out.push({ path: `${at}.pageSize`, message: `${describe(value)} is out of bounds for ${decl.endpoint} (${Math.max(min, 1)} to ${max})` });
+        out.push({ path: `${at}.pageSize`, message: `${describe(value)} is out of bounds for ${decl.endpoint} (${Math.max(min, 1)} to ${max})${decl.pageSize.note ? `: ${decl.pageSize.note}` : ''}` });
       else cfg.pageSize = value;
       continue;
     }
@@ -160,6 +169,7 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
     out.push({ path: at, message: 'must be a mapping' });
     return src;
   }
+  let tier: string | undefined;
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     const kind = SOURCE_KEYS[key];
     if (!kind) {
@@ -191,9 +201,25 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
     } else if (key === 'keyHeader') {
       if (!/^[A-Za-z0-9-]+$/.test(s)) out.push({ path: `${at}.keyHeader`, message: `${describe(s)} is not a header name` });
       else src.keyHeader = s.toLowerCase();
+    } else if (key === 'tier') {
+      tier = s;
     }
   }
   if (src.concurrency < 1) out.push({ path: `${at}.concurrency`, message: 'must be at least 1' });
+  if (tier !== undefined) {
+    if (name !== 'data') {
+      const published = name === 'metrics' ? `one published budget, ${METRICS_BUDGET.cuPerMinute} CU/min and ${METRICS_BUDGET.cuPerDay} CU/day` : 'no published budget';
+      out.push({ path: `${at}.tier`, message: `tiers belong to the data service; the ${name} service has ${published}: set cuPerMinute / cuPerDay instead` });
+    } else if (!Object.hasOwn(TIERS, tier)) {
+      out.push({ path: `${at}.tier`, message: `${describe(tier)} is not a tier (${Object.keys(TIERS).join(', ')})` });
+    } else {
+      // Explicit numbers override the tier's.
+      src.cuPerMinute ??= TIERS[tier as Tier].cuPerMinute;
+      src.cuPerDay ??= TIERS[tier as Tier].cuPerDay;
+    }
+  }
+  for (const key of ['cuPerMinute', 'cuPerDay'] as const)
+    if (src[key] === 0) out.push({ path: `${at}.${key}`, message: 'must be at least 1 (leave it out to learn the budget from the service)' });
   return src;
 }
 

@@ -35,6 +35,10 @@ export interface PaginateOptions {
   startToken?: string;
   maxEmptyPages?: number;
   signal?: AbortSignal;
+  /** Compute units per request (the declaration's weight): what the service's budget is charged. */
+  weight?: number;
+  /** The partition the listing belongs to, for fair shares of the budget. */
+  flow?: string;
 }
 
 export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions): AsyncGenerator<Page> {
@@ -51,7 +55,7 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
     let body: unknown;
     let raw: string | undefined;
     try {
-      body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal, onText: (t) => (raw = t) });
+      body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal, weight: o.weight, flow: o.flow, onText: (t) => (raw = t) });
     } catch (err) {
       if (token !== undefined && err instanceof ServiceError && err.status === 400) throw new PageTokenError(err);
       throw err;

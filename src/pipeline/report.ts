@@ -32,6 +32,8 @@ export interface RunReport {
   seconds?: number;
   status: 'running' | 'ok' | 'failed';
   streams: StreamReport[];
+  /** Per service used: the CU budget in force at the end and where it came from. */
+  budgets?: Record<string, { source: string; cuPerMinute: number | null; cuPerDay: number | null }>;
 }
 
 export function newStreamReport(table: string): StreamReport {
@@ -66,7 +68,8 @@ export function formatReport(r: RunReport): string {
     s.over38,
     Number(s.seconds.toFixed(1)),
   ]);
-  const head = `run ${r.runId} of ${r.pipeline}: ${r.status} in ${(r.seconds ?? 0).toFixed(1)} s (lake ${r.lake})`;
+  const budgets = Object.entries(r.budgets ?? {}).map(([svc, b]) => `${svc} ${b.cuPerMinute === null ? 'no limit seen' : `${b.cuPerMinute} CU/min`} (${b.source})`);
+  const head = `run ${r.runId} of ${r.pipeline}: ${r.status} in ${(r.seconds ?? 0).toFixed(1)} s (lake ${r.lake})${budgets.length ? `; budgets: ${budgets.join(', ')}` : ''}`;
   const errors = r.streams.flatMap((s) => s.errors.map((e) => `  ${s.table}: ${e}`));
   const drift = r.streams.filter((s) => Object.keys(s.extraFields).length).map((s) => `  ${s.table}: ${Object.entries(s.extraFields).map(([k, n]) => `${k} (${n})`).join(', ')}`);
   const faults = r.streams.filter((s) => Object.keys(s.faults).length).map((s) => `  ${s.table}: ${Object.entries(s.faults).map(([k, n]) => `${k} x${n}`).join(', ')}`);

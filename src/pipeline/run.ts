@@ -180,6 +180,8 @@ class PartitionRun {
       stats: report,
       startToken,
       signal: this.o.signal,
+      weight: decl.weight,
+      flow: `${decl.table}/${partition.id}`,
     };
     if (!decl.extract) return paginate(this.client, base);
     return decl.extract({
@@ -192,6 +194,8 @@ class PartitionRun {
       stats: report,
       startToken,
       signal: this.o.signal,
+      weight: decl.weight,
+      flow: base.flow!,
       paginate: (o = {}) => paginate(this.client, { ...base, startToken: undefined, ...o }),
     });
   }
@@ -467,6 +471,8 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
         }
       }),
     );
+    const used = new Set(jobs.map((j) => j.decl.service));
+    report.budgets = Object.fromEntries([...used].map((svc) => [svc, clients[svc].budgetState()]));
     if (o.strict)
       for (const s of report.streams) if (s.rejects > 0) s.errors.push(`${s.rejects} rows rejected (--strict); see the _rejects view`);
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';

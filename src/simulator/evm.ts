@@ -214,6 +214,11 @@ export function internalOwnerAddress(chainId: string, i: number): string {
   return checksumAddress(labelBytes(`internal-owner:${chainId}:${i}`, 20));
 }
 
+/** Address of the i-th named (non-token) contract of a chain; they have metadata but no transfers. */
+export function namedAddress(chainId: string, i: number): string {
+  return checksumAddress(labelBytes(`named:${chainId}:${i}`, 20));
+}
+
 const NFT_STATUSES = [
   'UNKNOWN', 'MISSING_TOKEN', 'INVALID_TOKEN_URI', 'INVALID_TOKEN_URI_SCHEME', 'UNREACHABLE_TOKEN_URI',
   'THROTTLED_TOKEN_URI', 'METADATA_CONTENT_TOO_LARGE', 'INVALID_METADATA', 'INVALID_METADATA_JSON', 'UNINDEXED',
@@ -342,12 +347,17 @@ export class EvmWorld {
       this.wallets.set(id, Array.from({ length: WALLETS_PER_CHAIN }, (_, i) => ({
         address: checksumAddress(labelBytes(`wallet:${id}:${i}`, 20)),
       })));
-      this.named.set(id, NAMED_ADDRESSES.map((meta, i) => ({ ...meta, address: checksumAddress(labelBytes(`named:${id}:${i}`, 20)) })));
+      this.named.set(id, NAMED_ADDRESSES.map((meta, i) => ({ ...meta, address: namedAddress(id, i) })));
       this.owners.set(id, Array.from({ length: INTERNAL_OWNERS[id]! }, (_, i) => {
         const address = internalOwnerAddress(id, i);
         return i === 0 ? { name: 'LakeSwap Factory', address } : { address };
       }));
     }
+  }
+
+  /** Named contracts of a chain (a router, a vault, ...): address objects as transfers show them. */
+  namedOf(chainId: string): readonly RichAddress[] {
+    return this.named.get(this.chainOrThrow(chainId).chainId)!;
   }
 
   chain(id: string): ChainInfo | undefined {
@@ -373,7 +383,7 @@ export class EvmWorld {
     return this.owners.get(this.chainOrThrow(chainId).chainId)!.map((o) => o.address);
   }
 
-  private owner(chainId: string, address: string): RichAddress | undefined {
+  owner(chainId: string, address: string): RichAddress | undefined {
     return this.owners.get(chainId)?.find((o) => o.address.toLowerCase() === address.toLowerCase());
   }
 
@@ -428,7 +438,7 @@ export class EvmWorld {
     return WORLD_NOW - (chain.latestBlock - block) * chain.blockTimeSeconds;
   }
 
-  private counterparty(chainId: string, r: Rng): RichAddress {
+  counterparty(chainId: string, r: Rng): RichAddress {
     // Copies, so a consumer mutating an item cannot change later pages.
     return { ...(r.chance(0.25) ? r.pick(this.named.get(chainId)!) : r.pick(this.wallets.get(chainId)!)) };
   }

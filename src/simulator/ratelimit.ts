@@ -22,6 +22,17 @@ export const WEIGHTS = {
   pendingRewards: 100,
   metrics: 100,
   avgTps: 100,
+  chains: 1,
+  blocks: 10,
+  block: 10,
+  // Not published; a block's transactions are taken to cost what the block does.
+  blockTransactions: 10,
+  nativeBalance: 20,
+  erc20Balances: 20,
+  subnets: 20,
+  // Not published; taken as a single-record read like a block.
+  contractMetadata: 10,
+  addressChains: 100,
 } as const;
 
 export type Decision =

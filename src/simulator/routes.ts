@@ -1,11 +1,11 @@
-// The seven routes: parameter validation (every 400 names its parameter), lookup in the world,
+// The routes: parameter validation (every 400 names its parameter), lookup in the world,
 // and paging. Handlers return the JSON body or throw HttpError.
 import {
   NETWORKS, isBlockchainId, isEvmAddress, isEvmChainId, nodeIdProblem, primaryAddressProblem, type Network,
 } from '../config/ids.js';
 import { badRequest, notFound, type Service } from './errors.js';
 import type { ChainInfo } from './evm.js';
-import type { Listing } from './listing.js';
+import { fromArray, type Listing } from './listing.js';
 import { WEIGHTS } from './ratelimit.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
@@ -36,6 +36,15 @@ const TABLE: Array<{ pattern: Array<string | null>; route: Route }> = [
   { pattern: ['v1', 'networks', null, 'delegators'], route: { name: 'delegators', service: 'data', weight: WEIGHTS.delegators, handle: delegators } },
   { pattern: ['v2', 'chains', null, 'metrics', null], route: { name: 'metrics', service: 'metrics', weight: WEIGHTS.metrics, handle: metrics } },
   { pattern: ['v1', 'avg_tps', null], route: { name: 'avgTps', service: 'metrics', weight: WEIGHTS.avgTps, handle: avgTps } },
+  { pattern: ['v1', 'chains'], route: { name: 'chains', service: 'data', weight: WEIGHTS.chains, handle: chains } },
+  { pattern: ['v1', 'chains', null, 'blocks'], route: { name: 'blocks', service: 'data', weight: WEIGHTS.blocks, handle: latestBlocks } },
+  { pattern: ['v1', 'chains', null, 'blocks', null], route: { name: 'block', service: 'data', weight: WEIGHTS.block, handle: block } },
+  { pattern: ['v1', 'chains', null, 'blocks', null, 'transactions'], route: { name: 'blockTransactions', service: 'data', weight: WEIGHTS.blockTransactions, handle: blockTransactions } },
+  { pattern: ['v1', 'chains', null, 'addresses', null, 'balances:getNative'], route: { name: 'nativeBalance', service: 'data', weight: WEIGHTS.nativeBalance, handle: nativeBalance } },
+  { pattern: ['v1', 'chains', null, 'addresses', null, 'balances:listErc20'], route: { name: 'erc20Balances', service: 'data', weight: WEIGHTS.erc20Balances, handle: erc20Balances } },
+  { pattern: ['v1', 'chains', null, 'addresses', null], route: { name: 'contractMetadata', service: 'data', weight: WEIGHTS.contractMetadata, handle: contractMetadata } },
+  { pattern: ['v1', 'networks', null, 'subnets'], route: { name: 'subnets', service: 'data', weight: WEIGHTS.subnets, handle: subnets } },
+  { pattern: ['v1', 'networks', null, 'addresses:listChainIds'], route: { name: 'addressChains', service: 'data', weight: WEIGHTS.addressChains, handle: addressChains } },
 ];
 
 export function matchRoute(segments: readonly string[]): { route: Route; params: string[] } | undefined {
@@ -241,6 +250,120 @@ function delegators(ctx: RouteContext): unknown {
     ...(delegationStatus ? { delegationStatus } : {}), ...(sortOrder ? { sortOrder } : {}),
   };
   return dataPage(ctx, 'delegators', key, (w) => w.listDelegators(network, q), pageSize);
+}
+
+// ---- blocks ----
+
+/** A block number up to the head, or the hash of a block the simulator has served. */
+function blockIdParam(ctx: RouteContext, chain: ChainInfo, raw: string): number {
+  if (/^\d+$/.test(raw)) {
+    const n = Number(raw);
+    if (!Number.isSafeInteger(n)) throw badRequest(`blockId "${raw}" is out of range`);
+    if (n > ctx.world.headBlock(chain.chainId)) throw notFound(`block ${raw} not found on chain ${chain.chainId}`);
+    return n;
+  }
+  if (/^0x[0-9a-fA-F]{64}$/.test(raw)) {
+    const n = ctx.world.blockNumberOfHash(chain.chainId, raw);
+    if (n === undefined) throw notFound(`block ${raw} not found on chain ${chain.chainId}`);
+    return n;
+  }
+  throw badRequest(`blockId must be a block number or a block hash (0x + 64 hex digits), got "${raw}"`);
+}
+
+function latestBlocks(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
+  return dataPage(ctx, 'blocks', JSON.stringify(['blocks', chain.chainId]), (w) => w.listBlocks(chain.chainId), pageSize);
+}
+
+function block(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  return ctx.world.block(chain.chainId, blockIdParam(ctx, chain, ctx.params[1]!));
+}
+
+function blockTransactions(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  const n = blockIdParam(ctx, chain, ctx.params[1]!);
+  // The reference gives 0 to 100, default 0, without saying what 0 means; here it is "the whole block".
+  const pageSize = intParam(ctx.query, 'pageSize', 0, 100, 0)!;
+  const key = JSON.stringify(['blockTransactions', chain.chainId, n]);
+  return dataPage(ctx, 'transactions', key, (w) => fromArray(w.blockTransactions(chain.chainId, n)), pageSize === 0 ? Number.MAX_SAFE_INTEGER : pageSize);
+}
+
+// ---- balances ----
+
+function blockNumberParam(ctx: RouteContext, chain: ChainInfo): number | undefined {
+  const raw = single(ctx.query, 'blockNumber');
+  if (raw === undefined) return undefined;
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`blockNumber must be a block number (decimal digits), got "${raw}"`);
+  const head = ctx.world.headBlock(chain.chainId);
+  if (Number(raw) > head) throw badRequest(`blockNumber ${raw} is above the latest block ${head}`);
+  return Number(raw);
+}
+
+function booleanParam(q: URLSearchParams, name: string): boolean | undefined {
+  const raw = single(q, name);
+  if (raw === undefined) return undefined;
+  if (raw !== 'true' && raw !== 'false') throw badRequest(`${name} must be true or false, got "${raw}"`);
+  return raw === 'true';
+}
+
+function nativeBalance(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  const address = evmAddress(ctx.params[1]!, 'address');
+  const blockNumber = blockNumberParam(ctx, chain);
+  const currency: Currency = enumParam(ctx.query, 'currency', CURRENCIES) ?? 'usd';
+  return { nativeTokenBalance: ctx.world.nativeBalance(chain.chainId, address, blockNumber, currency) };
+}
+
+function erc20Balances(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  const address = evmAddress(ctx.params[1]!, 'address');
+  const blockNumber = blockNumberParam(ctx, chain);
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 500, 10)!;
+  const filterSpamTokens = booleanParam(ctx.query, 'filterSpamTokens') ?? true;
+  const contractAddresses = listParam(ctx.query, 'contractAddresses')?.map((a) => evmAddress(a, 'contractAddresses'));
+  const currency: Currency = enumParam(ctx.query, 'currency', CURRENCIES) ?? 'usd';
+  const key = JSON.stringify(['erc20Balances', chain.chainId, address, blockNumber ?? null, filterSpamTokens, contractAddresses ?? null, currency]);
+  let native: unknown;
+  // "Latest" is the head of the listing's snapshot, so every page is of the same block.
+  const body = dataPage(ctx, 'erc20TokenBalances', key, (w) => {
+    const at = blockNumber ?? w.headBlock(chain.chainId);
+    native = w.nativeBalance(chain.chainId, address, at, currency);
+    return fromArray(w.erc20Balances(chain.chainId, address, { block: at, currency, filterSpamTokens, ...(contractAddresses ? { contractAddresses } : {}) }));
+  }, pageSize);
+  return { ...body, nativeTokenBalance: native };
+}
+
+// ---- subnets, contracts, chains ----
+
+function subnets(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 10_000, 100)!;
+  const sortOrder = enumParam<SortOrder>(ctx.query, 'sortOrder', ['asc', 'desc']);
+  const key = JSON.stringify(['subnets', network, sortOrder ?? null]);
+  return dataPage(ctx, 'subnets', key, (w) => w.listSubnets(network, sortOrder), pageSize);
+}
+
+function contractMetadata(ctx: RouteContext): unknown {
+  const chain = dataChain(ctx, ctx.params[0]!);
+  const address = evmAddress(ctx.params[1]!, 'address');
+  const m = ctx.world.contractMetadata(chain.chainId, address);
+  if (!m) throw notFound(`no contract at ${ctx.params[1]} on chain ${chain.chainId}`);
+  return m;
+}
+
+function addressChains(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  const addresses = addressesParam(ctx.query, 'addresses', network);
+  if (!addresses) throw badRequest('addresses is required');
+  return { addresses: ctx.world.addressChains(network, addresses) };
+}
+
+function chains(ctx: RouteContext): unknown {
+  const network = enumParam(ctx.query, 'network', NETWORKS);
+  const feature = enumParam(ctx.query, 'feature', ['nftIndexing', 'webhooks', 'teleporter'] as const);
+  return { chains: ctx.world.supportedChains(network, feature) };
 }
 
 // ---- metrics service ----

@@ -21,6 +21,12 @@ const PER_USD: Record<Currency, number> = {
   hkd: 7.8, huf: 355, jpy: 151, nzd: 1.66,
 };
 
+/** A USD amount in another currency, rounded to `digits` decimals. */
+export function fromUsd(usd: number, currency: Currency, digits = 2): number {
+  const f = 10 ** digits;
+  return Math.round(usd * PER_USD[currency] * f) / f;
+}
+
 const AVAX_ASSET_ID: Record<StakingNetwork, string> = {
   mainnet: 'FvwEAhmxKfeiG8SnEvq42hc6whRyY3EFYAvebMqDNDGCgxN5Z',
   fuji: 'U8iRqJoiJm8xZHAacmvYyZVwqQx6uDNtQeP3CQ6fcgQk3JqnK',
@@ -341,7 +347,7 @@ export class StakingWorld {
   private price(ts: number, currency: Currency): number {
     const days = ts / DAY;
     const usd = 28 + 9 * Math.sin(days / 47) + 4 * Math.sin(days / 11) + (hashKey(this.seed, 'price', Math.floor(days)) % 100) / 100;
-    return Math.round(usd * PER_USD[currency] * 100) / 100;
+    return fromUsd(usd, currency);
   }
 
   private asset(net: StakingNetwork, amount: bigint): AssetAmount {

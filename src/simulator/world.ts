@@ -14,13 +14,17 @@ import {
   type BlockRange, type ChainInfo, type ContractInfo, type InternalTransaction, type Transfer,
 } from './evm.js';
 import { labelBytes } from './hash.js';
-import { iterate, type Listing } from './listing.js';
+import { descending, fromArray, iterate, type Listing } from './listing.js';
+import { BlockWorld, type Block, type BlockTransaction } from './blocks.js';
+import { BalanceWorld, type Erc20BalanceQuery, type Erc20TokenBalance, type NativeTokenBalance } from './balances.js';
+import { buildSubnets, type Subnet } from './subnets.js';
+import { Catalog, type AddressChains, type ContractMetadata, type SupportedChain } from './catalog.js';
 import {
   METRIC_CHAIN_IDS, SeriesWorld, type Metric, type MetricPoint, type MetricQuery,
 } from './series.js';
 import {
   DEMO_DELEGATION_TIMES, StakingWorld, demoDelegationTxHash, nodeIdOf, stakingNetwork,
-  type Delegator, type DelegatorQuery, type HistoricalReward, type PendingReward, type RewardQuery, type ValidatorInfo,
+  type Currency, type Delegator, type SortOrder, type StakingNetwork, type DelegatorQuery, type HistoricalReward, type PendingReward, type RewardQuery, type ValidatorInfo,
 } from './staking.js';
 
 export interface WorldOptions {
@@ -45,6 +49,10 @@ export class World {
   readonly evm: EvmWorld;
   readonly staking: StakingWorld;
   readonly series: SeriesWorld;
+  readonly blocks: BlockWorld;
+  readonly balances: BalanceWorld;
+  readonly catalog: Catalog;
+  private readonly subnetsByNet = new Map<StakingNetwork, Subnet[]>();
 
   constructor(opts: WorldOptions = {}) {
     this.seed = (opts.seed ?? 1) >>> 0;
@@ -56,6 +64,9 @@ export class World {
     this.evm = new EvmWorld(this.seed, this.scale);
     this.staking = new StakingWorld(this.seed);
     this.series = new SeriesWorld(this.seed, this.clocked);
+    this.blocks = new BlockWorld(this.seed, this.evm);
+    this.balances = new BalanceWorld(this.seed, this.evm);
+    this.catalog = new Catalog(this.seed, this.evm);
   }
 
   /** The world's current time, Unix seconds (WORLD_NOW, 2025-11-01T00:00:00Z, unless clocked). */
@@ -76,9 +87,7 @@ export class World {
 
   /** Newest block of a chain at the world's now (its timestamp is <= now). */
   headBlock(chainId: string): number {
-    const chain = this.chain(chainId);
-    if (!chain) throw new Error(`unknown chain ${chainId}`);
-    return headAt(chain, this.now);
+    return headAt(this.chainOrThrow(chainId), this.now);
   }
 
   /** Transfers a contract gains per full day after WORLD_NOW. */
@@ -157,6 +166,73 @@ export class World {
   }
   delegators(network: Network, q: DelegatorQuery = {}): IterableIterator<Delegator> {
     return iterate(this.listDelegators(network, q));
+  }
+
+  private chainOrThrow(chainId: string): ChainInfo {
+    const chain = this.chain(chainId);
+    if (!chain) throw new Error(`unknown chain ${chainId}`);
+    return chain;
+  }
+
+  /** A block at or below the head at the world's now (a RangeError above it: it does not exist yet). */
+  private existing(chainId: string, n: number): ChainInfo {
+    const chain = this.chainOrThrow(chainId);
+    const head = this.headBlock(chainId);
+    if (!Number.isSafeInteger(n) || n < 0 || n > head) throw new RangeError(`block ${n} of chain ${chainId} does not exist (head ${head})`);
+    return chain;
+  }
+
+  block(chainId: string, n: number): Block {
+    return this.blocks.block(this.existing(chainId, n), n);
+  }
+  /** The transactions of block n in block order. */
+  blockTransactions(chainId: string, n: number): BlockTransaction[] {
+    return this.blocks.transactions(this.existing(chainId, n), n);
+  }
+  /** Blocks newest first, from the head at the world's now down to genesis. */
+  listBlocks(chainId: string): Listing<Block> {
+    const chain = this.chainOrThrow(chainId);
+    return descending(0, this.headBlock(chainId) + 1, (n) => this.blocks.block(chain, n));
+  }
+  /** Block number of a hash served before (blocks are looked up by hash only once known). */
+  blockNumberOfHash(chainId: string, hash: string): number | undefined {
+    const n = this.blocks.numberOfHash(this.chainOrThrow(chainId), hash);
+    return n !== undefined && n <= this.headBlock(chainId) ? n : undefined;
+  }
+
+  /** Native balance at a block (default the head). */
+  nativeBalance(chainId: string, address: string, block = this.headBlock(chainId), currency: Currency = 'usd'): NativeTokenBalance {
+    return this.balances.native(this.existing(chainId, block), address, block, currency);
+  }
+  /** ERC-20 balances at a block (default the head), in listing order. */
+  erc20Balances(chainId: string, address: string, q: Partial<Erc20BalanceQuery> = {}): Erc20TokenBalance[] {
+    const block = q.block ?? this.headBlock(chainId);
+    return this.balances.erc20(this.existing(chainId, block), address, { ...q, block });
+  }
+
+  /** Subnets of a network with their blockchains; newest first unless asked otherwise. */
+  listSubnets(network: Network, sortOrder: SortOrder = 'desc'): Listing<Subnet> {
+    const net = stakingNetwork(network);
+    let list = this.subnetsByNet.get(net);
+    if (!list) {
+      list = buildSubnets(this.seed, net);
+      this.subnetsByNet.set(net, list);
+    }
+    const visible = list.filter((s) => s.createBlockTimestamp <= this.now);
+    return fromArray(sortOrder === 'asc' ? visible : [...visible].reverse());
+  }
+  subnets(network: Network, sortOrder: SortOrder = 'desc'): IterableIterator<Subnet> {
+    return iterate(this.listSubnets(network, sortOrder));
+  }
+
+  contractMetadata(chainId: string, address: string): ContractMetadata | undefined {
+    return this.catalog.contract(this.chainOrThrow(chainId), address);
+  }
+  supportedChains(network?: Network, feature?: string): SupportedChain[] {
+    return this.catalog.chains(this.chains, network, feature);
+  }
+  addressChains(network: Network, addresses: readonly string[]): AddressChains[] {
+    return this.catalog.chainIdsOf(network, addresses);
   }
 
   listMetric(chainId: string, metric: Metric, q: MetricQuery = {}): Listing<MetricPoint> {

@@ -1,4 +1,6 @@
-// One HTTP client per service: a p-queue caps concurrency and request rate, p-retry retries 429,
+// One HTTP client per service, shared by every stream and partition of a run. A request first
+// waits for its fair turn within the service's compute-unit budget (scheduler.ts, budget.ts),
+// then for a connection slot (a p-queue caps concurrency and request rate); p-retry retries 429,
 // 5xx, timeouts, resets and broken bodies with exponential backoff and jitter. A retry-after
 // pauses every request to that service, so a limited service gets no burst when it reopens.
 // The API key travels only in its header; it is never part of a URL, a message or a log line.
@@ -6,6 +8,8 @@ import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
 import type { SourceConfig } from '../config/pipeline.js';
+import { RateBudget, type BudgetSource } from './budget.js';
+import { FairScheduler, type Grant } from './scheduler.js';
 
 /** Counters one stream keeps of its requests (the run report prints them). */
 export interface RequestStats {
@@ -26,6 +30,10 @@ export interface GetOptions {
   signal?: AbortSignal;
   /** Receives the body text of the answer that succeeded (raw pages are kept as sent). */
   onText?: (text: string) => void;
+  /** Compute units the service charges for this request (the stream declaration's weight); default 1. */
+  weight?: number;
+  /** The listing this request belongs to, for fair shares; default: the path and query without the page token. */
+  flow?: string;
 }
 
 const NO_RETRY = new Set([400, 401, 403, 404]);
@@ -34,19 +42,16 @@ class Retryable extends Error {
   constructor(
     message: string,
     readonly kind: string,
-    readonly retryAfterMs?: number,
   ) {
     super(message);
   }
 }
 
-/** retry-after is seconds or an HTTP date. */
-export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
-  if (!header) return undefined;
-  const s = Number(header);
-  if (Number.isFinite(s) && s >= 0) return s * 1000;
-  const t = Date.parse(header);
-  return Number.isNaN(t) ? undefined : Math.max(0, t - now);
+/** A partition's listing: its request without the page token. */
+function flowOf(path: string, query: Record<string, string>): string {
+  const q = new URLSearchParams(query);
+  q.delete('pageToken');
+  return `${path}?${q}`;
 }
 
 function serviceMessage(body: string): string {
@@ -66,9 +71,17 @@ export interface ClientOptions {
   maxBackoffMs?: number;
 }
 
+/** The budget in force for a service, for reports and logs. */
+export interface BudgetState {
+  source: BudgetSource;
+  /** null while unknown (no budget configured, announced or learnt yet). */
+  cuPerMinute: number | null;
+  cuPerDay: number | null;
+}
+
 export class Client {
   private readonly queue: PQueue;
-  private pausedUntil = 0;
+  private readonly scheduler: FairScheduler;
 
   constructor(
     readonly service: 'data' | 'metrics' | 'node',
@@ -79,6 +92,12 @@ export class Client {
       concurrency: src.concurrency,
       ...(src.requestsPerSecond > 0 ? { intervalCap: src.requestsPerSecond, interval: 1000 } : {}),
     });
+    this.scheduler = new FairScheduler(new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay }));
+  }
+
+  budgetState(): BudgetState {
+    const b = this.scheduler.budget;
+    return { source: b.source, cuPerMinute: b.limit === Infinity ? null : Math.round(b.limit), cuPerDay: b.dayLimit === Infinity ? null : b.dayLimit };
   }
 
   get baseUrl(): string {
@@ -96,16 +115,32 @@ export class Client {
     const qs = new URLSearchParams(query).toString();
     const shown = `GET ${path}${qs ? `?${qs}` : ''}`;
     const url = `${this.src.url}${path}${qs ? `?${qs}` : ''}`;
+    const weight = o.weight ?? 1;
+    const flow = o.flow ?? flowOf(path, query);
     let last = '';
     let attempts = 0;
+    const once = async (): Promise<unknown> => {
+      const grant = await this.scheduler.acquire(weight, flow, o.signal);
+      try {
+        return await this.queue.add(async () => {
+          attempts++;
+          // A 429 may have come while this request waited for a slot.
+          await this.scheduler.waitPause(o.signal);
+          grant.sent();
+          return this.attempt(url, shown, o, grant);
+        });
+      } finally {
+        grant.finish();
+      }
+    };
     try {
       return await pRetry(
         () =>
-          this.queue.add(async () => {
-            attempts++;
-            await this.waitPause(o.signal);
-            return this.attempt(url, shown, o);
-          }) as Promise<unknown>,
+          once().catch((err: unknown) => {
+            // An abort is not a failed attempt: no retry, no count.
+            if (o.signal?.aborted && !(err instanceof AbortError)) throw new AbortError(err instanceof Error ? err : String(err));
+            throw err;
+          }),
         {
           retries: this.src.retries,
           factor: 2,
@@ -119,7 +154,6 @@ export class Client {
             if (e.kind === '429') o.stats.status429++;
             o.stats.faults[e.kind ?? 'error'] = (o.stats.faults[e.kind ?? 'error'] ?? 0) + 1;
             if (retriesLeft > 0) o.stats.retries++;
-            if (e.retryAfterMs !== undefined) this.pausedUntil = Math.max(this.pausedUntil, Date.now() + e.retryAfterMs);
           },
         },
       );
@@ -135,12 +169,7 @@ export class Client {
     }
   }
 
-  private async waitPause(signal?: AbortSignal): Promise<void> {
-    const wait = this.pausedUntil - Date.now();
-    if (wait > 0) await new Promise<void>((resolve) => setTimeout(resolve, wait, signal));
-  }
-
-  private async attempt(url: string, shown: string, o: GetOptions): Promise<unknown> {
+  private async attempt(url: string, shown: string, o: GetOptions, grant: Grant): Promise<unknown> {
     o.stats.requests++;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (this.src.apiKey && this.service === 'data') headers[this.src.keyHeader] = this.src.apiKey;
@@ -150,6 +179,7 @@ export class Client {
     const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
     try {
       res = await fetch(url, { headers, signal });
+      grant.answer(res.status, (name) => res.headers.get(name));
       text = await res.text();
     } catch (err) {
       if (o.signal?.aborted) throw new AbortError(o.signal.reason ?? 'aborted');
@@ -158,7 +188,7 @@ export class Client {
       throw new Retryable(`${shown}: ${e.cause?.code ?? e.message}`, 'network');
     }
     if (res.status === 429) {
-      throw new Retryable(`${shown}: 429 Too Many Requests`, '429', retryAfterMs(res.headers.get('retry-after')));
+      throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }
     if (res.status >= 500) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));
     if (res.status >= 400) {

@@ -12,6 +12,8 @@ export function addressColumns(side: string, path: string, required = true): Col
   ];
 }
 
+export const CHAIN_ID_COLUMN: Column = { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'chain id as given in the pipeline' };
+
 export const BLOCK_COLUMNS: Column[] = [
   { name: 'block_number', type: 'bigint', from: 'blockNumber', required: true, doc: 'block number' },
   { name: 'block_timestamp', type: 'timestamptz', from: 'blockTimestamp', required: true, doc: 'block time (UTC)' },

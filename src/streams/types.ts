@@ -46,6 +46,7 @@ export type OptionKind =
   | 'node_id[]'
   | 'primary_address[]'
   | 'metric[]'
+  | 'boolean'
   | 'enum';
 
 export interface OptionSpec {
@@ -92,6 +93,9 @@ export interface ExtractContext {
   /** Where a checkpoint says to continue (whatever `next` this extractor yielded before). */
   startToken?: string;
   signal?: AbortSignal;
+  /** Compute units of one request to `endpoint`, and the partition's share key of the budget. */
+  weight: number;
+  flow: string;
   /** The default: GET `path` paged by nextPageToken, items under the declaration's `items`. */
   paginate(o?: Partial<PaginateOptions>): AsyncGenerator<Page>;
 }
@@ -117,7 +121,8 @@ export interface StreamDecl {
   explode?: string;
   /** Compute units per request (API-NOTES.md). */
   weight: number;
-  pageSize: { min: number; max: number; default: number };
+  /** Page sizes chainlake sends; `note` says why they differ from the service's bounds, if they do. */
+  pageSize: { min: number; max: number; default: number; note?: string };
   options: Record<string, OptionSpec>;
   /** Rules across options; returns problems as [option, message]. */
   check?: (s: StreamConfig) => Array<[string, string]>;

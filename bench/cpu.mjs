@@ -1,0 +1,111 @@
+#!/usr/bin/env node
+// CPU-bound benchmark (issue 4): erc_transfers rows/s when the service is not the limit, and peak
+// RSS at two sizes. Prints figures; asserts nothing.
+//   1. end to end: `chainlake run` against the simulator (its own process, limits off);
+//   2. replay: `chainlake rebuild erc_transfers` from the raw pages that run kept (transform+load);
+//   3. the ceiling: JSON.parse of the same raw pages, in this process.
+// Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12]
+import { spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { brotliDecompressSync } from 'node:zlib';
+import { cpus, tmpdir, totalmem } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = fileURLToPath(new URL('..', import.meta.url));
+const bin = join(root, 'bin', 'chainlake.js');
+const arg = (name, dflt) => {
+  const i = process.argv.indexOf(`--${name}`);
+  return i > 0 ? process.argv[i + 1] : dflt;
+};
+const sizes = arg('rows', '1000000,5000000').split(',').map(Number);
+const { buildWorld } = await import(join(root, 'dist', 'simulator', 'world.js'));
+
+/** Contracts of 43114 in the simulator's world, enough of them to reach `rows` at a scale. */
+function plan(rows) {
+  const world = buildWorld({ seed: 1, scale: 1 });
+  const contracts = world.contractsOf('43114').map((c) => c.address);
+  const perScale = contracts.reduce((n, c) => n + world.transferCountFor('43114', c), 0);
+  const scale = Math.max(1, Math.ceil(rows / perScale));
+  const big = buildWorld({ seed: 1, scale });
+  const chosen = [];
+  let total = 0;
+  for (const c of contracts) {
+    if (total >= rows) break;
+    chosen.push(c);
+    total += big.transferCountFor('43114', c);
+  }
+  return { scale, contracts: chosen, total };
+}
+
+function startSim(scale) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [bin, 'sim', '--port', '0', '--scale', String(scale)], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.on('data', (d) => {
+      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(String(d));
+      if (m) resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`simulator exited ${code}`)));
+  });
+}
+
+/** Runs the CLI under /usr/bin/time when present, for the peak RSS of that process alone. */
+function timed(args) {
+  const t0 = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', process.execPath, bin, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const seconds = (performance.now() - t0) / 1000;
+  if (r.status !== 0) throw new Error(`chainlake ${args.join(' ')} failed:\n${r.stderr.slice(-2000)}`);
+  const rss = Number(/maxrss_kb=(\d+)/.exec(r.stderr)?.[1] ?? NaN) / 1024;
+  return { seconds, rssMB: rss, stdout: r.stdout };
+}
+
+function jsonParseRate(lake) {
+  const dir = join(lake, '_raw', 'erc_transfers');
+  let rows = 0;
+  let parseMs = 0;
+  for (const f of readdirSync(dir)) {
+    // Decompress outside the clock: the ceiling is V8's JSON.parse of the same page texts.
+    const text = brotliDecompressSync(readFileSync(join(dir, f))).toString('utf8');
+    const lines = text.split('\n');
+    const t = performance.now();
+    for (const l of lines) if (l) rows += JSON.parse(l).transfers.length;
+    parseMs += performance.now() - t;
+  }
+  return rows / (parseMs / 1000);
+}
+
+const results = [];
+for (const rows of sizes) {
+  const p = plan(rows);
+  const sim = await startSim(p.scale);
+  const dir = mkdtempSync(join(tmpdir(), 'chainlake-bench-'));
+  const lake = join(dir, 'lake');
+  const pipeline = join(dir, 'bench.yaml');
+  writeFileSync(
+    pipeline,
+    `name: bench\nsources:\n  data: { url: "${sim.url}", concurrency: 8 }\nstreams:\n  - table: erc_transfers\n    chainId: "43114"\n    contracts: [${p.contracts.map((c) => `"${c}"`).join(', ')}]\n`,
+  );
+  try {
+    const run = timed(['run', pipeline, '--lake', lake, '--log-level', 'warn']);
+    const replay = timed(['rebuild', 'erc_transfers', '--lake', lake]);
+    const parse = jsonParseRate(lake);
+    results.push({ rows: p.total, contracts: p.contracts.length, run, replay, parse });
+  } finally {
+    sim.stop();
+    if (!process.argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+const fmt = (n) => Math.round(n).toLocaleString('en-US');
+console.log(`\nCPU-bound (${cpus()[0]?.model ?? 'cpu'} x${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version})`);
+for (const r of results) {
+  console.log(`  ${fmt(r.rows)} erc_transfers rows from ${r.contracts} contracts`);
+  console.log(`    JSON.parse of the same pages (ceiling)   ${fmt(r.parse)} rows/s`);
+  console.log(`    replay: transform + load (rebuild)      ${fmt(r.rows / r.replay.seconds)} rows/s  (${(r.rows / r.replay.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.replay.rssMB)} MB`);
+  console.log(`    end to end on the simulator (run)       ${fmt(r.rows / r.run.seconds)} rows/s  (${(r.rows / r.run.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.run.rssMB)} MB`);
+}
+if (results.length >= 2) {
+  const [a, b] = results;
+  console.log(`  peak RSS ratio ${fmt(b.rows)} / ${fmt(a.rows)} rows: run ${(b.run.rssMB / a.run.rssMB).toFixed(2)}, replay ${(b.replay.rssMB / a.replay.rssMB).toFixed(2)} (flat: within 1.10)`);
+}

@@ -1,0 +1,20 @@
+-- Internal transactions per week (Monday, UTC) and type (CALL, CREATE, ...): count, reverted, and the
+-- native value moved (18 decimals; values over 38 digits are left out of `native` and counted in
+-- `over_38_digits`). The table holds a row per listed address, so an internal transaction between
+-- two listed addresses is there twice: it counts once here (internal_tx_id does not depend on the
+-- address).
+WITH once AS (
+  SELECT DISTINCT ON (chain_id, internal_tx_id) *
+  FROM internal_transactions
+  ORDER BY chain_id, internal_tx_id
+)
+SELECT
+  CAST(date_trunc('week', block_timestamp) AS DATE) AS week,
+  internal_tx_type AS type,
+  count(*) AS txs,
+  count(*) FILTER (WHERE is_reverted) AS reverted,
+  round(sum(CAST(value AS DOUBLE)) / 1e18, 6) AS native,
+  count(*) FILTER (WHERE value IS NULL AND value_raw IS NOT NULL) AS over_38_digits
+FROM once
+GROUP BY ALL
+ORDER BY week, type;

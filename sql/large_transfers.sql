@@ -1,0 +1,27 @@
+-- The five largest transfers of each fungible token (ERC-20, ERC-1155), ranked by the exact amount:
+-- by the digits of value_raw, so amounts over 38 digits (NULL in `value`) rank too. `amount` is the
+-- amount in token units (value / 10^decimals) as a DOUBLE, for reading; `value_raw` is exact.
+WITH ranked AS (
+  SELECT
+    *,
+    row_number() OVER (
+      PARTITION BY chain_id, token_address
+      ORDER BY length(ltrim(value_raw, '0')) DESC, ltrim(value_raw, '0') DESC, block_number, log_index
+    ) AS rank
+  FROM erc_transfers
+  WHERE value_raw IS NOT NULL AND token_type <> 'ERC-721'
+)
+SELECT
+  chain_id,
+  token_address,
+  token_symbol AS symbol,
+  rank,
+  block_timestamp,
+  tx_hash,
+  from_address,
+  to_address,
+  CAST(value_raw AS DOUBLE) / pow(10, coalesce(token_decimals, 0)) AS amount,
+  value_raw
+FROM ranked
+WHERE rank <= 5
+ORDER BY chain_id, token_address, rank;

@@ -1,0 +1,351 @@
+// The compute-unit (CU) budget of one service, counted the way the services count it: so many CU
+// per minute and per day, each request costing its endpoint's weight (API-NOTES.md). It answers
+// one question, "from when may a request of this weight start?", and learns from the answers.
+//
+// The minute budget is kept over a sliding window whose claims last from the grant until one
+// window after the answer. The services count fixed windows by arrival; an arrival lies between
+// our grant and our answer, so whatever lands in any one of their windows was all claimed at once
+// here, and a budget that is right is never exceeded, whatever the phase of their clock or the
+// latency. Requests are also paced evenly over the window (after a burst of a few seconds' worth):
+// spent in one burst a minute, the budget would go to whichever partitions happen to ask first,
+// while paced, every partition is waiting when a slot comes and the fair queue decides; pacing
+// also keeps few requests in flight when a 429 comes, and makes the measurement below sharp.
+//
+// The budget is the pipeline's (a tier or numbers), else the `ratelimit-limit` the service sends
+// (the lower of the two wins), else learnt: unlimited until a 429, then the CU that got through in
+// the window the 429 closed, less 2% (multiplicative decrease; never below half the rate before
+// when the run saw only part of that window), plus a step for every window that ran at the budget
+// without a 429 (additive increase).
+
+/** Published budgets of the data service by tier (API-NOTES.md). */
+export const TIERS = {
+  unauthenticated: { cuPerMinute: 6_000, cuPerDay: 1_200_000 },
+  free: { cuPerMinute: 8_000, cuPerDay: 2_000_000 },
+  base: { cuPerMinute: 10_000, cuPerDay: 3_750_000 },
+  growth: { cuPerMinute: 14_000, cuPerDay: 11_200_000 },
+  pro: { cuPerMinute: 20_000, cuPerDay: 25_000_000 },
+} as const;
+
+export type Tier = keyof typeof TIERS;
+
+/** The metrics service has a single published budget. */
+export const METRICS_BUDGET = { cuPerMinute: 8_000, cuPerDay: 1_200_000 } as const;
+
+export const MINUTE_MS = 60_000;
+/** retry-after comes in whole seconds. */
+const SECOND = 1000;
+const DAY_MS = 86_400_000;
+
+/** What the learnt budget becomes after a 429: this share of what got through in that window. */
+const DECREASE_TO_MEASURED = 0.98;
+/** ...but never less than this share of the rate before. */
+const DECREASE_FLOOR = 0.5;
+/** Additive increase per window spent at the budget without a 429, as a share of the reference budget. */
+const STEP = 0.01;
+/** A larger step while far below the reference (recovering from a drop that proved too deep). */
+const RECOVERY_STEP = 0.1;
+const RECOVERY_BELOW = 0.9;
+/** Pacing lets this share of a window's budget go at once after a quiet spell (short runs finish sooner). */
+const BURST = 1 / 12;
+
+/** One request's claim on the budget: from its grant until one window after its answer. */
+export interface Claim {
+  weight: number;
+  /** When the request actually went out (after any wait for a connection slot). */
+  sentAt: number;
+  doneAt?: number;
+  /** The service counted it (any answer but a 429 or a 5xx). */
+  counted: boolean;
+}
+
+/** The rate-limit facts of one answer. */
+export interface RateHeaders {
+  /** CU per minute (`ratelimit-limit`, or the 60-second entry of `ratelimit-policy`). */
+  limit?: number;
+  remaining?: number;
+  /** CU per day, from the 86400-second entry of `ratelimit-policy`. */
+  dayLimit?: number;
+  /** `retry-after`, else `ratelimit-reset`. */
+  retryAfterMs?: number;
+}
+
+/** retry-after is seconds or an HTTP date. */
+export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
+  if (!header) return undefined;
+  const s = Number(header);
+  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  const t = Date.parse(header);
+  return Number.isNaN(t) ? undefined : Math.max(0, t - now);
+}
+
+function count(header: string | null): number | undefined {
+  if (header === null || header.trim() === '') return undefined;
+  const n = Number(header);
+  return Number.isFinite(n) && n >= 0 ? n : undefined;
+}
+
+export function readRateHeaders(get: (name: string) => string | null, now = Date.now()): RateHeaders {
+  const out: RateHeaders = {};
+  // `6000;w=60, 1200000;w=86400`: a limit per window length in seconds.
+  for (const part of (get('ratelimit-policy') ?? '').split(',')) {
+    const m = /^\s*(\d+)\s*;\s*w\s*=\s*(\d+)/.exec(part);
+    if (!m) continue;
+    if (Number(m[2]) === 60) out.limit = Number(m[1]);
+    if (Number(m[2]) === 86_400) out.dayLimit = Number(m[1]);
+  }
+  const limit = count(get('ratelimit-limit'));
+  if (limit !== undefined && limit > 0) out.limit = limit;
+  const remaining = count(get('ratelimit-remaining'));
+  if (remaining !== undefined) out.remaining = remaining;
+  const retry = retryAfterMs(get('retry-after'), now) ?? retryAfterMs(get('ratelimit-reset'), now);
+  if (retry !== undefined) out.retryAfterMs = retry;
+  return out;
+}
+
+export interface BudgetSettings {
+  cuPerMinute?: number;
+  cuPerDay?: number;
+}
+
+/** Where the minute budget in force comes from. */
+export type BudgetSource = 'pipeline' | 'headers' | 'learnt' | 'unknown';
+
+export class RateBudget {
+  /** No request starts before this: a 429's retry-after holds back the whole service. */
+  pausedUntil = 0;
+  private readonly configured: number;
+  private readonly configuredDay: number;
+  private headerLimit = Infinity;
+  private headerDay = Infinity;
+  /** The minute budget in force below the known cap; lowered by 429s, raised step by step. */
+  private estimate: number;
+  /** What got through in the last window a 429 closed: the reference for the increase step. */
+  private measured?: number;
+  private readonly inflight = new Set<Claim>();
+  private inflightCU = 0;
+  /** Answered claims in answer order, from `head` on; a window after its answer a claim drops out. */
+  private answered: Claim[] = [];
+  private head = 0;
+  private answeredCU = 0;
+  private day = -1;
+  private dayUsed = 0;
+  /** Pacing: the theoretical start of the next request (GCRA). */
+  private nextStart = 0;
+  private firstGrantAt?: number;
+  private lastDecreaseAt = -Infinity;
+  /** When the last 429's pause ended (or ends). */
+  private resumedAt = -Infinity;
+  /** A limited window whose measurement waits for the end of the pause. */
+  private pending?: { before: number; resumed: number; lo: number; hi: number };
+  private periodStart?: number;
+  private periodAtBudget = false;
+  private periodLimited = false;
+
+  constructor(
+    settings: BudgetSettings = {},
+    readonly windowMs = MINUTE_MS,
+  ) {
+    this.configured = settings.cuPerMinute ?? Infinity;
+    this.configuredDay = settings.cuPerDay ?? Infinity;
+    this.estimate = this.configured;
+  }
+
+  /** The minute budget known for certain (pipeline or headers); Infinity if none. */
+  private get cap(): number {
+    return Math.min(this.configured, this.headerLimit);
+  }
+
+  /** CU per minute in force; Infinity while nothing is known. */
+  get limit(): number {
+    return Math.min(this.cap, this.estimate);
+  }
+
+  get dayLimit(): number {
+    return Math.min(this.configuredDay, this.headerDay);
+  }
+
+  get source(): BudgetSource {
+    if (this.limit === Infinity) return 'unknown';
+    if (this.estimate < this.cap) return 'learnt';
+    return this.configured <= this.headerLimit ? 'pipeline' : 'headers';
+  }
+
+  private prune(now: number): void {
+    const a = this.answered;
+    while (this.head < a.length && a[this.head]!.doneAt! <= now - this.windowMs) this.answeredCU -= a[this.head++]!.weight;
+    if (this.head > 1024 && this.head * 2 > a.length) {
+      this.answered = a.slice(this.head);
+      this.head = 0;
+    }
+  }
+
+  private recent(): Claim[] {
+    return this.answered.slice(this.head);
+  }
+
+  private addAnswered(c: Claim): void {
+    this.answered.push(c);
+    this.answeredCU += c.weight;
+  }
+
+  /** CU claimed in the window ending now: in flight, or answered less than a window ago. */
+  used(now: number): number {
+    this.prune(now);
+    return this.inflightCU + this.answeredCU;
+  }
+
+  /**
+   * The earliest time a request of this weight may start, at `now` or later; Infinity when that
+   * depends on answers still to come (a finish makes the caller ask again).
+   */
+  earliest(weight: number, now: number): number {
+    this.settle(now);
+    this.prune(now);
+    let t = Math.max(now, this.pausedUntil);
+    if (this.limit < Infinity) t = Math.max(t, this.nextStart - this.windowMs * BURST);
+    const dayLimit = this.dayLimit;
+    if (dayLimit < Infinity) {
+      const d = Math.floor(t / DAY_MS);
+      const used = d === this.day ? this.dayUsed : 0;
+      if (used > 0 && used + weight > dayLimit) t = (d + 1) * DAY_MS;
+    }
+    const limit = this.limit;
+    if (limit === Infinity) return t;
+    const a = this.answered;
+    let i = this.head;
+    let live = this.answeredCU;
+    while (i < a.length && a[i]!.doneAt! <= t - this.windowMs) live -= a[i++]!.weight;
+    // A request heavier than the whole budget goes alone rather than never.
+    let excess = this.inflightCU + live + (weight >= limit ? 0 : weight - limit);
+    if (excess <= 0) return t;
+    for (; i < a.length; i++) {
+      excess -= a[i]!.weight;
+      if (excess <= 0) return Math.max(t, a[i]!.doneAt! + this.windowMs);
+    }
+    return Infinity;
+  }
+
+  /** Records the start of a request; `held` says it had to wait for the budget. */
+  grant(weight: number, now: number, held: boolean): Claim {
+    this.endPeriod(now, held);
+    const d = Math.floor(now / DAY_MS);
+    if (d !== this.day) {
+      this.day = d;
+      this.dayUsed = 0;
+    }
+    this.dayUsed += weight;
+    if (this.limit < Infinity) this.nextStart = Math.max(this.nextStart, now) + (weight * this.windowMs) / this.limit;
+    this.firstGrantAt ??= now;
+    const claim: Claim = { weight, sentAt: now, counted: false };
+    this.inflight.add(claim);
+    this.inflightCU += weight;
+    return claim;
+  }
+
+  /** What an answer says about the budget. Call before `finish`. */
+  answer(claim: Claim, status: number, h: RateHeaders, now: number): void {
+    claim.counted = status !== 429 && status < 500;
+    if (h.dayLimit !== undefined && h.dayLimit > 0) this.headerDay = h.dayLimit;
+    if (h.limit !== undefined) {
+      // What went out before the budget was known counts as paced already: no second burst.
+      if (this.limit === Infinity) this.nextStart = Math.max(this.nextStart, this.firstGrantAt! + (this.used(now) * this.windowMs) / h.limit);
+      this.headerLimit = h.limit;
+      this.estimate = Math.min(this.estimate, h.limit);
+      // What the service counted beyond our own claims (another process on the same key, a run
+      // that just ended) is claimed too, for a window. (A 429's remaining is 0 until the reset,
+      // which the pause covers.)
+      if (h.remaining !== undefined && status !== 429) {
+        const beyond = h.limit - h.remaining - this.used(now);
+        if (beyond > 0) this.addAnswered({ weight: beyond, sentAt: now, doneAt: now, counted: false });
+      }
+    }
+    if (status === 429) this.rateLimited(claim, h.retryAfterMs, now);
+  }
+
+  finish(claim: Claim, now: number): void {
+    if (!this.inflight.delete(claim)) return;
+    this.inflightCU -= claim.weight;
+    claim.doneAt = now;
+    this.addAnswered(claim);
+  }
+
+  private rateLimited(claim: Claim, retryAfter: number | undefined, now: number): void {
+    const resumed = this.resumedAt;
+    if (retryAfter !== undefined) this.pausedUntil = this.resumedAt = Math.max(this.pausedUntil, now + retryAfter);
+    this.periodLimited = true;
+    // Longer than a window: the day budget or a block, not the minute budget.
+    if (retryAfter !== undefined && retryAfter > this.windowMs) return;
+    // The service's window closes within (sent + retry-after - 1 s, answered + retry-after]:
+    // retry-after is whole seconds rounded up, reckoned when the request arrived.
+    const close = retryAfter !== undefined ? { lo: claim.sentAt + retryAfter - SECOND, hi: now + retryAfter } : undefined;
+    const p = this.pending;
+    if (p && close && close.lo < p.hi && close.hi > p.lo) {
+      // Another 429 of the same window (a request that was under way): it narrows the close.
+      p.lo = Math.max(p.lo, close.lo);
+      p.hi = Math.min(p.hi, close.hi);
+      return;
+    }
+    // One decrease per limited window: a 429 that claims a window which opened before we resumed
+    // from the last one adds nothing (a 429 that is not the budget's says the window ends in 1 s).
+    const fresh = close ? close.hi - this.windowMs >= resumed - SECOND : now - this.lastDecreaseAt >= this.windowMs;
+    if (!fresh) return;
+    const before = this.estimate < Infinity ? this.estimate : this.recentRate(now);
+    if (!(before > 0)) return; // nothing got through yet: the pause is all there is to go by
+    this.lastDecreaseAt = now;
+    this.periodStart = now;
+    this.periodAtBudget = false;
+    this.periodLimited = false;
+    if (close) this.pending = { before, resumed, ...close };
+    else this.decrease(before * DECREASE_FLOOR, before, now);
+  }
+
+  /** Once the pause is over (and the requests under way have answered): how much got through. */
+  private settle(now: number): void {
+    const p = this.pending;
+    if (!p || now < this.pausedUntil) return;
+    this.pending = undefined;
+    // Nothing was sent during the last pause, so if it ended after the window may have opened,
+    // everything sent since landed in it; else count from the middle of the doubt.
+    const from = p.resumed >= p.lo - this.windowMs ? p.resumed : (p.lo + p.hi) / 2 - this.windowMs;
+    let measured = 0;
+    for (const c of this.recent()) if (c.counted && c.sentAt >= from) measured += c.weight;
+    if (measured === 0) return this.decrease(p.before * DECREASE_FLOOR, p.before, now);
+    this.measured = measured;
+    // Seen from its start, a window that ended in a 429 is the budget. Seen only in part (the run
+    // began inside it) it may be anything, e.g. a 429 that is not the budget's: then the rate is
+    // at most halved, and the next window, seen whole, tells.
+    const wholeWindow = this.firstGrantAt! <= from;
+    const next = measured * DECREASE_TO_MEASURED;
+    this.decrease(wholeWindow ? next : Math.max(p.before * DECREASE_FLOOR, next), p.before, now);
+  }
+
+  private decrease(to: number, before: number, now: number): void {
+    this.estimate = Math.max(1, Math.min(before, to));
+    // The window reopens paced, not with a burst.
+    this.nextStart = Math.max(this.nextStart, Math.max(now, this.pausedUntil) + this.windowMs * BURST);
+  }
+
+  /** CU that got through per window lately (extrapolated while younger than a window). */
+  private recentRate(now: number): number {
+    if (this.firstGrantAt === undefined) return 0;
+    const span = Math.max(Math.min(this.windowMs, now - this.firstGrantAt), this.windowMs / 600);
+    let n = 0;
+    for (const c of this.recent()) if (c.counted && c.doneAt! > now - span) n += c.weight;
+    return (n * this.windowMs) / span;
+  }
+
+  /** Once a window: the additive increase, if the window ran at the budget and saw no 429. */
+  private endPeriod(now: number, held: boolean): void {
+    if (held) this.periodAtBudget = true;
+    this.periodStart ??= now;
+    if (now - this.periodStart < this.windowMs) return;
+    if (this.periodAtBudget && !this.periodLimited && this.estimate < this.cap) {
+      const reference = this.cap < Infinity ? this.cap : (this.measured ?? this.estimate);
+      const step = (this.estimate < RECOVERY_BELOW * reference ? RECOVERY_STEP : STEP) * reference;
+      this.estimate = Math.min(this.cap, this.estimate + step);
+    }
+    this.periodStart = now;
+    this.periodAtBudget = false;
+    this.periodLimited = false;
+  }
+}

@@ -1,0 +1,155 @@
+// Shares one service's budget among the requests of every stream and partition of a run. Waiting
+// requests are served by start-time fair queueing over flows (a flow is a partition's listing):
+// a request's tag is its flow's CU served so far, and the lowest tag goes first, so every flow
+// gets an equal share of the CU whatever its endpoint's weight. A partition pages one request at
+// a time, so a flow whose request is under way still counts as active: it keeps its place rather
+// than rejoining at the back. A flow that comes back after being idle starts level with the
+// least-served active flow (no credit for the time away), and a flow that is slow to ask again
+// (slow answers, slow writes) has nothing waiting, so it holds up no one. The head of the queue is
+// never overtaken, so a heavy request is not starved by a stream of light ones.
+import { RateBudget, readRateHeaders, type Claim } from './budget.js';
+
+/** One request's grant: report when it went out and what came back, then `finish` it. */
+export interface Grant {
+  sent(): void;
+  answer(status: number, header: (name: string) => string | null): void;
+  finish(): void;
+}
+
+interface Waiter {
+  weight: number;
+  /** Start tag: the CU its flow had been served when it asked (or the floor, if more). */
+  tag: number;
+  seq: number;
+  /** It had to wait for the budget (the budget, not demand, was the limit). */
+  held: boolean;
+  resolve(g: Grant): void;
+  reject(err: unknown): void;
+  signal?: AbortSignal;
+  onAbort?: () => void;
+}
+
+/** Flows remembered beyond this are dropped once they have no credit left to track. */
+const FLOW_MEMORY = 4096;
+
+export class FairScheduler {
+  private waiting: Waiter[] = [];
+  private readonly finishTags = new Map<string, number>();
+  /** Tags of granted requests not finished yet. */
+  private readonly underway = new Set<{ tag: number }>();
+  /** The tag of the last request granted. */
+  private virtual = 0;
+  private seq = 0;
+  private timer?: ReturnType<typeof setTimeout>;
+
+  constructor(
+    readonly budget: RateBudget,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Waits for this flow's fair turn and for the budget; rejects with the signal's reason on abort. */
+  acquire(weight: number, flow: string, signal?: AbortSignal): Promise<Grant> {
+    if (signal?.aborted) return Promise.reject(signal.reason);
+    return new Promise<Grant>((resolve, reject) => {
+      const tag = Math.max(this.floor(), this.finishTags.get(flow) ?? 0);
+      this.finishTags.set(flow, tag + weight);
+      const w: Waiter = { weight, tag, seq: this.seq++, held: false, resolve, reject, signal };
+      if (signal) {
+        w.onAbort = () => {
+          this.waiting = this.waiting.filter((x) => x !== w);
+          reject(signal.reason);
+          this.pump();
+        };
+        signal.addEventListener('abort', w.onAbort, { once: true });
+      }
+      this.waiting.push(w);
+      this.pump();
+    });
+  }
+
+  /** Resolves once no 429's retry-after holds the service back. */
+  async waitPause(signal?: AbortSignal): Promise<void> {
+    for (;;) {
+      const wait = this.budget.pausedUntil - this.now();
+      if (wait <= 0) return;
+      signal?.throwIfAborted();
+      await new Promise<void>((resolve, reject) => {
+        const onAbort = () => {
+          clearTimeout(t);
+          reject(signal!.reason);
+        };
+        const t = setTimeout(() => {
+          signal?.removeEventListener('abort', onAbort);
+          resolve();
+        }, wait);
+        signal?.addEventListener('abort', onAbort, { once: true });
+      });
+    }
+  }
+
+  get waitingCount(): number {
+    return this.waiting.length;
+  }
+
+  /** The least tag of any active request: where a flow that was idle comes in. */
+  private floor(): number {
+    let min = Infinity;
+    for (const w of this.waiting) min = Math.min(min, w.tag);
+    for (const u of this.underway) min = Math.min(min, u.tag);
+    return min === Infinity ? this.virtual : min;
+  }
+
+  private next(): Waiter | undefined {
+    let best: Waiter | undefined;
+    for (const w of this.waiting) if (!best || w.tag < best.tag || (w.tag === best.tag && w.seq < best.seq)) best = w;
+    return best;
+  }
+
+  private pump(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+    for (;;) {
+      const head = this.next();
+      if (!head) return;
+      const now = this.now();
+      const at = this.budget.earliest(head.weight, now);
+      if (at > now) {
+        head.held = true;
+        // Infinity: the budget is all in flight; the next finish pumps again.
+        if (at !== Infinity) this.timer = setTimeout(() => this.pump(), at - now);
+        return;
+      }
+      this.waiting = this.waiting.filter((x) => x !== head);
+      if (head.onAbort) head.signal!.removeEventListener('abort', head.onAbort);
+      this.virtual = head.tag;
+      this.forgetIdleFlows();
+      head.resolve(this.grantFor(this.budget.grant(head.weight, now, head.held), head.tag));
+    }
+  }
+
+  private grantFor(claim: Claim, tag: number): Grant {
+    const active = { tag };
+    this.underway.add(active);
+    return {
+      sent: () => {
+        claim.sentAt = this.now();
+      },
+      answer: (status, header) => {
+        const now = this.now();
+        this.budget.answer(claim, status, readRateHeaders(header, now), now);
+      },
+      finish: () => {
+        this.underway.delete(active);
+        this.budget.finish(claim, this.now());
+        this.pump();
+      },
+    };
+  }
+
+  private forgetIdleFlows(): void {
+    if (this.finishTags.size <= FLOW_MEMORY) return;
+    // A flow whose finish tag is behind every active one would start at the floor anyway.
+    const floor = this.floor();
+    for (const [flow, tag] of this.finishTags) if (tag <= floor) this.finishTags.delete(flow);
+  }
+}

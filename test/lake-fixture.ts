@@ -1,0 +1,41 @@
+// A lake for the warehouse tests (check, export, report, sql): the demo pipeline's streams of the
+// given tables, run against the embedded simulator on loopback into a fresh temporary folder.
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { loadPipeline, type Pipeline } from '../src/config/pipeline.js';
+import { runPipeline, type RunOptions } from '../src/pipeline/run.js';
+import type { RunReport } from '../src/pipeline/report.js';
+import { startSimulator } from '../src/simulator/server.js';
+import { quiet } from './helpers.js';
+
+export const DEMO_TABLES = ['erc_transfers', 'internal_transactions', 'historical_rewards', 'pending_rewards', 'delegators', 'chain_metrics', 'avg_tps'];
+
+export function demoPipeline(url: string, tables: string[]): Pipeline {
+  const p = loadPipeline('pipelines/demo.yaml');
+  for (const s of Object.values(p.sources)) s.url = url;
+  p.streams = p.streams.filter((s) => tables.includes(s.table));
+  return p;
+}
+
+/** Runs the demo streams of `tables` into `lake` (a new temporary folder by default). */
+export async function demoLake(tables: string[] = DEMO_TABLES, o: { lake?: string; seed?: number; run?: Partial<RunOptions> } = {}): Promise<{ lake: string; report: RunReport }> {
+  const sim = await startSimulator({ port: 0, seed: o.seed ?? 5 });
+  const lake = o.lake ?? mkdtempSync(join(tmpdir(), 'cl-wh-'));
+  try {
+    const report = await runPipeline(demoPipeline(sim.url, tables), { lake, logger: quiet, ...o.run });
+    return { lake, report };
+  } finally {
+    await sim.close();
+  }
+}
+
+const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
+
+/** The built CLI (dist/, which `npm test` compiles first), as a user runs it. */
+export function cli(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
