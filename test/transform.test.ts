@@ -36,7 +36,6 @@ describe('transform of erc_transfers', () => {
     expect(rows[0]!.from_decimals).toBe(18);
     expect(rows[0]!.to_name).toBeNull();
     expect(rows[0]!.chain_id).toBe('43114');
-    expect(rows[0]!.month).toBe('2023-11');
     expect(rows[1]!.token_metadata).toBe('{"indexStatus":"indexed"}');
     expect(t.getTop()).toEqual({ block: 100, keys: expect.any(Array) });
   });

@@ -45,12 +45,6 @@ describe('other values', () => {
     expect(V.timestamp('1700000000')).toBe(1700000000);
     expect(V.timestamp(1700000000000)).toBeInstanceOf(V.Bad);
     expect(V.timestamp(-1)).toBeInstanceOf(V.Bad);
-    expect(V.month(1700000000)).toBe('2023-11');
-    expect(V.month(1698796799)).toBe('2023-10'); // one second before November
-    expect(V.month(1698796800)).toBe('2023-11');
-    expect(V.month(1701388799)).toBe('2023-11');
-    expect(V.month(1701388800)).toBe('2023-12');
-    expect(V.month(0)).toBe('1970-01');
   });
   it('integers are 32-bit, doubles finite, booleans strict', () => {
     expect(V.integer(7)).toBe(7);

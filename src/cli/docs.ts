@@ -23,7 +23,7 @@ function refreshText(d: StreamDecl): string {
 
 function docOf(d: StreamDecl, name: string): string {
   const c = d.columns.find((x) => x.name === name || `${x.name}_raw` === name);
-  if (!c) return name === 'month' ? `YYYY-MM of ${d.monthFrom} (hive folder)` : '';
+  if (!c) return '';
   return c.name === name ? c.doc : `exact digits of ${c.name} as received`;
 }
 
@@ -35,7 +35,7 @@ export function tableDictionary(): string {
     out.push(`- pipeline keys: ${Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.doc}`).join('; ')}${d.pageSize.max ? `; \`pageSize\`: ${d.pageSize.min || 1} to ${d.pageSize.max}, default ${d.pageSize.default}${d.pageSize.note ? ` (${d.pageSize.note})` : ''}` : ''}`);
     out.push(`- refresh: ${refreshText(d)}`);
     out.push(`- key: ${d.key.map((k) => `\`${k}\``).join(', ')}${d.keyDoc ? ` (${d.keyDoc})` : ''}`);
-    out.push(`- files: \`<lake>/${d.table}/${d.monthFrom ? 'month=YYYY-MM/' : ''}*.parquet\``, '');
+    out.push(`- files: \`<lake>/${d.table}/${d.folder ? `${d.folder.key}=<${d.folder.partition}>/` : ''}*.parquet\``, '');
     out.push('| column | type | meaning |', '|---|---|---|');
     for (const [name, type] of landedColumns(d)) out.push(`| ${name} | ${type} | ${docOf(d, name)} |`);
     out.push('');

@@ -19,7 +19,7 @@ export function sqlString(s: string): string {
 export interface WrittenFile {
   /** Absolute path in staging. */
   staged: string;
-  /** Path relative to the staging folder, hive folders included (`month=2024-01/x.parquet`). */
+  /** Path relative to the staging folder, hive folder included (`chain=43114/x.parquet`). */
   rel: string;
 }
 
@@ -59,29 +59,22 @@ export class ParquetWriter {
   }
 
   /**
-   * Writes a batch under `dir` (which must not exist yet) and lists the files made. Hive folders
-   * `month=YYYY-MM` when the declaration asks for them. The staged text goes to a file beside the
-   * Parquet output that DuckDB reads with its CSV reader and casts on the way to Parquet.
+   * Writes a batch as one file under `dir` (in `sub`, a hive folder such as `chain=43114`, when
+   * given). The staged text goes to a file beside it that DuckDB reads with its CSV reader, casting
+   * on the way to Parquet.
    */
-  async write(decl: StreamDecl, batch: Batch, dir: string, prefix: string): Promise<WrittenFile[]> {
+  async write(decl: StreamDecl, batch: Batch, dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
     if (batch.rows === 0) return [];
     const cols = stagedColumns(decl);
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(join(dir, sub), { recursive: true });
     const text = `${dir}.rows`;
     writeFileSync(text, batch.lines.join('\n') + '\n');
     const columns = cols.map((c) => `'${c.name}': '${c.type}'`).join(', ');
     const read = `read_csv(${sqlString(text)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false, nullstr = chr(1), new_line = '\\n', columns = {${columns}})`;
-    const select = `SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}`;
-    const name = `${prefix}-${process.pid}-${Date.now()}-${this.seq++}`;
-    if (decl.monthFrom) {
-      await this.conn.run(
-        `COPY (${select}) TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (month), WRITE_PARTITION_COLUMNS true, FILENAME_PATTERN ${sqlString(`${name}-{i}`)})`,
-      );
-    } else {
-      await this.conn.run(`COPY (${select}) TO ${sqlString(join(dir, `${name}.parquet`))} (FORMAT parquet, COMPRESSION zstd)`);
-    }
+    const file = join(dir, sub, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
+    await this.conn.run(`COPY (SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
     unlinkSync(text);
-    return listParquet(dir).map((staged) => ({ staged, rel: relative(dir, staged) }));
+    return [{ staged: file, rel: relative(dir, file) }];
   }
 
   /**
@@ -89,7 +82,7 @@ export class ParquetWriter {
    * commits the result in place of `old`. Among fresh rows of one key the one from the latest
    * file in `fresh` wins (files are in fetch order); a fresh row wins over an old one.
    */
-  async merge(decl: StreamDecl, fresh: string[], old: string[], dir: string, prefix: string): Promise<WrittenFile[]> {
+  async merge(decl: StreamDecl, fresh: string[], old: string[], dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
     if (fresh.length === 0) return [];
     const list = (files: string[]) => `[${files.map(sqlString).join(', ')}]`;
     const key = decl.key.map((k) => `"${k}"`);
@@ -99,15 +92,9 @@ export class ParquetWriter {
     const body = old.length
       ? `WITH f AS (${freshSql}) SELECT * FROM f UNION ALL BY NAME SELECT * FROM read_parquet(${list(old)}, union_by_name = true, hive_partitioning = false) o WHERE NOT EXISTS (SELECT 1 FROM f WHERE ${same})`
       : freshSql;
-    mkdirSync(dir, { recursive: true });
-    const name = `${prefix}-${process.pid}-${Date.now()}-${this.seq++}`;
-    const select = `SELECT * FROM (${body}) ORDER BY ${key.join(', ')}`;
-    if (decl.monthFrom) {
-      await this.conn.run(`COPY (${select}) TO ${sqlString(dir)} (FORMAT parquet, COMPRESSION zstd, PARTITION_BY (month), WRITE_PARTITION_COLUMNS true, FILENAME_PATTERN ${sqlString(`${name}-{i}`)})`);
-      return listParquet(dir).map((staged) => ({ staged, rel: relative(dir, staged) }));
-    }
-    const file = join(dir, `${name}.parquet`);
-    await this.conn.run(`COPY (${select}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    mkdirSync(join(dir, sub), { recursive: true });
+    const file = join(dir, sub, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
+    await this.conn.run(`COPY (SELECT * FROM (${body}) ORDER BY ${key.join(', ')}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
 

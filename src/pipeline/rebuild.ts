@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
-import type { Partition, StreamDecl } from '../streams/types.js';
+import { folderOf, type Partition, type StreamDecl } from '../streams/types.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { readRawPages } from '../load/raw.js';
@@ -50,7 +50,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   const flush = async () => {
     const batch = transformer.take();
     const dir = store.stagingDir(decl.table, state.partition);
-    data.push(...(await writer.write(decl, batch, join(dir, 'data'), prefix)).map((f) => f.staged));
+    data.push(...(await writer.write(decl, batch, join(dir, 'data'), prefix, folderOf(decl, partition.values))).map((f) => f.staged));
     const rej = await writer.writeRejects(decl.table, state.partition, 'rebuild', batch.rejects, join(dir, 'rejects'), prefix);
     rejects.push(...rej.map((f): [string, string] => [f.staged, `${REJECTS}/${decl.table}/${f.rel}`]));
     report.replayed += batch.rows;
@@ -110,7 +110,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
       store.commit({ ...tableState, files: moves.map(([, t]) => t), rows: report.rows, lastRun: stamp }, moves, tableState.files);
     } else {
       for (const r of replayed) {
-        const merged = await writer.merge(decl, r.data, [], store.stagingDir(table, r.state.partition), slug(r.state.partition));
+        const merged = await writer.merge(decl, r.data, [], store.stagingDir(table, r.state.partition), slug(r.state.partition), folderOf(decl, r.state.values ?? {}));
         const moves = merged.map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
         const rows = await writer.countRowsOf(merged.map((f) => f.staged));
         report.rows += rows;

@@ -7,7 +7,7 @@ import type { Logger } from 'pino';
 import { Client, type ClientOptions } from '../sources/client.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
-import type { Partition, StreamConfig, StreamDecl } from '../streams/types.js';
+import { folderOf, type Partition, type StreamConfig, type StreamDecl } from '../streams/types.js';
 import { PageTokenError, paginate, type Page, type PaginateOptions } from '../extract/paginate.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
@@ -149,7 +149,7 @@ class PartitionRun {
     const { decl, partition, report } = this.job;
     const batch = this.transformer.take();
     const dir = this.store.stagingDir(decl.table, partition.id);
-    const data = await this.writer.write(decl, batch, join(dir, 'data'), this.prefix);
+    const data = await this.writer.write(decl, batch, join(dir, 'data'), this.prefix, folderOf(decl, partition.values));
     const rej = await this.writer.writeRejects(decl.table, partition.id, this.o.runId, batch.rejects, join(dir, 'rejects'), this.prefix);
     const raw = this.raw.length ? writeRawPages(this.raw, join(dir, 'raw'), this.prefix) : [];
     this.raw = [];

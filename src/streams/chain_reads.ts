@@ -109,7 +109,7 @@ export const BLOCK_WINDOW_STREAM = {
   blockCursor: BLOCK_CURSOR,
   // The item's own chainId is the EVM chain id; chain_id keeps the pipeline's form.
   knownFields: ['chainId'],
-  monthFrom: 'block_timestamp',
+  folder: { key: 'chain', partition: 'chainId' },
 } satisfies Partial<StreamDecl>;
 
 /** The block number in a checkpoint token (`<block>` or `<block>:<page token>`), and the rest. */

@@ -34,7 +34,7 @@ export const ercTransfers: StreamDecl = {
   blockCursor: BLOCK_CURSOR,
   // An ERC-1155 batch transfer carries several token ids under one log index.
   key: ['chain_id', 'token_address', 'tx_hash', 'log_index', 'token_id'],
-  monthFrom: 'block_timestamp',
+  folder: { key: 'chain', partition: 'chainId' },
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'chain id as given in the pipeline' },
     ...BLOCK_COLUMNS,

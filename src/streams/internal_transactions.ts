@@ -47,7 +47,7 @@ export const internalTransactions: StreamDecl = {
   blockCursor: BLOCK_CURSOR,
   key: ['chain_id', 'address', 'internal_tx_id'],
   keyDoc: 'internal_tx_id is a hash of the transaction hash, block, from, to, type, value, gas and revert flag, plus the occurrence among identical siblings',
-  monthFrom: 'block_timestamp',
+  folder: { key: 'chain', partition: 'chainId' },
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'chain id as given in the pipeline' },
     { name: 'address', type: 'evm_address', partition: 'address', doc: 'the listed address this row was fetched for' },

@@ -141,7 +141,19 @@ export interface StreamDecl {
   keyDoc?: string;
   /** Top-level fields read by derive functions only (so they do not count as drift). */
   knownFields?: string[];
-  /** Hive folder `month=YYYY-MM` from a timestamptz column. */
-  monthFrom?: string;
+  /**
+   * A hive-style folder from a partition value (`chain=43114/`). A partition value, not a row
+   * value: each commit then writes one file, where a folder per month would split every batch
+   * into a file per month it spans. The folder key differs from the column (`chain` for
+   * `chain_id`), so engines that infer types from folder names never clash with the file's column.
+   */
+  folder?: { key: string; partition: string };
   columns: Column[];
+}
+
+/** The hive folder of a partition's files (`chain=43114`), or '' for tables without one. */
+export function folderOf(decl: StreamDecl, values: Record<string, string>): string {
+  if (!decl.folder) return '';
+  const v = values[decl.folder.partition] ?? '';
+  return `${decl.folder.key}=${v.replace(/[^A-Za-z0-9._-]/g, '_')}`;
 }

@@ -83,7 +83,6 @@ export function stagedColumns(decl: StreamDecl): StagedColumn[] {
         out.push({ name: c.name, type: 'VARCHAR', select: q });
     }
   }
-  if (decl.monthFrom) out.push({ name: 'month', type: 'VARCHAR', select: '"month"' });
   return out;
 }
 
@@ -181,8 +180,6 @@ export class Transformer {
   private batch!: Batch;
   private carry: Carry;
   private readonly ctx: DeriveContext;
-  private readonly monthIndex: number;
-  private readonly monthSource: number;
   private readonly blockIndex: number;
   private readonly keyIndexes: number[];
   private readonly text: boolean[];
@@ -223,8 +220,6 @@ export class Transformer {
         return undefined;
       };
     });
-    this.monthIndex = decl.monthFrom ? this.staged.findIndex((s) => s.name === 'month') : -1;
-    this.monthSource = decl.monthFrom ? this.staged.findIndex((s) => s.name === decl.monthFrom) : -1;
     this.blockIndex = decl.blockCursor ? this.staged.findIndex((s) => s.name === decl.blockCursor!.column) : -1;
     this.keyIndexes = decl.key.map((k) => this.staged.findIndex((s) => s.name === k));
     this.text = this.staged.map((c) => c.text === true);
@@ -309,9 +304,6 @@ export class Transformer {
       if (bad) {
         this.batch.rejects.push({ reason: bad, raw: JSON.stringify(item) });
         continue;
-      }
-      if (this.monthIndex >= 0) {
-        row[this.monthIndex] = V.month(row[this.monthSource] as number);
       }
       if (this.blockIndex >= 0) {
         const b = Number(row[this.blockIndex]);

@@ -79,19 +79,3 @@ export function varcharList(v: unknown): string[] | Bad {
 export function json(v: unknown): string | Bad {
   return v !== null && typeof v === 'object' ? JSON.stringify(v) : new Bad(`expected an object, got ${show(v)}`);
 }
-
-// Rows come in runs of the same month: remember the last month's bounds instead of formatting a
-// date per row (it showed in profiles).
-let monthFrom = 0;
-let monthTo = -1;
-let monthText = '';
-
-/** YYYY-MM of Unix seconds, for the hive folder. */
-export function month(seconds: number): string {
-  if (seconds >= monthFrom && seconds < monthTo) return monthText;
-  const d = new Date(seconds * 1000);
-  monthFrom = Date.UTC(d.getUTCFullYear(), d.getUTCMonth(), 1) / 1000;
-  monthTo = Date.UTC(d.getUTCFullYear(), d.getUTCMonth() + 1, 1) / 1000;
-  monthText = d.toISOString().slice(0, 7);
-  return monthText;
-}

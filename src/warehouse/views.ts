@@ -28,7 +28,6 @@ export function landedColumns(decl: StreamDecl): Array<[string, string]> {
     if (c.type === 'amount') out.push([c.name, 'DECIMAL(38,0)'], [`${c.name}_raw`, 'VARCHAR']);
     else out.push([c.name, LANDED[c.type]!]);
   }
-  if (decl.monthFrom) out.push(['month', 'VARCHAR']);
   return out;
 }
 
