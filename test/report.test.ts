@@ -96,6 +96,20 @@ describe('chainlake report', () => {
     expect(titles).toEqual(expect.arrayContaining(['txCount per day', 'txCount per week', 'average transactions per second', 'transfers per day', 'internal transactions per week, by type', 'rewards paid per month (AVAX)', 'AVAX delegated per validator, by status', 'rows and requests per run', 'seconds, retries and 429s per run']));
     expect(await page.locator('.plot').count()).toBe(charts.length);
     expect(await page.locator('.plot canvas').count()).toBe(charts.length);
+    // uPlot draws on animation frames: on a loaded machine give it up to 10 s before judging.
+    await page
+      .waitForFunction(
+        (min) =>
+          [...document.querySelectorAll('.plot canvas')].every((c) => {
+            const d = (c as HTMLCanvasElement).getContext('2d')!.getImageData(0, 0, (c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height).data;
+            let n = 0;
+            for (let i = 0; i < d.length && n <= min; i += 4) if (d[i + 3]! > 128 && Math.max(d[i]!, d[i + 1]!, d[i + 2]!) - Math.min(d[i]!, d[i + 1]!, d[i + 2]!) > 80) n++;
+            return n > min;
+          }),
+        150,
+        { timeout: 10_000 },
+      )
+      .catch(() => undefined);
     const pixels = await seriesPixels(page);
     pixels.forEach((n, i) => expect(n, `chart "${titles[i]}" draws no series`).toBeGreaterThan(150));
     // Legends name the series: chains, tokens, statuses.

@@ -82,7 +82,7 @@ describe('parquet writer', () => {
     t.push([{ timestamp: 1700006400, value: 12.5 }, { timestamp: 1700092800, value: 3 }]);
     const w = await ParquetWriter.open();
     const dir = store.stagingDir('chain_metrics', 'p');
-    const files = await w.write(chainMetrics, t.take(), dir, 'x');
+    const files = await w.writeBatch(chainMetrics, t.take(), dir, 'x');
     w.close();
     store.commit({ ...store.load('chain_metrics', 'p'), files: files.map((f) => `chain_metrics/${f.rel}`), rows: 2 }, files.map((f) => [f.staged, `chain_metrics/${f.rel}`]));
     const conn = await openWarehouse(root);
@@ -110,7 +110,7 @@ describe('staged text', () => {
     const root = lake();
     const store = new StateStore(root);
     const w = await ParquetWriter.open();
-    const files = await w.write(ercTransfers, t.take(), store.stagingDir('erc_transfers', 'p'), 'x');
+    const files = await w.writeBatch(ercTransfers, t.take(), store.stagingDir('erc_transfers', 'p'), 'x');
     w.close();
     store.commit({ ...store.load('erc_transfers', 'p'), files: files.map((f) => `erc_transfers/${f.rel}`) }, files.map((f) => [f.staged, `erc_transfers/${f.rel}`]));
     const conn = await openWarehouse(root);

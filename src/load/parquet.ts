@@ -2,7 +2,7 @@
 // column-wise into a temporary table, then one COPY casts it (DECIMAL(38,0), BIGINT, TIMESTAMPTZ,
 // JSON) and writes it. The state stage moves the files into the lake when it commits.
 import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { StreamDecl } from '../streams/types.js';
 import { stagedColumns, type Batch, type Reject, type StagedColumn } from '../transform/rows.js';
@@ -59,22 +59,32 @@ export class ParquetWriter {
   }
 
   /**
-   * Writes a batch as one file under `dir` (in `sub`, a hive folder such as `chain=43114`, when
-   * given). The staged text goes to a file beside it that DuckDB reads with its CSV reader, casting
-   * on the way to Parquet.
+   * Writes the staged rows in `rowsFile` (lines, see transform/rows.ts) as one Parquet file under
+   * `dir` (in `sub`, a hive folder such as `chain=43114`, when given). DuckDB reads the lines with
+   * its CSV reader and casts them on the way to Parquet.
    */
-  async write(decl: StreamDecl, batch: Batch, dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
-    if (batch.rows === 0) return [];
+  async write(decl: StreamDecl, rowsFile: string, rows: number, dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
+    if (rows === 0) return [];
     const cols = stagedColumns(decl);
     mkdirSync(join(dir, sub), { recursive: true });
-    const text = `${dir}.rows`;
-    writeFileSync(text, batch.lines.join('\n') + '\n');
     const columns = cols.map((c) => `'${c.name}': '${c.type}'`).join(', ');
-    const read = `read_csv(${sqlString(text)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false, nullstr = chr(1), new_line = '\\n', columns = {${columns}})`;
+    const read = `read_csv(${sqlString(rowsFile)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false, nullstr = chr(1), new_line = '\\n', columns = {${columns}})`;
     const file = join(dir, sub, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
     await this.conn.run(`COPY (SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
-    unlinkSync(text);
     return [{ staged: file, rel: relative(dir, file) }];
+  }
+
+  /** `write` for a batch whose lines are in memory (tests, small batches). */
+  async writeBatch(decl: StreamDecl, batch: Batch, dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
+    if (batch.rows === 0) return [];
+    const text = `${dir}.rows`;
+    mkdirSync(dirname(text), { recursive: true });
+    writeFileSync(text, batch.lines.join('\n') + '\n');
+    try {
+      return await this.write(decl, text, batch.rows, dir, prefix, sub);
+    } finally {
+      unlinkSync(text);
+    }
   }
 
   /**

@@ -8,6 +8,7 @@ import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
 import { folderOf, type Partition, type StreamDecl } from '../streams/types.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
+import { Spool } from '../load/spool.js';
 import { readRawPages } from '../load/raw.js';
 import { RAW, REJECTS, slug, StateStore, type PartitionState } from '../state/store.js';
 import { LakeLock } from '../state/lock.js';
@@ -47,10 +48,16 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   const data: string[] = [];
   const rejects: Array<[string, string]> = [];
   let rejected = 0;
+  let spool: { dir: string; rows: Spool } | undefined;
   const flush = async () => {
     const batch = transformer.take();
-    const dir = store.stagingDir(decl.table, state.partition);
-    data.push(...(await writer.write(decl, batch, join(dir, 'data'), prefix, folderOf(decl, partition.values))).map((f) => f.staged));
+    const dir = spool?.dir ?? store.stagingDir(decl.table, state.partition);
+    const rows = spool?.rows ?? new Spool(join(dir, 'batch.rows'));
+    spool = undefined;
+    rows.append(batch.lines);
+    rows.close();
+    data.push(...(await writer.write(decl, rows.path, batch.rows, join(dir, 'data'), prefix, folderOf(decl, partition.values))).map((f) => f.staged));
+    rows.discard();
     const rej = await writer.writeRejects(decl.table, state.partition, 'rebuild', batch.rejects, join(dir, 'rejects'), prefix);
     rejects.push(...rej.map((f): [string, string] => [f.staged, `${REJECTS}/${decl.table}/${f.rel}`]));
     report.replayed += batch.rows;
@@ -69,6 +76,11 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       const items = Array.isArray(page) ? page : (page as Record<string, unknown>)[decl.items];
       if (!Array.isArray(items)) throw new UsageError(`${f}: a raw page without "${decl.items}"`);
       transformer.push(items);
+      if (!spool) {
+        const dir = store.stagingDir(decl.table, state.partition);
+        spool = { dir, rows: new Spool(join(dir, 'batch.rows')) };
+      }
+      spool.rows.append(transformer.takeLines());
       if (transformer.rows >= flushRows) await flush();
     }
   }

@@ -12,7 +12,8 @@ import { PageTokenError, paginate, type Page, type PaginateOptions } from '../ex
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { RAW, REBUILD, REJECTS, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
-import { writeRawPages } from '../load/raw.js';
+import { compressRawPages, rawLine } from '../load/raw.js';
+import { Spool } from '../load/spool.js';
 import { LakeLock } from '../state/lock.js';
 import { UsageError } from '../errors.js';
 import { newStreamReport, saveReport, type RunReport, type StreamReport } from './report.js';
@@ -118,13 +119,30 @@ class PartitionRun {
     this.prefix = slug(job.partition.id);
   }
 
-  /** Raw pages of the batch in the making (the answers as sent), kept unless --no-raw. */
-  private raw: string[] = [];
+  /** The batch in the making, on disk: staged rows, and raw pages (as sent) unless --no-raw. */
+  private spools?: { dir: string; rows: Spool; raw: Spool };
+
+  private get spool(): { dir: string; rows: Spool; raw: Spool } {
+    if (!this.spools) {
+      const dir = this.store.stagingDir(this.table, this.job.partition.id);
+      this.spools = { dir, rows: new Spool(join(dir, 'batch.rows')), raw: new Spool(join(dir, 'batch.raw')) };
+    }
+    return this.spools;
+  }
 
   private page(page: Page): void {
     this.job.report.pages++;
-    if (this.o.keepRaw !== false) this.raw.push(page.raw ?? JSON.stringify(page.items));
+    if (this.o.keepRaw !== false) this.spool.raw.append([rawLine(page.raw ?? JSON.stringify(page.items))]);
     this.transformer.push(page.items);
+    this.spool.rows.append(this.transformer.takeLines());
+  }
+
+  /** A listing starts again: what its batch held so far is dropped. */
+  private dropBatch(transformer: Transformer): void {
+    this.spools?.rows.discard();
+    this.spools?.raw.discard();
+    this.spools = undefined;
+    this.transformer = transformer;
   }
 
   private get fullRefresh(): boolean {
@@ -148,11 +166,15 @@ class PartitionRun {
   private async stage(base = ''): Promise<Staged> {
     const { decl, partition, report } = this.job;
     const batch = this.transformer.take();
-    const dir = this.store.stagingDir(decl.table, partition.id);
-    const data = await this.writer.write(decl, batch, join(dir, 'data'), this.prefix, folderOf(decl, partition.values));
+    const { dir, rows: rowsSpool, raw: rawSpool } = this.spool;
+    this.spools = undefined;
+    rowsSpool.append(batch.lines);
+    rowsSpool.close();
+    rawSpool.close();
+    const data = await this.writer.write(decl, rowsSpool.path, batch.rows, join(dir, 'data'), this.prefix, folderOf(decl, partition.values));
+    rowsSpool.discard();
     const rej = await this.writer.writeRejects(decl.table, partition.id, this.o.runId, batch.rejects, join(dir, 'rejects'), this.prefix);
-    const raw = this.raw.length ? writeRawPages(this.raw, join(dir, 'raw'), this.prefix) : [];
-    this.raw = [];
+    const raw = rawSpool.lines ? compressRawPages(rawSpool.path, join(dir, 'raw'), this.prefix) : [];
     report.rows += batch.rows;
     report.rejects += batch.rejects.length;
     report.over38 += batch.over38;
@@ -296,8 +318,7 @@ class PartitionRun {
         rowsReplaced = window.rows ?? 0;
         window = { query: window.query, files: [] };
         token = undefined;
-        this.raw = [];
-        this.transformer = new Transformer(decl, partition, undefined, { skip, top: skip });
+        this.dropBatch(new Transformer(decl, partition, undefined, { skip, top: skip }));
       }
     }
     if (rebuilding) this.swapRebuild();
@@ -353,8 +374,7 @@ class PartitionRun {
         this.restarted(err, ++restarts);
         fresh = [];
         top = undefined;
-        this.raw = [];
-        this.transformer = new Transformer(decl, partition);
+        this.dropBatch(new Transformer(decl, partition));
       }
     }
     const freshData = fresh.flatMap((f) => f.data.map(([s]) => s));

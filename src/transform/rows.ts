@@ -326,6 +326,13 @@ export class Transformer {
     }
   }
 
+  /** Hands over the staged lines so far (to spool them); the counts stay with the batch. */
+  takeLines(): string[] {
+    const lines = this.batch.lines;
+    this.batch.lines = [];
+    return lines;
+  }
+
   /** Hands over the rows so far and starts a new batch. */
   take(): Batch {
     const b = this.batch;
