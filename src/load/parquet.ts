@@ -28,7 +28,7 @@ let instance: DuckDBInstance | undefined;
 /** One in-memory DuckDB per process; each writer has its own connection. */
 export async function duck(): Promise<DuckDBInstance> {
   // Bounded: DuckDB spills to disk past its limit instead of growing the process (issue: RSS <= 300 MB).
-  instance ??= await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '160MB', preserve_insertion_order: 'false' });
+  instance ??= await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '128MB', preserve_insertion_order: 'false' });
   return instance;
 }
 

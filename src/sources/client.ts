@@ -34,6 +34,13 @@ export interface GetOptions {
   weight?: number;
   /** The listing this request belongs to, for fair shares; default: the path and query without the page token. */
   flow?: string;
+  /** Statuses (>= 400) whose body is data, not an error: a node's health answers 503 when unhealthy. */
+  acceptStatus?: number[];
+}
+
+export interface PostOptions extends GetOptions {
+  /** Retry the POST on 5xx, timeouts and resets: only for calls that change nothing (JSON-RPC reads). */
+  idempotent: boolean;
 }
 
 const NO_RETRY = new Set([400, 401, 403, 404]);
@@ -111,9 +118,18 @@ export class Client {
   }
 
   /** GETs a path with a query and returns the parsed JSON body. */
-  async get(path: string, query: Record<string, string>, o: GetOptions): Promise<unknown> {
+  get(path: string, query: Record<string, string>, o: GetOptions): Promise<unknown> {
+    return this.request('GET', path, query, undefined, o);
+  }
+
+  /** POSTs a JSON body; a POST that may change something is tried once. */
+  post(path: string, body: unknown, o: PostOptions): Promise<unknown> {
+    return this.request('POST', path, {}, JSON.stringify(body), o.idempotent ? o : { ...o, retries: 0 });
+  }
+
+  private async request(method: 'GET' | 'POST', path: string, query: Record<string, string>, body: string | undefined, o: GetOptions & { retries?: number }): Promise<unknown> {
     const qs = new URLSearchParams(query).toString();
-    const shown = `GET ${path}${qs ? `?${qs}` : ''}`;
+    const shown = `${method} ${path}${qs ? `?${qs}` : ''}`;
     const url = `${this.src.url}${path}${qs ? `?${qs}` : ''}`;
     const weight = o.weight ?? 1;
     const flow = o.flow ?? flowOf(path, query);
@@ -127,7 +143,7 @@ export class Client {
           // A 429 may have come while this request waited for a slot.
           await this.scheduler.waitPause(o.signal);
           grant.sent();
-          return this.attempt(url, shown, o, grant);
+          return this.attempt(method, url, body, shown, o, grant);
         });
       } finally {
         grant.finish();
@@ -142,7 +158,7 @@ export class Client {
             throw err;
           }),
         {
-          retries: this.src.retries,
+          retries: o.retries ?? this.src.retries,
           factor: 2,
           minTimeout: this.opts.minBackoffMs ?? 500,
           maxTimeout: this.opts.maxBackoffMs ?? 30_000,
@@ -169,16 +185,17 @@ export class Client {
     }
   }
 
-  private async attempt(url: string, shown: string, o: GetOptions, grant: Grant): Promise<unknown> {
+  private async attempt(method: string, url: string, body: string | undefined, shown: string, o: GetOptions, grant: Grant): Promise<unknown> {
     o.stats.requests++;
     const headers: Record<string, string> = { accept: 'application/json' };
+    if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.src.apiKey && this.service === 'data') headers[this.src.keyHeader] = this.src.apiKey;
     let res: Response;
     let text: string;
     const timeout = AbortSignal.timeout(this.src.timeoutMs);
     const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
     try {
-      res = await fetch(url, { headers, signal });
+      res = await fetch(url, { method, headers, body, signal });
       grant.answer(res.status, (name) => res.headers.get(name));
       text = await res.text();
     } catch (err) {
@@ -190,8 +207,9 @@ export class Client {
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }
-    if (res.status >= 500) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));
-    if (res.status >= 400) {
+    const accepted = o.acceptStatus?.includes(res.status) ?? false;
+    if (res.status >= 500 && !accepted) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));
+    if (res.status >= 400 && !accepted) {
       const kind = NO_RETRY.has(res.status) ? '' : ' (not retried)';
       throw new AbortError(
         new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${res.status}${kind}: ${this.redact(serviceMessage(text))}`, res.status, o.endpoint, false),

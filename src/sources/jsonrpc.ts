@@ -1,0 +1,27 @@
+// JSON-RPC 2.0 over the client (node-json-rpc.md): one POST per call; a JSON-RPC error object is
+// the node's answer, not a transport fault, so it is not retried and is quoted in the message.
+import { ServiceError } from '../errors.js';
+import type { Client, RequestStats } from './client.js';
+
+let nextId = 1;
+
+export interface RpcOptions {
+  stats: RequestStats;
+  signal?: AbortSignal;
+  /** The partition, for fair shares of the budget. */
+  flow?: string;
+}
+
+/** Calls `method` at `path` (e.g. /ext/info) and returns its `result`. */
+export async function rpc(client: Pick<Client, 'post'>, path: string, method: string, params: unknown, o: RpcOptions): Promise<unknown> {
+  const id = nextId++;
+  const body = (await client.post(path, { jsonrpc: '2.0', id, method, params }, { endpoint: `${path} ${method}`, stats: o.stats, signal: o.signal, flow: o.flow, idempotent: true })) as Record<string, unknown> | null;
+  if (!body || typeof body !== 'object') throw new ServiceError(`POST ${path} ${method}: the answer is not a JSON-RPC object`, undefined, `${path} ${method}`, false);
+  const err = body.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
+  if (err) {
+    const data = err.data === undefined ? '' : ` (${JSON.stringify(err.data).slice(0, 200)})`;
+    throw new ServiceError(`POST ${path} ${method}: JSON-RPC error ${String(err.code)}: ${String(err.message)}${data}`, undefined, `${path} ${method}`, false);
+  }
+  if (!('result' in body)) throw new ServiceError(`POST ${path} ${method}: the answer has neither result nor error`, undefined, `${path} ${method}`, false);
+  return body.result;
+}
