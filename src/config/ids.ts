@@ -78,10 +78,14 @@ export function encodePrimaryAddress(network: Network, bytes20: Uint8Array, chai
   return chain ? `${chain}-${body}` : body;
 }
 
-export function primaryAddressProblem(s: unknown, network: Network): string | null {
+/** Prefixes of networks a node may run beside mainnet and fuji (a local network, a custom one). */
+const OTHER_HRPS = ['local', 'custom'];
+
+/** `network` undefined: an address of any network (its prefix one of avax, fuji, local, custom). */
+export function primaryAddressProblem(s: unknown, network: Network | undefined): string | null {
   if (typeof s !== 'string') return 'is not a string';
   const body = /^[PXC]-/.test(s) ? s.slice(2) : s;
-  const hrp = NETWORK_HRP[network];
+  const hrps = network ? [NETWORK_HRP[network]] : [...new Set(Object.values(NETWORK_HRP)), ...OTHER_HRPS];
   if (body.toLowerCase() !== body && body.toUpperCase() !== body) return 'mixes upper and lower case';
   let decoded: { prefix: string; words: number[] };
   try {
@@ -89,7 +93,7 @@ export function primaryAddressProblem(s: unknown, network: Network): string | nu
   } catch {
     return 'is not valid bech32';
   }
-  if (decoded.prefix !== hrp) return `has prefix "${decoded.prefix}", not "${hrp}" of ${network}`;
+  if (!hrps.includes(decoded.prefix)) return network ? `has prefix "${decoded.prefix}", not "${hrps[0]}" of ${network}` : `has prefix "${decoded.prefix}", not one of ${hrps.join(', ')}`;
   const bytes = bech32.fromWords(decoded.words);
   if (bytes.length !== 20) return `encodes ${bytes.length} bytes, not 20`;
   return null;

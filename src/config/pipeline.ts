@@ -68,6 +68,10 @@ function describe(v: unknown): string {
   return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
 }
 
+/** Where a blockchain id is asked for, the node also takes the primary network's aliases. */
+const isChainRef = (x: unknown): x is string => isBlockchainId(x) || x === 'P' || x === 'X' || x === 'C';
+const CHAIN_REF_PROBLEM = (x: unknown) => `${describe(x)} is not a blockchain id (cb58 of 32 bytes) or one of P, X, C`;
+
 function checkOption(spec: OptionSpec, v: unknown, path: string, network: Network | undefined, out: Problem[]): unknown {
   const bad = (message: string) => {
     out.push({ path, message });
@@ -120,6 +124,19 @@ function checkOption(spec: OptionSpec, v: unknown, path: string, network: Networ
       });
     case 'metric[]':
       return list((x) => ((METRICS as readonly string[]).includes(x as string) ? null : `${describe(x)} is not a metric (${METRICS.join(', ')})`));
+    case 'string[]':
+      return list((x) => (typeof x === 'string' && x ? null : `${describe(x)} is not a non-empty string`));
+    case 'cb58_id[]':
+      return list((x) => (isBlockchainId(x) ? null : `${describe(x)} is not an id (cb58 of 32 bytes)`));
+    case 'blockchain_id':
+      return isChainRef(v) ? v : bad(CHAIN_REF_PROBLEM(v));
+    case 'blockchain_id[]':
+      return list((x) => (isChainRef(x) ? null : CHAIN_REF_PROBLEM(x)));
+    case 'chain_address[]':
+      return list((x) => {
+        const p = primaryAddressProblem(x, network);
+        return p ? `${describe(x)} is not a P-/X-chain address (bech32): it ${p}` : null;
+      });
   }
 }
 

@@ -33,6 +33,10 @@ export const WEIGHTS = {
   // Not published; taken as a single-record read like a block.
   contractMetadata: 10,
   addressChains: 100,
+  exportStart: 20,
+  operation: 10,
+  // Not published; "medium" in the OpenAPI, as starting an export is.
+  aggregateSignatures: 20,
 } as const;
 
 export type Decision =

@@ -10,6 +10,8 @@ import { WEIGHTS } from './ratelimit.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
 import type { PageTokens, TokenState } from './tokens.js';
+import type { SimOperations } from './operations.js';
+import { aggregateSignatures } from './signatures.js';
 import type { World } from './world.js';
 
 export interface RouteContext {
@@ -17,6 +19,9 @@ export interface RouteContext {
   tokens: PageTokens;
   params: readonly string[];
   query: URLSearchParams;
+  /** The parsed JSON body of a POST. */
+  body?: unknown;
+  operations: SimOperations;
 }
 
 export interface Route {
@@ -24,6 +29,10 @@ export interface Route {
   service: Service;
   /** compute units charged per request */
   weight: number;
+  /** default GET */
+  method?: 'POST';
+  /** status of a success; default 200 */
+  status?: number;
   handle(ctx: RouteContext): unknown;
 }
 
@@ -45,11 +54,18 @@ const TABLE: Array<{ pattern: Array<string | null>; route: Route }> = [
   { pattern: ['v1', 'chains', null, 'addresses', null], route: { name: 'contractMetadata', service: 'data', weight: WEIGHTS.contractMetadata, handle: contractMetadata } },
   { pattern: ['v1', 'networks', null, 'subnets'], route: { name: 'subnets', service: 'data', weight: WEIGHTS.subnets, handle: subnets } },
   { pattern: ['v1', 'networks', null, 'addresses:listChainIds'], route: { name: 'addressChains', service: 'data', weight: WEIGHTS.addressChains, handle: addressChains } },
+  // Production answers 201 Created to both POSTs (the reference says 200; chainlake takes either).
+  { pattern: ['v1', 'operations', 'transactions:export'], route: { name: 'exportStart', service: 'data', weight: WEIGHTS.exportStart, method: 'POST', status: 201, handle: (ctx) => ctx.operations.start(ctx.body) } },
+  { pattern: ['v1', 'operations', null], route: { name: 'operation', service: 'data', weight: WEIGHTS.operation, handle: (ctx) => ctx.operations.get(ctx.params[0]!) } },
+  {
+    pattern: ['v1', 'signatureAggregator', null, 'aggregateSignatures'],
+    route: { name: 'aggregateSignatures', service: 'data', weight: WEIGHTS.aggregateSignatures, method: 'POST', status: 201, handle: (ctx) => aggregateSignatures(ctx.world.seed, networkParam(ctx.params[0]!), ctx.body) },
+  },
 ];
 
-export function matchRoute(segments: readonly string[]): { route: Route; params: string[] } | undefined {
+export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {
   for (const { pattern, route } of TABLE) {
-    if (pattern.length !== segments.length) continue;
+    if (pattern.length !== segments.length || (route.method ?? 'GET') !== method) continue;
     const params: string[] = [];
     let ok = true;
     for (let i = 0; i < pattern.length && ok; i++) {

@@ -5,6 +5,7 @@ import type { AddressInfo, Socket } from 'node:net';
 import { HttpError, errorBody, type Service } from './errors.js';
 import { FAULT_KINDS, FaultInjector, type FaultKind, type FaultOptions } from './faults.js';
 import { RateLimiter, type Budget } from './ratelimit.js';
+import { SimOperations } from './operations.js';
 import { matchRoute, serviceOfPath } from './routes.js';
 import { PageTokens } from './tokens.js';
 import { buildWorld, type World } from './world.js';
@@ -55,6 +56,8 @@ export interface Simulator {
   port: number;
   world: World;
   stats: SimulatorStats;
+  /** Export operations, and the requests their file server got. */
+  operations: SimOperations;
   close(): Promise<void>;
 }
 
@@ -83,6 +86,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     rateLimited: 0, blocked: 0, unauthorized: 0,
   };
   const timers = new Set<NodeJS.Timeout>();
+  const operations = new SimOperations(world, now);
 
   function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
     const text = JSON.stringify(body);
@@ -117,7 +121,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     send(res, status, body, headers);
   }
 
-  function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+  function handle(req: http.IncomingMessage, res: http.ServerResponse, bodyText: string): void {
     stats.requests++;
     const url = new URL(req.url ?? '/', 'http://simulator.invalid');
     let segments: string[];
@@ -127,7 +131,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       segments = [];
     }
     if (segments.length > 0 && segments[segments.length - 1] === '') segments.pop();
-    const matched = req.method === 'GET' ? matchRoute(segments) : undefined;
+    const matched = matchRoute(segments, req.method);
     if (!matched) {
       const service = serviceOfPath(segments);
       send(res, 404, errorBody(service, 404, `Cannot ${req.method} ${url.pathname}`));
@@ -193,10 +197,18 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       }
     }
 
-    let status = 200;
+    let status = route.status ?? 200;
     let body: unknown;
     try {
-      body = route.handle({ world, tokens, params, query: url.searchParams });
+      let posted: unknown;
+      if (route.method === 'POST') {
+        try {
+          posted = JSON.parse(bodyText);
+        } catch {
+          throw new HttpError(400, 'the body is not valid JSON');
+        }
+      }
+      body = route.handle({ world, tokens, params, query: url.searchParams, body: posted, operations });
     } catch (err) {
       if (err instanceof HttpError) {
         status = err.status;
@@ -210,12 +222,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   }
 
   const server = http.createServer((req, res) => {
-    try {
-      handle(req, res);
-    } catch {
-      if (!res.headersSent) send(res, 500, errorBody('data', 500, 'Internal server error'));
-      else res.destroy();
-    }
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      try {
+        handle(req, res, Buffer.concat(chunks).toString('utf8'));
+      } catch {
+        if (!res.headersSent) send(res, 500, errorBody('data', 500, 'Internal server error'));
+        else res.destroy();
+      }
+    });
   });
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
@@ -230,6 +246,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       resolve();
     });
   });
+  await operations.listen(opts.host ?? '127.0.0.1');
   const address = server.address() as AddressInfo;
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address;
 
@@ -238,13 +255,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     port: address.port,
     world,
     stats,
-    close: () =>
-      new Promise<void>((resolve) => {
+    operations,
+    close: async () => {
+      await new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);
         timers.clear();
         server.close(() => resolve());
         for (const s of sockets) s.destroy();
-      }),
+      });
+      await operations.close();
+    },
   };
 }
 

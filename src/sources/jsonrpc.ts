@@ -5,6 +5,17 @@ import type { Client, RequestStats } from './client.js';
 
 let nextId = 1;
 
+/** The node answered with a JSON-RPC error object: `code` tells a missing method from bad params. */
+export class RpcError extends ServiceError {
+  constructor(
+    message: string,
+    endpoint: string,
+    readonly code: number | undefined,
+  ) {
+    super(message, undefined, endpoint, false);
+  }
+}
+
 export interface RpcOptions {
   stats: RequestStats;
   signal?: AbortSignal;
@@ -20,7 +31,7 @@ export async function rpc(client: Pick<Client, 'post'>, path: string, method: st
   const err = body.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
   if (err) {
     const data = err.data === undefined ? '' : ` (${JSON.stringify(err.data).slice(0, 200)})`;
-    throw new ServiceError(`POST ${path} ${method}: JSON-RPC error ${String(err.code)}: ${String(err.message)}${data}`, undefined, `${path} ${method}`, false);
+    throw new RpcError(`POST ${path} ${method}: JSON-RPC error ${String(err.code)}: ${String(err.message)}${data}`, `${path} ${method}`, typeof err.code === 'number' ? err.code : undefined);
   }
   if (!('result' in body)) throw new ServiceError(`POST ${path} ${method}: the answer has neither result nor error`, undefined, `${path} ${method}`, false);
   return body.result;

@@ -47,7 +47,12 @@ export type OptionKind =
   | 'primary_address[]'
   | 'metric[]'
   | 'boolean'
-  | 'enum';
+  | 'enum'
+  | 'string[]'
+  | 'cb58_id[]' // 32-byte ids in cb58: subnets, assets
+  | 'blockchain_id' // a cb58 blockchain id or the alias P, X or C
+  | 'blockchain_id[]'
+  | 'chain_address[]'; // P-/X- address of any network, or of the entry's `network` when it has one
 
 export interface OptionSpec {
   kind: OptionKind;
@@ -81,7 +86,8 @@ export type Refresh =
 
 /** What a custom extractor gets: the partition's request and the default paginator to reuse. */
 export interface ExtractContext {
-  client: Pick<Client, 'get'>;
+  /** `post` for JSON-RPC; `baseUrl` is what node snapshots are stamped with. */
+  client: Pick<Client, 'get' | 'post' | 'baseUrl'>;
   /** The endpoint with the partition's path values filled in. */
   path: string;
   query: Record<string, string>;
@@ -119,6 +125,8 @@ export interface StreamDecl {
    * element's fields are read as usual, the item's under `_parent.`, a scalar element as `_value`.
    */
   explode?: string;
+  /** JSON-RPC methods the extractor calls at `endpoint` (node streams; the docs list them). */
+  methods?: string[];
   /** Compute units per request (API-NOTES.md). */
   weight: number;
   /** Page sizes chainlake sends; `note` says why they differ from the service's bounds, if they do. */

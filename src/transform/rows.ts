@@ -1,7 +1,10 @@
 // Generic transform: a page of items -> columnar rows of a declaration, or rejects with reasons.
 // Pure apart from the carry (state a derive function keeps across pages of one partition).
-import type { Column, DeriveContext, Partition, StreamDecl } from '../streams/types.js';
+import type { DeriveContext, Partition, StreamDecl } from '../streams/types.js';
 import * as V from './values.js';
+import { compileRows, type RowFunction, type RowScratch } from './compile.js';
+
+export { FIELD, NULL, stageText, unstage } from './staging.js';
 
 /** DuckDB types of the staged (pre-cast) columns. */
 export type StagedType = 'VARCHAR' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN';
@@ -13,34 +16,6 @@ export interface StagedColumn {
   select: string;
   /** Free text: may hold the characters that frame staged text, so it may arrive encoded. */
   text?: boolean;
-}
-
-// Staged rows are lines of text that DuckDB's CSV reader splits in C++ (much faster than handing
-// it values one by one): fields end at US (0x1f), rows at LF, NULL is SOH (0x01). A free-text value
-// that holds any control character is staged as STX (0x02) + its JSON string, decoded in SQL.
-export const FIELD = '\x1f';
-export const NULL = '\x01';
-const ENCODED = '\x02';
-// eslint-disable-next-line no-control-regex
-const CONTROL = /[\x00-\x1f]/;
-
-/** A free-text value as staged. */
-export function stageText(v: string): string {
-  return CONTROL.test(v) ? ENCODED + JSON.stringify(v) : v;
-}
-
-/** The inverse of staging, for tests and debugging: a staged line back to named values. */
-export function unstage(staged: StagedColumn[], line: string): Record<string, unknown> {
-  const parts = line.split(FIELD);
-  const out: Record<string, unknown> = {};
-  staged.forEach((c, i) => {
-    const v = parts[i]!;
-    if (v === NULL) out[c.name] = null;
-    else if (c.type === 'INTEGER' || c.type === 'DOUBLE') out[c.name] = Number(v);
-    else if (c.type === 'BOOLEAN') out[c.name] = v === 'true';
-    else out[c.name] = v.startsWith(ENCODED) ? JSON.parse(v.slice(1)) : v;
-  });
-  return out;
 }
 
 /** The staged columns of a declaration, in landing order (an amount stages two). */
@@ -160,29 +135,13 @@ function getter(path: string): (item: Record<string, unknown>) => unknown {
   };
 }
 
-type Convert = (v: unknown) => unknown;
-
-const CONVERT: Record<Exclude<Column['type'], 'amount'>, Convert> = {
-  varchar: V.varchar,
-  evm_address: V.evmAddress,
-  bigint: V.bigint,
-  integer: V.integer,
-  double: V.double,
-  boolean: V.boolean,
-  timestamptz: V.timestamp,
-  'varchar[]': V.varcharList,
-  json: V.json,
-};
 
 export class Transformer {
-  private readonly staged: StagedColumn[];
-  private readonly readers: Array<(item: Record<string, unknown>) => unknown>;
+  private readonly row: RowFunction;
+  private readonly scratch: RowScratch = { block: 0, key: '', over: 0 };
   private batch!: Batch;
   private carry: Carry;
   private readonly ctx: DeriveContext;
-  private readonly blockIndex: number;
-  private readonly keyIndexes: number[];
-  private readonly text: boolean[];
   private readonly known: Set<string>;
   private skip?: { block: number; keys: Set<string> };
   /** Highest block seen and the keys of its rows (append streams), across batches. */
@@ -190,11 +149,10 @@ export class Transformer {
 
   constructor(
     readonly decl: StreamDecl,
-    private readonly partition: Partition,
+    partition: Partition,
     carry: Carry = {},
     opts: { skip?: BlockKeys; top?: BlockKeys } = {},
   ) {
-    this.staged = stagedColumns(decl);
     this.carry = structuredClone(carry);
     this.ctx = {
       seen: (group, key) => {
@@ -204,25 +162,7 @@ export class Transformer {
         return n;
       },
     };
-    this.readers = decl.columns.map((c) => {
-      if (c.partition) {
-        const v = partition.values[c.partition];
-        return () => v;
-      }
-      if (c.derive) return (item) => c.derive!(item, this.ctx);
-      const paths = (Array.isArray(c.from) ? c.from : [c.from!]).map(getter);
-      if (paths.length === 1) return paths[0]!;
-      return (item) => {
-        for (const p of paths) {
-          const v = p(item);
-          if (v !== undefined && v !== null) return v;
-        }
-        return undefined;
-      };
-    });
-    this.blockIndex = decl.blockCursor ? this.staged.findIndex((s) => s.name === decl.blockCursor!.column) : -1;
-    this.keyIndexes = decl.key.map((k) => this.staged.findIndex((s) => s.name === k));
-    this.text = this.staged.map((c) => c.text === true);
+    this.row = compileRows(decl, partition.values);
     this.known = knownFields(decl);
     if (opts.skip) this.skip = { block: opts.skip.block, keys: new Set(opts.skip.keys) };
     if (opts.top) this.top = { block: opts.top.block, keys: new Set(opts.top.keys) };
@@ -238,10 +178,6 @@ export class Transformer {
     this.reset();
     this.carry = {};
     this.top = undefined;
-  }
-
-  private keyOf(row: unknown[]): string {
-    return this.keyIndexes.map((i) => (row[i] === null ? '\0' : String(row[i]))).join('|');
   }
 
   /** The highest block seen so far and the keys of its rows. */
@@ -260,69 +196,32 @@ export class Transformer {
   /** Transforms the items of one page into the current batch. */
   push(items: unknown[]): void {
     if (this.decl.explode) items = explode(items, this.decl.explode, this.batch);
-    const cols = this.decl.columns;
-    const row: unknown[] = new Array(this.staged.length);
+    const s = this.scratch;
+    const cursor = this.decl.blockCursor !== undefined;
     for (const item of items) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
         this.batch.rejects.push({ reason: 'item is not an object', raw: JSON.stringify(item) ?? 'undefined' });
         continue;
       }
       for (const k in item) if (!this.known.has(k)) this.batch.extraFields[k] = (this.batch.extraFields[k] ?? 0) + 1;
-      let bad: string | undefined;
-      let over = 0;
-      let j = 0;
-      for (let i = 0; i < cols.length; i++) {
-        const c = cols[i]!;
-        const v = this.readers[i]!(item as Record<string, unknown>);
-        if (v === undefined || v === null) {
-          if (c.required) {
-            bad = `${c.name}: required, missing`;
-            break;
-          }
-          row[j++] = null;
-          if (c.type === 'amount') row[j++] = null;
-          continue;
-        }
-        if (c.type === 'amount') {
-          const a = V.amount(v);
-          if (a instanceof V.Bad) {
-            bad = `${c.name}: ${a.reason}`;
-            break;
-          }
-          if (a.decimal === null) over++;
-          row[j++] = a.decimal;
-          row[j++] = a.raw;
-          continue;
-        }
-        const x = CONVERT[c.type](v);
-        if (x instanceof V.Bad) {
-          bad = `${c.name}: ${x.reason}`;
-          break;
-        }
-        row[j++] = x;
-      }
-      if (bad) {
-        this.batch.rejects.push({ reason: bad, raw: JSON.stringify(item) });
+      s.over = 0;
+      const line = this.row(item as Record<string, unknown>, s, this.ctx);
+      if (line instanceof V.Bad) {
+        this.batch.rejects.push({ reason: line.reason, raw: JSON.stringify(item) });
         continue;
       }
-      if (this.blockIndex >= 0) {
-        const b = Number(row[this.blockIndex]);
-        if (this.skip && b === this.skip.block && this.skip.keys.has(this.keyOf(row))) {
+      if (cursor) {
+        const b = s.block;
+        if (this.skip && b === this.skip.block && this.skip.keys.has(s.key)) {
           this.batch.skipped++;
           continue;
         }
-        if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([this.keyOf(row)]) };
-        else if (b === this.top.block) this.top.keys.add(this.keyOf(row));
+        if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([s.key]) };
+        else if (b === this.top.block) this.top.keys.add(s.key);
       }
-      // join() makes one flat string; `+=` would keep a rope of every piece alive until the write.
-      const fields = new Array<string>(row.length);
-      for (let k = 0; k < row.length; k++) {
-        const v = row[k];
-        fields[k] = v === null ? NULL : this.text[k] ? stageText(v as string) : Array.isArray(v) ? JSON.stringify(v) : String(v);
-      }
-      this.batch.lines.push(fields.join(FIELD));
+      this.batch.lines.push(line);
       this.batch.rows++;
-      this.batch.over38 += over;
+      this.batch.over38 += s.over;
     }
   }
 

@@ -1,0 +1,90 @@
+// A declaration's columns compiled into one function per stream: item -> staged line. Generic
+// per-column readers and converters (closures, dispatch, a row array, a join) cost most of the
+// transform's time in profiles; one straight-line function that V8 optimises as a whole runs ~2x
+// faster. The generated code only reads item fields and calls the converters in values.ts; every
+// name in it comes from the declaration, never from the data.
+import type { Column, DeriveContext, StreamDecl } from '../streams/types.js';
+import * as V from './values.js';
+import { FIELD, NULL, stageText } from './staging.js';
+
+/** What a compiled row function reports besides the line: the block and key, and counters. */
+export interface RowScratch {
+  /** Value of the block cursor column (append streams). */
+  block: number;
+  /** The row's key as staged text (only set for append streams). */
+  key: string;
+  /** Amounts over 38 digits in this row. */
+  over: number;
+}
+
+/** Returns the staged line of an item, or a `V.Bad` with the reason it is rejected. */
+export type RowFunction = (item: Record<string, unknown>, s: RowScratch, ctx: DeriveContext) => string | V.Bad;
+
+const CONVERTER: Record<Exclude<Column['type'], 'amount'>, string> = {
+  varchar: 'V.varchar',
+  evm_address: 'V.evmAddress',
+  bigint: 'V.bigint',
+  integer: 'V.integer',
+  double: 'V.double',
+  boolean: 'V.boolean',
+  timestamptz: 'V.timestamp',
+  'varchar[]': 'V.varcharList',
+  json: 'V.json',
+};
+
+function access(path: string): string {
+  return 'item' + path.split('.').map((k) => `?.[${JSON.stringify(k)}]`).join('');
+}
+
+/** Compiles a declaration; `values` are the partition's values for partition columns. */
+export function compileRows(decl: StreamDecl, values: Record<string, string>): RowFunction {
+  const lines: string[] = ['let v, x;'];
+  const fields: string[] = [];
+  const constants: string[] = [];
+  const derives: Array<Column['derive']> = [];
+  decl.columns.forEach((c, i) => {
+    const f = `f${i}`;
+    const q = JSON.stringify(c.name);
+    if (c.partition) {
+      // A partition value is the same for every row: staged once, outside the function.
+      const value = values[c.partition];
+      constants.push(value === undefined ? JSON.stringify(NULL) : JSON.stringify(c.type === 'varchar' ? stageText(value) : value));
+      fields.push(`K[${constants.length - 1}]`);
+      return;
+    }
+    let read: string;
+    if (c.derive) {
+      derives.push(c.derive);
+      read = `D[${derives.length - 1}](item, ctx)`;
+    } else read = (Array.isArray(c.from) ? c.from : [c.from!]).map(access).join(' ?? ');
+    lines.push(`v = ${read};`);
+    const missing = c.required ? `return new V.Bad(${JSON.stringify(`${c.name}: required, missing`)});` : c.type === 'amount' ? `${f} = N; ${f}r = N;` : `${f} = N;`;
+    if (c.type === 'amount') {
+      lines.push(`let ${f}, ${f}r;`);
+      lines.push(`if (v === undefined || v === null) { ${missing} } else { x = V.amount(v); if (x instanceof V.Bad) return new V.Bad(${q} + ': ' + x.reason); if (x.decimal === null) { s.over++; ${f} = N; } else ${f} = x.decimal; ${f}r = x.raw; }`);
+      fields.push(f, `${f}r`);
+      return;
+    }
+    const encode = c.type === 'varchar' ? 'stageText(x)' : c.type === 'varchar[]' ? 'JSON.stringify(x)' : c.type === 'integer' || c.type === 'double' || c.type === 'boolean' || c.type === 'timestamptz' ? 'String(x)' : 'x';
+    lines.push(`let ${f};`);
+    lines.push(`if (v === undefined || v === null) { ${missing} } else { x = ${CONVERTER[c.type]}(v); if (x instanceof V.Bad) return new V.Bad(${q} + ': ' + x.reason); ${f} = ${encode}; }`);
+    fields.push(f);
+  });
+  const names = decl.columns.flatMap((c) => (c.type === 'amount' ? [c.name, `${c.name}_raw`] : [c.name]));
+  const fieldOf = (name: string) => fields[names.indexOf(name)]!;
+  if (decl.blockCursor) {
+    lines.push(`s.block = Number(${fieldOf(decl.blockCursor.column)});`);
+    lines.push(`s.key = ${decl.key.map(fieldOf).join(" + '|' + ")};`);
+  }
+  lines.push(`return ${fields.join(' + F + ')};`);
+  const body = lines.join('\n');
+  const make = new Function('V', 'stageText', 'F', 'N', 'K', 'D', `return function row(item, s, ctx) {\n${body}\n};`) as (
+    v: typeof V,
+    st: typeof stageText,
+    f: string,
+    n: string,
+    k: string[],
+    d: Array<Column['derive']>,
+  ) => RowFunction;
+  return make(V, stageText, FIELD, NULL, constants.map((c) => JSON.parse(c) as string), derives);
+}
