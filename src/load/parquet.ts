@@ -25,10 +25,19 @@ export interface WrittenFile {
 
 let instance: DuckDBInstance | undefined;
 
-/** One in-memory DuckDB per process; each writer has its own connection. */
-export async function duck(): Promise<DuckDBInstance> {
-  // Bounded: DuckDB spills to disk past its limit instead of growing the process (issue: RSS <= 300 MB).
-  instance ??= await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '128MB', preserve_insertion_order: 'false' });
+/**
+ * One in-memory DuckDB per process; each writer has its own connection. Its memory is bounded and
+ * what does not fit spills to `spillDir` (under the lake's _staging, cleared at the next start),
+ * never to a `.tmp` in whatever folder the command runs from. 128 MB ran out of memory merging a
+ * million-row partition (a window that cannot spill); 512 MB did not.
+ */
+export async function duck(spillDir?: string): Promise<DuckDBInstance> {
+  instance ??= await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '512MB', preserve_insertion_order: 'false' });
+  if (spillDir) {
+    const c = await instance.connect();
+    await c.run(`SET temp_directory = ${sqlString(spillDir)}`);
+    c.closeSync();
+  }
   return instance;
 }
 
@@ -36,8 +45,8 @@ export class ParquetWriter {
   private seq = 0;
   private constructor(private readonly conn: DuckDBConnection) {}
 
-  static async open(): Promise<ParquetWriter> {
-    return new ParquetWriter(await (await duck()).connect());
+  static async open(spillDir?: string): Promise<ParquetWriter> {
+    return new ParquetWriter(await (await duck(spillDir)).connect());
   }
 
   close(): void {

@@ -10,7 +10,7 @@ import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { Spool } from '../load/spool.js';
 import { readRawPages } from '../load/raw.js';
-import { RAW, REJECTS, slug, StateStore, type PartitionState } from '../state/store.js';
+import { RAW, REJECTS, STAGING, slug, StateStore, type PartitionState } from '../state/store.js';
 import { LakeLock } from '../state/lock.js';
 import { UsageError } from '../errors.js';
 import { TABLE_PARTITION } from './run.js';
@@ -95,7 +95,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
   const lock = await LakeLock.acquire(store.lake);
   const t0 = performance.now();
   const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, rows: 0, rejects: 0, seconds: 0 };
-  const writer = await ParquetWriter.open();
+  const writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
   try {
     store.recover();
     const states = store.all().filter((s) => s.table === table && s.partition !== TABLE_PARTITION);

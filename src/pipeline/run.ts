@@ -11,7 +11,7 @@ import { folderOf, type Partition, type StreamConfig, type StreamDecl } from '..
 import { PageTokenError, paginate, type Page, type PaginateOptions } from '../extract/paginate.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
-import { RAW, REBUILD, REJECTS, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
+import { RAW, REBUILD, REJECTS, STAGING, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
 import { compressRawPages, rawLine } from '../load/raw.js';
 import { Spool } from '../load/spool.js';
 import { LakeLock } from '../state/lock.js';
@@ -445,7 +445,7 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
     const free: ParquetWriter[] = [];
     const withWriter = async <T>(f: (w: ParquetWriter) => Promise<T>): Promise<T> => {
-      const w = free.pop() ?? (await ParquetWriter.open());
+      const w = free.pop() ?? (await ParquetWriter.open(store.path(join(STAGING, 'duckdb'))));
       if (!writers.includes(w)) writers.push(w);
       try {
         return await f(w);
