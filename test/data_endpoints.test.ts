@@ -12,21 +12,12 @@ import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { DEMO } from '../src/simulator/world.js';
 import { METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from '../src/simulator/series.js';
 import { StateStore } from '../src/state/store.js';
-import { openWarehouse } from '../src/warehouse/views.js';
-import { query } from '../src/warehouse/query.js';
-import { quiet, scriptedServer } from './helpers.js';
+import { lakeRows, line, quiet, scriptedServer, sorted } from './helpers.js';
 
 const TABLES = ['blocks', 'block_transactions', 'native_balances', 'erc20_balances', 'subnets', 'blockchains', 'contracts', 'address_chains', 'chains'];
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-data-'));
 
-async function rows(lake: string, sql: string): Promise<Array<Record<string, any>>> {
-  const conn = await openWarehouse(lake);
-  try {
-    return (await query(conn, sql)).rows;
-  } finally {
-    conn.closeSync();
-  }
-}
+const rows = lakeRows;
 
 function demo(url: string, tables = TABLES): Pipeline {
   const p = loadPipeline('pipelines/demo.yaml');
@@ -37,8 +28,6 @@ function demo(url: string, tables = TABLES): Pipeline {
 }
 
 const low = (a: string | undefined) => (a === undefined ? null : a.toLowerCase());
-const line = (...xs: unknown[]) => xs.map((x) => (x === undefined || x === null ? '∅' : typeof x === 'object' ? JSON.stringify(x) : String(x))).join('|');
-const sorted = (xs: string[]) => [...xs].sort();
 
 describe('data-service endpoint tables on the demo pipeline', () => {
   let sim: Simulator;

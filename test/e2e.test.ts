@@ -35,6 +35,7 @@ beforeAll(async () => {
   pipeline = loadPipeline('pipelines/demo.yaml');
   pipeline.sources.data.url = sim.url;
   pipeline.sources.metrics.url = sim.url;
+  pipeline.sources.node.url = sim.url;
   first = await runPipeline(pipeline, { lake, logger, flushRows: 500 });
   conn = await openWarehouse(lake);
 });
@@ -157,7 +158,9 @@ describe('demo pipeline on the simulator', () => {
     expect(transfers.rows).toBe(0);
     const conn2 = await openWarehouse(lake);
     const after = (await query(conn2, STREAMS.map((d) => `SELECT '${d.table}' t, count(*) n FROM ${d.table}`).join(' UNION ALL ') + ' ORDER BY t')).rows;
-    expect(after).toEqual(before);
+    // A table keyed by the snapshot time holds the node's state once per run: the second adds one.
+    const snapshots = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
+    expect(after).toEqual(before.map((r) => (snapshots.has(r.t as string) ? { ...r, n: String(2 * Number(r.n)) } : r)));
     for (const d of STREAMS) {
       const key = d.key.map((k) => `coalesce(CAST("${k}" AS VARCHAR), '<null>')`).join(", '|', ");
       const [dup] = (await query(conn2, `SELECT count(*) - count(DISTINCT concat(${key})) AS dups FROM ${d.table}`)).rows;

@@ -23,6 +23,7 @@ function demo(url: string, extra: Partial<Pipeline['sources']['data']> = {}): Pi
   const p = loadPipeline('pipelines/demo.yaml');
   p.sources.data = { ...p.sources.data, url, ...extra };
   p.sources.metrics = { ...p.sources.metrics, url, ...extra };
+  p.sources.node = { ...p.sources.node, url, ...extra };
   return p;
 }
 

@@ -1,7 +1,10 @@
 // A tiny loopback HTTP server whose answers a test scripts request by request.
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { spawn } from 'node:child_process';
+import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
 import type { SourceConfig } from '../src/config/pipeline.js';
+import { startSimulator, type Simulator } from '../src/simulator/server.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
@@ -41,12 +44,85 @@ export async function lakeContents(lake: string): Promise<Record<string, string[
   const conn = await openWarehouse(lake);
   const out: Record<string, string[]> = {};
   for (const d of STREAMS) {
-    // snapshot_at is when a balance snapshot was taken: it differs between any two runs.
-    const volatile = d.columns.some((c) => c.name === 'snapshot_at') ? ' EXCLUDE (snapshot_at)' : '';
-    out[d.table] = (await query(conn, `SELECT *${volatile} FROM "${d.table}"`)).rows.map((r) => JSON.stringify(r)).sort();
+    // snapshot_at is when a snapshot was taken: it differs between any two runs; node_url names
+    // the node asked, which differs between two simulators.
+    const volatile = ['snapshot_at', 'node_url'].filter((n) => d.columns.some((c) => c.name === n));
+    const exclude = volatile.length ? ` EXCLUDE (${volatile.join(', ')})` : '';
+    out[d.table] = (await query(conn, `SELECT *${exclude} FROM "${d.table}"`)).rows.map((r) => JSON.stringify(r)).sort();
   }
   conn.closeSync();
   return out;
 }
 
 export const quiet = (await import('pino')).pino({ level: 'silent' });
+
+/** The rows of a query over a lake's views. */
+export async function lakeRows(lake: string, sql: string): Promise<Array<Record<string, any>>> {
+  const { openWarehouse } = await import('../src/warehouse/views.js');
+  const { query } = await import('../src/warehouse/query.js');
+  const conn = await openWarehouse(lake);
+  try {
+    return (await query(conn, sql)).rows;
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/** Values as one comparable line (∅ for a missing one, JSON for lists and objects). */
+export const line = (...xs: unknown[]) => xs.map((x) => (x === undefined || x === null ? '∅' : typeof x === 'object' ? JSON.stringify(x) : String(x))).join('|');
+export const sorted = (xs: string[]) => [...xs].sort();
+
+/** Runs the built CLI as a child process without blocking this one (a simulator here keeps answering). */
+export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const bin = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env } });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.on('close', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export interface Recorded {
+  method: string;
+  url: string;
+  headers: IncomingMessage['headers'];
+  body: string;
+}
+
+/** A loopback proxy in front of `target` that records every request (method, URL, headers, body). */
+export async function recordingProxy(target: string): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
+  const requests: Recorded[] = [];
+  const to = new URL(target);
+  const server = await scriptedServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks);
+      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8') });
+      const out = httpRequest({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+        res.writeHead(answer.statusCode ?? 502, answer.headers);
+        answer.pipe(res);
+      });
+      out.on('error', () => res.destroy());
+      out.end(body);
+    });
+  });
+  return { url: server.url, requests, close: server.close };
+}
+
+/** The simulator that accepts only `apiKey`, behind a recording proxy (`proxy.url` is where to send). */
+export async function keyedSimulator(apiKey: string): Promise<{ sim: Simulator; proxy: Awaited<ReturnType<typeof recordingProxy>>; close(): Promise<void> }> {
+  const sim = await startSimulator({ apiKeys: [apiKey] });
+  const proxy = await recordingProxy(sim.url);
+  return {
+    sim,
+    proxy,
+    close: async () => {
+      await proxy.close();
+      await sim.close();
+    },
+  };
+}

@@ -21,6 +21,12 @@ function refreshText(d: StreamDecl): string {
   return `merge by key ${scope}, newest wins, in one commit.${from}`;
 }
 
+function endpointText(d: StreamDecl): string {
+  if (d.service !== 'node') return `\`GET ${d.endpoint}\` (${d.service} service, ${d.weight} CU a request)`;
+  // The node meters nothing; its streams call JSON-RPC methods (health is a plain GET).
+  return d.methods ? `\`POST ${d.endpoint}\` JSON-RPC ${d.methods.map((m) => `\`${m}\``).join(', ')} (node source)` : `\`GET ${d.endpoint}\` (node source)`;
+}
+
 function docOf(d: StreamDecl, name: string): string {
   const c = d.columns.find((x) => x.name === name || `${x.name}_raw` === name);
   if (!c) return '';
@@ -31,7 +37,7 @@ export function tableDictionary(): string {
   const out: string[] = [];
   for (const d of STREAMS) {
     out.push(`### ${d.table}`, '', `${d.doc}.`, '');
-    out.push(`- endpoint: \`GET ${d.endpoint}\` (${d.service} service, ${d.weight} CU a request)`);
+    out.push(`- endpoint: ${endpointText(d)}`);
     out.push(`- pipeline keys: ${Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.doc}`).join('; ')}${d.pageSize.max ? `; \`pageSize\`: ${d.pageSize.min || 1} to ${d.pageSize.max}, default ${d.pageSize.default}${d.pageSize.note ? ` (${d.pageSize.note})` : ''}` : ''}`);
     out.push(`- refresh: ${refreshText(d)}`);
     out.push(`- key: ${d.key.map((k) => `\`${k}\``).join(', ')}${d.keyDoc ? ` (${d.keyDoc})` : ''}`);

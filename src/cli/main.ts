@@ -1,5 +1,5 @@
 // The command line (README "CLI"). Exit codes: 0 done, 1 run failed (rerun resumes), 2 bad usage.
-import { existsSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { loadPipeline, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
@@ -10,24 +10,10 @@ import { openWarehouse } from '../warehouse/views.js';
 import { format, query, type Format } from '../warehouse/query.js';
 import { makeLogger } from './log.js';
 import { runOutput } from './progress.js';
+import { checkLake, checkUrl } from './args.js';
+import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
 
 const DEFAULT_LAKE = 'data/lake';
-
-function checkLake(lake: string): string {
-  if (existsSync(lake) && !statSync(lake).isDirectory()) throw new UsageError(`--lake ${lake}: is a file, not a folder`);
-  return lake;
-}
-
-function checkUrl(flag: string, v: string | undefined): string | undefined {
-  if (v === undefined) return undefined;
-  try {
-    const u = new URL(v);
-    if (u.protocol === 'http:' || u.protocol === 'https:') return v.replace(/\/+$/, '');
-  } catch {
-    // reported below
-  }
-  throw new UsageError(`--${flag} ${JSON.stringify(v)}: not an http(s) URL`);
-}
 
 interface RunArgs {
   pipeline?: string;
@@ -317,7 +303,9 @@ export async function main(argv: string[]): Promise<void> {
             .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' }),
         async (a) => exit(await cmdSim(a as never)),
       )
-      .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild or sim')
+      .command(exportOpCommand(exit))
+      .command(aggregateSignaturesCommand(exit))
+      .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild, sim, export-op or aggregate-signatures')
       .strict()
       .help()
       .version(false)

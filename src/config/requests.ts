@@ -93,8 +93,10 @@ export function exportRequestProblems(r: ExportRequest): Problem[] {
   const last = r.lastDate === undefined ? undefined : dayOf(r.lastDate);
   if (typeof first === 'string') out.push(['firstDate', `${JSON.stringify(r.firstDate)} ${first}`]);
   if (typeof last === 'string') out.push(['lastDate', `${JSON.stringify(r.lastDate)} ${last}`]);
-  if (typeof first === 'number' && typeof last === 'number' && first > last) out.push(['firstDate', `${r.firstDate} is after lastDate ${r.lastDate}`]);
+  if (typeof first === 'number' && typeof last === 'number' && first > last) out.push(['firstDate', `${JSON.stringify(r.firstDate)} is after the last date ${JSON.stringify(r.lastDate)}`]);
   const o = r.options;
+  // Which options apply depends on the type: an unknown type has no rules to tell.
+  if (out.some(([f]) => f === 'type')) return out;
   if (r.type === EVM_EXPORT) {
     listProblems('options.addresses', o.addresses, true, evmAddressProblem, out);
     listProblems('options.includeChains', o.includeChains, true, (x) => (isEvmChainId(x) ? null : 'is not an EVM chain id (digits, e.g. 43114)'), out);
@@ -157,7 +159,7 @@ export function signatureRequestProblems(r: SignatureRequest): Problem[] {
   const quorum = r.quorumPercentage ?? 67;
   const buffer = r.quorumPercentageBuffer ?? 0;
   if (quorumOk && bufferOk && quorum + buffer > 100)
-    out.push(['quorumPercentageBuffer', `quorumPercentage ${quorum}${r.quorumPercentage === undefined ? ' (the default)' : ''} + quorumPercentageBuffer ${buffer} is ${quorum + buffer}, over 100`]);
+    out.push(['quorumPercentageBuffer', `the quorum ${quorum}${r.quorumPercentage === undefined ? ' (the default)' : ''} plus the buffer ${buffer} is ${quorum + buffer}, over 100`]);
   if (r.pChainHeight !== undefined && !(Number.isSafeInteger(r.pChainHeight) && r.pChainHeight >= 0)) out.push(['pChainHeight', `${r.pChainHeight} is not a whole number >= 0`]);
   return out;
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { duck, ParquetWriter, sqlString } from '../load/parquet.js';
 import { TABLE_PARTITION } from '../pipeline/run.js';
 import { LakeLock } from '../state/lock.js';
-import { StateStore } from '../state/store.js';
+import { STAGING, StateStore } from '../state/store.js';
 import { landedColumns } from '../warehouse/views.js';
 import { OPERATIONS } from './decl.js';
 
@@ -64,13 +64,14 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
   const fresh = join(dir, 'rows.parquet');
   writeFileSync(lines, rows.map((r) => JSON.stringify(r)).join('\n') + '\n');
   const types = landedColumns(OPERATIONS).map(([n, t]) => `${n}: '${t}'`).join(', ');
-  const conn = await (await duck()).connect();
+  const spill = store.path(join(STAGING, 'duckdb'));
+  const conn = await (await duck(spill)).connect();
   try {
     await conn.run(`COPY (SELECT * FROM read_json(${sqlString(lines)}, format = 'newline_delimited', columns = {${types}})) TO ${sqlString(fresh)} (FORMAT parquet, COMPRESSION zstd)`);
   } finally {
     conn.closeSync();
   }
-  const writer = await ParquetWriter.open();
+  const writer = await ParquetWriter.open(spill);
   try {
     const old = state.files.filter(isTableFile);
     const [merged] = await writer.merge(OPERATIONS, [fresh], old.map((f) => store.path(f)), dir, OPERATIONS.table);
@@ -86,19 +87,18 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
 }
 
 /** The committed row of an operation, or undefined when the lake has none. */
-export async function loadOperation(store: StateStore, operationId: string): Promise<(RequestFields & { operation_type: string | null }) | undefined> {
+export async function loadOperation(store: StateStore, operationId: string): Promise<RequestFields | undefined> {
   const files = store.load(OPERATIONS.table, TABLE_PARTITION).files.filter(isTableFile);
   if (files.length === 0) return undefined;
   const conn = await (await duck()).connect();
   try {
     const r = await conn.runAndReadAll(
-      `SELECT operation_type, first_date, last_date, CAST(options AS VARCHAR) AS options, continues_operation_id, download_path, download_bytes::DOUBLE AS download_bytes, download_sha256
+      `SELECT first_date, last_date, CAST(options AS VARCHAR) AS options, continues_operation_id, download_path, download_bytes::DOUBLE AS download_bytes, download_sha256
        FROM read_parquet([${files.map((f) => sqlString(store.path(f))).join(', ')}]) WHERE operation_id = ${sqlString(operationId)}`,
     );
     const row = r.getRowObjects()[0];
     if (!row) return undefined;
     return {
-      operation_type: row.operation_type as string | null,
       first_date: row.first_date as string | null,
       last_date: row.last_date as string | null,
       options: row.options === null ? null : JSON.parse(row.options as string),

@@ -1,7 +1,8 @@
 // Error bodies of the two services (reference section 7): the data service sends `message` as a
-// string, the metrics service as an array of strings.
+// string, the metrics service as an array of strings. The node's HTTP errors take the data shape
+// (its JSON-RPC errors are answers, in the JSON-RPC envelope).
 
-export type Service = 'data' | 'metrics';
+export type Service = 'data' | 'metrics' | 'node';
 
 export const STATUS_TEXT: Record<number, string> = {
   400: 'Bad Request',
@@ -27,6 +28,14 @@ export class HttpError extends Error {
     super(messages.join('; '));
     this.messages = messages;
   }
+}
+
+/** An answer whose status the handler decides (a node's health: 200, or 503 when unhealthy). */
+export class Reply {
+  constructor(
+    readonly status: number,
+    readonly body: unknown,
+  ) {}
 }
 
 export function badRequest(message: string): HttpError {

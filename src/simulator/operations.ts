@@ -101,10 +101,11 @@ export class SimOperations {
   start(body: unknown): unknown {
     const request = parseRequest(body);
     const n = this.count++;
-    // UUID-shaped, as the OpenAPI's example, and the same sequence for the same seed.
-    const hex = createHash('sha256').update(`chainlake-sim:${this.world.seed}:operation:${n}`).digest('hex');
-    const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
     const createdAt = this.now();
+    // UUID-shaped, as the OpenAPI's example. The clock is part of it so that simulators started one
+    // after the other (`--simulator` on each command) do not hand out the same ids to one lake.
+    const hex = createHash('sha256').update(`chainlake-sim:${this.world.seed}:operation:${n}:${createdAt}`).digest('hex');
+    const id = `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(13, 16)}-a${hex.slice(17, 20)}-${hex.slice(20, 32)}`;
     const op = this.outcome(id, request, createdAt);
     this.ops.set(id, op);
     return this.resource(op);

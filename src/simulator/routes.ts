@@ -13,6 +13,7 @@ import type { PageTokens, TokenState } from './tokens.js';
 import type { SimOperations } from './operations.js';
 import { aggregateSignatures } from './signatures.js';
 import type { World } from './world.js';
+import { NODE_ROUTES, isNodePath } from './node.js';
 
 export interface RouteContext {
   world: World;
@@ -61,6 +62,7 @@ const TABLE: Array<{ pattern: Array<string | null>; route: Route }> = [
     pattern: ['v1', 'signatureAggregator', null, 'aggregateSignatures'],
     route: { name: 'aggregateSignatures', service: 'data', weight: WEIGHTS.aggregateSignatures, method: 'POST', status: 201, handle: (ctx) => aggregateSignatures(ctx.world.seed, networkParam(ctx.params[0]!), ctx.body) },
   },
+  ...NODE_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {
@@ -79,6 +81,7 @@ export function matchRoute(segments: readonly string[], method = 'GET'): { route
 
 /** Which service's error shape an unmatched path gets. */
 export function serviceOfPath(segments: readonly string[]): Service {
+  if (isNodePath(segments)) return 'node';
   return segments[0] === 'v2' || segments[1] === 'avg_tps' ? 'metrics' : 'data';
 }
 

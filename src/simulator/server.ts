@@ -2,7 +2,7 @@
 // route -> API key -> injected fault -> rate limit -> handler -> (slow/truncated/malformed) send.
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
-import { HttpError, errorBody, type Service } from './errors.js';
+import { HttpError, Reply, errorBody, type Service } from './errors.js';
 import { FAULT_KINDS, FaultInjector, type FaultKind, type FaultOptions } from './faults.js';
 import { RateLimiter, type Budget } from './ratelimit.js';
 import { SimOperations } from './operations.js';
@@ -79,6 +79,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const limiters: Record<Service, RateLimiter | undefined> = {
     data: rl?.data ? new RateLimiter({ ...rl.data, ...defined(blocking) }, now) : undefined,
     metrics: rl?.metrics ? new RateLimiter({ ...rl.metrics, ...defined(blocking) }, now) : undefined,
+    // A node publishes no compute-unit budget.
+    node: undefined,
   };
   const stats: SimulatorStats = {
     requests: 0, byRoute: {}, byStatus: {},
@@ -209,6 +211,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         }
       }
       body = route.handle({ world, tokens, params, query: url.searchParams, body: posted, operations });
+      if (body instanceof Reply) {
+        status = body.status;
+        body = body.body;
+      }
     } catch (err) {
       if (err instanceof HttpError) {
         status = err.status;

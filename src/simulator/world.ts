@@ -19,6 +19,7 @@ import { BlockWorld, type Block, type BlockTransaction } from './blocks.js';
 import { BalanceWorld, type Erc20BalanceQuery, type Erc20TokenBalance, type NativeTokenBalance } from './balances.js';
 import { buildSubnets, type Subnet } from './subnets.js';
 import { Catalog, type AddressChains, type ContractMetadata, type SupportedChain } from './catalog.js';
+import { NodeWorld } from './node.js';
 import {
   METRIC_CHAIN_IDS, SeriesWorld, type Metric, type MetricPoint, type MetricQuery,
 } from './series.js';
@@ -52,6 +53,8 @@ export class World {
   readonly blocks: BlockWorld;
   readonly balances: BalanceWorld;
   readonly catalog: Catalog;
+  /** What the node's JSON-RPC serves (node.ts). */
+  readonly node: NodeWorld;
   private readonly subnetsByNet = new Map<StakingNetwork, Subnet[]>();
 
   constructor(opts: WorldOptions = {}) {
@@ -67,6 +70,7 @@ export class World {
     this.blocks = new BlockWorld(this.seed, this.evm);
     this.balances = new BalanceWorld(this.seed, this.evm);
     this.catalog = new Catalog(this.seed, this.evm);
+    this.node = new NodeWorld(this);
   }
 
   /** The world's current time, Unix seconds (WORLD_NOW, 2025-11-01T00:00:00Z, unless clocked). */

@@ -36,6 +36,13 @@ export interface GetOptions {
   flow?: string;
   /** Statuses (>= 400) whose body is data, not an error: a node's health answers 503 when unhealthy. */
   acceptStatus?: number[];
+  /**
+   * Whether the body of an accepted status is that data; when not, the status is the error it
+   * would otherwise be (a proxy's 503 page is no health report, and is retried).
+   */
+  acceptBody?: (body: unknown) => boolean;
+  /** Receives the status of the answer that succeeded (which of the accepted ones it was). */
+  onStatus?: (status: number) => void;
 }
 
 export interface PostOptions extends GetOptions {
@@ -70,6 +77,14 @@ function serviceMessage(body: string): string {
     // not the standard error body
   }
   return body.slice(0, 200);
+}
+
+function bodyIs(text: string, test: (body: unknown) => boolean): boolean {
+  try {
+    return test(JSON.parse(text));
+  } catch {
+    return false;
+  }
 }
 
 export interface ClientOptions {
@@ -207,7 +222,7 @@ export class Client {
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }
-    const accepted = o.acceptStatus?.includes(res.status) ?? false;
+    const accepted = (o.acceptStatus?.includes(res.status) ?? false) && (!o.acceptBody || bodyIs(text, o.acceptBody));
     if (res.status >= 500 && !accepted) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));
     if (res.status >= 400 && !accepted) {
       const kind = NO_RETRY.has(res.status) ? '' : ' (not retried)';
@@ -218,6 +233,7 @@ export class Client {
     try {
       const body: unknown = JSON.parse(text);
       o.onText?.(text);
+      o.onStatus?.(res.status);
       return body;
     } catch {
       throw new Retryable(`${shown}: the body is not valid JSON (${text.length} bytes, possibly truncated)`, 'bad_json');

@@ -1,6 +1,7 @@
 import type { Column, StreamDecl } from './types.js';
 import { NETWORK_COLUMN } from './common.js';
 import { SUBNETS_LISTING } from './subnets.js';
+import { dig, evmConfigColumns } from './evm_config.js';
 
 type Item = Record<string, unknown>;
 
@@ -25,51 +26,14 @@ function genesis(b: Item): Item | undefined {
 }
 
 function configAt(b: Item, path: string): unknown {
-  let v: unknown = genesis(b)?.config;
-  for (const k of path.split('.')) v = v !== null && typeof v === 'object' ? (v as Item)[k] : undefined;
-  return v;
-}
-
-const FEE_FIELDS: Array<[string, string, string]> = [
-  ['fee_gas_limit', 'gasLimit', 'block gas limit'],
-  ['fee_target_block_rate', 'targetBlockRate', 'target seconds between blocks'],
-  ['fee_min_base_fee', 'minBaseFee', 'minimum base fee, in wei'],
-  ['fee_target_gas', 'targetGas', 'gas targeted per targetBlockRate window'],
-  ['fee_base_fee_change_denominator', 'baseFeeChangeDenominator', 'how fast the base fee moves'],
-  ['fee_min_block_gas_cost', 'minBlockGasCost', 'minimum block gas cost'],
-  ['fee_max_block_gas_cost', 'maxBlockGasCost', 'maximum block gas cost'],
-  ['fee_block_gas_cost_step', 'blockGasCostStep', 'block gas cost step'],
-];
-
-/** Precompile configs of subnet-EVM genesis: config key -> column prefix. */
-const PRECOMPILES: Array<[string, string]> = [
-  ['txAllowListConfig', 'tx_allow_list'],
-  ['contractDeployerAllowListConfig', 'contract_deployer_allow_list'],
-  ['contractNativeMinterConfig', 'contract_native_minter'],
-  ['feeManagerConfig', 'fee_manager'],
-  ['rewardManagerConfig', 'reward_manager'],
-];
-
-/** Lowercased EVM addresses; anything but a list of strings is passed on to be rejected. */
-function lowered(v: unknown): unknown {
-  return Array.isArray(v) && v.every((a) => typeof a === 'string') ? v.map((a: string) => a.toLowerCase()) : v;
+  return dig(genesis(b)?.config, path);
 }
 
 const GENESIS_COLUMNS: Column[] = [
   { name: 'genesis_data', type: 'json', derive: genesis, doc: 'EVM genesis, whole (sent as an object or as JSON text)' },
   { name: 'genesis_data_text', type: 'varchar', derive: (b) => (typeof b.genesisData === 'string' && !genesis(b) ? b.genesisData : undefined), doc: 'genesis as sent when it is not JSON (other VMs send encoded bytes)' },
   { name: 'genesis_chain_id', type: 'bigint', derive: (b) => configAt(b, 'chainId'), doc: 'config.chainId of the genesis' },
-  ...FEE_FIELDS.map(([name, field, doc]): Column => ({ name, type: 'bigint', derive: (b) => configAt(b, `feeConfig.${field}`), doc: `feeConfig.${field}: ${doc}` })),
-  { name: 'allow_fee_recipients', type: 'boolean', derive: (b) => configAt(b, 'allowFeeRecipients'), doc: 'validators may name their fee recipient' },
-  { name: 'warp_quorum_numerator', type: 'integer', derive: (b) => configAt(b, 'warpConfig.quorumNumerator'), doc: 'warp messages: signing quorum (percent)' },
-  { name: 'warp_require_primary_network_signers', type: 'boolean', derive: (b) => configAt(b, 'warpConfig.requirePrimaryNetworkSigners'), doc: 'warp messages from the primary network need its signers' },
-  {
-    name: 'precompiles',
-    type: 'varchar[]',
-    derive: (b) => (genesis(b) ? PRECOMPILES.filter(([key]) => configAt(b, key) != null).map(([key]) => key) : undefined),
-    doc: 'allow-list and manager configs set in the genesis (txAllowListConfig, feeManagerConfig, ...)',
-  },
-  ...PRECOMPILES.map(([key, prefix]): Column => ({ name: `${prefix}_admins`, type: 'varchar[]', derive: (b) => lowered(configAt(b, `${key}.adminAddresses`)), doc: `${key}.adminAddresses, lowercased` })),
+  ...evmConfigColumns(configAt, (b) => genesis(b) !== undefined, 'fee_', 'the genesis'),
 ];
 
 export const blockchains: StreamDecl = {

@@ -1,31 +1,12 @@
 import type { Page } from '../extract/paginate.js';
 import type { ExtractContext, StreamDecl } from './types.js';
 import { CHAIN_ID_COLUMN } from './common.js';
-import { BLOCK_WINDOW_STREAM, blockWindow, getBlock, inOrder, parseBlockToken } from './chain_reads.js';
-
-/** Blocks per yielded page: a checkpoint can land every this many blocks. */
-const BLOCKS_PER_PAGE = 20;
+import { BLOCK_WINDOW_STREAM, blockWindow, getBlock, windowPages } from './chain_reads.js';
 
 /** One GET per block, a few in flight, yielded in block order; `next` is the next block number. */
 async function* blockPages(x: ExtractContext): AsyncGenerator<Page> {
   const chainId = x.partition.path.chainId!;
-  const { start, end } = await blockWindow(x, chainId);
-  const first = x.startToken === undefined ? start : parseBlockToken(x.startToken, 'blocks').block;
-  if (first >= end) {
-    // Nothing new: an empty last page still closes the window, so the run is recorded.
-    yield { items: [] };
-    return;
-  }
-  let items: unknown[] = [];
-  let n = first;
-  for await (const block of inOrder(end - first, (i) => getBlock(x, chainId, first + i))) {
-    items.push(block);
-    n++;
-    if (items.length === BLOCKS_PER_PAGE || n === end) {
-      yield { items, next: n < end ? String(n) : undefined };
-      items = [];
-    }
-  }
+  yield* windowPages(x, await blockWindow(x, chainId), (n) => getBlock(x, chainId, n));
 }
 
 export const blocks: StreamDecl = {

@@ -2,6 +2,7 @@
 // the window of blocks a run covers, and fetching many things a few at a time while yielding them
 // in order.
 import { RunError } from '../errors.js';
+import type { Page } from '../extract/paginate.js';
 import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
 import type { ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from './types.js';
 
@@ -56,14 +57,50 @@ export async function blockAt(x: ExtractContext, chainId: string, n: number): Pr
  * when it has none (pinned now, so a head moving during the run does not stretch the window).
  */
 export async function blockWindow(x: ExtractContext, chainId: string): Promise<{ start: number; end: number }> {
-  const head = await latestBlock(x, chainId);
+  return windowUpTo(x, (await latestBlock(x, chainId)).number, chainId);
+}
+
+/** [start, end) of the run's window on a chain whose newest block is `head`. */
+export function windowUpTo(x: ExtractContext, head: number, chain: string): { start: number; end: number } {
   const start = Number(x.query.startBlock ?? 0);
   const end = x.query.endBlock === undefined ? undefined : Number(x.query.endBlock);
   // Finishing a window marks every block below its end as done, so a window may not reach past the head.
-  if (end !== undefined && end > head.number + 1) {
-    throw new RunError(`endBlock ${end} is above the latest block ${head.number} of chain ${chainId}: those blocks do not exist yet (leave endBlock out to follow the head)`);
+  if (end !== undefined && end > head + 1) {
+    throw new RunError(`endBlock ${end} is above the latest block ${head} of chain ${chain}: those blocks do not exist yet (leave endBlock out to follow the head)`);
   }
-  return { start, end: end ?? head.number + 1 };
+  return { start, end: end ?? head + 1 };
+}
+
+/** Blocks per yielded page: a checkpoint can land every this many blocks. */
+const BLOCKS_PER_PAGE = 20;
+
+/**
+ * The blocks of a window, a few fetched at a time, yielded in block order as the rows `rowsOf`
+ * makes of each; `next` is the next block number, so a checkpoint resumes at a block boundary.
+ */
+export async function* windowPages(
+  x: ExtractContext,
+  window: { start: number; end: number },
+  fetch: (n: number) => Promise<unknown>,
+  rowsOf: (block: unknown, n: number) => unknown[] = (block) => [block],
+): AsyncGenerator<Page> {
+  const { end } = window;
+  const first = x.startToken === undefined ? window.start : parseBlockToken(x.startToken, x.config.table).block;
+  if (first >= end) {
+    // Nothing new: an empty last page still closes the window, so the run is recorded.
+    yield { items: [] };
+    return;
+  }
+  let items: unknown[] = [];
+  let n = first;
+  for await (const block of inOrder(end - first, (i) => fetch(first + i))) {
+    items.push(...rowsOf(block, n));
+    n++;
+    if ((n - first) % BLOCKS_PER_PAGE === 0 || n === end) {
+      yield { items, next: n < end ? String(n) : undefined };
+      items = [];
+    }
+  }
 }
 
 /** Runs fetch(0), fetch(1), ... up to `ahead` at a time, and yields the results in index order. */
@@ -139,7 +176,7 @@ export async function snapshotBlock(x: ExtractContext, chainId: string, blockNum
   return { blockNumber: String(b.number), blockTimestamp: b.timestamp, takenAt };
 }
 
-/** Items with the snapshot under `_snapshot` (read by SNAPSHOT_COLUMNS). */
-export function stamped(items: unknown[], s: Snapshot): unknown[] {
+/** Items with the snapshot under `_snapshot` (read by the snapshot columns of the table). */
+export function stamped(items: unknown[], s: object): unknown[] {
   return items.map((i) => (i !== null && typeof i === 'object' && !Array.isArray(i) ? { ...i, _snapshot: s } : i));
 }

@@ -16,6 +16,20 @@ import { blockchains } from './blockchains.js';
 import { contracts } from './contracts.js';
 import { addressChains } from './address_chains.js';
 import { chains } from './chains.js';
+import { nodeInfo } from './node_info.js';
+import { nodePeers } from './node_peers.js';
+import { nodeUptime } from './node_uptime.js';
+import { healthChecks } from './health_checks.js';
+import { subnetValidators } from './subnet_validators.js';
+import { feeConfig } from './fee_config.js';
+import { chainConfig } from './chain_config.js';
+import { activeRules } from './active_rules.js';
+import { xvmBlocks } from './xvm_blocks.js';
+import { xvmTransactions } from './xvm_transactions.js';
+import { xvmInputs } from './xvm_inputs.js';
+import { xvmOutputs } from './xvm_outputs.js';
+import { assets } from './assets.js';
+import { utxos } from './utxos.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -34,6 +48,20 @@ export const STREAMS: readonly StreamDecl[] = [
   contracts,
   addressChains,
   chains,
+  nodeInfo,
+  nodePeers,
+  nodeUptime,
+  healthChecks,
+  subnetValidators,
+  feeConfig,
+  chainConfig,
+  activeRules,
+  xvmBlocks,
+  xvmTransactions,
+  xvmInputs,
+  xvmOutputs,
+  assets,
+  utxos,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

@@ -267,13 +267,13 @@ function blockRange(decl: StreamDecl): Check | undefined {
 }
 
 /**
- * A table with one row per block (key = chain id + block column): every block from a partition's
+ * A table with one row per block (key = the chain + the block column): every block from a partition's
  * first to its last committed block is there. Tables of events (transfers) have no such rule, as
  * most blocks carry none of them.
  */
 function blocksContiguous(decl: StreamDecl): Check | undefined {
   const bc = decl.blockCursor;
-  if (!bc || decl.key.length !== 2 || !decl.key.includes(bc.column) || !decl.key.includes('chain_id')) return undefined;
+  if (!bc || decl.key.length !== 2 || !decl.key.includes(bc.column)) return undefined;
   return {
     check: 'no gaps in block numbers',
     table: decl.table,

@@ -8,6 +8,7 @@ import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../streams/types.js';
 import { listParquet, sqlString } from '../load/parquet.js';
 import { REJECTS, RUNS } from '../state/store.js';
+import { OPERATIONS } from '../operations/decl.js';
 
 const LANDED: Record<string, string> = {
   varchar: 'VARCHAR',
@@ -38,7 +39,7 @@ function hasParquet(dir: string): boolean {
 export async function viewSql(lake: string): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
-  for (const decl of STREAMS) {
+  for (const decl of [...STREAMS, OPERATIONS]) {
     const dir = join(root, decl.table);
     if (hasParquet(dir)) {
       out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`);

@@ -1,0 +1,19 @@
+// Checks of flags that several commands take.
+import { existsSync, statSync } from 'node:fs';
+import { UsageError } from '../errors.js';
+
+export function checkLake(lake: string): string {
+  if (existsSync(lake) && !statSync(lake).isDirectory()) throw new UsageError(`--lake ${lake}: is a file, not a folder`);
+  return lake;
+}
+
+export function checkUrl(flag: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  try {
+    const u = new URL(v);
+    if (u.protocol === 'http:' || u.protocol === 'https:') return v.replace(/\/+$/, '');
+  } catch {
+    // reported below
+  }
+  throw new UsageError(`--${flag} ${JSON.stringify(v)}: not an http(s) URL`);
+}

@@ -1,0 +1,749 @@
+// The simulated node (node-json-rpc.md): JSON-RPC 2.0 over POST at /ext/info, /ext/health,
+// /ext/bc/X (the asset chain, method prefix xvm), /ext/bc/{id}/rpc (EVM chains) and
+// /ext/bc/{id}/validators, health over GET with 200 or 503. Everything is a function of the seed
+// and the world's clock. The same node is served under /public as the public server would be:
+// node-specific methods (getNodeID, getNodeIP, getVMs) answer "method not available" there.
+// The administration API is not served: chainlake never changes a node.
+import { createHash } from 'node:crypto';
+import { bech32 } from '@scure/base';
+import { cb58Decode, cb58Encode, encodePrimaryAddress, isBlockchainId, nodeIdProblem } from '../config/ids.js';
+import { Reply, notFound } from './errors.js';
+import { CHAINS, WORLD_NOW } from './evm.js';
+import { Rng, labelBytes, toHex } from './hash.js';
+import type { Route, RouteContext } from './routes.js';
+import { nodeIdOf } from './staking.js';
+import { EVM_VM_ID, LAKESIDE_SUBNET_ID, PRIMARY_NETWORK_ID, SUBNET_EVM_VM_ID, X_CHAIN_ID, type Blockchain, type GenesisConfig, type Subnet } from './subnets.js';
+import type { World } from './world.js';
+
+type Obj = Record<string, unknown>;
+
+/** A JSON-RPC error the node answers with (code and message), in the standard envelope. */
+export class RpcFault extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+const invalidParams = (message: string) => new RpcFault(-32602, message);
+const serverError = (message: string) => new RpcFault(-32000, message);
+const notAvailable = (method: string) => new RpcFault(-32601, `the method ${method} does not exist/is not available`);
+
+const DAY = 86_400;
+const C_CHAIN_ID = CHAINS.find((c) => c.chainId === '43114')!.blockchainId;
+/** The asset chain's own asset. */
+export const AVAX_ASSET_ID = 'FvwEAhmxKfeiG8SnEvq42hc6whRyY3EFYAvebMqDNDGCgxN5Z';
+/** secp256k1fx, the feature extension of every input, output and credential here. */
+const SECP_FX_ID = 'spdxUxVJQbX85MGxMHbKw1sHxMnSqJ3QBzDyDYEP3h6TLuxqQ';
+const ALIASES: Record<string, string> = { P: PRIMARY_NETWORK_ID, X: X_CHAIN_ID.mainnet, C: C_CHAIN_ID };
+/** The asset chain was linearized (blocks from height 0) on this day; a block every 30 s since. */
+const X_GENESIS = Date.UTC(2023, 3, 25) / 1000;
+const X_BLOCK_SECONDS = 30;
+const UINT64_MAX = 18446744073709551615n;
+/** Addresses of the asset chain with UTXOs and activity. */
+const X_ADDRESSES = 6;
+/** Health checks run this often (the node flag --health-check-frequency). */
+const CHECK_SECONDS = 30;
+export const UTXO_MAX_LIMIT = 1024;
+
+/** A time as the node writes it: RFC 3339 with nanoseconds. */
+function iso(seconds: number, nanos = 0): string {
+  return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, `.${String(nanos).padStart(9, '0')}Z`);
+}
+
+const id32 = (r: Rng) => cb58Encode(r.bytes(32));
+
+export function xAddress(i: number): string {
+  return encodePrimaryAddress('mainnet', labelBytes(`xaddr:${i}`, 20), 'X');
+}
+
+/** Generated assets of the asset chain, besides AVAX. */
+const ASSET_NAMES: Array<[string, string, number]> = [
+  ['Lake Coin', 'LAKE', 9],
+  ['Pier Token', 'PIER', 0],
+  ['Ünïcødé Shells 🐚', 'SHELL', 6],
+];
+
+export function assetId(i: number): string {
+  return cb58Encode(labelBytes(`asset:mainnet:${i}`, 32));
+}
+
+export interface AssetDescription {
+  assetID: string;
+  name: string;
+  symbol: string;
+  denomination: string;
+}
+
+/** A UTXO of the asset chain: its fields, its codec bytes, and the id paging names it by. */
+export interface SimUtxo {
+  txId: string;
+  outputIndex: number;
+  assetId: string;
+  amount: string;
+  locktime: string;
+  threshold: number;
+  /** X-avax1... */
+  owners: string[];
+  /** 0x + codec bytes + checksum: what xvm.getUTXOs sends */
+  hex: string;
+  /** cb58 of sha256(bytes): its place in a listing (the utxo of an index) */
+  key: string;
+}
+
+function u32(n: number): Buffer {
+  const b = Buffer.alloc(4);
+  b.writeUInt32BE(n);
+  return b;
+}
+
+function u64(n: bigint): Buffer {
+  const b = Buffer.alloc(8);
+  b.writeBigUInt64BE(n);
+  return b;
+}
+
+/** The node's hex encoding: 0x, the bytes, then the last 4 bytes of their sha256. */
+export function withChecksum(bytes: Uint8Array): string {
+  const sum = createHash('sha256').update(bytes).digest().subarray(28);
+  return '0x' + toHex(bytes) + toHex(sum);
+}
+
+function shortId(address: string): Uint8Array {
+  const body = address.replace(/^[PXC]-/, '');
+  return bech32.fromWords(bech32.decode(body as `${string}1${string}`).words);
+}
+
+function encodeUtxo(u: Omit<SimUtxo, 'hex' | 'key'>): { hex: string; key: string } {
+  const payload = cb58Decode(u.txId) as Uint8Array;
+  const asset = cb58Decode(u.assetId) as Uint8Array;
+  const bytes = Buffer.concat([
+    Buffer.from([0, 0]), // codec version
+    payload, u32(u.outputIndex), asset,
+    u32(7), // secp256k1fx transfer output
+    u64(BigInt(u.amount)), u64(BigInt(u.locktime)), u32(u.threshold), u32(u.owners.length),
+    ...u.owners.map((o) => Buffer.from(shortId(o))),
+  ]);
+  return { hex: withChecksum(bytes), key: cb58Encode(createHash('sha256').update(bytes).digest()) };
+}
+
+/** Amounts in the asset's smallest unit: mostly ordinary, some past 2^53, a few near the uint64 limit. */
+function amountOf(r: Rng): string {
+  const p = r.float();
+  if (p < 0.08) return (UINT64_MAX - r.bigBelow(1_000_000n)).toString();
+  if (p < 0.25) return (9_007_199_254_740_993n + r.bigBelow(10n ** 17n)).toString();
+  return String(r.range(1_000, 5_000_000) * 1_000_000 + r.int(1_000_000));
+}
+
+type HealthKind = 'health' | 'readiness' | 'liveness';
+
+interface Check {
+  message?: unknown;
+  error?: string;
+  timestamp: string;
+  duration: number;
+  contiguousFailures: number;
+  timeOfFirstFailure: string | null;
+}
+
+export interface HealthReport {
+  checks: Record<string, Check>;
+  healthy: boolean;
+}
+
+/** The EVM chains the node runs: the C-Chain and the subnet-EVM chains of the world's subnets. */
+interface EvmChain {
+  blockchainId: string;
+  subnet: Subnet;
+  config: GenesisConfig;
+  subnetEvm: boolean;
+}
+
+export class NodeWorld {
+  constructor(private readonly world: World) {}
+
+  private get seed(): number {
+    return this.world.seed;
+  }
+
+  private get now(): number {
+    return this.world.now;
+  }
+
+  // ---- info ----
+
+  readonly nodeId = nodeIdOf('mainnet', 0);
+
+  nodeVersion(): Obj {
+    return {
+      version: 'avalanchego/1.13.4',
+      databaseVersion: 'v1.4.5',
+      rpcProtocolVersion: '41',
+      gitCommit: Rng.of(this.seed, 'node', 'git').hex(20),
+      vmVersions: { avm: 'v1.13.4', evm: 'v0.15.3', platform: 'v1.13.4', 'subnet-evm': 'v0.7.9' },
+    };
+  }
+
+  nodePop(): Obj {
+    const r = Rng.of(this.seed, 'node', 'bls');
+    return { publicKey: '0x' + r.hex(48), proofOfPossession: '0x' + r.hex(96) };
+  }
+
+  txFee(): Obj {
+    return {
+      txFee: '1000000', createAssetTxFee: '10000000', createSubnetTxFee: '1000000000', transformSubnetTxFee: '10000000000',
+      createBlockchainTxFee: '1000000000', addPrimaryNetworkValidatorFee: '0', addPrimaryNetworkDelegatorFee: '0',
+      addSubnetValidatorFee: '1000000', addSubnetDelegatorFee: '1000000',
+    };
+  }
+
+  upgrades(): Obj {
+    return {
+      apricotPhase1Time: '2021-03-31T14:00:00Z', apricotPhase2Time: '2021-05-10T11:00:00Z', apricotPhase3Time: '2021-08-24T14:00:00Z',
+      apricotPhase4Time: '2021-09-22T21:00:00Z', apricotPhase4MinPChainHeight: 793005, apricotPhase5Time: '2021-12-02T18:00:00Z',
+      apricotPhasePre6Time: '2022-09-05T01:30:00Z', apricotPhase6Time: '2022-09-06T20:00:00Z', apricotPhasePost6Time: '2022-09-07T03:00:00Z',
+      banffTime: '2022-10-18T16:00:00Z', cortinaTime: '2023-04-25T15:00:00Z', cortinaXChainStopVertexID: 'jrGWDh5Po9FMj54depyunNixpia5PN4aAYxfmNzU8n752Rjga',
+      durangoTime: '2024-03-06T16:00:00Z', etnaTime: '2024-12-16T17:00:00Z', fortunaTime: '2025-04-08T15:00:00Z', graniteTime: '9999-12-01T00:00:00Z',
+    };
+  }
+
+  /** Votes on proposals; weights are stake in nAVAX, past 2^53. */
+  acps(): Obj {
+    const out: Obj = {};
+    for (const n of [176, 194, 226]) {
+      const r = Rng.of(this.seed, 'acp', n);
+      const w = () => (r.bigBelow(10n ** 17n) + 10n ** 16n).toString();
+      out[String(n)] = {
+        supportWeight: w(), objectWeight: r.chance(0.5) ? w() : '0', abstainWeight: w(),
+        supporters: [nodeIdOf('mainnet', r.int(6)), nodeIdOf('mainnet', 3)].filter((v, i, a) => a.indexOf(v) === i), objectors: [],
+      };
+    }
+    return out;
+  }
+
+  /** A chain by alias (P, X, C) or id; undefined when the node runs no such chain. */
+  chainId(chain: string): string | undefined {
+    if (ALIASES[chain]) return ALIASES[chain];
+    if (chain === PRIMARY_NETWORK_ID || chain === X_CHAIN_ID.mainnet || this.evmChain(chain)) return chain;
+    return undefined;
+  }
+
+  /** Peers: the other validators of the world and a few other nodes, seen recently. */
+  peers(nodeIds?: string[]): Obj[] {
+    const ids = [...Array.from({ length: 5 }, (_, v) => nodeIdOf('mainnet', v + 1)), ...Array.from({ length: 7 }, (_, i) => `NodeID-${cb58Encode(labelBytes(`peer:${i}`, 20))}`)];
+    const t = this.now;
+    return ids
+      .filter((id) => !nodeIds?.length || nodeIds.includes(id))
+      .map((nodeID, i) => {
+        // Who the peer is stays; when it last spoke moves with the clock.
+        const r = Rng.of(this.seed, 'peer', i);
+        const seen = Rng.of(this.seed, 'peer-seen', i, t);
+        const ip = `198.51.100.${10 + i}:9651`;
+        return {
+          ip, publicIP: r.chance(0.8) ? ip : '', nodeID, version: r.pick(['avalanchego/1.13.4', 'avalanchego/1.13.3', 'avalanchego/1.13.2']),
+          lastSent: iso(t - seen.int(5), seen.int(1e9)), lastReceived: iso(t - seen.int(8), seen.int(1e9)),
+          benched: r.chance(0.15) ? [C_CHAIN_ID] : [], observedUptime: String(seen.range(94, 100)),
+          trackedSubnets: r.chance(0.3) ? [LAKESIDE_SUBNET_ID] : [],
+        };
+      });
+  }
+
+  uptime(subnetId?: string): Obj {
+    if (subnetId !== undefined && subnetId !== PRIMARY_NETWORK_ID && !this.subnets().some((s) => s.subnetId === subnetId)) {
+      throw serverError(`subnet ${subnetId} is not tracked by this node`);
+    }
+    const r = Rng.of(this.seed, 'uptime', subnetId ?? PRIMARY_NETWORK_ID, Math.floor(this.now / 3600));
+    return { rewardingStakePercentage: (95 + r.int(50_001) / 10_000).toFixed(4), weightedAveragePercentage: (92 + r.int(80_001) / 10_000).toFixed(4) };
+  }
+
+  // ---- health ----
+
+  /**
+   * Health reports. Every check passes, but for diskspace, which fails through every third hour
+   * of Unix time (WORLD_NOW is in one): the node is then unhealthy (503), while ready and live.
+   * The subnet chain's check is tagged with its subnet; `tags` keeps untagged checks and those.
+   */
+  health(kind: HealthKind, tags: string[] = []): HealthReport {
+    if (kind === 'liveness') return { checks: {}, healthy: true };
+    const t = this.now;
+    const last = t - (t % CHECK_SECONDS);
+    const lake = CHAINS.find((c) => c.chainId === '432204')!.blockchainId;
+    const all: Array<[string, string | undefined, () => unknown]> = [
+      ['C', undefined, () => ({ consensus: { outstandingBlocks: 0, lastAcceptedHeight: this.world.headBlock('43114') }, vm: null })],
+      ['P', undefined, () => ({ consensus: { outstandingBlocks: 0 }, vm: { percentConnected: 0.97 } })],
+      ['X', undefined, () => ({ consensus: { outstandingBlocks: 0, lastAcceptedHeight: this.xvmHeight() }, vm: null })],
+      [lake, LAKESIDE_SUBNET_ID, () => ({ consensus: { outstandingBlocks: 0, lastAcceptedHeight: this.world.headBlock('432204') }, vm: null })],
+      ['bootstrapped', undefined, () => []],
+      ['database', undefined, () => undefined],
+      ['diskspace', undefined, () => ({ availableDiskBytes: String(412_000_000_000 - (t % 3600) * 1000) })],
+      ['network', undefined, () => ({ connectedPeers: 12, sendFailRate: 0, timeSinceLastMsgReceived: '1.2s', timeSinceLastMsgSent: '800ms' })],
+      ['router', undefined, () => ({ longestRunningRequest: '0s', outstandingRequests: 0 })],
+    ];
+    const ready = new Set(['bootstrapped', 'C', 'P', 'X', lake]);
+    const checks: Record<string, Check> = {};
+    for (const [name, tag, message] of all) {
+      if (kind === 'readiness' && !ready.has(name)) continue;
+      if (tag !== undefined && tags.length > 0 && !tags.includes(tag)) continue;
+      const r = Rng.of(this.seed, 'check', name, last);
+      const failing = name === 'diskspace' && Math.floor(t / 3600) % 3 === 0;
+      const check: Check = {
+        timestamp: iso(last, r.int(1e9)), duration: 20_000 + r.int(2_000_000), contiguousFailures: 0, timeOfFirstFailure: null,
+      };
+      const m = message();
+      if (m !== undefined) check.message = m;
+      if (failing) {
+        const since = t - (t % 3600);
+        check.error = 'available disk space is below the 10% threshold';
+        check.contiguousFailures = Math.floor((last - since) / CHECK_SECONDS) + 1;
+        check.timeOfFirstFailure = iso(since, 0);
+      }
+      checks[name] = check;
+    }
+    return { checks, healthy: Object.values(checks).every((c) => c.error === undefined) };
+  }
+
+  // ---- EVM chains ----
+
+  private subnets(): Subnet[] {
+    return [...this.world.subnets('mainnet')];
+  }
+
+  /** An EVM chain the node runs, by id or alias, with its config; undefined for any other chain. */
+  evmChain(chain: string): EvmChain | undefined {
+    const id = chain === 'C' ? C_CHAIN_ID : chain;
+    for (const s of this.subnets()) {
+      const b = s.blockchains.find((x: Blockchain) => x.blockchainId === id);
+      if (!b || (b.vmId !== SUBNET_EVM_VM_ID && b.vmId !== EVM_VM_ID)) continue;
+      const g = typeof b.genesisData === 'string' ? (b.genesisData.startsWith('{') ? JSON.parse(b.genesisData) : undefined) : b.genesisData;
+      if (!g?.config) return undefined;
+      return { blockchainId: id, subnet: s, config: g.config as GenesisConfig, subnetEvm: b.vmId === SUBNET_EVM_VM_ID };
+    }
+    return undefined;
+  }
+
+  /** Precompiles turned off after genesis: the reward manager of chains that have one, 30 days before WORLD_NOW. */
+  private upgradesOf(c: EvmChain): Obj[] {
+    return c.config.rewardManagerConfig ? [{ rewardManagerConfig: { blockTimestamp: WORLD_NOW - 30 * DAY, disable: true } }] : [];
+  }
+
+  chainConfig(c: EvmChain): Obj {
+    return c.subnetEvm ? { ...c.config, upgrades: { precompileUpgrades: this.upgradesOf(c) } } : { ...c.config };
+  }
+
+  /** The fee config in force: a chain with a fee manager changed its minimum base fee once. */
+  feeConfig(c: EvmChain): Obj {
+    const fee = c.config.feeConfig!;
+    if (!c.config.feeManagerConfig) return { feeConfig: fee, lastChangedAt: 0 };
+    const r = Rng.of(this.seed, 'fee-change', c.blockchainId);
+    return { feeConfig: { ...fee, minBaseFee: fee.minBaseFee * 2 }, lastChangedAt: 1_000 + r.int(100_000) };
+  }
+
+  /** The newest block time of a chain the world has blocks of; the world's now for the others. */
+  latestTime(c: EvmChain): number {
+    const known = CHAINS.find((x) => x.blockchainId === c.blockchainId);
+    return known ? this.world.block(known.chainId, this.world.headBlock(known.chainId)).blockTimestamp : this.now;
+  }
+
+  activeRules(c: EvmChain, at: number): Obj {
+    const durango = Date.parse(this.upgrades().durangoTime as string) / 1000;
+    const etna = Date.parse(this.upgrades().etnaTime as string) / 1000;
+    const ethRules = {
+      IsHomestead: true, IsEIP150: true, IsEIP155: true, IsEIP158: true, IsByzantium: true, IsConstantinople: true,
+      IsPetersburg: true, IsIstanbul: true, IsCancun: at >= etna,
+    };
+    const avalancheRules = { IsSubnetEVM: (c.config.subnetEVMTimestamp ?? 0) <= at, IsDurango: at >= durango, IsEtna: at >= etna };
+    const precompiles: Obj = {};
+    const off = new Map<string, number>();
+    for (const u of this.upgradesOf(c)) for (const [k, v] of Object.entries(u)) if ((v as Obj).disable) off.set(k, (v as Obj).blockTimestamp as number);
+    for (const k of ['txAllowListConfig', 'contractDeployerAllowListConfig', 'contractNativeMinterConfig', 'feeManagerConfig', 'rewardManagerConfig', 'warpConfig'] as const) {
+      const p = c.config[k] as { blockTimestamp: number } | undefined;
+      if (!p || p.blockTimestamp > at || (off.get(k) ?? Infinity) <= at) continue;
+      precompiles[k] = { timestamp: p.blockTimestamp };
+    }
+    return { ethRules, avalancheRules, precompiles };
+  }
+
+  /** Current validators of a subnet-EVM chain: L1 validators for an L1. */
+  validators(c: EvmChain, nodeIds?: string[]): Obj[] {
+    const r = Rng.of(this.seed, 'subnet-validators', c.blockchainId);
+    const n = 5 + r.int(6);
+    const out: Obj[] = [];
+    for (let k = 0; k < n; k++) {
+      const nodeID = k < 4 ? nodeIdOf('mainnet', (k + r.int(2)) % 6) : `NodeID-${cb58Encode(labelBytes(`subnet-validator:${c.blockchainId}:${k}`, 20))}`;
+      if (out.some((v) => v.nodeID === nodeID)) continue;
+      const v = Rng.of(this.seed, 'subnet-validator', c.blockchainId, k, Math.floor(this.now / 3600));
+      out.push({
+        validationID: id32(Rng.of(this.seed, 'validation-id', c.blockchainId, k)),
+        nodeID,
+        weight: k === 0 ? (9_007_199_254_740_993n + r.bigBelow(1_000_000n)).toString() : String(c.subnet.isL1 ? 20 + r.int(1000) : 2_000_000_000_000 + r.int(1e9)),
+        startTimestamp: WORLD_NOW - (30 + r.int(300)) * DAY,
+        isActive: c.subnet.isL1 ? v.chance(0.9) : true,
+        isL1Validator: c.subnet.isL1,
+        isConnected: v.chance(0.85),
+        uptimeSeconds: 86_400 * 20 + v.int(86_400 * 10),
+        uptimePercentage: Number((90 + v.int(100_000) / 10_000).toFixed(4)),
+      });
+    }
+    return out.filter((v) => !nodeIds?.length || nodeIds.includes(v.nodeID as string));
+  }
+
+  // ---- asset chain ----
+
+  xvmHeight(): number {
+    return Math.floor((this.now - X_GENESIS) / X_BLOCK_SECONDS);
+  }
+
+  private xvmBlockId(h: number): string {
+    return h < 0 ? PRIMARY_NETWORK_ID : id32(Rng.of(this.seed, 'xvm-block-id', h));
+  }
+
+  assets(): AssetDescription[] {
+    return [
+      { assetID: AVAX_ASSET_ID, name: 'Avalanche', symbol: 'AVAX', denomination: '9' },
+      ...ASSET_NAMES.map(([name, symbol, d], i) => ({ assetID: assetId(i), name, symbol, denomination: String(d) })),
+    ];
+  }
+
+  private pickAsset(r: Rng): string {
+    return r.chance(0.7) ? AVAX_ASSET_ID : assetId(r.int(ASSET_NAMES.length));
+  }
+
+  /** The block at a height (json encoding), or undefined above the head. */
+  xvmBlock(h: number): Obj | undefined {
+    if (!Number.isSafeInteger(h) || h < 0 || h > this.xvmHeight()) return undefined;
+    const r = Rng.of(this.seed, 'xvm-block', h);
+    const txs = Array.from({ length: r.int(4) }, (_, i) => this.xvmTx(h, i));
+    return {
+      parentID: this.xvmBlockId(h - 1), height: String(h), time: String(X_GENESIS + h * X_BLOCK_SECONDS),
+      merkleRoot: PRIMARY_NETWORK_ID, txs, id: this.xvmBlockId(h),
+    };
+  }
+
+  private xvmTx(h: number, i: number): Obj {
+    const r = Rng.of(this.seed, 'xvm-tx', h, i);
+    const input = () => ({
+      txID: id32(r), outputIndex: r.int(4), assetID: this.pickAsset(r), fxID: SECP_FX_ID,
+      input: { amount: amountOf(r), signatureIndices: r.chance(0.2) ? [0, 1] : [0] },
+    });
+    const output = () => {
+      const owners = [xAddress(r.int(X_ADDRESSES))];
+      if (r.chance(0.2)) owners.push(xAddress(r.int(X_ADDRESSES)));
+      const addresses = [...new Set(owners)];
+      return {
+        assetID: this.pickAsset(r), fxID: SECP_FX_ID,
+        output: { addresses, amount: amountOf(r), locktime: r.chance(0.1) ? String(WORLD_NOW + r.int(365 * DAY)) : '0', threshold: 1 + r.int(addresses.length) },
+      };
+    };
+    const many = <T>(lo: number, hi: number, f: () => T) => Array.from({ length: r.range(lo, hi) }, f);
+    const u: Obj = {
+      networkID: 1, blockchainID: X_CHAIN_ID.mainnet, outputs: many(1, 3, output), inputs: many(1, 3, input),
+      memo: r.chance(0.3) ? '0x' + Buffer.from(`lake ${h}/${i}`).toString('hex') : '0x',
+    };
+    const kind = r.float();
+    if (kind < 0.12) {
+      u.sourceChain = r.chance(0.5) ? C_CHAIN_ID : PRIMARY_NETWORK_ID;
+      u.importedInputs = many(1, 2, input);
+    } else if (kind < 0.24) {
+      u.destinationChain = r.chance(0.5) ? C_CHAIN_ID : PRIMARY_NETWORK_ID;
+      u.exportedOutputs = many(1, 2, output);
+    } else if (kind < 0.28) {
+      u.name = `Asset ${h}`;
+      u.symbol = `A${h % 1000}`;
+      u.denomination = r.int(10);
+      u.initialStates = [{ fxIndex: 0, fxID: SECP_FX_ID, outputs: [output().output] }];
+    }
+    const spent = (u.inputs as unknown[]).length + ((u.importedInputs as unknown[] | undefined)?.length ?? 0);
+    const credentials = Array.from({ length: spent }, () => ({ fxID: SECP_FX_ID, credential: { signatures: ['0x' + r.hex(65)] } }));
+    return { unsignedTx: u, credentials, id: id32(r) };
+  }
+
+  /**
+   * Every UTXO of the asset chain's addresses (atomic ones exported from `sourceChain` when
+   * given), once each; some are owned by two addresses.
+   */
+  allUtxos(sourceChain?: string): SimUtxo[] {
+    const label = sourceChain ?? 'X';
+    const count = sourceChain ? 5 : 48;
+    return Array.from({ length: count }, (_, k) => {
+      const r = Rng.of(this.seed, 'utxo', label, k);
+      // Address 0 owns most, so its listing takes several pages.
+      const first = k % 3 === 0 ? 0 : r.int(X_ADDRESSES);
+      const owners = r.chance(0.25) ? [...new Set([xAddress(first), xAddress((first + 1) % X_ADDRESSES)])] : [xAddress(first)];
+      const base = { txId: id32(r), outputIndex: r.int(5), assetId: this.pickAsset(r), amount: amountOf(r), locktime: r.chance(0.1) ? String(WORLD_NOW + r.int(DAY * 90)) : '0', threshold: 1 + r.int(owners.length), owners };
+      return { ...base, ...encodeUtxo(base) };
+    });
+  }
+
+  /** What an address's listing holds, in order. */
+  utxosOf(address: string, sourceChain?: string): SimUtxo[] {
+    const body = address.replace(/^X-/, '');
+    return this.allUtxos(sourceChain)
+      .filter((u) => u.owners.some((o) => o.slice(2) === body))
+      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  }
+
+  /**
+   * xvm.getUTXOs: the addresses' listings one after another (a UTXO of two listed owners is
+   * listed under each), from just after startIndex, at most `limit`.
+   */
+  getUtxos(addresses: string[], limit: number, startIndex?: { address: string; utxo: string }, sourceChain?: string): Obj {
+    const rows = addresses.flatMap((address) => this.utxosOf(address, sourceChain).map((u) => ({ address, u })));
+    let from = 0;
+    if (startIndex) {
+      const at = rows.findIndex((x) => x.address === startIndex.address && x.u.key === startIndex.utxo);
+      if (at < 0) throw invalidParams(`startIndex: utxo ${startIndex.utxo} of ${startIndex.address} is not in the listing`);
+      from = at + 1;
+    }
+    const page = rows.slice(from, from + limit);
+    const last = page[page.length - 1];
+    return {
+      numFetched: String(page.length),
+      utxos: page.map((x) => x.u.hex),
+      endIndex: last ? { address: last.address, utxo: last.u.key } : { address: '', utxo: PRIMARY_NETWORK_ID },
+      ...(sourceChain ? { sourceChain } : {}),
+      encoding: 'hex',
+    };
+  }
+}
+
+// ---- JSON-RPC ----
+
+type Method = (params: unknown) => unknown;
+
+function paramsObject(p: unknown): Obj {
+  if (p === undefined || p === null) return {};
+  if (typeof p !== 'object' || Array.isArray(p)) throw invalidParams('params must be an object');
+  return p as Obj;
+}
+
+function paramsArray(p: unknown): unknown[] {
+  if (p === undefined || p === null) return [];
+  if (!Array.isArray(p)) throw invalidParams('params must be an array');
+  return p;
+}
+
+function stringParam(p: Obj, name: string, required = true): string | undefined {
+  const v = p[name];
+  if (v === undefined && !required) return undefined;
+  if (typeof v !== 'string' || v === '') throw invalidParams(`${name} must be a non-empty string`);
+  return v;
+}
+
+function stringList(p: Obj, name: string): string[] | undefined {
+  const v = p[name];
+  if (v === undefined || v === null) return undefined;
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw invalidParams(`${name} must be an array of strings`);
+  return v as string[];
+}
+
+function nodeIdsParam(p: Obj): string[] | undefined {
+  const ids = stringList(p, 'nodeIDs');
+  for (const id of ids ?? []) {
+    const problem = nodeIdProblem(id);
+    if (problem) throw invalidParams(`nodeIDs: "${id}" ${problem}`);
+  }
+  return ids;
+}
+
+function xAddressParam(a: string): string {
+  const body = a.replace(/^X-/, '');
+  let prefix: string;
+  try {
+    prefix = bech32.decode(body as `${string}1${string}`).prefix;
+  } catch {
+    throw invalidParams(`couldn't parse address "${a}"`);
+  }
+  if (prefix !== 'avax') throw serverError(`address "${a}" has hrp "${prefix}", expected "avax" on this network`);
+  return a;
+}
+
+/** The JSON-RPC envelope: a result, or an error for a bad request, an unknown method or a failed one. */
+export function answer(body: unknown, methods: Record<string, Method>): Obj {
+  const req = (body ?? {}) as Obj;
+  const id = req.id ?? null;
+  const error = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
+  if (typeof body !== 'object' || body === null || Array.isArray(body) || req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
+    return error(-32600, 'invalid request: expected an object with jsonrpc "2.0", id, method and params');
+  }
+  const method = methods[req.method];
+  if (!method) return error(-32601, `the method ${req.method} does not exist/is not available`);
+  try {
+    return { jsonrpc: '2.0', id, result: method(req.params) };
+  } catch (err) {
+    if (err instanceof RpcFault) return error(err.code, err.message);
+    throw err;
+  }
+}
+
+function infoMethods(node: NodeWorld, isPublic: boolean): Record<string, Method> {
+  const local = (name: string, f: Method): Record<string, Method> => ({ [name]: isPublic ? () => { throw notAvailable(name); } : f });
+  return {
+    'info.getNodeVersion': () => node.nodeVersion(),
+    'info.getNetworkID': () => ({ networkID: '1' }),
+    'info.getNetworkName': () => ({ networkName: 'mainnet' }),
+    ...local('info.getNodeID', () => ({ nodeID: node.nodeId, nodePOP: node.nodePop() })),
+    ...local('info.getNodeIP', () => ({ ip: '203.0.113.7:9651' })),
+    ...local('info.getVMs', () => ({ vms: { jvYyfQTxGMJLuGWa55kdP2p2zSUYsQ5Raupu4TW34ZAUBAbtq: ['avm'], [EVM_VM_ID]: ['evm'], [SUBNET_EVM_VM_ID]: ['subnet-evm'] } })),
+    'info.getTxFee': () => node.txFee(),
+    'info.upgrades': () => node.upgrades(),
+    'info.acps': () => ({ acps: node.acps() }),
+    'info.isBootstrapped': (p) => {
+      const chain = stringParam(paramsObject(p), 'chain')!;
+      if (!node.chainId(chain)) throw serverError(`there is no chain with alias/ID '${chain}'`);
+      return { isBootstrapped: true };
+    },
+    'info.getBlockchainID': (p) => {
+      const alias = stringParam(paramsObject(p), 'alias')!;
+      const id = node.chainId(alias);
+      if (!id) throw serverError(`there is no chain with alias/ID '${alias}'`);
+      return { blockchainID: id };
+    },
+    'info.peers': (p) => {
+      const peers = node.peers(nodeIdsParam(paramsObject(p)));
+      return { numPeers: String(peers.length), peers };
+    },
+    'info.uptime': (p) => {
+      const subnetID = stringParam(paramsObject(p), 'subnetID', false);
+      if (subnetID !== undefined && !isBlockchainId(subnetID)) throw invalidParams(`subnetID "${subnetID}" is not an id (cb58 of 32 bytes)`);
+      return node.uptime(subnetID);
+    },
+  };
+}
+
+function healthMethods(node: NodeWorld): Record<string, Method> {
+  const tagged = (kind: HealthKind) => (p: unknown) => node.health(kind, stringList(paramsObject(p), 'tags'));
+  return { 'health.health': tagged('health'), 'health.readiness': tagged('readiness'), 'health.liveness': () => node.health('liveness') };
+}
+
+function xvmMethods(node: NodeWorld): Record<string, Method> {
+  const encoding = (p: Obj, allowed: string[]) => {
+    const e = stringParam(p, 'encoding', false) ?? 'hex';
+    if (!allowed.includes(e)) throw invalidParams(`encoding must be one of ${allowed.join(', ')}, got "${e}"`);
+    return e;
+  };
+  return {
+    'xvm.getHeight': () => ({ height: String(node.xvmHeight()) }),
+    'xvm.getBlockByHeight': (params) => {
+      const p = paramsObject(params);
+      const raw = stringParam(p, 'height')!;
+      if (!/^[0-9]+$/.test(raw)) throw invalidParams(`height must be a decimal string, got "${raw}"`);
+      const enc = encoding(p, ['hex', 'json']);
+      const block = node.xvmBlock(Number(raw));
+      if (!block) throw serverError(`couldn't get block at height ${raw}: not found`);
+      return { block: enc === 'json' ? block : withChecksum(Buffer.from(JSON.stringify(block))), encoding: enc };
+    },
+    'xvm.getAssetDescription': (params) => {
+      const id = stringParam(paramsObject(params), 'assetID')!;
+      const a = node.assets().find((x) => x.assetID === id || x.symbol === id);
+      if (!a) throw serverError(`couldn't find asset ${id}: not found`);
+      return a;
+    },
+    'xvm.getUTXOs': (params) => {
+      const p = paramsObject(params);
+      const addresses = stringList(p, 'addresses');
+      if (!addresses?.length) throw invalidParams('addresses must be a non-empty array of strings');
+      addresses.forEach(xAddressParam);
+      encoding(p, ['hex']);
+      const limit = p.limit === undefined ? UTXO_MAX_LIMIT : typeof p.limit === 'number' && Number.isInteger(p.limit) ? p.limit : NaN;
+      if (Number.isNaN(limit)) throw invalidParams('limit must be an integer');
+      const s = p.startIndex as Obj | undefined;
+      if (s !== undefined && (typeof s !== 'object' || s === null || typeof s.address !== 'string' || typeof s.utxo !== 'string')) throw invalidParams('startIndex must be an object with address and utxo');
+      const source = stringParam(p, 'sourceChain', false);
+      const sourceChain = source === undefined ? undefined : node.chainId(source);
+      if (source !== undefined && (!sourceChain || sourceChain === X_CHAIN_ID.mainnet)) throw serverError(`sourceChain "${source}" is not a chain this chain imports from`);
+      return node.getUtxos(addresses, limit <= 0 || limit > UTXO_MAX_LIMIT ? UTXO_MAX_LIMIT : limit, s as { address: string; utxo: string } | undefined, sourceChain);
+    },
+  };
+}
+
+function evmMethods(node: NodeWorld, c: EvmChain): Record<string, Method> {
+  const only = (name: string, f: Method): Record<string, Method> => (c.subnetEvm ? { [name]: f } : {});
+  return {
+    'eth_getChainConfig': () => node.chainConfig(c),
+    ...only('eth_feeConfig', (params) => {
+      const [blk] = paramsArray(params);
+      if (blk !== undefined && blk !== 'latest' && !(typeof blk === 'string' && /^(0x[0-9a-fA-F]{1,16}|0x[0-9a-fA-F]{64}|[0-9]+)$/.test(blk))) {
+        throw invalidParams(`invalid argument 0: ${JSON.stringify(blk)} is not a block number, hash or latest`);
+      }
+      return node.feeConfig(c);
+    }),
+    ...only('eth_getActiveRulesAt', (params) => {
+      const [ts] = paramsArray(params);
+      if (ts !== undefined && !(typeof ts === 'number' && Number.isSafeInteger(ts) && ts >= 0)) throw invalidParams(`invalid argument 0: ${JSON.stringify(ts)} is not a Unix time`);
+      return node.activeRules(c, ts ?? node.latestTime(c));
+    }),
+  };
+}
+
+function nodeOf(ctx: RouteContext): NodeWorld {
+  return ctx.world.node;
+}
+
+/** GET health report: 503 when a check fails; repeated `tag` parameters filter. */
+function healthGet(kind: HealthKind) {
+  return (ctx: RouteContext) => {
+    const report = nodeOf(ctx).health(kind, ctx.query.getAll('tag'));
+    return new Reply(report.healthy ? 200 : 503, report);
+  };
+}
+
+function xvmChain(ctx: RouteContext): NodeWorld {
+  const chain = ctx.params[0]!;
+  if (chain !== 'X' && chain !== X_CHAIN_ID.mainnet) throw notFound(`no asset chain ${chain} on this node`);
+  return nodeOf(ctx);
+}
+
+function evmChain(ctx: RouteContext): { node: NodeWorld; chain: EvmChain } {
+  const node = nodeOf(ctx);
+  const chain = node.evmChain(ctx.params[0]!);
+  if (!chain) throw notFound(`no EVM chain ${ctx.params[0]} on this node`);
+  return { node, chain };
+}
+
+function routes(prefix: string[], isPublic: boolean): Array<{ pattern: Array<string | null>; route: Route }> {
+  const r = (path: Array<string | null>, name: string, handle: Route['handle'], method?: 'POST') => ({
+    pattern: [...prefix, 'ext', ...path],
+    route: { name: isPublic ? `public.${name}` : name, service: 'node' as const, weight: 1, ...(method ? { method } : {}), handle },
+  });
+  return [
+    r(['info'], 'node.info', (ctx) => answer(ctx.body, infoMethods(nodeOf(ctx), isPublic)), 'POST'),
+    r(['health'], 'node.health', (ctx) => answer(ctx.body, healthMethods(nodeOf(ctx))), 'POST'),
+    r(['health'], 'node.healthGet', healthGet('health')),
+    r(['health', 'health'], 'node.healthGet', healthGet('health')),
+    r(['health', 'readiness'], 'node.readinessGet', healthGet('readiness')),
+    r(['health', 'liveness'], 'node.livenessGet', healthGet('liveness')),
+    r(['bc', null], 'node.xvm', (ctx) => answer(ctx.body, xvmMethods(xvmChain(ctx))), 'POST'),
+    r(['bc', null, 'rpc'], 'node.evm', (ctx) => {
+      const { node, chain } = evmChain(ctx);
+      return answer(ctx.body, evmMethods(node, chain));
+    }, 'POST'),
+    r(['bc', null, 'validators'], 'node.validators', (ctx) => {
+      const { node, chain } = evmChain(ctx);
+      if (!chain.subnetEvm) throw notFound(`no validators API on chain ${ctx.params[0]}`);
+      return answer(ctx.body, {
+        'validators.getCurrentValidators': (p) => ({ validators: node.validators(chain, nodeIdsParam(paramsObject(p))) }),
+      });
+    }, 'POST'),
+  ];
+}
+
+/** Node routes, and the same under /public as the public server serves them. */
+export const NODE_ROUTES = [...routes([], false), ...routes(['public'], true)];
+
+/** An unmatched path under /ext (or /public/ext) is the node's. */
+export function isNodePath(segments: readonly string[]): boolean {
+  return segments[0] === 'ext' || (segments[0] === 'public' && segments[1] === 'ext');
+}
+
+/** Ids of the node's world for the demo pipeline and tests; none depends on the seed. */
+export const NODE_DEMO = {
+  xAddresses: [xAddress(0), xAddress(1)],
+  assetIds: [AVAX_ASSET_ID, assetId(0)],
+  /** the Lakeside subnet-EVM chain (an L1 with every precompile) and its subnet */
+  evmChain: CHAINS.find((c) => c.chainId === '432204')!.blockchainId,
+  subnetId: LAKESIDE_SUBNET_ID,
+  /** the asset chain's height at WORLD_NOW */
+  xvmHead: Math.floor((WORLD_NOW - X_GENESIS) / X_BLOCK_SECONDS),
+} as const;

@@ -1,0 +1,109 @@
+// The asset chain (xvm) by height: xvm.getHeight pins the head, xvm.getBlockByHeight (encoding
+// json) fetches each block. Blocks, transactions, inputs and outputs are each their own stream
+// over the same range of blocks (a stream lands one table): each fetches the blocks and makes
+// its rows of them, so a pipeline lists only the tables it wants and each resumes on its own.
+import type { Page } from '../extract/paginate.js';
+import { RunError } from '../errors.js';
+import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
+import { windowPages, windowUpTo } from './chain_reads.js';
+import { blockchainIdOf, call, chainPartitions, fields } from './node_reads.js';
+import type { Column, ExtractContext, StreamDecl } from './types.js';
+
+type Item = Record<string, unknown>;
+
+export function xvmPath(chain: string): string {
+  return `/ext/bc/${encodeURIComponent(chain)}`;
+}
+
+function digits(v: unknown, what: string): number {
+  const n = typeof v === 'string' && /^[0-9]+$/.test(v) ? Number(v) : typeof v === 'number' ? v : NaN;
+  if (!Number.isSafeInteger(n) || n < 0) throw new RunError(`${what}: ${JSON.stringify(v)} is not a height`);
+  return n;
+}
+
+export async function xvmHeight(x: ExtractContext, chain: string): Promise<number> {
+  return digits(fields(await call(x, xvmPath(chain), 'xvm.getHeight', {}), 'xvm.getHeight').height, 'xvm.getHeight');
+}
+
+async function xvmBlock(x: ExtractContext, chain: string, height: number): Promise<Item> {
+  const r = fields(await call(x, xvmPath(chain), 'xvm.getBlockByHeight', { height: String(height), encoding: 'json' }), 'xvm.getBlockByHeight');
+  return fields(r.block, `xvm.getBlockByHeight ${height}`);
+}
+
+/** The rows one table makes of a block; `block` is stamped with the chain's id under `_chain`. */
+export type BlockRows = (block: Item) => unknown[];
+
+/** An extractor of the window's blocks, each turned into rows by `rowsOf`. */
+export function xvmPages(rowsOf: BlockRows): (x: ExtractContext) => AsyncGenerator<Page> {
+  return async function* (x) {
+    const chain = x.partition.path.chain!;
+    const [id, head] = await Promise.all([blockchainIdOf(x, chain), xvmHeight(x, chain)]);
+    yield* windowPages(x, windowUpTo(x, head, chain), (n) => xvmBlock(x, chain, n), (block) => rowsOf({ ...(block as Item), _chain: id }));
+  };
+}
+
+/** What every xvm stream shares: the node source, blocks by height, one partition per chain. */
+export const XVM_STREAM = {
+  service: 'node',
+  endpoint: '/ext/bc/{chain}',
+  methods: ['xvm.getHeight', 'xvm.getBlockByHeight'],
+  weight: 1,
+  // One block per request: the method takes no page size.
+  pageSize: { min: 0, max: 0, default: 0 },
+  options: {
+    blockchainIds: { kind: 'blockchain_id[]', doc: 'asset chains: X (default) or the ids of chains running the same VM; one partition each' },
+    startBlock: { kind: 'int', min: 0, required: true, doc: 'first height (inclusive); later runs start from the high-water mark' },
+    endBlock: BLOCK_RANGE_OPTIONS.endBlock!,
+  },
+  check: blockRangeCheck,
+  partitions: (s) => chainPartitions(s, ['X']),
+  refresh: 'append',
+  blockCursor: { ...BLOCK_CURSOR, column: 'block_height' },
+  knownFields: ['_chain', '_block'],
+} satisfies Partial<StreamDecl>;
+
+export const CHAIN_COLUMN: Column = { name: 'blockchain_id', type: 'varchar', from: '_chain', required: true, doc: 'the asset chain (cb58; X is resolved with info.getBlockchainID)' };
+
+/** Where a transaction's rows come from: its block, and its place in it. */
+export const TX_PLACE: Column[] = [
+  CHAIN_COLUMN,
+  { name: 'block_height', type: 'bigint', from: '_block.height', required: true, doc: 'height of the block' },
+  { name: 'tx_id', type: 'varchar', from: '_tx', required: true, doc: 'transaction id' },
+];
+
+function list(v: unknown): Item[] {
+  return Array.isArray(v) ? (v as Item[]) : [];
+}
+
+/** The block fields a transaction's rows carry. */
+function blockOf(b: Item): Item {
+  return { height: b.height, id: b.id, time: b.time };
+}
+
+export function txRows(b: Item): unknown[] {
+  return list(b.txs).map((tx, index) => ({ ...tx, _chain: b._chain, _block: blockOf(b), _tx: tx?.id, _index: index }));
+}
+
+/**
+ * Inputs, then imported inputs, numbered in that order; outputs, then exported outputs, numbered
+ * in that order too, which is the output index a later input names (an exported output's index
+ * follows the outputs', as the chain numbers them).
+ */
+function legs(own: string, moved: string, flag: string): BlockRows {
+  return (b) =>
+    list(b.txs).flatMap((tx) => {
+      const u = (tx?.unsignedTx ?? {}) as Item;
+      return [...list(u[own]).map((l) => [l, false] as const), ...list(u[moved]).map((l) => [l, true] as const)].map(([l, m], index) => ({
+        ...l,
+        [flag]: m,
+        _chain: b._chain,
+        _block: blockOf(b),
+        _tx: tx?.id,
+        _index: index,
+        _otherChain: m ? (u.sourceChain ?? u.destinationChain) : undefined,
+      }));
+    });
+}
+
+export const inputRows = legs('inputs', 'importedInputs', 'imported');
+export const outputRows = legs('outputs', 'exportedOutputs', 'exported');
