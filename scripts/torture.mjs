@@ -129,7 +129,7 @@ async function startSimulator() {
     const timer = setTimeout(() => rej(new Fail(`the simulator printed no URL within 30 s: ${out}${err}`)), 30_000);
     child.stdout.on('data', (d) => {
       out += d;
-      const m = /serving the data and metrics services at (http:\/\/\S+)/.exec(out);
+      const m = /serving the .* services at (http:\/\/\S+)/.exec(out);
       if (m) {
         clearTimeout(timer);
         res(m[1]);

@@ -200,7 +200,7 @@ async function cmdSim(a: SimArgs): Promise<number> {
     ...(a.faults ? { faults: { rate: a.faults, kinds: kinds as never, seed: a.faultSeed, slowMs: a.slowMs } } : {}),
     ...(a.apiKeys ? { apiKeys: a.apiKeys.split(',') } : {}),
   });
-  process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data and metrics services at ${sim.url}\n`);
+  process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data, metrics and node services at ${sim.url}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);
