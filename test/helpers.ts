@@ -5,6 +5,8 @@ import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { SourceConfig } from '../src/config/pipeline.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
+import { expect } from 'vitest';
+import type { RunReport } from '../src/pipeline/report.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
@@ -55,6 +57,17 @@ export async function lakeContents(lake: string): Promise<Record<string, string[
 }
 
 export const quiet = (await import('pino')).pino({ level: 'silent' });
+
+/** A run that did everything it was asked: no error, rows in every stream, no reject, no drift. */
+export function expectCleanRun(report: RunReport, o: { drift?: boolean } = {}): void {
+  expect(report.status).toBe('ok');
+  for (const s of report.streams) {
+    expect(s.errors, s.table).toEqual([]);
+    expect(s.rows, s.table).toBeGreaterThan(0);
+    expect(s.rejects, s.table).toBe(0);
+    if (o.drift === false) expect(Object.keys(s.extraFields), s.table).toEqual([]);
+  }
+}
 
 /** The rows of a query over a lake's views. */
 export async function lakeRows(lake: string, sql: string): Promise<Array<Record<string, any>>> {
