@@ -205,6 +205,18 @@ export function demoDelegationTxHash(network: StakingNetwork): string {
   return cb58Encode(labelBytes(`delegation:${network}:demo`, 32));
 }
 
+/** One reward address from the delegator pool, or (15%) two different ones. Draws in a fixed order. */
+function delegatorAddresses(r: Rng, net: StakingNetwork, pool: number): string[] {
+  const a = r.int(pool);
+  return r.chance(0.15) ? [poolAddress(net, a), poolAddress(net, (a + 1 + r.int(pool - 1)) % pool)] : [poolAddress(net, a)];
+}
+
+/** A delegated stake (25 to 500,000 AVAX, nAVAX exact) and its gross reward over [start, end). */
+function stakeAndReward(r: Rng, start: number, end: number): { amount: bigint; gross: bigint } {
+  const amount = BigInt(r.range(25, 500_000)) * NANO + r.bigBelow(NANO);
+  return { amount, gross: rewardFor(amount, BigInt(r.range(650, 800)), end - start) };
+}
+
 export class StakingWorld {
   private readonly validatorsByNet = new Map<StakingNetwork, Validator[]>();
   /** Delegations are pure functions of (network, validator, index); kept once made. */
@@ -303,14 +315,8 @@ export class StakingWorld {
       start = WORLD_NOW + r.range(3600, 14 * DAY);
       end = start + r.range(14 * DAY, YEAR);
     }
-    let addresses: string[];
-    if (j === 0) addresses = [poolAddress(net, (val.v + 1) % SHAPE[net].validators)];
-    else {
-      const a = r.int(pool);
-      addresses = r.chance(0.15) ? [poolAddress(net, a), poolAddress(net, (a + 1 + r.int(pool - 1)) % pool)] : [poolAddress(net, a)];
-    }
-    const amount = BigInt(r.range(25, 500_000)) * NANO + r.bigBelow(NANO);
-    const gross = rewardFor(amount, BigInt(r.range(650, 800)), end - start);
+    const addresses = j === 0 ? [poolAddress(net, (val.v + 1) % SHAPE[net].validators)] : delegatorAddresses(r, net, pool);
+    const { amount, gross } = stakeAndReward(r, start, end);
     return {
       // Registered two weeks before it starts (pending ones start within two weeks of WORLD_NOW).
       v: val.v, j, listedFrom: start - 14 * DAY, txHash: cb58Hash(this.seed, 'delegation', net, val.v, j),
@@ -328,14 +334,8 @@ export class StakingWorld {
     const listedFrom = WORLD_NOW + val.phase + n * val.interval;
     const start = demo ? DEMO_DELEGATION_TIMES.start : listedFrom + r.range(3600, 5 * DAY);
     const end = demo ? DEMO_DELEGATION_TIMES.end : start + r.range(14 * DAY, 90 * DAY);
-    let addresses: string[];
-    if (demo) addresses = [poolAddress(net, 1)];
-    else {
-      const a = r.int(pool);
-      addresses = r.chance(0.15) ? [poolAddress(net, a), poolAddress(net, (a + 1 + r.int(pool - 1)) % pool)] : [poolAddress(net, a)];
-    }
-    const amount = BigInt(r.range(25, 500_000)) * NANO + r.bigBelow(NANO);
-    const gross = rewardFor(amount, BigInt(r.range(650, 800)), end - start);
+    const addresses = demo ? [poolAddress(net, 1)] : delegatorAddresses(r, net, pool);
+    const { amount, gross } = stakeAndReward(r, start, end);
     return {
       v: val.v, j, listedFrom,
       txHash: demo ? demoDelegationTxHash(net) : cb58Hash(this.seed, 'delegation', net, val.v, j),
