@@ -124,11 +124,6 @@ export class ParquetWriter {
     return Number(r.getRows()[0]![0]);
   }
 
-  async countRows(file: string): Promise<number> {
-    const r = await this.conn.runAndReadAll(`SELECT count(*)::INTEGER AS n FROM read_parquet(${sqlString(file)})`);
-    return r.getRows()[0]![0] as number;
-  }
-
   /** Rejected rows: table, partition, reason and the raw JSON as received. */
   async writeRejects(table: string, partition: string, runId: string, rejects: Reject[], dir: string, prefix: string): Promise<WrittenFile[]> {
     if (rejects.length === 0) return [];

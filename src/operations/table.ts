@@ -79,7 +79,7 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
     const targets = moves.map(([, t]) => t);
     const kept = state.files.filter((f) => !isTableFile(f) && !targets.includes(f));
     const at = new Date().toISOString();
-    store.commit({ ...state, files: [...kept, ...targets], rows: await writer.countRows(merged!.staged), cursor: { refreshedAt: at } }, moves, old);
+    store.commit({ ...state, files: [...kept, ...targets], rows: await writer.countRowsOf([merged!.staged]), cursor: { refreshedAt: at } }, moves, old);
   } finally {
     writer.close();
     rmSync(dir, { recursive: true, force: true });

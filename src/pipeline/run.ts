@@ -402,7 +402,7 @@ class PartitionRun {
     const keepRaw = this.state.files.filter((f) => isRaw(f) && !oldRaw.includes(f));
     const files = [...keepData, ...keepRaw, ...[...dataMoves, ...sideMoves].map(([, t]) => t)];
     const deletes = [...(merged.length || this.fullRefresh ? oldData : []), ...oldRejects, ...oldRaw];
-    const total = merged.length ? await this.writer.countRows(merged[0]!.staged) : this.fullRefresh ? 0 : this.state.rows;
+    const total = merged.length || this.fullRefresh ? await this.writer.countRowsOf(merged.map((f) => f.staged)) : this.state.rows;
     this.state = this.store.commit({ ...this.state, files, cursor, rows: total, rejects: rejected, lastRun: this.lastRun(true) }, [...dataMoves, ...sideMoves], deletes);
     return undefined;
   }
@@ -418,7 +418,7 @@ async function commitTable(decl: StreamDecl, inputs: TableMergeInput[], store: S
   if (fresh.length === 0 && !fullRefresh) return;
   const merged = fresh.length ? await writer.merge(decl, fresh, fullRefresh ? [] : state.files.map((f) => store.path(f)), store.stagingDir(decl.table, TABLE_PARTITION), slug(TABLE_PARTITION)) : [];
   const moves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
-  const rows = merged.length ? await writer.countRows(merged[0]!.staged) : 0;
+  const rows = await writer.countRowsOf(merged.map((f) => f.staged));
   store.commit(
     { ...state, files: moves.map(([, t]) => t), rows, cursor: { refreshedAt: new Date().toISOString() }, lastRun: { runId, at: new Date().toISOString(), status: 'complete' } },
     moves,
