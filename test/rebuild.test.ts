@@ -30,11 +30,17 @@ describe('rebuild from raw pages', () => {
     expect(readdirSync(join(lake, '_raw')).length).toBeGreaterThan(0);
     const landed = await lakeContents(lake);
     const tables = [...new Set(p.streams.map((s) => s.table))];
+    const skipped: Record<string, number> = {};
     for (const table of tables) {
       const r = await rebuildTable(lake, table, { logger: quiet, flushRows: 500 });
       expect(r.rows, table).toBe(landed[table]!.length);
       expect(r.replayed).toBeGreaterThanOrEqual(r.rows);
+      skipped[table] = r.skipped;
     }
+    // The later runs refetched the newest block of each window: the replay skipped those rows as
+    // the runs did (no merge by key behind it), and the tables still equal.
+    expect(skipped.erc_transfers).toBeGreaterThan(0);
+    expect(skipped.internal_transactions).toBeGreaterThan(0);
     expect(await lakeContents(lake)).toEqual(landed);
   });
 

@@ -1,13 +1,14 @@
 // `chainlake rebuild <table>`: re-derives a table from its raw pages (kept under _raw/ by every
-// run) without refetching: the pages are replayed through today's transform, rows of one key are
-// reduced to the newest one (a run may have fetched a row twice: the high-water block, a restarted
-// listing, repeated fetches of a merge table), and the result replaces the table's files.
+// run) without refetching: the pages are replayed through today's transform and the result replaces
+// the table's files. An append stream's pages replay the run's own skipping of a refetched block, so
+// its batches land as they are; any other table is reduced to the newest row per key (a merge table
+// fetched a key again, or a page does not say where its window ended).
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
 import { folderOf, type Partition, type StreamDecl } from '../streams/types.js';
 import { Transformer } from '../transform/rows.js';
-import { ParquetWriter } from '../load/parquet.js';
+import { ParquetWriter, type WrittenFile } from '../load/parquet.js';
 import { Spool } from '../load/spool.js';
 import { readRawPages } from '../load/raw.js';
 import { RAW, REJECTS, STAGING, slug, StateStore, type PartitionState } from '../state/store.js';
@@ -22,6 +23,8 @@ export interface RebuildReport {
   pages: number;
   /** Rows the replay produced, before reducing each key to its newest row. */
   replayed: number;
+  /** Rows of a block refetched by a later window, skipped as the run skipped them. */
+  skipped: number;
   /** Rows of the rebuilt table. */
   rows: number;
   rejects: number;
@@ -36,19 +39,33 @@ function fetchOrder(file: string): [number, number] {
 
 interface Replayed {
   state: PartitionState;
-  data: string[];
+  data: WrittenFile[];
   rejects: Array<[string, string]>;
   rejected: number;
+  /** The data files are the table's already: every duplicate was skipped the way the run skips it. */
+  final: boolean;
 }
 
+/** A page that ends its listing: no next token (the paginator's rule). */
+function lastPage(page: Record<string, unknown>): boolean {
+  const t = page.nextPageToken;
+  return !(typeof t === 'string' && t !== '');
+}
+
+/**
+ * Replays one partition's raw pages through the transform into Parquet files, a batch at a time.
+ * One batch is written by DuckDB (on its own threads) while the next is transformed. An append
+ * stream paged by the generic paginator is replayed the way the run fetched it: each listing's last
+ * page ends a block window, and the next window skips the newest block's rows seen already. Its
+ * files then need no merge by key.
+ */
 async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   const transformer = new Transformer(decl, partition);
   const prefix = slug(state.partition);
-  const data: string[] = [];
-  const rejects: Array<[string, string]> = [];
-  let rejected = 0;
+  const out: Replayed = { state, data: [], rejects: [], rejected: 0, final: decl.refresh === 'append' && !decl.extract };
   let spool: { dir: string; rows: Spool } | undefined;
+  let writing: Promise<void> = Promise.resolve();
   const flush = async () => {
     const batch = transformer.take();
     const dir = spool?.dir ?? store.stagingDir(decl.table, state.partition);
@@ -56,13 +73,20 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     spool = undefined;
     rows.append(batch.lines);
     rows.close();
-    data.push(...(await writer.write(decl, rows.path, batch.rows, join(dir, 'data'), prefix, folderOf(decl, partition.values))).map((f) => f.staged));
-    rows.discard();
-    const rej = await writer.writeRejects(decl.table, state.partition, 'rebuild', batch.rejects, join(dir, 'rejects'), prefix);
-    rejects.push(...rej.map((f): [string, string] => [f.staged, `${REJECTS}/${decl.table}/${f.rel}`]));
     report.replayed += batch.rows;
+    report.skipped += batch.skipped;
     report.rejects += batch.rejects.length;
-    rejected += batch.rejects.length;
+    out.rejected += batch.rejects.length;
+    const previous = writing;
+    writing = (async () => {
+      await previous;
+      out.data.push(...(await writer.write(decl, rows.path, batch.rows, join(dir, 'data'), prefix, folderOf(decl, partition.values))));
+      rows.discard();
+      const rej = await writer.writeRejects(decl.table, state.partition, 'rebuild', batch.rejects, join(dir, 'rejects'), prefix);
+      out.rejects.push(...rej.map((f): [string, string] => [f.staged, `${REJECTS}/${decl.table}/${f.rel}`]));
+    })();
+    writing.catch(() => undefined); // awaited below or at the next flush; not an unhandled rejection meanwhile
+    await previous;
   };
   const raws = state.files.filter((f) => f.startsWith(`${RAW}/`)).sort((a, b) => {
     const [ta, sa] = fetchOrder(a);
@@ -73,7 +97,8 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     report.rawFiles++;
     for (const page of readRawPages(store.path(f))) {
       report.pages++;
-      const items = Array.isArray(page) ? page : (page as Record<string, unknown>)[decl.items];
+      const body = Array.isArray(page) ? undefined : (page as Record<string, unknown>);
+      const items = body ? body[decl.items] : page;
       if (!Array.isArray(items)) throw new UsageError(`${f}: a raw page without "${decl.items}"`);
       transformer.push(items);
       if (!spool) {
@@ -81,11 +106,16 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
         spool = { dir, rows: new Spool(join(dir, 'batch.rows')) };
       }
       spool.rows.append(transformer.takeLines());
+      // A page kept as its items only (several requests made it) does not say where its window
+      // ended: such a partition is merged by key instead.
+      if (!body) out.final = false;
+      else if (out.final && lastPage(body)) transformer.endWindow();
       if (transformer.rows >= flushRows) await flush();
     }
   }
   await flush();
-  return { state, data, rejects, rejected };
+  await writing;
+  return out;
 }
 
 export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number }): Promise<RebuildReport> {
@@ -94,7 +124,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
   const store = new StateStore(lake);
   const lock = await LakeLock.acquire(store.lake);
   const t0 = performance.now();
-  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, rows: 0, rejects: 0, seconds: 0 };
+  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, rows: 0, rejects: 0, seconds: 0 };
   const writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
   try {
     store.recover();
@@ -112,7 +142,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     const stamp = { runId: 'rebuild', at: new Date().toISOString(), status: 'complete' as const };
     if (decl.mergeScope === 'table') {
       // Every partition's rows merge into the table's one set of files, newest fetch first.
-      const fresh = replayed.flatMap((r) => r.data).sort((a, b) => fetchOrder(a)[0] - fetchOrder(b)[0]);
+      const fresh = replayed.flatMap((r) => r.data.map((f) => f.staged)).sort((a, b) => fetchOrder(a)[0] - fetchOrder(b)[0]);
       const merged = await writer.merge(decl, fresh, [], store.stagingDir(table, TABLE_PARTITION), slug(TABLE_PARTITION));
       const tableState = store.load(table, TABLE_PARTITION);
       const moves = merged.map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
@@ -122,7 +152,9 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
       store.commit({ ...tableState, files: moves.map(([, t]) => t), rows: report.rows, lastRun: stamp }, moves, tableState.files);
     } else {
       for (const r of replayed) {
-        const merged = await writer.merge(decl, r.data, [], store.stagingDir(table, r.state.partition), slug(r.state.partition), folderOf(decl, r.state.values ?? {}));
+        const merged = r.final
+          ? r.data
+          : await writer.merge(decl, r.data.map((f) => f.staged), [], store.stagingDir(table, r.state.partition), slug(r.state.partition), folderOf(decl, r.state.values ?? {}));
         const moves = merged.map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
         const rows = await writer.countRowsOf(merged.map((f) => f.staged));
         report.rows += rows;

@@ -180,6 +180,16 @@ export class Transformer {
     this.top = undefined;
   }
 
+  /**
+   * A block window of an append stream ended (its last page had no next token): what the run does
+   * before the next window, which starts at the newest block, for replay. The carry starts afresh
+   * and the newest block's rows seen so far are skipped when they come again.
+   */
+  endWindow(): void {
+    this.carry = {};
+    if (this.top) this.skip = { block: this.top.block, keys: new Set(this.top.keys) };
+  }
+
   /** The highest block seen so far and the keys of its rows. */
   getTop(): BlockKeys | undefined {
     return this.top && { block: this.top.block, keys: [...this.top.keys] };
