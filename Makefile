@@ -1,5 +1,5 @@
 # chainlake make targets. `npm ci` first (it builds dist/ through `prepare`).
-CHAINLAKE := node bin/chainlake.js
+CHAINLAKE := ./bin/chainlake.js
 LAKE ?= data/lake
 PIPELINE ?= pipelines/demo.yaml
 DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql

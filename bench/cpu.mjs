@@ -3,7 +3,10 @@
 // RSS at two sizes. Prints figures; asserts nothing.
 //   1. end to end: `chainlake run` against the simulator (its own process, limits off);
 //   2. replay: `chainlake rebuild erc_transfers` from the raw pages that run kept (transform+load);
-//   3. the ceiling: JSON.parse of the same raw pages, in this process.
+//   3. the ceiling: JSON.parse of the same raw pages, in this process; and what each stage does
+//      alone on a sample of them: the transform to staged lines, and DuckDB writing those lines
+//      as zstd Parquet with one thread (its floor on one core) and with two.
+// The CLI runs as users run it (bin/chainlake.js as a program, so with its shebang's V8 flags).
 // Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -53,7 +56,7 @@ function startSim(scale) {
 /** Runs the CLI under /usr/bin/time when present, for the peak RSS of that process alone. */
 function timed(args) {
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', process.execPath, bin, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', bin, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
   const seconds = (performance.now() - t0) / 1000;
   if (r.status !== 0) throw new Error(`chainlake ${args.join(' ')} failed:\n${r.stderr.slice(-2000)}`);
   const rss = Number(/maxrss_kb=(\d+)/.exec(r.stderr)?.[1] ?? NaN) / 1024;
@@ -75,7 +78,79 @@ function jsonParseRate(lake) {
   return rows / (parseMs / 1000);
 }
 
+/** Each stage alone on about `sample` rows of the raw pages: transform, and DuckDB's write. */
+async function stageRates(lake, sample = 200_000) {
+  const { STREAM_BY_TABLE } = await import(join(root, 'dist', 'streams', 'index.js'));
+  const { Transformer } = await import(join(root, 'dist', 'transform', 'rows.js'));
+  const { ParquetWriter, duck } = await import(join(root, 'dist', 'load', 'parquet.js'));
+  const decl = STREAM_BY_TABLE.get('erc_transfers');
+  const dir = join(lake, '_raw', 'erc_transfers');
+  const pages = [];
+  let rows = 0;
+  for (const f of readdirSync(dir)) {
+    for (const l of brotliDecompressSync(readFileSync(join(dir, f))).toString('utf8').split('\n')) if (l && rows < sample) {
+      const items = JSON.parse(l).transfers;
+      pages.push(items);
+      rows += items.length;
+    }
+    if (rows >= sample) break;
+  }
+  // The transform works page by page on parsed pages (as the pipeline does); a small set of pages
+  // is transformed over and over, so the clock sees the transform and not a heap of 200k objects.
+  const few = pages.slice(0, 200);
+  const fewRows = few.reduce((n, p) => n + p.length, 0);
+  const lines = [];
+  let t0 = 0;
+  let done = 0;
+  for (let round = 0; done < rows; round++) {
+    if (round === 1) t0 = performance.now(); // the first round compiles and warms up
+    const tr = new Transformer(decl, { id: 'bench', path: {}, query: {}, values: { chainId: '43114' } });
+    for (const items of few) {
+      tr.push(items);
+      const out = tr.takeLines();
+      if (round === 0) for (const l of out) lines.push(l);
+    }
+    if (round > 0) done += fewRows;
+  }
+  const transform = done / ((performance.now() - t0) / 1000);
+  const tr = new Transformer(decl, { id: 'bench', path: {}, query: {}, values: { chainId: '43114' } });
+  for (const items of pages.slice(200)) {
+    tr.push(items);
+    for (const l of tr.takeLines()) lines.push(l);
+  }
+  const work = mkdtempSync(join(tmpdir(), 'chainlake-bench-stage-'));
+  try {
+    const file = join(work, 'rows');
+    writeFileSync(file, lines.join('\n') + '\n');
+    const writer = await ParquetWriter.open(join(work, 'spill'));
+    const db = await (await duck()).connect();
+    const write = {};
+    for (const threads of [1, 2]) {
+      await db.run(`SET threads = ${threads}`);
+      for (let i = 0; i < rows; i += 10_000) {
+        // The run's batches are 10,000 rows; a batch file per write, as the pipeline does.
+        const batch = join(work, `b${i}`);
+        writeFileSync(batch, lines.slice(i, i + 10_000).join('\n') + '\n');
+      }
+      const t1 = performance.now();
+      for (let i = 0; i < rows; i += 10_000) await writer.write(decl, join(work, `b${i}`), Math.min(10_000, rows - i), join(work, `out${threads}`), 'bench');
+      write[threads] = rows / ((performance.now() - t1) / 1000);
+    }
+    await db.run('RESET threads');
+    db.closeSync();
+    writer.close();
+    return { transform, write };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
 const results = [];
+if (arg('stages')) {
+  // Development aid: the stage rates on a lake a bench run kept (--keep).
+  console.log({ parse: jsonParseRate(arg('stages')), ...(await stageRates(arg('stages'))) });
+  process.exit(0);
+}
 for (const rows of sizes) {
   const p = plan(rows);
   const sim = await startSim(p.scale);
@@ -90,7 +165,8 @@ for (const rows of sizes) {
     const run = timed(['run', pipeline, '--lake', lake, '--log-level', 'warn']);
     const replay = timed(['rebuild', 'erc_transfers', '--lake', lake]);
     const parse = jsonParseRate(lake);
-    results.push({ rows: p.total, contracts: p.contracts.length, run, replay, parse });
+    const stages = results.length === 0 ? await stageRates(lake) : undefined;
+    results.push({ rows: p.total, contracts: p.contracts.length, run, replay, parse, stages });
   } finally {
     sim.stop();
     if (!process.argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
@@ -102,6 +178,11 @@ console.log(`\nCPU-bound (${cpus()[0]?.model ?? 'cpu'} x${cpus().length}, ${Math
 for (const r of results) {
   console.log(`  ${fmt(r.rows)} erc_transfers rows from ${r.contracts} contracts`);
   console.log(`    JSON.parse of the same pages (ceiling)   ${fmt(r.parse)} rows/s`);
+  if (r.stages) {
+    console.log(`    stages alone, on ${fmt(200_000)} of those rows:`);
+    console.log(`      transform (objects -> staged lines)    ${fmt(r.stages.transform)} rows/s`);
+    console.log(`      DuckDB write (lines -> zstd Parquet)   ${fmt(r.stages.write[1])} rows/s on 1 thread, ${fmt(r.stages.write[2])} on 2`);
+  }
   console.log(`    replay: transform + load (rebuild)      ${fmt(r.rows / r.replay.seconds)} rows/s  (${(r.rows / r.replay.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.replay.rssMB)} MB`);
   console.log(`    end to end on the simulator (run)       ${fmt(r.rows / r.run.seconds)} rows/s  (${(r.rows / r.run.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.run.rssMB)} MB`);
 }

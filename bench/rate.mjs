@@ -28,11 +28,12 @@ const { values: args } = parseArgs({
     'latency-ms': { type: 'string', default: '250' },
     budget: { type: 'string', default: String(TIERS.unauthenticated.cuPerMinute) },
     concurrency: { type: 'string', default: '4' },
+    only: { type: 'string' },
     help: { type: 'boolean', default: false },
   },
 });
 if (args.help) {
-  console.log('node bench/rate.mjs [--windows N] [--latency-ms MS] [--budget CU_PER_MINUTE] [--concurrency N]');
+  console.log('node bench/rate.mjs [--windows N] [--latency-ms MS] [--budget CU_PER_MINUTE] [--concurrency N] [--only NAME-PART]');
   process.exit(0);
 }
 const WINDOWS = Number(args.windows);
@@ -60,7 +61,7 @@ const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
 
 /** A proxy that delays each request, then counts what the simulator made of it. */
 async function latencyProxy(target, latencyMs) {
-  const counts = { requests: 0, limited: 0, blocked: 0, acceptedByWindow: new Map(), cuByFlow: new Map() };
+  const counts = { requests: 0, limited: 0, blocked: 0, acceptedByWindow: new Map(), limitedByWindow: new Map(), cuByFlow: new Map() };
   const agent = new http.Agent({ keepAlive: true });
   const server = http.createServer((req, res) => {
     setTimeout(() => {
@@ -68,7 +69,11 @@ async function latencyProxy(target, latencyMs) {
       const url = new URL(req.url, target);
       const up = http.request(url, { method: req.method, headers: req.headers, agent }, (answer) => {
         counts.requests++;
-        if (answer.statusCode === 429) counts.limited++;
+        if (answer.statusCode === 429) {
+          counts.limited++;
+          const w = Math.floor(arrived / MINUTE);
+          counts.limitedByWindow.set(w, (counts.limitedByWindow.get(w) ?? 0) + 1);
+        }
         if (answer.statusCode === 200) {
           const segments = url.pathname.split('/').slice(1).map(decodeURIComponent);
           const weight = matchRoute(segments)?.route.weight ?? 0;
@@ -163,6 +168,8 @@ const scenarios = [
   { name: 'transfers only: naive sequential loop', budget: BUDGET, latency: 50, pair: 'b', naive: true, run: (url, until) => naive(url, transfers, until) },
 ];
 
+if (args.only) scenarios.splice(0, scenarios.length, ...scenarios.filter((s) => s.name.includes(args.only)));
+
 const started = Date.now();
 const firstWindow = Math.ceil(started / MINUTE);
 const until = (firstWindow + WINDOWS) * MINUTE;
@@ -202,7 +209,14 @@ for (const r of rows) console.log(r.map((c, i) => c.padEnd(widths[i])).join('  '
 console.log();
 for (const pair of ['a', 'b']) {
   const [ours, theirs] = results.filter((r) => r.s.pair === pair);
+  if (!ours || !theirs) continue;
   console.log(`pages in the same wall time, transfers only, ${ours.s.latency ?? LATENCY} ms latency: chainlake ${ours.out.pages} vs naive loop ${theirs.out.pages} = ${(ours.out.pages / Math.max(1, theirs.out.pages)).toFixed(2)}x`);
+}
+// 429s by window (the window before the first measured one is where a run without a known budget
+// learns it): where the share above comes from.
+for (const { s, counts } of results) {
+  const byWindow = [...counts.limitedByWindow].sort((a, b) => a[0] - b[0]).map(([w, n]) => `${w - firstWindow + 1}: ${n}`);
+  if (byWindow.length) console.log(`429s by window (1 = first measured), ${s.name}: ${byWindow.join(', ')}`);
 }
 const blocked = results.reduce((n, r) => n + r.simStats.blocked, 0);
 if (blocked) console.log(`clients blocked by the simulator for sending while limited: ${blocked} answers`);

@@ -125,3 +125,53 @@ describe('high-water block keys', () => {
     expect(after.keys).toEqual(expect.arrayContaining(top.keys));
   });
 });
+
+describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', () => {
+  const token = { address: '0x' + 'c'.repeat(40), name: 'Jeton é 中文 🏦', symbol: 'É', decimals: 6, ercType: 'ERC-20' };
+  const page = [
+    transfer({ value: '5', erc20Token: token, from: { ...addr('a'), name: 'Ünïcødé Treasury 🏦' } }),
+    transfer({ logIndex: 4, txHash: '0xtħ', value: '7', erc20Token: { ...token, name: 'tab\there' }, ñame: 'drift' }),
+    transfer({ logIndex: 5, value: '-1é', erc20Token: token }),
+  ];
+  const json = JSON.stringify(page);
+
+  it('land the same bytes, rejects, drift and high-water keys as the same page parsed as text', () => {
+    const text = new Transformer(ercTransfers, partition);
+    text.push(JSON.parse(json));
+    const bytes = new Transformer(ercTransfers, partition);
+    bytes.push(JSON.parse(Buffer.from(json, 'utf8').toString('latin1')), true);
+    const a = text.take();
+    const b = bytes.take();
+    expect(b.rows).toBe(2);
+    // The byte page's lines are written as latin1 (Spool): the same bytes as the text lines in UTF-8.
+    expect(Buffer.from(b.lines.join('\n'), 'latin1').equals(Buffer.from(a.lines.join('\n'), 'utf8'))).toBe(true);
+    expect(b.lines.join('')).not.toEqual(a.lines.join(''));
+    expect(b.rejects).toEqual(a.rejects);
+    expect(b.rejects[0]!.reason).toBe('value: expected a non-negative integer as decimal digits, got "-1é"');
+    expect(b.extraFields).toEqual({ ñame: 1 });
+    expect(bytes.getTop()).toEqual(text.getTop());
+    expect(bytes.getTop()!.keys.some((k) => k.includes('0xtħ'))).toBe(true);
+  });
+
+  it('come only from raw files of valid UTF-8 without \\u escapes', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { brotliCompressSync } = await import('node:zlib');
+    const { readRawPages } = await import('../src/load/raw.js');
+    const dir = mkdtempSync(join(tmpdir(), 'cl-rawbytes-'));
+    const file = (name: string, body: Buffer) => {
+      writeFileSync(join(dir, name), brotliCompressSync(body));
+      return [...readRawPages(join(dir, name), { bytes: true })];
+    };
+    const plain = file('plain', Buffer.from(`{"transfers":[{"name":"é"}]}\n{"transfers":[]}\n`));
+    expect(plain.map((p) => p.bytes)).toEqual([true, true]);
+    expect((plain[0]!.page as { transfers: Array<{ name: string }> }).transfers[0]!.name).toBe('\xc3\xa9');
+    const escaped = file('escaped', Buffer.from('{"transfers":[{"name":"\\u00e9"}]}\n'));
+    expect(escaped[0]!.bytes).toBe(false);
+    expect((escaped[0]!.page as { transfers: Array<{ name: string }> }).transfers[0]!.name).toBe('é');
+    const invalid = file('invalid', Buffer.concat([Buffer.from('{"transfers":[{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}\n')]));
+    expect(invalid[0]!.bytes).toBe(false);
+    expect([...readRawPages(join(dir, 'plain'))].map((p) => p.bytes)).toEqual([false, false]);
+  });
+});

@@ -3,6 +3,7 @@
 // refetching (`chainlake rebuild`). Pages made of several requests keep their items as JSON.
 import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isUtf8 } from 'node:buffer';
 import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
 import type { WrittenFile } from './parquet.js';
 
@@ -24,14 +25,26 @@ export function compressRawPages(spool: string, dir: string, prefix: string): Wr
   return [{ staged: join(dir, name), rel: name }];
 }
 
-/** The pages of a raw file, each the parsed answer (or the items, for multi-request pages). */
-export function* readRawPages(file: string): Generator<unknown> {
-  const text = brotliDecompressSync(readFileSync(file)).toString('utf8');
+/** A page of a raw file: the parsed answer (or its items), and whether it was parsed as bytes. */
+export interface RawPage {
+  page: unknown;
+  /** Parsed from its UTF-8 bytes as a one-byte string (transform/staging.ts). */
+  bytes: boolean;
+}
+
+/**
+ * The pages of a raw file. With `bytes`, a file of valid UTF-8 without `\u` escapes (an escape
+ * would put a char that is not a byte into the text) is parsed as bytes, one char per byte.
+ */
+export function* readRawPages(file: string, o: { bytes?: boolean } = {}): Generator<RawPage> {
+  const buf = brotliDecompressSync(readFileSync(file));
+  const bytes = o.bytes === true && isUtf8(buf) && buf.indexOf('\\u') < 0;
+  const text = bytes ? buf.toString('latin1') : buf.toString('utf8');
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
-    if (end > start) yield JSON.parse(text.slice(start, end));
+    if (end > start) yield { page: JSON.parse(text.slice(start, end)), bytes };
     start = end + 1;
   }
 }

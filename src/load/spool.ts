@@ -9,13 +9,14 @@ export class Spool {
 
   constructor(readonly path: string) {}
 
-  append(lines: string[]): void {
+  /** `latin1` for lines that hold UTF-8 bytes one char each (transform/staging.ts): written as those bytes. */
+  append(lines: string[], encoding: 'utf8' | 'latin1' = 'utf8'): void {
     if (lines.length === 0) return;
     if (this.fd === undefined) {
       mkdirSync(dirname(this.path), { recursive: true });
       this.fd = openSync(this.path, 'w');
     }
-    writeSync(this.fd, lines.join('\n') + '\n');
+    writeSync(this.fd, lines.join('\n') + '\n', null, encoding);
     this.lines += lines.length;
   }
 

@@ -95,17 +95,17 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   });
   for (const f of raws) {
     report.rawFiles++;
-    for (const page of readRawPages(store.path(f))) {
+    for (const { page, bytes } of readRawPages(store.path(f), { bytes: decl.bytesSafe })) {
       report.pages++;
       const body = Array.isArray(page) ? undefined : (page as Record<string, unknown>);
       const items = body ? body[decl.items] : page;
       if (!Array.isArray(items)) throw new UsageError(`${f}: a raw page without "${decl.items}"`);
-      transformer.push(items);
+      transformer.push(items, bytes);
       if (!spool) {
         const dir = store.stagingDir(decl.table, state.partition);
         spool = { dir, rows: new Spool(join(dir, 'batch.rows')) };
       }
-      spool.rows.append(transformer.takeLines());
+      spool.rows.append(transformer.takeLines(), bytes ? 'latin1' : 'utf8');
       // A page kept as its items only (several requests made it) does not say where its window
       // ended: such a partition is merged by key instead.
       if (!body) out.final = false;

@@ -35,6 +35,9 @@ export const ercTransfers: StreamDecl = {
   // An ERC-1155 batch transfer carries several token ids under one log index.
   key: ['chain_id', 'token_address', 'tx_hash', 'log_index', 'token_id'],
   folder: { key: 'chain', partition: 'chainId' },
+  // tokenType only looks at which keys are present. (internal_transactions is not: its id hashes
+  // and lowercases text.)
+  bytesSafe: true,
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'chain id as given in the pipeline' },
     ...BLOCK_COLUMNS,

@@ -156,6 +156,12 @@ export interface StreamDecl {
    * `chain_id`), so engines that infer types from folder names never clash with the file's column.
    */
   folder?: { key: string; partition: string };
+  /**
+   * Replay may give this stream's transform pages as UTF-8 bytes in one-byte strings (about twice
+   * as fast to parse; transform/staging.ts). True only if its derive functions copy free text and
+   * compare ASCII only: no case mapping, slicing or length of text that may not be ASCII.
+   */
+  bytesSafe?: boolean;
   columns: Column[];
 }
 

@@ -4,6 +4,8 @@ import type { DeriveContext, Partition, StreamDecl } from '../streams/types.js';
 import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
 
+import { fromBytes } from './staging.js';
+
 export { FIELD, NULL, stageText, unstage } from './staging.js';
 
 /** DuckDB types of the staged (pre-cast) columns. */
@@ -156,6 +158,11 @@ export class Transformer {
     this.carry = structuredClone(carry);
     this.ctx = {
       seen: (group, key) => {
+        // State carried across pages keeps real text, whichever form a page came in.
+        if (this.bytes) {
+          group = fromBytes(group);
+          key = fromBytes(key);
+        }
         if (this.carry.group !== group) this.carry = { group, seen: {} };
         const n = this.carry.seen![key] ?? 0;
         this.carry.seen![key] = n + 1;
@@ -203,8 +210,17 @@ export class Transformer {
     return structuredClone(this.carry);
   }
 
-  /** Transforms the items of one page into the current batch. */
-  push(items: unknown[]): void {
+  /** The page being transformed came as UTF-8 bytes in a one-byte string (staging.ts). */
+  private bytes = false;
+
+  /**
+   * Transforms the items of one page into the current batch. `bytes`: the page was parsed from its
+   * UTF-8 bytes as a one-byte string (replay of a `bytesSafe` stream); its staged lines are then
+   * bytes too, to be written as latin1.
+   */
+  push(items: unknown[], bytes = false): void {
+    this.bytes = bytes;
+    const rejected = this.batch.rejects.length;
     if (this.decl.explode) items = explode(items, this.decl.explode, this.batch);
     const s = this.scratch;
     const cursor = this.decl.blockCursor !== undefined;
@@ -213,7 +229,11 @@ export class Transformer {
         this.batch.rejects.push({ reason: 'item is not an object', raw: JSON.stringify(item) ?? 'undefined' });
         continue;
       }
-      for (const k in item) if (!this.known.has(k)) this.batch.extraFields[k] = (this.batch.extraFields[k] ?? 0) + 1;
+      for (const k in item) {
+        if (this.known.has(k)) continue;
+        const name = bytes ? fromBytes(k) : k;
+        this.batch.extraFields[name] = (this.batch.extraFields[name] ?? 0) + 1;
+      }
       s.over = 0;
       const line = this.row(item as Record<string, unknown>, s, this.ctx);
       if (line instanceof V.Bad) {
@@ -222,17 +242,20 @@ export class Transformer {
       }
       if (cursor) {
         const b = s.block;
-        if (this.skip && b === this.skip.block && this.skip.keys.has(s.key)) {
+        const key = bytes ? fromBytes(s.key) : s.key;
+        if (this.skip && b === this.skip.block && this.skip.keys.has(key)) {
           this.batch.skipped++;
           continue;
         }
-        if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([s.key]) };
-        else if (b === this.top.block) this.top.keys.add(s.key);
+        if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([key]) };
+        else if (b === this.top.block) this.top.keys.add(key);
       }
       this.batch.lines.push(line);
       this.batch.rows++;
       this.batch.over38 += s.over;
     }
+    if (bytes) for (const r of this.batch.rejects.slice(rejected)) Object.assign(r, { reason: fromBytes(r.reason), raw: fromBytes(r.raw) });
+    this.bytes = false;
   }
 
   /** Hands over the staged lines so far (to spool them); the counts stay with the batch. */
