@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkPipeline, loadPipeline, type Pipeline } from '../src/config/pipeline.js';
-import { runPipeline } from '../src/pipeline/run.js';
+import { runId, runPipeline } from '../src/pipeline/run.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { LakeLock } from '../src/state/lock.js';
 import { StateStore } from '../src/state/store.js';
@@ -20,6 +20,14 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'cl-runs-'));
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (closers.length) await closers.pop()!();
+});
+
+describe('run ids', () => {
+  it('differ for runs of one process started in the same second (each run keeps its report)', () => {
+    const ids = Array.from({ length: 12 }, () => runId());
+    expect(new Set(ids).size).toBe(12);
+    expect(ids[0]).toMatch(/^\d{8}T\d{6}Z-\d+(-\d+)?$/);
+  });
 });
 
 describe('schema drift and rejects', () => {

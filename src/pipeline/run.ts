@@ -54,8 +54,14 @@ function describeError(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
+let last = { base: '', n: 1 };
+
+/** UTC time of the start and the process id; a second run of one process in one second gets `-2`, and so on. */
 export function runId(): string {
-  return new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z') + '-' + process.pid;
+  const base = new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z') + '-' + process.pid;
+  if (base !== last.base) last = { base, n: 1 };
+  else last.n++;
+  return last.n === 1 ? base : `${base}-${last.n}`;
 }
 
 /** All jobs of a pipeline; two entries that name the same partition of a table are a config error. */
