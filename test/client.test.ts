@@ -146,3 +146,38 @@ describe('client rate budget', () => {
     expect(c.budgetState()).toEqual({ source: 'headers', cuPerMinute: 5000, cuPerDay: 900000 });
   });
 });
+
+describe('bodies as bytes (GetOptions.bytes, for a bytesSafe stream)', () => {
+  it('parses valid UTF-8 without \\u escapes as bytes, anything else as text, and hands over the body as sent', async () => {
+    const bodies = [
+      Buffer.from('{"name":"Ünïcødé 🏦"}'),
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"é"}')]),
+      Buffer.from('{"name":"\\u00e9"}'),
+      Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff]), Buffer.from('"}')]),
+    ];
+    const s = await scriptedServer((_req, res, n) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(bodies[(n - 1) % bodies.length]);
+    });
+    close = s.close;
+    const c = new Client('data', source(s.url), fast);
+    const got: Array<{ name: string; sent: Buffer; asBytes: boolean }> = [];
+    for (let i = 0; i < bodies.length; i++) {
+      let sent = Buffer.alloc(0);
+      let asBytes = false;
+      const body = (await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats(), bytes: true, onBody: (b, a) => ((sent = b), (asBytes = a)) })) as { name: string };
+      got.push({ name: body.name, sent, asBytes });
+    }
+    expect(got.map((g) => g.asBytes)).toEqual([true, true, false, false]);
+    // As bytes, a string is its UTF-8 bytes one char each; written as latin1 it is the same bytes.
+    expect(Buffer.from(got[0]!.name, 'latin1').toString('utf8')).toBe('Ünïcødé 🏦');
+    expect(got[1]!.name).toBe('\xc3\xa9');
+    expect(got[2]!.name).toBe('é');
+    expect(got[3]!.name).toBe('\ufffd');
+    expect(got[0]!.sent.equals(bodies[0]!)).toBe(true);
+    expect(got[1]!.sent.equals(bodies[1]!.subarray(3))).toBe(true); // without the byte order mark
+    // Without the option a body is text, as before.
+    const text = (await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats() })) as { name: string };
+    expect(text.name).toBe('Ünïcødé 🏦');
+  });
+});

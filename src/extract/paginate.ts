@@ -3,6 +3,7 @@
 // followed, up to `maxEmptyPages` in a row.
 import type { Client, RequestStats } from '../sources/client.js';
 import { RunError, ServiceError } from '../errors.js';
+import { fromBytes } from '../transform/staging.js';
 
 /**
  * A 400 to a request that carried a page token: the token expired (metrics tokens live 24 h) or is
@@ -21,7 +22,9 @@ export interface Page {
   /** The token of the next page; undefined on the last page. */
   next?: string;
   /** The answer's body as sent, when one request made the page (kept as a raw page). */
-  raw?: string;
+  raw?: Buffer;
+  /** The items were parsed from the body's bytes, one char per byte (PaginateOptions.bytes). */
+  bytes?: boolean;
 }
 
 export interface PaginateOptions {
@@ -39,6 +42,8 @@ export interface PaginateOptions {
   weight?: number;
   /** The partition the listing belongs to, for fair shares of the budget. */
   flow?: string;
+  /** Parse pages as UTF-8 bytes where they allow it (a `bytesSafe` stream; GetOptions.bytes). */
+  bytes?: boolean;
 }
 
 export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions): AsyncGenerator<Page> {
@@ -53,9 +58,21 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
     }
     const query = token === undefined ? o.query : { ...o.query, pageToken: token };
     let body: unknown;
-    let raw: string | undefined;
+    let raw: Buffer | undefined;
+    let bytes = false;
     try {
-      body = await client.get(o.path, query, { endpoint: o.endpoint, stats: o.stats, signal: o.signal, weight: o.weight, flow: o.flow, onText: (t) => (raw = t) });
+      body = await client.get(o.path, query, {
+        endpoint: o.endpoint,
+        stats: o.stats,
+        signal: o.signal,
+        weight: o.weight,
+        flow: o.flow,
+        bytes: o.bytes,
+        onBody: (b, asBytes) => {
+          raw = b;
+          bytes = asBytes;
+        },
+      });
     } catch (err) {
       if (token !== undefined && err instanceof ServiceError && err.status === 400) throw new PageTokenError(err);
       throw err;
@@ -66,8 +83,8 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
     const b = body as Record<string, unknown>;
     const items = b[o.items] as unknown[];
     const nextRaw = b.nextPageToken;
-    const next = typeof nextRaw === 'string' && nextRaw !== '' ? nextRaw : undefined;
-    yield { items, token, next, raw };
+    const next = typeof nextRaw === 'string' && nextRaw !== '' ? (bytes ? fromBytes(nextRaw) : nextRaw) : undefined;
+    yield { items, token, next, raw, bytes };
     if (next === undefined) return;
     empty = items.length === 0 ? empty + 1 : 0;
     if (empty >= maxEmpty) throw new RunError(`${o.endpoint}: ${empty} empty pages in a row that still carry a page token; stopping this partition`);

@@ -1,10 +1,17 @@
 // A batch in the making lives in a file, not in the heap: lines are appended page by page, so what
-// a partition holds between commits is one page, whatever the batch size (the issue's flat RSS).
+// a partition holds between commits is about one page, whatever the batch size (the issue's flat
+// RSS). Appends gather up to FLUSH bytes before a write: one write a page cost a system call and a
+// string encoding each, about a tenth of a run's time.
 import { closeSync, mkdirSync, openSync, rmSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
 
+const FLUSH = 1 << 20;
+const NEWLINE = Buffer.from('\n');
+
 export class Spool {
   private fd: number | undefined;
+  private pending: Buffer[] = [];
+  private pendingBytes = 0;
   lines = 0;
 
   constructor(readonly path: string) {}
@@ -12,21 +19,45 @@ export class Spool {
   /** `latin1` for lines that hold UTF-8 bytes one char each (transform/staging.ts): written as those bytes. */
   append(lines: string[], encoding: 'utf8' | 'latin1' = 'utf8'): void {
     if (lines.length === 0) return;
+    this.push(Buffer.from(lines.join('\n') + '\n', encoding));
+    this.lines += lines.length;
+  }
+
+  /** One line given as its bytes (a raw page as sent; it holds no newline). */
+  appendBytes(line: Buffer): void {
+    this.push(line);
+    this.push(NEWLINE);
+    this.lines++;
+  }
+
+  private push(b: Buffer): void {
+    this.pending.push(b);
+    this.pendingBytes += b.length;
+    if (this.pendingBytes >= FLUSH) this.flush();
+  }
+
+  private flush(): void {
+    if (this.pending.length === 0) return;
     if (this.fd === undefined) {
       mkdirSync(dirname(this.path), { recursive: true });
       this.fd = openSync(this.path, 'w');
     }
-    writeSync(this.fd, lines.join('\n') + '\n', null, encoding);
-    this.lines += lines.length;
+    const all = this.pending.length === 1 ? this.pending[0]! : Buffer.concat(this.pending, this.pendingBytes);
+    for (let done = 0; done < all.length; ) done += writeSync(this.fd, all, done, all.length - done);
+    this.pending = [];
+    this.pendingBytes = 0;
   }
 
-  /** Closes the file; it stays for the reader (DuckDB, the compressor). */
+  /** Writes what is pending and closes the file; it stays for the reader (DuckDB, the compressor). */
   close(): void {
+    this.flush();
     if (this.fd !== undefined) closeSync(this.fd);
     this.fd = undefined;
   }
 
   discard(): void {
+    this.pending = [];
+    this.pendingBytes = 0;
     this.close();
     rmSync(this.path, { force: true });
     this.lines = 0;

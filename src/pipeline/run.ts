@@ -138,9 +138,13 @@ class PartitionRun {
 
   private page(page: Page): void {
     this.job.report.pages++;
-    if (this.o.keepRaw !== false) this.spool.raw.append([rawLine(page.raw ?? JSON.stringify(page.items))]);
-    this.transformer.push(page.items);
-    this.spool.rows.append(this.transformer.takeLines());
+    if (this.o.keepRaw !== false) {
+      // A body as sent is kept as its bytes, unless it is pretty-printed over several lines.
+      if (page.raw && !page.raw.includes(0x0a)) this.spool.raw.appendBytes(page.raw);
+      else this.spool.raw.append([rawLine(page.raw?.toString('utf8') ?? JSON.stringify(page.items))]);
+    }
+    this.transformer.push(page.items, page.bytes);
+    this.spool.rows.append(this.transformer.takeLines(), page.bytes ? 'latin1' : 'utf8');
   }
 
   /** A listing starts again: what its batch held so far is dropped. */
@@ -210,6 +214,8 @@ class PartitionRun {
       signal: this.o.signal,
       weight: decl.weight,
       flow: `${decl.table}/${partition.id}`,
+      // Pages as bytes only where the paginator hands them straight to the transform.
+      bytes: decl.bytesSafe === true && !decl.extract,
     };
     if (!decl.extract) return paginate(this.client, base);
     return decl.extract({

@@ -4,6 +4,7 @@
 // 5xx, timeouts, resets and broken bodies with exponential backoff and jitter. A retry-after
 // pauses every request to that service, so a limited service gets no burst when it reopens.
 // The API key travels only in its header; it is never part of a URL, a message or a log line.
+import { isUtf8 } from 'node:buffer';
 import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
@@ -28,8 +29,17 @@ export interface GetOptions {
   endpoint: string;
   stats: RequestStats;
   signal?: AbortSignal;
-  /** Receives the body text of the answer that succeeded (raw pages are kept as sent). */
-  onText?: (text: string) => void;
+  /**
+   * Receives the body of the answer that succeeded, as sent (raw pages are kept so), and whether
+   * it was parsed as bytes (see `bytes`).
+   */
+  onBody?: (body: Buffer, asBytes: boolean) => void;
+  /**
+   * Parse a successful body of valid UTF-8 without `\u` escapes from its bytes, one char per
+   * byte (transform/staging.ts): for the pages of a `bytesSafe` stream, which V8 then parses about
+   * twice as fast. Error bodies are always text.
+   */
+  bytes?: boolean;
   /** Compute units the service charges for this request (the stream declaration's weight); default 1. */
   weight?: number;
   /** The listing this request belongs to, for fair shares; default: the path and query without the page token. */
@@ -206,13 +216,13 @@ export class Client {
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.src.apiKey && this.service === 'data') headers[this.src.keyHeader] = this.src.apiKey;
     let res: Response;
-    let text: string;
+    let raw: Buffer;
     const timeout = AbortSignal.timeout(this.src.timeoutMs);
     const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
     try {
       res = await fetch(url, { method, headers, body, signal });
       grant.answer(res.status, (name) => res.headers.get(name));
-      text = await res.text();
+      raw = Buffer.from(await res.arrayBuffer());
     } catch (err) {
       if (o.signal?.aborted) throw new AbortError(o.signal.reason ?? 'aborted');
       const e = err as Error & { cause?: { code?: string } };
@@ -222,6 +232,10 @@ export class Client {
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }
+    // As fetch's text() reads it: a byte order mark is not part of the JSON.
+    if (raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
+    const asBytes = o.bytes === true && res.status < 300 && isUtf8(raw) && raw.indexOf('\\u') < 0;
+    const text = raw.toString(asBytes ? 'latin1' : 'utf8');
     const accepted = (o.acceptStatus?.includes(res.status) ?? false) && (!o.acceptBody || bodyIs(text, o.acceptBody));
     if (res.status >= 500 && !accepted) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));
     if (res.status >= 400 && !accepted) {
@@ -232,7 +246,7 @@ export class Client {
     }
     try {
       const body: unknown = JSON.parse(text);
-      o.onText?.(text);
+      o.onBody?.(raw, asBytes);
       o.onStatus?.(res.status);
       return body;
     } catch {
