@@ -163,7 +163,7 @@ describe('bodies as bytes (GetOptions.bytes, for a bytesSafe stream)', () => {
     const c = new Client('data', source(s.url), fast);
     const got: Array<{ name: string; sent: Buffer; asBytes: boolean }> = [];
     for (let i = 0; i < bodies.length; i++) {
-      let sent = Buffer.alloc(0);
+      let sent: Buffer = Buffer.alloc(0);
       let asBytes = false;
       const body = (await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats(), bytes: true, onBody: (b, a) => ((sent = b), (asBytes = a)) })) as { name: string };
       got.push({ name: body.name, sent, asBytes });

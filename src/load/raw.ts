@@ -1,10 +1,11 @@
 // Raw pages: every answer as the service sent it, one per line, brotli-compressed (quality 1: about
 // 350 MB/s here and 24x smaller on transfer pages), so that a table can be re-derived without
 // refetching (`chainlake rebuild`). Pages made of several requests keep their items as JSON.
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createReadStream, createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import { isUtf8 } from 'node:buffer';
-import { brotliCompressSync, brotliDecompressSync, constants } from 'node:zlib';
+import { brotliDecompressSync, constants, createBrotliCompress } from 'node:zlib';
 import type { WrittenFile } from './parquet.js';
 
 export const RAW_SUFFIX = '.ndjson.br';
@@ -16,11 +17,15 @@ export function rawLine(page: string): string {
   return page.includes('\n') ? JSON.stringify(JSON.parse(page)) : page;
 }
 
-/** Compresses a spooled file of raw page lines into `dir`, and removes the spool. */
-export function compressRawPages(spool: string, dir: string, prefix: string): WrittenFile[] {
+/**
+ * Compresses a spooled file of raw page lines into `dir`, and removes the spool. A stream through
+ * zlib runs on libuv's threads, so the run transforms and writes meanwhile, and holds a chunk at a
+ * time rather than the whole batch.
+ */
+export async function compressRawPages(spool: string, dir: string, prefix: string): Promise<WrittenFile[]> {
   mkdirSync(dir, { recursive: true });
   const name = `${prefix}-${process.pid}-${Date.now()}-${seq++}${RAW_SUFFIX}`;
-  writeFileSync(join(dir, name), brotliCompressSync(readFileSync(spool), { params: { [constants.BROTLI_PARAM_QUALITY]: 1 } }));
+  await pipeline(createReadStream(spool), createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 1 } }), createWriteStream(join(dir, name)));
   rmSync(spool, { force: true });
   return [{ staged: join(dir, name), rel: name }];
 }

@@ -181,10 +181,13 @@ class PartitionRun {
     rowsSpool.append(batch.lines);
     rowsSpool.close();
     rawSpool.close();
+    // The raw pages compress on libuv's threads while DuckDB writes the rows on its own.
+    const compressed = rawSpool.lines ? compressRawPages(rawSpool.path, join(dir, 'raw'), this.prefix) : Promise.resolve([]);
+    compressed.catch(() => undefined); // awaited below; not unhandled if the write fails first
     const data = await this.writer.write(decl, rowsSpool.path, batch.rows, join(dir, 'data'), this.prefix, folderOf(decl, partition.values));
     rowsSpool.discard();
     const rej = await this.writer.writeRejects(decl.table, partition.id, this.o.runId, batch.rejects, join(dir, 'rejects'), this.prefix);
-    const raw = rawSpool.lines ? compressRawPages(rawSpool.path, join(dir, 'raw'), this.prefix) : [];
+    const raw = await compressed;
     report.rows += batch.rows;
     report.rejects += batch.rejects.length;
     report.over38 += batch.over38;
