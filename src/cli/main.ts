@@ -108,7 +108,7 @@ async function cmdRebuild(a: { table: string; lake: string }): Promise<number> {
   const { rebuildTable } = await import('../pipeline/rebuild.js');
   const r = await rebuildTable(checkLake(a.lake), a.table, { logger: makeLogger({}) });
   process.stdout.write(
-    `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
+    `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed, ${r.skipped} skipped as refetched), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
   );
   return 0;
 }
