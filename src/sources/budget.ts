@@ -307,8 +307,11 @@ export class RateBudget {
     // Nothing was sent during the last pause, so if it ended after the window may have opened,
     // everything sent since landed in it; else count from the middle of the doubt.
     const from = p.resumed >= p.lo - this.windowMs ? p.resumed : (p.lo + p.hi) / 2 - this.windowMs;
+    // A request counts by when it reached the service, which lies between its send and its answer:
+    // by the send alone, what went out just before the window opened and arrived in it was left
+    // out (at 250 ms latency a fresh run learnt 0.85 of a 2,500 CU budget that way).
     let measured = 0;
-    for (const c of this.recent()) if (c.counted && c.sentAt >= from) measured += c.weight;
+    for (const c of this.recent()) if (c.counted && (c.sentAt + c.doneAt!) / 2 >= from) measured += c.weight;
     if (measured === 0) return this.decrease(p.before * DECREASE_FLOOR, p.before, now);
     this.measured = measured;
     // Seen from its start, a window that ended in a 429 is the budget. Seen only in part (the run
