@@ -317,8 +317,11 @@ export class RateBudget {
     this.measured = measured;
     // Seen from its start, a window that ended in a 429 is the budget. Seen only in part (the run
     // began inside it) it may be anything, e.g. a 429 that is not the budget's: then the rate is
-    // at most halved, and the next window, seen whole, tells.
-    const wholeWindow = this.firstGrantAt! <= from;
+    // at most halved, and the next window, seen whole, tells. A run that began within the doubt
+    // about when the window opened missed a second of it at most: that window counts as whole
+    // (else a run started on a window's edge halves a rate ten times the budget and spends the
+    // next window over it).
+    const wholeWindow = this.firstGrantAt! <= p.hi - this.windowMs;
     const next = measured * DECREASE_TO_MEASURED;
     this.decrease(wholeWindow ? next : Math.max(p.before * DECREASE_FLOOR, next), p.before, now);
   }
