@@ -32,6 +32,8 @@ interface Traffic {
   seed: number;
   /** Every n-th request gets a 429 that is not the budget's (retry-after 1). */
   spurious429Every?: number;
+  /** Where in the service's window the run starts (ms after it opens); else a random phase. */
+  phaseMs?: number;
 }
 
 interface Outcome {
@@ -46,7 +48,7 @@ interface Outcome {
 /** Partitions paging sequentially through a shared scheduler into a fixed-window limiter. */
 async function drive(o: Traffic): Promise<Outcome> {
   const rand = rng(o.seed);
-  const start = Date.UTC(2025, 0, 1) + Math.floor(rand() * MIN); // any phase of the service's window
+  const start = Date.UTC(2025, 0, 1) + (o.phaseMs ?? Math.floor(rand() * MIN)); // any phase of the service's window
   vi.setSystemTime(start);
   const end = (Math.ceil(start / MIN) + o.windows) * MIN;
   const limiter = new RateLimiter({ cuPerMinute: o.serverCu, blockAfterLimitedRequests: 1e9 }, Date.now);
@@ -139,6 +141,19 @@ describe('budget unknown', () => {
     expect(r.scheduler.budget.source).toBe('learnt');
     expect(r.scheduler.budget.limit / serverCu).toBeGreaterThan(0.9);
     expect(r.scheduler.budget.limit / serverCu).toBeLessThan(1.05);
+  });
+
+  it.each([
+    [200, 12],
+    [300, 13],
+  ])('a run started %i ms into a window learns from it as a whole window: the next one is not overrun (seed %i)', async (phaseMs, seed) => {
+    const r = await drive({ serverCu: 2500, flows: mixed, concurrency: 4, windows: 3, seed, phaseMs });
+    // Window 0 (from the start) ends in the first 429s (one per request under way); the rule for a
+    // window seen in part would halve a rate ten times the budget, and window 1 would end in as
+    // many again (8 and 6 429s in all for these two, against 4 and 2).
+    expect(r.limited).toBeLessThanOrEqual(4);
+    expect(r.scheduler.budget.limit / 2500).toBeGreaterThan(0.9);
+    expect(mean(r.perWindow) / 2500).toBeGreaterThanOrEqual(0.95);
   });
 
   it('takes the budget from ratelimit-limit / ratelimit-remaining when the service sends them', async () => {
