@@ -1,6 +1,6 @@
 // End to end: the demo pipeline against the simulator, every table checked row for row against
 // what the simulator's world says it served; then a second run that must not duplicate anything.
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pino } from 'pino';
@@ -52,6 +52,8 @@ describe('demo pipeline on the simulator', () => {
       expect(s.partitionsDone).toBe(s.partitions);
       expect(s.rows).toBeGreaterThan(0);
     }
+    // Nothing staged is left behind (merge inputs included): the run clears _staging as it ends.
+    expect(existsSync(join(lake, '_staging'))).toBe(false);
   });
 
   it('lands erc_transfers exactly as served, all three forms, with exact amounts', async () => {

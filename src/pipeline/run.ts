@@ -513,6 +513,13 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
   } finally {
     for (const w of writers) w.close();
+    // What the run staged and did not commit (a merge's inputs, a batch cut short) goes now, not
+    // at the next start: _staging does not keep a run's leftovers on disk between runs.
+    try {
+      store.recover();
+    } catch (err) {
+      o.logger.warn({ err: describeError(err) }, 'could not clear _staging; the next run will');
+    }
     report.finishedAt = new Date().toISOString();
     report.seconds = (performance.now() - t0) / 1000;
     if (report.status === 'running') report.status = 'failed';
