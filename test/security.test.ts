@@ -421,7 +421,7 @@ describe('the API key never leaks', () => {
     for (const n of ['a', 'b', 'killed', 'c']) {
       expect(R[`status ${n}`]!.code).toBe(0);
       expect(R[`query runs ${n}`]!.code).toBe(0);
-      if (n !== 'c') expect(R[`query state ${n}`]!.code).toBe(0);
+      if (n !== 'c') expect(R[`query state ${n}`]!.code, R[`query state ${n}`]!.stderr).toBe(0);
     }
     expect(R['query rows']!.stdout).toContain('ERC-1155');
     expect(R['query bad SQL']!.code).toBe(2);
