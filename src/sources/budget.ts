@@ -15,7 +15,9 @@
 // (the lower of the two wins), else learnt: unlimited until a 429, then the CU that got through in
 // the window the 429 closed, less 2% (multiplicative decrease; never below half the rate before
 // when the run saw only part of that window), plus a step for every window that ran at the budget
-// without a 429 (additive increase).
+// without a 429 (additive increase). A 429 in a window that carried no more than two clean windows
+// in a row did is doubted once: a service that sends 429s that are not its budget's (a proxy, an
+// overloaded node) would otherwise lower the rate 2% a window for good.
 
 /** Published budgets of the data service by tier (API-NOTES.md). */
 export const TIERS = {
@@ -140,6 +142,16 @@ export class RateBudget {
   private periodStart?: number;
   private periodAtBudget = false;
   private periodLimited = false;
+  /**
+   * The most CU that got through in each of two window-long periods in a row without any 429:
+   * the budget is at least about that. A 429 in a window that carried no more is not taken for the budget's the first
+   * time (a 429 that is not the budget's would otherwise lower the rate 2% a window for good);
+   * the second in a row is (the budget may have dropped: the key is shared).
+   */
+  private provenCU = 0;
+  private doubted = false;
+  /** CU of the last period, when it saw no 429. */
+  private lastCleanCU?: number;
 
   constructor(
     settings: BudgetSettings = {},
@@ -314,6 +326,12 @@ export class RateBudget {
     let measured = 0;
     for (const c of this.recent()) if (c.counted && (c.sentAt + c.doneAt!) / 2 >= from) measured += c.weight;
     if (measured === 0) return this.decrease(p.before * DECREASE_FLOOR, p.before, now);
+    if (measured <= this.provenCU && !this.doubted) {
+      this.doubted = true;
+      return;
+    }
+    if (measured <= this.provenCU) this.provenCU = 0;
+    this.doubted = false;
     this.measured = measured;
     // Seen from its start, a window that ended in a 429 is the budget. Seen only in part (the run
     // began inside it) it may be anything, e.g. a 429 that is not the budget's: then the rate is
@@ -346,6 +364,15 @@ export class RateBudget {
     if (held) this.periodAtBudget = true;
     this.periodStart ??= now;
     if (now - this.periodStart < this.windowMs) return;
+    if (!this.periodLimited) {
+      this.doubted = false;
+      let got = 0;
+      for (const c of this.recent()) if (c.counted && c.doneAt! > now - this.windowMs) got += c.weight;
+      // One clean period may straddle two of the service's windows and prove nothing of either;
+      // two in a row hold a whole window of it.
+      if (this.lastCleanCU !== undefined) this.provenCU = Math.max(this.provenCU, Math.min(got, this.lastCleanCU));
+      this.lastCleanCU = got;
+    } else this.lastCleanCU = undefined;
     if (this.periodAtBudget && !this.periodLimited && this.estimate < this.cap) {
       const reference = this.cap < Infinity ? this.cap : (this.measured ?? this.estimate);
       const step = (this.estimate < RECOVERY_BELOW * reference ? RECOVERY_STEP : STEP) * reference;
