@@ -4,9 +4,9 @@
 import { createReadStream, createWriteStream, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
-import { isUtf8 } from 'node:buffer';
 import { brotliDecompressSync, constants, createBrotliCompress } from 'node:zlib';
 import type { WrittenFile } from './parquet.js';
+import { bytesParsable } from '../transform/staging.js';
 
 export const RAW_SUFFIX = '.ndjson.br';
 let seq = 0;
@@ -37,13 +37,10 @@ export interface RawPage {
   bytes: boolean;
 }
 
-/**
- * The pages of a raw file. With `bytes`, a file of valid UTF-8 without `\u` escapes (an escape
- * would put a char that is not a byte into the text) is parsed as bytes, one char per byte.
- */
+/** The pages of a raw file. With `bytes`, a file that allows it is parsed as bytes, one char per byte. */
 export function* readRawPages(file: string, o: { bytes?: boolean } = {}): Generator<RawPage> {
   const buf = brotliDecompressSync(readFileSync(file));
-  const bytes = o.bytes === true && isUtf8(buf) && buf.indexOf('\\u') < 0;
+  const bytes = o.bytes === true && bytesParsable(buf);
   const text = bytes ? buf.toString('latin1') : buf.toString('utf8');
   let start = 0;
   while (start < text.length) {

@@ -4,10 +4,10 @@
 // 5xx, timeouts, resets and broken bodies with exponential backoff and jitter. A retry-after
 // pauses every request to that service, so a limited service gets no burst when it reopens.
 // The API key travels only in its header; it is never part of a URL, a message or a log line.
-import { isUtf8 } from 'node:buffer';
 import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
+import { bytesParsable } from '../transform/staging.js';
 import type { SourceConfig } from '../config/pipeline.js';
 import { RateBudget, type BudgetSource } from './budget.js';
 import { FairScheduler, type Grant } from './scheduler.js';
@@ -35,8 +35,8 @@ export interface GetOptions {
    */
   onBody?: (body: Buffer, asBytes: boolean) => void;
   /**
-   * Parse a successful body of valid UTF-8 without `\u` escapes from its bytes, one char per
-   * byte (transform/staging.ts): for the pages of a `bytesSafe` stream, which V8 then parses about
+   * Parse a successful body from its bytes, one char per byte, when it allows it (`bytesParsable`
+   * in transform/staging.ts): for the pages of a `bytesSafe` stream, which V8 then parses about
    * twice as fast. Error bodies are always text.
    */
   bytes?: boolean;
@@ -234,7 +234,7 @@ export class Client {
     }
     // As fetch's text() reads it: a byte order mark is not part of the JSON.
     if (raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
-    const asBytes = o.bytes === true && res.status < 300 && isUtf8(raw) && raw.indexOf('\\u') < 0;
+    const asBytes = o.bytes === true && res.status < 300 && bytesParsable(raw);
     const text = raw.toString(asBytes ? 'latin1' : 'utf8');
     const accepted = (o.acceptStatus?.includes(res.status) ?? false) && (!o.acceptBody || bodyIs(text, o.acceptBody));
     if (res.status >= 500 && !accepted) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));

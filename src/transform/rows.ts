@@ -3,7 +3,6 @@
 import type { DeriveContext, Partition, StreamDecl } from '../streams/types.js';
 import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
-
 import { fromBytes } from './staging.js';
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';

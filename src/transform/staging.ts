@@ -1,4 +1,5 @@
 // How a row travels from the transform to DuckDB: one line of text per row.
+import { isUtf8 } from 'node:buffer';
 import type { StagedColumn } from './rows.js';
 
 // Staged rows are lines of text that DuckDB's CSV reader splits in C++ (much faster than handing
@@ -37,6 +38,15 @@ export function unstage(staged: StagedColumn[], line: string): Record<string, un
 // items, field names) is turned back into real text.
 // eslint-disable-next-line no-control-regex
 const NON_ASCII = /[^\x00-\x7f]/;
+
+/**
+ * Whether a body may be parsed as bytes: valid UTF-8 (else its text has replacement characters
+ * where the bytes would be kept) without `\u` escapes (an escape would put a char that is not a
+ * byte into the text).
+ */
+export function bytesParsable(body: Buffer): boolean {
+  return isUtf8(body) && body.indexOf('\\u') < 0;
+}
 
 /** A string of UTF-8 bytes (one char per byte) back to the text it encodes. */
 export function fromBytes(s: string): string {
