@@ -46,6 +46,12 @@ export interface PaginateOptions {
   bytes?: boolean;
 }
 
+/** The token of the page after this body; undefined when it is the last page. */
+export function nextToken(body: Record<string, unknown>): string | undefined {
+  const t = body.nextPageToken;
+  return typeof t === 'string' && t !== '' ? t : undefined;
+}
+
 export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions): AsyncGenerator<Page> {
   const seen = new Set<string>();
   let token = o.startToken;
@@ -82,8 +88,8 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
     }
     const b = body as Record<string, unknown>;
     const items = b[o.items] as unknown[];
-    const nextRaw = b.nextPageToken;
-    const next = typeof nextRaw === 'string' && nextRaw !== '' ? (bytes ? fromBytes(nextRaw) : nextRaw) : undefined;
+    const nextRaw = nextToken(b);
+    const next = nextRaw !== undefined && bytes ? fromBytes(nextRaw) : nextRaw;
     yield { items, token, next, raw, bytes };
     if (next === undefined) return;
     empty = items.length === 0 ? empty + 1 : 0;

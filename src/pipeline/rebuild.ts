@@ -15,6 +15,7 @@ import { RAW, REJECTS, STAGING, slug, StateStore, type PartitionState } from '..
 import { LakeLock } from '../state/lock.js';
 import { UsageError } from '../errors.js';
 import { TABLE_PARTITION } from './run.js';
+import { nextToken } from '../extract/paginate.js';
 
 export interface RebuildReport {
   table: string;
@@ -44,12 +45,6 @@ interface Replayed {
   rejected: number;
   /** The data files are the table's already: every duplicate was skipped the way the run skips it. */
   final: boolean;
-}
-
-/** A page that ends its listing: no next token (the paginator's rule). */
-function lastPage(page: Record<string, unknown>): boolean {
-  const t = page.nextPageToken;
-  return !(typeof t === 'string' && t !== '');
 }
 
 /**
@@ -109,7 +104,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       // A page kept as its items only (several requests made it) does not say where its window
       // ended: such a partition is merged by key instead.
       if (!body) out.final = false;
-      else if (out.final && lastPage(body)) transformer.endWindow();
+      else if (out.final && nextToken(body) === undefined) transformer.endWindow();
       if (transformer.rows >= flushRows) await flush();
     }
   }
