@@ -350,13 +350,18 @@ export class RateBudget {
     this.nextStart = Math.max(this.nextStart, Math.max(now, this.pausedUntil) + this.windowMs * BURST);
   }
 
+  /** CU the service counted of the requests answered after `t` (at most a window ago). */
+  private gotSince(t: number): number {
+    let n = 0;
+    for (const c of this.recent()) if (c.counted && c.doneAt! > t) n += c.weight;
+    return n;
+  }
+
   /** CU that got through per window lately (extrapolated while younger than a window). */
   private recentRate(now: number): number {
     if (this.firstGrantAt === undefined) return 0;
     const span = Math.max(Math.min(this.windowMs, now - this.firstGrantAt), this.windowMs / 600);
-    let n = 0;
-    for (const c of this.recent()) if (c.counted && c.doneAt! > now - span) n += c.weight;
-    return (n * this.windowMs) / span;
+    return (this.gotSince(now - span) * this.windowMs) / span;
   }
 
   /** Once a window: the additive increase, if the window ran at the budget and saw no 429. */
@@ -366,8 +371,7 @@ export class RateBudget {
     if (now - this.periodStart < this.windowMs) return;
     if (!this.periodLimited) {
       this.doubted = false;
-      let got = 0;
-      for (const c of this.recent()) if (c.counted && c.doneAt! > now - this.windowMs) got += c.weight;
+      const got = this.gotSince(now - this.windowMs);
       // One clean period may straddle two of the service's windows and prove nothing of either;
       // two in a row hold a whole window of it.
       if (this.lastCleanCU !== undefined) this.provenCU = Math.max(this.provenCU, Math.min(got, this.lastCleanCU));
