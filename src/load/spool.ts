@@ -16,10 +16,10 @@ export class Spool {
 
   constructor(readonly path: string) {}
 
-  /** `latin1` for lines that hold UTF-8 bytes one char each (transform/staging.ts): written as those bytes. */
-  append(lines: string[], encoding: 'utf8' | 'latin1' = 'utf8'): void {
+  /** `bytes`: the lines hold UTF-8 bytes one char each (transform/staging.ts), written as those bytes. */
+  append(lines: string[], bytes = false): void {
     if (lines.length === 0) return;
-    this.push(Buffer.from(lines.join('\n') + '\n', encoding));
+    this.push(Buffer.from(lines.join('\n') + '\n', bytes ? 'latin1' : 'utf8'));
     this.lines += lines.length;
   }
 

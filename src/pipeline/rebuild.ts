@@ -100,7 +100,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
         const dir = store.stagingDir(decl.table, state.partition);
         spool = { dir, rows: new Spool(join(dir, 'batch.rows')) };
       }
-      spool.rows.append(transformer.takeLines(), bytes ? 'latin1' : 'utf8');
+      spool.rows.append(transformer.takeLines(), bytes);
       // A page kept as its items only (several requests made it) does not say where its window
       // ended: such a partition is merged by key instead.
       if (!body) out.final = false;

@@ -144,7 +144,7 @@ class PartitionRun {
       else this.spool.raw.append([rawLine(page.raw?.toString('utf8') ?? JSON.stringify(page.items))]);
     }
     this.transformer.push(page.items, page.bytes);
-    this.spool.rows.append(this.transformer.takeLines(), page.bytes ? 'latin1' : 'utf8');
+    this.spool.rows.append(this.transformer.takeLines(), page.bytes);
   }
 
   /** A listing starts again: what its batch held so far is dropped. */
