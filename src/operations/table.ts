@@ -4,7 +4,7 @@
 // and the file itself land in the same commit.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { duck, ParquetWriter, sqlString } from '../load/parquet.js';
+import { duck, ParquetWriter, PARQUET, sqlString } from '../load/parquet.js';
 import { TABLE_PARTITION } from '../pipeline/run.js';
 import { LakeLock } from '../state/lock.js';
 import { STAGING, StateStore } from '../state/store.js';
@@ -67,7 +67,7 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
   const spill = store.path(join(STAGING, 'duckdb'));
   const conn = await (await duck(spill)).connect();
   try {
-    await conn.run(`COPY (SELECT * FROM read_json(${sqlString(lines)}, format = 'newline_delimited', columns = {${types}})) TO ${sqlString(fresh)} (FORMAT parquet, COMPRESSION zstd)`);
+    await conn.run(`COPY (SELECT * FROM read_json(${sqlString(lines)}, format = 'newline_delimited', columns = {${types}})) TO ${sqlString(fresh)} (${PARQUET})`);
   } finally {
     conn.closeSync();
   }

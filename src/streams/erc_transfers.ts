@@ -1,11 +1,13 @@
 import type { StreamDecl } from './types.js';
 import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
 
-const FORMS = { erc20Token: 'ERC-20', erc721Token: 'ERC-721', erc1155Token: 'ERC-1155' } as const;
+const isObject = (v: unknown) => v !== null && typeof v === 'object';
 
-/** The transfer's form is told by which token key is present (API-NOTES.md). */
+/** The transfer's form is told by which token key is present (API-NOTES.md). Runs once a row. */
 function tokenType(item: Record<string, unknown>): string | undefined {
-  for (const [key, type] of Object.entries(FORMS)) if (item[key] && typeof item[key] === 'object') return type;
+  if (isObject(item.erc20Token)) return 'ERC-20';
+  if (isObject(item.erc721Token)) return 'ERC-721';
+  if (isObject(item.erc1155Token)) return 'ERC-1155';
   return undefined;
 }
 

@@ -7,7 +7,7 @@ import { existsSync, lstatSync, realpathSync, renameSync, rmSync, statSync } fro
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
-import { sqlString } from '../load/parquet.js';
+import { PARQUET, sqlString } from '../load/parquet.js';
 import { REJECTS } from '../state/store.js';
 import { STREAMS } from '../streams/index.js';
 import { ident } from './check.js';
@@ -194,7 +194,7 @@ export async function exportTable(o: ExportOptions): Promise<ExportResult> {
     }
     const source = o.where !== undefined ? `(${await filterSql(conn, o.table, o.where)}) AS filtered` : ident(o.table);
     const select = columns.map((c) => (format === 'ndjson' && BIG_NUMBER.test(known.get(c)!) ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ');
-    const options = { parquet: 'FORMAT parquet, COMPRESSION zstd', csv: 'FORMAT csv, HEADER true', ndjson: 'FORMAT json' }[format];
+    const options = { parquet: PARQUET, csv: 'FORMAT csv, HEADER true', ndjson: 'FORMAT json' }[format];
     // Written next to the target and renamed: a failed export leaves no partial file behind.
     const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}`);
     await sandbox(conn, o.lake, tmp);
