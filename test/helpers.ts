@@ -105,8 +105,14 @@ export interface Recorded {
   body: string;
 }
 
-/** A loopback proxy in front of `target` that records every request (method, URL, headers, body). */
-export async function recordingProxy(target: string): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
+/**
+ * A loopback proxy in front of `target` that records every request (method, URL, headers, body).
+ * Requests for which `o.refuse` returns true get a 400 instead (as the service answers a bad query).
+ */
+export async function recordingProxy(
+  target: string,
+  o: { refuse?: (r: Recorded) => boolean } = {},
+): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
   const requests: Recorded[] = [];
   const to = new URL(target);
   const server = await scriptedServer((req, res) => {
@@ -114,7 +120,9 @@ export async function recordingProxy(target: string): Promise<{ url: string; req
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
-      requests.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8') });
+      const r: Recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8') };
+      requests.push(r);
+      if (o.refuse?.(r)) return json(res, 400, { statusCode: 400, error: 'Bad Request', message: 'refused by the test proxy' });
       const out = httpRequest({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
         res.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(res);

@@ -10,7 +10,7 @@ import { startSimulator, type SimulatorOptions } from '../src/simulator/server.j
 import { DEMO } from '../src/simulator/world.js';
 import { openWarehouse } from '../src/warehouse/views.js';
 import { query } from '../src/warehouse/query.js';
-import { quiet } from './helpers.js';
+import { quiet, recordingProxy } from './helpers.js';
 
 const DAY = 86400;
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-inc-'));
@@ -72,13 +72,23 @@ describe('incremental runs', () => {
     const p = pipeline(sim.url, ['delegators', 'pending_rewards', 'historical_rewards']);
     const d = DEMO.delegation;
     const seen: Array<Record<string, unknown>> = [];
+    const pq = p.streams.find((s) => s.table === 'pending_rewards')!;
+    const pendingKeys = new Set<string>();
     for (const t of [d.listedFrom + 3600, (d.start + d.end) / 2, d.end + 2 * DAY]) {
       clock.t = t;
       expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+      // Pending rewards are the world's pending listing as of this run: one paid since is gone.
+      const wantP = [...sim.world.pendingRewards('mainnet', { nodeIds: pq.nodeIds as string[] })].map((x) => `${x.txHash}|${x.rewardType}`);
+      const gotP = (await rows(lake, 'SELECT tx_hash, reward_type FROM pending_rewards')).map((r) => `${r.tx_hash}|${r.reward_type}`);
+      expect(gotP.sort()).toEqual(wantP.sort());
+      for (const k of gotP) pendingKeys.add(k);
       const r = await rows(lake, `SELECT delegation_status, reward_is_estimate, gross_reward_raw, count(*) OVER () AS copies FROM delegators WHERE tx_hash = '${d.txHash}'`);
       expect(r).toHaveLength(1);
       seen.push(r[0]!);
     }
+    // Some reward listed as pending in an earlier run was paid by the last one, so left the table.
+    const lastPending = (await rows(lake, 'SELECT tx_hash, reward_type FROM pending_rewards')).map((r) => `${r.tx_hash}|${r.reward_type}`);
+    expect([...pendingKeys].filter((k) => !lastPending.includes(k)).length).toBeGreaterThan(0);
     expect(seen.map((s) => [s.delegation_status, s.reward_is_estimate])).toEqual([
       ['pending', true],
       ['active', true],
@@ -96,6 +106,38 @@ describe('incremental runs', () => {
     const wantR = [...sim.world.rewards('mainnet', { nodeIds: q.nodeIds as string[], addresses: q.addresses as string[] })].map((x) => x.utxoId);
     const gotR = (await rows(lake, 'SELECT utxo_id FROM historical_rewards')).map((r) => r.utxo_id);
     expect(gotR.sort()).toEqual(wantR.sort());
+  });
+
+  it('pending rewards: a complete run replaces the table; a run with a failed partition keeps its rows', async () => {
+    const { sim, clock } = await clockedSim();
+    let refuse = false;
+    const [a, b] = DEMO.nodeIds;
+    const proxy = await recordingProxy(sim.url, { refuse: (r) => refuse && decodeURIComponent(r.url).includes(b!) });
+    closers.push(proxy.close);
+    const lake = tmp();
+    const p = pipeline(proxy.url, []);
+    p.streams = [a!, b!].map((id) => ({ table: 'pending_rewards', network: 'mainnet', nodeIds: [id] }));
+    const listing = (ids: string[]) => [...sim.world.pendingRewards('mainnet', { nodeIds: ids })].map((x) => `${x.txHash}|${x.rewardType}`).sort();
+    const table = async () => (await rows(lake, 'SELECT tx_hash, reward_type FROM pending_rewards')).map((r) => `${r.tx_hash}|${r.reward_type}`).sort();
+    const d = DEMO.delegation;
+    clock.t = (d.start + d.end) / 2;
+    expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+    const before = { a: listing([a!]), b: listing([b!]) };
+    expect(await table()).toEqual([...before.a, ...before.b].sort());
+    // Later the demo delegation's reward (node a) is paid; node b's partition fails this run.
+    clock.t = d.end + 2 * DAY;
+    refuse = true;
+    const failed = await runPipeline(p, { lake, logger: quiet });
+    expect(failed.status).toBe('failed');
+    expect(failed.streams[0]!.errors.join('\n')).toContain('400');
+    const partial = await table();
+    // Merged, not replaced: node b's rows stay, and so does node a's paid one until a complete run.
+    for (const k of [...before.a, ...before.b, ...listing([a!])]) expect(partial).toContain(k);
+    refuse = false;
+    expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+    const after = await table();
+    expect(after).toEqual([...new Set([...listing([a!]), ...listing([b!])])].sort());
+    expect(before.a.filter((k) => !after.includes(k)).length).toBeGreaterThan(0);
   });
 
   it('metrics: the newest point is refetched and replaced; older points stay; one row per key', async () => {

@@ -397,10 +397,13 @@ class PartitionRun {
     const rows = fresh.reduce((n, f) => n + f.rows, 0);
     const rejected = fresh.reduce((n, f) => n + f.rejected, 0);
     const cursor: Cursor = { refreshedAt: new Date().toISOString(), ...(tc ? { newest: top ?? newest } : {}) };
+    // This fetch is the partition's whole truth: what it committed before goes, raw pages included
+    // (a rebuild replays only the fetch that the table holds).
+    const whole = this.fullRefresh || decl.refresh === 'replace';
     if (decl.mergeScope === 'table') {
       // The data commits with the table (merge of every partition of the stream); the partition
       // keeps its cursor, the rejects of its latest fetch and the raw pages of every fetch.
-      const drop = this.state.files.filter((f) => isRejects(f) || this.fullRefresh);
+      const drop = this.state.files.filter((f) => isRejects(f) || whole);
       this.state = this.store.commit(
         { ...this.state, files: [...this.state.files.filter((f) => !drop.includes(f)), ...sideMoves.map(([, t]) => t)], cursor, rows, rejects: rejected, lastRun: this.lastRun(true) },
         sideMoves,
@@ -410,14 +413,14 @@ class PartitionRun {
     }
     const oldData = this.state.files.filter((f) => !isRejects(f) && !isRaw(f));
     const oldRejects = this.state.files.filter(isRejects);
-    const oldRaw = this.fullRefresh ? this.state.files.filter(isRaw) : [];
-    const merged = await this.writer.merge(decl, freshData, this.fullRefresh ? [] : oldData.map((f) => this.store.path(f)), this.store.stagingDir(decl.table, partition.id), this.prefix);
+    const oldRaw = whole ? this.state.files.filter(isRaw) : [];
+    const merged = await this.writer.merge(decl, freshData, whole ? [] : oldData.map((f) => this.store.path(f)), this.store.stagingDir(decl.table, partition.id), this.prefix);
     const dataMoves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
-    const keepData = merged.length || this.fullRefresh ? [] : oldData;
+    const keepData = merged.length || whole ? [] : oldData;
     const keepRaw = this.state.files.filter((f) => isRaw(f) && !oldRaw.includes(f));
     const files = [...keepData, ...keepRaw, ...[...dataMoves, ...sideMoves].map(([, t]) => t)];
-    const deletes = [...(merged.length || this.fullRefresh ? oldData : []), ...oldRejects, ...oldRaw];
-    const total = merged.length || this.fullRefresh ? await this.writer.countRowsOf(merged.map((f) => f.staged)) : this.state.rows;
+    const deletes = [...(merged.length || whole ? oldData : []), ...oldRejects, ...oldRaw];
+    const total = merged.length || whole ? await this.writer.countRowsOf(merged.map((f) => f.staged)) : this.state.rows;
     this.state = this.store.commit({ ...this.state, files, cursor, rows: total, rejects: rejected, lastRun: this.lastRun(true) }, [...dataMoves, ...sideMoves], deletes);
     return undefined;
   }
@@ -426,12 +429,15 @@ class PartitionRun {
 /** Partition id of the state that owns a merge-into-table stream's data files. */
 export const TABLE_PARTITION = '(table)';
 
-/** Merges the fresh rows of every partition of a table stream into the table, in one commit. */
-async function commitTable(decl: StreamDecl, inputs: TableMergeInput[], store: StateStore, writer: ParquetWriter, fullRefresh: boolean, runId: string): Promise<void> {
+/**
+ * Merges the fresh rows of every partition of a table stream into the table, in one commit.
+ * `replace`: the fresh rows are the whole table (every partition fetched), old rows go.
+ */
+async function commitTable(decl: StreamDecl, inputs: TableMergeInput[], store: StateStore, writer: ParquetWriter, replace: boolean, runId: string): Promise<void> {
   const state = store.load(decl.table, TABLE_PARTITION);
   const fresh = inputs.flatMap((i) => i.fresh);
-  if (fresh.length === 0 && !fullRefresh) return;
-  const merged = fresh.length ? await writer.merge(decl, fresh, fullRefresh ? [] : state.files.map((f) => store.path(f)), store.stagingDir(decl.table, TABLE_PARTITION), slug(TABLE_PARTITION)) : [];
+  if (fresh.length === 0 && !replace) return;
+  const merged = fresh.length ? await writer.merge(decl, fresh, replace ? [] : state.files.map((f) => store.path(f)), store.stagingDir(decl.table, TABLE_PARTITION), slug(TABLE_PARTITION)) : [];
   const moves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
   const rows = await writer.countRowsOf(merged.map((f) => f.staged));
   store.commit(
@@ -497,10 +503,14 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
         if (decl.mergeScope !== 'table') return;
         const inputs = outs.filter((x): x is TableMergeInput => x !== undefined);
         const full = o.fullRefresh?.has(decl.table) ?? false;
+        const complete = inputs.length === tableJobs.length;
         // A full refresh swaps the table only when every partition fetched, so nothing is lost.
-        if (full && inputs.length < tableJobs.length) return;
+        if (full && !complete) return;
+        // A replace table is replaced only by a complete fetch; a partial one merges (keeps the
+        // rows of the partitions that failed) and the next complete run replaces.
+        const replace = full || (decl.refresh === 'replace' && complete);
         try {
-          await withWriter((w) => commitTable(decl, inputs, store, w, full, report.runId));
+          await withWriter((w) => commitTable(decl, inputs, store, w, replace, report.runId));
         } catch (err) {
           tableJobs[0]!.report.errors.push(`merge into ${decl.table}: ${describeError(err)}`);
         }

@@ -22,7 +22,8 @@ export const pendingRewards: StreamDecl = {
   options: rewardsOptions,
   check: rewardsCheck,
   partitions: (s) => [queryPartition(String(s.network), { addresses: joinList(s.addresses), nodeIds: joinList(s.nodeIds) })],
-  refresh: 'merge',
+  // Pending means not paid yet: a reward paid since is no longer listed, and must leave the table.
+  refresh: 'replace',
   mergeScope: 'table',
   key: ['network', 'tx_hash', 'reward_type'],
   columns: [

@@ -82,7 +82,12 @@ export type Refresh =
   /** Append pages from the partition's high-water block on; resume from the stored page token. */
   | 'append'
   /** Fetch the partition, then merge its rows into the committed ones by key (newest wins). */
-  | 'merge';
+  | 'merge'
+  /**
+   * The listing is the current state (pending rewards): a complete fetch replaces what was
+   * committed, so a row the service stops listing is gone. Otherwise as `merge`.
+   */
+  | 'replace';
 
 /** What a custom extractor gets: the partition's request and the default paginator to reuse. */
 export interface ExtractContext {
@@ -136,8 +141,8 @@ export interface StreamDecl {
   check?: (s: StreamConfig) => Array<[string, string]>;
   partitions: (s: StreamConfig) => Partition[];
   refresh: Refresh;
-  /** With `merge`: merge into the partition's rows, or into the whole table's (rows of one key
-   * may come from several queries). */
+  /** With `merge` or `replace`: into the partition's rows, or into the whole table's (rows of one
+   * key may come from several queries). */
   mergeScope?: 'partition' | 'table';
   /** With `merge`: a time series fetched from its newest committed point on (refetched, as the
    * service may still change it). `start` is the query parameter, when the endpoint has one;
