@@ -4,15 +4,17 @@ LAKE ?= data/lake
 PIPELINE ?= pipelines/demo.yaml
 DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql
 
-.PHONY: demo build test run sim status docs query clean torture check report export sql screenshot bench ops-demo
+.PHONY: demo build test run sim status docs query clean torture check report export sql screenshot bench ops-demo compact
 
 build:
 	npm run build --silent
 
-## demo: run pipelines/demo.yaml on the embedded simulator into data/lake, print the bundled queries,
-## write the HTML report, and end with the data checks (a failing check fails the demo)
+## demo: run pipelines/demo.yaml on the embedded simulator into data/lake, compact its small files,
+## print the bundled queries, write the HTML report, and end with the data checks (a failing check
+## fails the demo)
 demo: build
 	$(CHAINLAKE) run pipelines/demo.yaml --simulator --lake $(LAKE)
+	$(CHAINLAKE) compact --lake $(LAKE)
 	@for q in $(DEMO_QUERIES); do echo; echo "== $$q"; $(CHAINLAKE) query --lake $(LAKE) --file $$q || exit $$?; done
 	@echo; $(CHAINLAKE) status --lake $(LAKE)
 	@echo; $(CHAINLAKE) report --lake $(LAKE)
@@ -29,6 +31,10 @@ query: build
 ## sql: every bundled query in sql/, one after the other
 sql: build
 	@for q in sql/*.sql; do echo; echo "== $$q"; $(CHAINLAKE) query --lake $(LAKE) --file $$q || exit $$?; done
+
+## compact: make compact [TABLES="erc_transfers blocks"] (all tables when none is given)
+compact: build
+	$(CHAINLAKE) compact $(TABLES) --lake $(LAKE)
 
 ## check: the data checks; exit 1 when one fails
 check: build

@@ -7,7 +7,7 @@
 // allocator (jemalloc) to hand freed pages back at once instead of keeping them for reuse: about
 // 50 MB less per written batch, for some of DuckDB's speed, which the transform hides (it writes
 // on its own threads meanwhile). Queries keep the default. A DUCKDB_JE_MALLOC_CONF you set wins.
-if (['run', 'rebuild'].includes(process.argv[2])) process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:0,muzzy_decay_ms:0';
+if (['run', 'rebuild', 'compact'].includes(process.argv[2])) process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:0,muzzy_decay_ms:0';
 import('../dist/cli/main.js').then((m) => m.main(process.argv.slice(2))).catch((err) => {
   if (err && err.code === 'ERR_MODULE_NOT_FOUND') {
     process.stderr.write('chainlake: dist/ is missing; run `npm run build` (npm ci does it through prepare)\n');

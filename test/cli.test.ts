@@ -48,6 +48,17 @@ describe('chainlake CLI usage errors', () => {
     expect(cli(['run', p, '--data-url', 'nope', '--lake', join(dir, 'l2')])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-url "nope": not an http(s) URL') });
   });
 
+  it('exits 2 on a bad number flag, quoting it, and writes nothing', () => {
+    const p = join(dir, 'ok2.yaml');
+    writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
+    const lake = join(dir, 'l3');
+    expect(cli(['run', p, '--flush-rows', '1.5', '--lake', lake])).toMatchObject({ code: 2, stderr: expect.stringContaining('--flush-rows "1.5": must be a whole number >= 1') });
+    expect(existsSync(lake)).toBe(false);
+    expect(cli(['compact', '--target-rows', 'abc', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--target-rows "abc": must be a whole number >= 2') });
+    expect(cli(['compact', 'nope', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('"nope" is not a table') });
+    expect(cli(['compact', '--lake', join(dir, 'missing')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
+  });
+
   it('exits 2 on SQL that does not run', () => {
     const r = cli(['query', '--lake', join(dir, 'empty'), 'SELECT nope FROM erc_transfers']);
     expect(r.code).toBe(2);

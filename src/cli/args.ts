@@ -17,3 +17,11 @@ export function checkUrl(flag: string, v: string | undefined): string | undefine
   }
   throw new UsageError(`--${flag} ${JSON.stringify(v)}: not an http(s) URL`);
 }
+
+/** A whole-number flag given as text (yargs would turn `abc` into NaN, and the message with it). */
+export function wholeNumber(flag: string, v: string | undefined, min: number): number | undefined {
+  if (v === undefined) return undefined;
+  const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;
+  if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`--${flag} ${JSON.stringify(v)}: must be a whole number >= ${min}`);
+  return n;
+}

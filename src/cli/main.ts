@@ -10,7 +10,7 @@ import { openWarehouse } from '../warehouse/views.js';
 import { format, query, type Format } from '../warehouse/query.js';
 import { makeLogger } from './log.js';
 import { runOutput } from './progress.js';
-import { checkLake, checkUrl } from './args.js';
+import { checkLake, checkUrl, wholeNumber } from './args.js';
 import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
 
 const DEFAULT_LAKE = 'data/lake';
@@ -26,7 +26,7 @@ interface RunArgs {
   logLevel?: string;
   quiet?: boolean;
   logFormat?: 'json' | 'pretty';
-  flushRows?: number;
+  flushRows?: string;
   fullRefresh?: string[];
   strict?: boolean;
   wait?: boolean;
@@ -48,7 +48,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
   const p: Pipeline = loadPipeline(a.pipeline);
   const lake = checkLake(a.lake);
   const fullRefresh = fullRefreshTables(p, a.fullRefresh);
-  if (a.flushRows !== undefined && !(Number.isInteger(a.flushRows) && a.flushRows >= 1)) throw new UsageError(`--flush-rows ${a.flushRows}: must be a whole number >= 1`);
+  const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
   const dataUrl = checkUrl('data-url', a.dataUrl);
   const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
   let sim: { url: string; close(): Promise<void> } | undefined;
@@ -73,7 +73,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
   process.once('SIGINT', onSignal);
   process.once('SIGTERM', onSignal);
   try {
-    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows: a.flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
+    const report = await runPipeline(p, { lake, logger, signal: ac.signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
     process.stdout.write(formatReport(report) + '\n');
     if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
     return report.status === 'ok' ? 0 : 1;
@@ -110,6 +110,15 @@ async function cmdRebuild(a: { table: string; lake: string }): Promise<number> {
   process.stdout.write(
     `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed, ${r.skipped} skipped as refetched), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
   );
+  return 0;
+}
+
+async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: string; wait?: boolean }): Promise<number> {
+  const { compactLake } = await import('../pipeline/compact.js');
+  const targetRows = wholeNumber('target-rows', a['target-rows'], 2);
+  const reports = await compactLake(existingLake(a.lake), a.tables ?? [], { logger: makeLogger({}), targetRows, wait: a.wait });
+  for (const r of reports)
+    process.stdout.write(`compacted ${r.table}: ${r.filesBefore} data files -> ${r.filesAfter} (${r.rowsRewritten} rows rewritten in ${r.partitions} partitions), in ${r.seconds.toFixed(1)} s\n`);
   return 0;
 }
 
@@ -237,7 +246,7 @@ export async function main(argv: string[]): Promise<void> {
             .option('seed', { type: 'number', requiresArg: true, describe: 'simulator seed (with --simulator)' })
             .option('log-level', { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' })
             .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' })
-            .option('flush-rows', { type: 'number', requiresArg: true, describe: 'rows a partition buffers before it commits (default 10000)' })
+            .option('flush-rows', { type: 'string', requiresArg: true, describe: 'rows a partition buffers before it commits (default 10000)' })
             .option('full-refresh', { type: 'string', array: true, describe: 'rebuild these tables (all when no name is given) from scratch; old files are replaced atomically' })
             .option('strict', { type: 'boolean', describe: 'a row sent to _rejects fails the run (exit 1)' })
             .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' })
@@ -261,6 +270,16 @@ export async function main(argv: string[]): Promise<void> {
         're-derive a table from its raw pages (kept under _raw/) without refetching',
         (y) => y.positional('table', { type: 'string', demandOption: true, describe: 'table to rebuild' }),
         async (a) => exit(await cmdRebuild(a as never)),
+      )
+      .command(
+        'compact [tables..]',
+        "merge each partition's small data files (a file per commit) into files of up to --target-rows rows; the rows do not change",
+        (y) =>
+          y
+            .positional('tables', { type: 'string', array: true, describe: 'tables to compact (all when none is given)' })
+            .option('target-rows', { type: 'string', requiresArg: true, describe: 'rows per file to aim for (default 1000000); files of half as many or more are left alone' })
+            .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' }),
+        async (a) => exit(await cmdCompact(a as never)),
       )
       .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y, (a) => exit(cmdStatus(a as never)))
       .command('check', 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails', (y) => y, async (a) => exit(await cmdCheck(a as never)))
@@ -305,7 +324,7 @@ export async function main(argv: string[]): Promise<void> {
       )
       .command(exportOpCommand(exit))
       .command(aggregateSignaturesCommand(exit))
-      .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild, sim, export-op or aggregate-signatures')
+      .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild, compact, sim, export-op or aggregate-signatures')
       .strict()
       .help()
       .version(false)

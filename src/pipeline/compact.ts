@@ -1,0 +1,115 @@
+// `chainlake compact [tables...]`: merges a partition's small data files into files of up to
+// `targetRows` rows. Every commit of a run lands a file (a 10,000-row batch, or the few rows an
+// hourly cron run finds), so a lake fed for a month holds thousands of small files, which every
+// query opens. The rows do not change: each group of files is rewritten as one file, checked to
+// hold as many rows, and swapped in by the same atomic commit a run uses.
+import type { Logger } from 'pino';
+import { STREAM_BY_TABLE } from '../streams/index.js';
+import { folderOf, type StreamDecl } from '../streams/types.js';
+import { ParquetWriter } from '../load/parquet.js';
+import { LakeLock } from '../state/lock.js';
+import { slug, STAGING, StateStore, type PartitionState } from '../state/store.js';
+import { UsageError } from '../errors.js';
+import { join } from 'node:path';
+
+export interface CompactReport {
+  table: string;
+  partitions: number;
+  filesBefore: number;
+  filesAfter: number;
+  /** Rows in the rewritten files (the same before and after). */
+  rowsRewritten: number;
+  seconds: number;
+}
+
+/** A million rows: about 60 MB of transfers, the file size Parquet readers are made for. */
+export const TARGET_ROWS = 1_000_000;
+
+/**
+ * Consecutive files whose rows add up to at most `target`, in the order given (fetch order);
+ * a file of half the target or more is big enough and stays as it is. Only groups of two or more
+ * are worth a rewrite.
+ */
+export function planGroups(files: Array<{ file: string; rows: number }>, target: number): string[][] {
+  const groups: string[][] = [];
+  let group: string[] = [];
+  let rows = 0;
+  const close = () => {
+    if (group.length > 1) groups.push(group);
+    group = [];
+    rows = 0;
+  };
+  for (const f of files) {
+    if (f.rows >= target / 2) {
+      close();
+      continue;
+    }
+    if (rows + f.rows > target) close();
+    group.push(f.file);
+    rows += f.rows;
+  }
+  close();
+  return groups;
+}
+
+/** The data files of a partition that a compaction may rewrite. */
+function dataFiles(state: PartitionState): string[] {
+  // A window being paged may be replaced whole by a restart (an expired page token): its files stay apart.
+  const open = new Set(state.cursor.window?.files ?? []);
+  return state.files.filter((f) => f.startsWith(`${state.table}/`) && !open.has(f));
+}
+
+async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport): Promise<void> {
+  const files = dataFiles(state);
+  const rows = await writer.rowsPerFile(files.map((f) => store.path(f)));
+  const groups = planGroups(files.map((f, i) => ({ file: f, rows: rows[i]! })), target);
+  report.filesBefore += files.length;
+  report.filesAfter += files.length;
+  if (groups.length === 0) return;
+  report.partitions++;
+  let next = state;
+  for (const group of groups) {
+    const want = group.reduce((n, f) => n + rows[files.indexOf(f)]!, 0);
+    const dir = store.stagingDir(decl.table, state.partition);
+    const [out] = await writer.rewrite(group.map((f) => store.path(f)), dir, `${slug(state.partition)}-compact`, folderOf(decl, state.values ?? {}));
+    const got = await writer.countRowsOf([out!.staged]);
+    if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
+    const landed = `${decl.table}/${out!.rel}`;
+    const first = next.files.indexOf(group[0]!);
+    const kept = next.files.filter((f) => !group.includes(f));
+    kept.splice(first, 0, landed);
+    next = store.commit({ ...next, files: kept }, [[out!.staged, landed]], group);
+    report.filesAfter -= group.length - 1;
+    report.rowsRewritten += want;
+  }
+}
+
+/** Compacts the named tables of a lake (every table with state when none is named). */
+export async function compactLake(lake: string, tables: string[], o: { logger: Logger; targetRows?: number; wait?: boolean }): Promise<CompactReport[]> {
+  const target = o.targetRows ?? TARGET_ROWS;
+  if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
+  for (const t of tables) if (!STREAM_BY_TABLE.has(t)) throw new UsageError(`compact: ${JSON.stringify(t)} is not a table (${[...STREAM_BY_TABLE.keys()].join(', ')})`);
+  const store = new StateStore(lake);
+  const lock = await LakeLock.acquire(store.lake, { wait: o.wait });
+  const writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
+  const reports: CompactReport[] = [];
+  try {
+    store.recover();
+    const states = store.all();
+    const names = tables.length ? tables : [...new Set(states.map((s) => s.table))].filter((t) => STREAM_BY_TABLE.has(t));
+    for (const table of names) {
+      const t0 = performance.now();
+      const report: CompactReport = { table, partitions: 0, filesBefore: 0, filesAfter: 0, rowsRewritten: 0, seconds: 0 };
+      // A --full-refresh in progress swaps its own files in later; leave it be.
+      for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report);
+      report.seconds = (performance.now() - t0) / 1000;
+      o.logger.info({ ...report }, 'compacted');
+      reports.push(report);
+    }
+    store.recover(); // clears the rewrite's staging
+  } finally {
+    writer.close();
+    lock.release();
+  }
+  return reports;
+}

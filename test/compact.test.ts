@@ -1,0 +1,93 @@
+// `compact` merges a partition's small files; the table, the state's counts and what later runs do
+// stay exactly as they were.
+import { existsSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadPipeline } from '../src/config/pipeline.js';
+import { runPipeline } from '../src/pipeline/run.js';
+import { compactLake, planGroups } from '../src/pipeline/compact.js';
+import { startSimulator } from '../src/simulator/server.js';
+import { DEMO } from '../src/simulator/world.js';
+import { StateStore } from '../src/state/store.js';
+import { lakeContents, quiet } from './helpers.js';
+
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+
+describe('planGroups', () => {
+  const f = (...rows: number[]) => rows.map((r, i) => ({ file: `f${i}`, rows: r }));
+  it('groups consecutive small files up to the target; big files and lone files stay', () => {
+    expect(planGroups(f(10, 10, 10), 100)).toEqual([['f0', 'f1', 'f2']]);
+    expect(planGroups(f(40, 40, 40, 40), 100)).toEqual([['f0', 'f1'], ['f2', 'f3']]);
+    // f2 holds half the target: left alone, and it splits the run of small files around it.
+    expect(planGroups(f(10, 10, 50, 10, 60), 100)).toEqual([['f0', 'f1']]);
+    expect(planGroups(f(10), 100)).toEqual([]);
+    expect(planGroups(f(), 100)).toEqual([]);
+  });
+});
+
+describe('compact', () => {
+  it('rewrites small files without changing a row; an open window keeps its files and resumes', async () => {
+    const clock = { t: DEMO.now as number };
+    const sim = await startSimulator({ port: 0, seed: 6, worldNow: () => clock.t });
+    closers.push(() => sim.close());
+    const p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions', 'delegators'].includes(s.table));
+    const later = DEMO.now + 4 * 86400;
+    // The lake as uninterrupted runs leave it: one now, one four days later.
+    const clean = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    for (const t of [DEMO.now, later]) {
+      clock.t = t;
+      expect((await runPipeline(p, { lake: clean, logger: quiet, flushRows: 40 })).status).toBe('ok');
+    }
+    const want = await lakeContents(clean);
+
+    // The same, but the second run is cut short once a window has committed batches.
+    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    clock.t = DEMO.now;
+    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
+    clock.t = later;
+    const store = new StateStore(lake);
+    const open = () => store.all().filter((s) => (s.cursor.window?.files.length ?? 0) > 1);
+    const ac = new AbortController();
+    const cut = runPipeline(p, { lake, logger: quiet, flushRows: 40, signal: ac.signal });
+    const timer = setInterval(() => open().length > 0 && ac.abort(new Error('cut')), 2);
+    expect((await cut).status).toBe('failed');
+    clearInterval(timer);
+    const windows = open().map((s) => ({ table: s.table, partition: s.partition, files: s.cursor.window!.files }));
+    expect(windows.length).toBeGreaterThan(0);
+
+    const before = await lakeContents(lake);
+    const states = new Map(store.all().map((s) => [`${s.table} ${s.partition}`, s]));
+    const reports = await compactLake(lake, [], { logger: quiet, targetRows: 1000 });
+    const transfers = reports.find((r) => r.table === 'erc_transfers')!;
+    expect(transfers.filesAfter).toBeLessThan(transfers.filesBefore);
+    expect(transfers.rowsRewritten).toBeGreaterThan(0);
+    expect(await lakeContents(lake)).toEqual(before);
+    for (const s of store.all()) {
+      const was = states.get(`${s.table} ${s.partition}`)!;
+      expect(s.rows, `${s.table} ${s.partition}`).toBe(was.rows);
+      expect(s.cursor).toEqual(was.cursor);
+      for (const f of s.files) expect(existsSync(join(lake, f)), f).toBe(true);
+    }
+    for (const w of windows) {
+      const s = store.load(w.table, w.partition);
+      for (const f of w.files) expect(s.files, `${w.table} ${w.partition}`).toContain(f);
+    }
+    // Compacting again finds nothing to do.
+    expect((await compactLake(lake, ['erc_transfers'], { logger: quiet, targetRows: 1000 }))[0]!.rowsRewritten).toBe(0);
+
+    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
+    expect(await lakeContents(lake)).toEqual(want);
+  });
+
+  it('refuses an unknown table and a bad target', async () => {
+    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    await expect(compactLake(lake, ['nope'], { logger: quiet })).rejects.toThrow(/"nope" is not a table/);
+    await expect(compactLake(lake, [], { logger: quiet, targetRows: 0.5 })).rejects.toThrow(/--target-rows/);
+  });
+});
