@@ -2,7 +2,8 @@
 // CPU-bound benchmark (issue 4): erc_transfers rows/s when the service is not the limit, and peak
 // RSS at two sizes. Prints figures; asserts nothing.
 //   1. end to end: `chainlake run` against the simulator (its own process, limits off);
-//   2. replay: `chainlake rebuild erc_transfers` from the raw pages that run kept (transform+load);
+//   2. replay: `chainlake rebuild erc_transfers` from the raw pages that run kept (transform+load),
+//      then `chainlake compact erc_transfers` of the files it wrote;
 //   3. the ceiling: JSON.parse of the same raw pages, in this process; and what each stage does
 //      alone on a sample of them: the transform to staged lines, and DuckDB writing those lines
 //      as zstd Parquet with one thread (its floor on one core) and with two.
@@ -63,13 +64,14 @@ function timed(args) {
   return { seconds, rssMB: rss, stdout: r.stdout };
 }
 
-function jsonParseRate(lake) {
+/** `encoding` utf8: the page as text, as a client reads it; latin1: its UTF-8 bytes one char each, as replay parses it. */
+function jsonParseRate(lake, encoding = 'utf8') {
   const dir = join(lake, '_raw', 'erc_transfers');
   let rows = 0;
   let parseMs = 0;
   for (const f of readdirSync(dir)) {
     // Decompress outside the clock: the ceiling is V8's JSON.parse of the same page texts.
-    const text = brotliDecompressSync(readFileSync(join(dir, f))).toString('utf8');
+    const text = brotliDecompressSync(readFileSync(join(dir, f))).toString(encoding);
     const lines = text.split('\n');
     const t = performance.now();
     for (const l of lines) if (l) rows += JSON.parse(l).transfers.length;
@@ -160,9 +162,12 @@ for (const rows of sizes) {
   try {
     const run = timed(['run', pipeline, '--lake', lake, '--log-level', 'warn']);
     const replay = timed(['rebuild', 'erc_transfers', '--lake', lake]);
+    const compact = timed(['compact', 'erc_transfers', '--lake', lake]);
+    compact.files = /(\d+) data files -> (\d+)/.exec(compact.stdout)?.slice(1, 3).join(' -> ');
     const parse = jsonParseRate(lake);
+    const parseBytes = jsonParseRate(lake, 'latin1');
     const stages = results.length === 0 ? await stageRates(lake) : undefined;
-    results.push({ rows: p.total, contracts: p.contracts.length, run, replay, parse, stages });
+    results.push({ rows: p.total, contracts: p.contracts.length, run, replay, compact, parse, parseBytes, stages });
   } finally {
     sim.stop();
     if (!process.argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
@@ -173,7 +178,7 @@ const fmt = (n) => Math.round(n).toLocaleString('en-US');
 console.log(`\nCPU-bound (${cpus()[0]?.model ?? 'cpu'} x${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version})`);
 for (const r of results) {
   console.log(`  ${fmt(r.rows)} erc_transfers rows from ${r.contracts} contracts`);
-  console.log(`    JSON.parse of the same pages (ceiling)   ${fmt(r.parse)} rows/s`);
+  console.log(`    JSON.parse of the same pages (ceiling)   ${fmt(r.parse)} rows/s as text, ${fmt(r.parseBytes)} as UTF-8 bytes (replay's way)`);
   if (r.stages) {
     console.log(`    stages alone, on ${fmt(200_000)} of those rows:`);
     console.log(`      transform (objects -> staged lines)    ${fmt(r.stages.transform)} rows/s`);
@@ -181,6 +186,7 @@ for (const r of results) {
   }
   console.log(`    replay: transform + load (rebuild)      ${fmt(r.rows / r.replay.seconds)} rows/s  (${(r.rows / r.replay.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.replay.rssMB)} MB`);
   console.log(`    end to end on the simulator (run)       ${fmt(r.rows / r.run.seconds)} rows/s  (${(r.rows / r.run.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.run.rssMB)} MB`);
+  console.log(`    compact (files of 10,000 rows -> 1M)    ${r.compact.files} files in ${r.compact.seconds.toFixed(1)} s, peak RSS ${fmt(r.compact.rssMB)} MB`);
 }
 if (results.length >= 2) {
   const [a, b] = results;
