@@ -1,6 +1,8 @@
 // `compact` merges a partition's small files; the table, the state's counts and what later runs do
 // stay exactly as they were.
-import { existsSync, mkdtempSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +14,7 @@ import { DEMO } from '../src/simulator/world.js';
 import { StateStore } from '../src/state/store.js';
 import { lakeContents, quiet } from './helpers.js';
 
+const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
   while (closers.length) await closers.pop()!();
@@ -83,6 +86,36 @@ describe('compact', () => {
 
     expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
     expect(await lakeContents(lake)).toEqual(want);
+  });
+
+  it('a compaction killed at any moment leaves the table whole once the next command recovers', async () => {
+    const sim = await startSimulator({ port: 0, seed: 8 });
+    closers.push(() => sim.close());
+    const p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
+    const small = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    expect((await runPipeline(p, { lake: small, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const want = await lakeContents(small);
+    const outcomes: string[] = [];
+    for (const delay of [250, 450, 650, 850, 1050, 1300]) {
+      const lake = mkdtempSync(join(tmpdir(), 'cl-compact-kill-'));
+      cpSync(small, lake, { recursive: true });
+      const child = spawn(process.execPath, [BIN, 'compact', '--lake', lake, '--target-rows', '500'], { stdio: 'ignore' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+      const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('exit', (c, sg) => r([c, sg])));
+      clearTimeout(timer);
+      outcomes.push(signal ?? `exit ${code}`);
+      // The next command on the lake finishes or drops what the killed one left, then compacts.
+      await compactLake(lake, [], { logger: quiet, targetRows: 500 });
+      expect(await lakeContents(lake), `killed after ${delay} ms`).toEqual(want);
+      const store = new StateStore(lake);
+      for (const st of store.all()) for (const f of st.files) expect(existsSync(join(lake, f)), f).toBe(true);
+      const files = store.all().flatMap((st) => st.files.filter((f) => f.endsWith('.parquet') && !f.startsWith('_')));
+      const onDisk = readdirSync(join(lake, 'erc_transfers'), { recursive: true }).filter((f) => String(f).endsWith('.parquet'));
+      expect(onDisk.length, 'no file outside the state').toBe(files.filter((f) => f.startsWith('erc_transfers/')).length);
+    }
+    expect(outcomes.filter((o) => o === 'SIGKILL').length, outcomes.join(', ')).toBeGreaterThan(0);
   });
 
   it('refuses an unknown table and a bad target', async () => {

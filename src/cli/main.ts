@@ -117,8 +117,11 @@ async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: 
   const { compactLake } = await import('../pipeline/compact.js');
   const targetRows = wholeNumber('target-rows', a['target-rows'], 2);
   const reports = await compactLake(existingLake(a.lake), a.tables ?? [], { logger: makeLogger({}), targetRows, wait: a.wait });
-  for (const r of reports)
+  const done = reports.filter((r) => r.rowsRewritten > 0);
+  for (const r of done)
     process.stdout.write(`compacted ${r.table}: ${r.filesBefore} data files -> ${r.filesAfter} (${r.rowsRewritten} rows rewritten in ${r.partitions} partitions), in ${r.seconds.toFixed(1)} s\n`);
+  const rest = reports.length - done.length;
+  if (rest) process.stdout.write(`${done.length ? 'the other ' : ''}${rest} table${rest === 1 ? '' : 's'}: no small files to merge\n`);
   return 0;
 }
 

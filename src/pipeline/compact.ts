@@ -103,7 +103,7 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
       // A --full-refresh in progress swaps its own files in later; leave it be.
       for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report);
       report.seconds = (performance.now() - t0) / 1000;
-      o.logger.info({ ...report }, 'compacted');
+      o.logger[report.rowsRewritten ? 'info' : 'debug']({ ...report }, 'compacted');
       reports.push(report);
     }
     store.recover(); // clears the rewrite's staging
