@@ -102,6 +102,15 @@ describe('export-op against the simulator', () => {
     // Nothing half-done is left: no staged file, no lock.
     expect(filesUnder(join(lake, '_staging'))).toEqual([]);
     expect(existsSync(join(lake, '_lock'))).toBe(false);
+    // The table is checked and exported like every other: key unique, files owned, rows as committed.
+    const checked = await runCli(['check', '--lake', lake]);
+    expect(checked.code, checked.stdout).toBe(0);
+    expect(checked.stdout).toMatch(/PASS\s+operations\s+rows match partition states/);
+    expect(checked.stdout).toMatch(/PASS\s+operations\s+key unique/);
+    const out = join(dir, 'operations.csv');
+    const exported = await runCli(['export', 'operations', '--lake', lake, '--to', out, '--columns', 'operation_id,operation_status']);
+    expect(exported.code, exported.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8').trim().split('\n').slice(1).sort()).toEqual(rows.map((x) => `${x.operation_id},${x.operation_status}`).sort());
 
     // The key went in its header on every API request, never in a URL; the file store got no key.
     const api = seen.filter((q) => q.url.startsWith('/v1/'));

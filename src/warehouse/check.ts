@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { STREAMS } from '../streams/index.js';
+import { LAKE_TABLES } from './views.js';
 import type { StreamDecl } from '../streams/types.js';
 import { listParquet, sqlString } from '../load/parquet.js';
 import { StateStore, type PartitionState } from '../state/store.js';
@@ -419,7 +419,7 @@ function txCountVsBlocks(): Check {
   };
 }
 
-export function checksFor(decls: readonly StreamDecl[] = STREAMS): Check[] {
+export function checksFor(decls: readonly StreamDecl[] = LAKE_TABLES): Check[] {
   const out: Check[] = [];
   for (const d of decls) {
     out.push(keyUnique(d));
@@ -435,7 +435,7 @@ export function checksFor(decls: readonly StreamDecl[] = STREAMS): Check[] {
  * Runs every check on a warehouse connection over `lake` (openWarehouse). A check that errors
  * fails with the error, and the others still run.
  */
-export async function runChecks(conn: DuckDBConnection, lake: string, decls: readonly StreamDecl[] = STREAMS): Promise<CheckResult[]> {
+export async function runChecks(conn: DuckDBConnection, lake: string, decls: readonly StreamDecl[] = LAKE_TABLES): Promise<CheckResult[]> {
   const store = new StateStore(lake);
   const results: CheckResult[] = [];
   let states: PartitionState[] = [];

@@ -9,9 +9,8 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { PARQUET, sqlString } from '../load/parquet.js';
 import { REJECTS } from '../state/store.js';
-import { STREAMS } from '../streams/index.js';
 import { ident } from './check.js';
-import { openWarehouse } from './views.js';
+import { LAKE_TABLES, openWarehouse } from './views.js';
 
 export const EXPORT_FORMATS = ['parquet', 'csv', 'ndjson'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -37,7 +36,7 @@ export interface ExportResult {
 }
 
 export function exportableTables(): string[] {
-  return [...STREAMS.map((s) => s.table), REJECTS];
+  return [...LAKE_TABLES.map((s) => s.table), REJECTS];
 }
 
 /** The format asked for, else the one the file name says. */

@@ -32,6 +32,9 @@ export function landedColumns(decl: StreamDecl): Array<[string, string]> {
   return out;
 }
 
+/** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
+export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
+
 function hasParquet(dir: string): boolean {
   return existsSync(dir) && listParquet(dir).length > 0;
 }
@@ -39,7 +42,7 @@ function hasParquet(dir: string): boolean {
 export async function viewSql(lake: string): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
-  for (const decl of [...STREAMS, OPERATIONS]) {
+  for (const decl of LAKE_TABLES) {
     const dir = join(root, decl.table);
     if (hasParquet(dir)) {
       out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`);
