@@ -234,7 +234,7 @@ export async function main(argv: string[]): Promise<void> {
   try {
     await yargs(argv)
       .scriptName('chainlake')
-      .usage('$0 <command> [options]\n\nBatch ETL from the chain data and metrics services into a Parquet lake queried with DuckDB.')
+      .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
       .option('lake', { type: 'string', default: DEFAULT_LAKE, describe: 'lake folder', global: true, requiresArg: true })
       .command(
         'run [pipeline]',
@@ -307,7 +307,7 @@ export async function main(argv: string[]): Promise<void> {
       )
       .command(
         'sim',
-        'serve the simulated data and metrics services on one loopback port until stopped',
+        'serve the simulated data service, metrics service and node (JSON-RPC) on one loopback port until stopped',
         (y) =>
           y
             .option('port', { type: 'number', default: 8080, requiresArg: true, describe: 'port (0: any free port)' })
