@@ -91,9 +91,10 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
   for (const t of tables) if (!STREAM_BY_TABLE.has(t)) throw new UsageError(`compact: ${JSON.stringify(t)} is not a table (${[...STREAM_BY_TABLE.keys()].join(', ')})`);
   const store = new StateStore(lake);
   const lock = await LakeLock.acquire(store.lake, { wait: o.wait });
-  const writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
+  let writer: ParquetWriter | undefined;
   const reports: CompactReport[] = [];
   try {
+    writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
     store.recover();
     const states = store.all();
     const names = tables.length ? tables : [...new Set(states.map((s) => s.table))].filter((t) => STREAM_BY_TABLE.has(t));
@@ -108,7 +109,7 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
     }
     store.recover(); // clears the rewrite's staging
   } finally {
-    writer.close();
+    writer?.close();
     lock.release();
   }
   return reports;

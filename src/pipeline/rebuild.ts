@@ -120,8 +120,9 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
   const lock = await LakeLock.acquire(store.lake);
   const t0 = performance.now();
   const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, rows: 0, rejects: 0, seconds: 0 };
-  const writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
+  let writer: ParquetWriter | undefined;
   try {
+    writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
     store.recover();
     const states = store.all().filter((s) => s.table === table && s.partition !== TABLE_PARTITION);
     if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);
@@ -163,7 +164,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     }
     store.recover(); // clears the replay's staging
   } finally {
-    writer.close();
+    writer?.close();
     lock.release();
   }
   report.seconds = (performance.now() - t0) / 1000;
