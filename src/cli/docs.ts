@@ -19,7 +19,7 @@ function refreshText(d: StreamDecl): string {
       : ' Pages newest first and stops at the first page older than the newest committed point, which is refetched.'
     : ' Refetches the query each run (the endpoint has no time filter).';
   if (d.refresh === 'replace')
-    return `replace ${scope}: the listing is the current state, so a complete fetch replaces the committed rows (a row the service stops listing is gone); a run where a partition fails merges by key instead, newest wins, and the next complete run replaces.${from}`;
+    return `replace ${d.mergeScope === 'table' ? 'the whole table (one row per key across all queries)' : "the partition's rows"}: the listing is the current state, so a complete fetch replaces the committed rows (a row the service stops listing is gone); a run where a partition fails merges by key instead, newest wins, and the next complete run replaces.${from}`;
   return `merge by key ${scope}, newest wins, in one commit.${from}`;
 }
 
