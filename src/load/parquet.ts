@@ -1,11 +1,12 @@
 // Typed batches -> zstd Parquet files in a staging folder, through DuckDB: the batch is appended
 // column-wise into a temporary table, then one COPY casts it (DECIMAL(38,0), BIGINT, TIMESTAMPTZ,
 // JSON) and writes it. The state stage moves the files into the lake when it commits.
-import { existsSync, mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import PQueue from 'p-queue';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { StreamDecl } from '../streams/types.js';
+import { makeDir } from './spool.js';
 import { stagedColumns, type Batch, type Reject, type StagedColumn } from '../transform/rows.js';
 
 const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = { VARCHAR, INTEGER, DOUBLE, BOOLEAN };
@@ -152,7 +153,7 @@ export class ParquetWriter {
 
   /** A new file's path under `dir` (in `sub`), its folder made. */
   private newFile(dir: string, prefix: string, sub: string): string {
-    if (!existsSync(join(dir, sub))) mkdirSync(join(dir, sub), { recursive: true }); // see openMaking in spool.ts
+    makeDir(join(dir, sub));
     return join(dir, sub, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
   }
 
