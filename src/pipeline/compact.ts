@@ -4,7 +4,7 @@
 // query opens. The rows do not change: each group of files is rewritten as one file, checked to
 // hold as many rows, and swapped in by the same atomic commit a run uses.
 import type { Logger } from 'pino';
-import { STREAM_BY_TABLE } from '../streams/index.js';
+import { STREAM_BY_TABLE, streamOf } from '../streams/index.js';
 import { folderOf, type StreamDecl } from '../streams/types.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { LakeLock } from '../state/lock.js';
@@ -88,7 +88,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
 export async function compactLake(lake: string, tables: string[], o: { logger: Logger; targetRows?: number; wait?: boolean }): Promise<CompactReport[]> {
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
-  for (const t of tables) if (!STREAM_BY_TABLE.has(t)) throw new UsageError(`compact: ${JSON.stringify(t)} is not a table (${[...STREAM_BY_TABLE.keys()].join(', ')})`);
+  for (const t of tables) streamOf('compact', t);
   const store = new StateStore(lake);
   const lock = await LakeLock.acquire(store.lake, { wait: o.wait });
   let writer: ParquetWriter | undefined;

@@ -5,7 +5,7 @@
 // fetched a key again, or a page does not say where its window ended).
 import { join } from 'node:path';
 import type { Logger } from 'pino';
-import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
+import { streamOf } from '../streams/index.js';
 import { folderOf, type Partition, type StreamDecl } from '../streams/types.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter, type WrittenFile } from '../load/parquet.js';
@@ -114,8 +114,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
 }
 
 export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number }): Promise<RebuildReport> {
-  const decl = STREAM_BY_TABLE.get(table);
-  if (!decl) throw new UsageError(`rebuild: ${JSON.stringify(table)} is not a table (${STREAMS.map((s) => s.table).join(', ')})`);
+  const decl = streamOf('rebuild', table);
   const store = new StateStore(lake);
   const lock = await LakeLock.acquire(store.lake);
   const t0 = performance.now();

@@ -1,5 +1,6 @@
 // The registry: adding a stream is adding its declaration here.
 import type { StreamDecl } from './types.js';
+import { UsageError } from '../errors.js';
 import { ercTransfers } from './erc_transfers.js';
 import { internalTransactions } from './internal_transactions.js';
 import { historicalRewards } from './historical_rewards.js';
@@ -65,3 +66,10 @@ export const STREAMS: readonly StreamDecl[] = [
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
+
+/** The declaration of a table named on the command line; `command` names who asks, for the message. */
+export function streamOf(command: string, table: string): StreamDecl {
+  const decl = STREAM_BY_TABLE.get(table);
+  if (!decl) throw new UsageError(`${command}: ${JSON.stringify(table)} is not a table (${STREAMS.map((s) => s.table).join(', ')})`);
+  return decl;
+}
