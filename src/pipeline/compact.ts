@@ -61,22 +61,24 @@ function dataFiles(state: PartitionState): string[] {
 
 async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport): Promise<void> {
   const files = dataFiles(state);
-  const rows = await writer.rowsPerFile(files.map((f) => store.path(f)));
-  const groups = planGroups(files.map((f, i) => ({ file: f, rows: rows[i]! })), target);
+  const counts = await writer.rowsPerFile(files.map((f) => store.path(f)));
+  const rowsOf = new Map(files.map((f, i) => [f, counts[i]!]));
+  const groups = planGroups(files.map((f) => ({ file: f, rows: rowsOf.get(f)! })), target);
   report.filesBefore += files.length;
   report.filesAfter += files.length;
   if (groups.length === 0) return;
   report.partitions++;
   let next = state;
   for (const group of groups) {
-    const want = group.reduce((n, f) => n + rows[files.indexOf(f)]!, 0);
+    const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
     const [out] = await writer.rewrite(group.map((f) => store.path(f)), dir, `${slug(state.partition)}-compact`, folderOf(decl, state.values ?? {}));
     const got = await writer.countRowsOf([out!.staged]);
     if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
     const landed = `${decl.table}/${out!.rel}`;
     const first = next.files.indexOf(group[0]!);
-    const kept = next.files.filter((f) => !group.includes(f));
+    const replaced = new Set(group);
+    const kept = next.files.filter((f) => !replaced.has(f));
     kept.splice(first, 0, landed);
     next = store.commit({ ...next, files: kept }, [[out!.staged, landed]], group);
     report.filesAfter -= group.length - 1;

@@ -402,7 +402,8 @@ class PartitionRun {
     const whole = this.fullRefresh || decl.refresh === 'replace';
     if (decl.mergeScope === 'table') {
       // The data commits with the table (merge of every partition of the stream); the partition
-      // keeps its cursor, the rejects of its latest fetch and the raw pages of every fetch.
+      // keeps its cursor, the rejects of its latest fetch and the raw pages of every fetch (of
+      // this one only, when it is whole).
       const drop = this.state.files.filter((f) => isRejects(f) || whole);
       this.state = this.store.commit(
         { ...this.state, files: [...this.state.files.filter((f) => !drop.includes(f)), ...sideMoves.map(([, t]) => t)], cursor, rows, rejects: rejected, lastRun: this.lastRun(true) },
