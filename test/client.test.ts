@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, newRequestStats } from '../src/sources/client.js';
 import { ServiceError } from '../src/errors.js';
@@ -73,6 +74,19 @@ describe('client retry rules', () => {
     const body = await new Client('data', source(s.url, { timeoutMs: 200 }), fast).get('/v1/z', {}, { endpoint: '/v1/z', stats });
     expect(body).toEqual({ items: ['ok'] });
     expect(stats.faults.timeout).toBe(1);
+  });
+
+  it("leaves nothing behind on the run's signal, however many requests it carried", async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }));
+    close = s.close;
+    const run = new AbortController();
+    const c = new Client('data', source(s.url, { concurrency: 8 }), fast);
+    await Promise.all(Array.from({ length: 300 }, (_, i) => c.get('/v1/m', { i: String(i) }, { endpoint: '/v1/m', stats: newRequestStats(), signal: run.signal })));
+    // Neither a listener nor a dependant signal per request (AbortSignal.any on Node 20 keeps a
+    // WeakRef to each in the parent's kDependantSignals set for the parent's life).
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+    const dependants = Object.getOwnPropertySymbols(run.signal).find((k) => k.description === 'kDependantSignals');
+    expect(dependants === undefined ? 0 : (run.signal as any)[dependants].size).toBe(0);
   });
 
   it('sends the key only as the configured header, never in the URL', async () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { paginate } from '../src/extract/paginate.js';
+import { LoopGuard, paginate } from '../src/extract/paginate.js';
 import { newRequestStats } from '../src/sources/client.js';
 
 function fake(pages: Record<string, unknown>) {
@@ -43,6 +43,29 @@ describe('paginate', () => {
   it('stops on a token seen twice (loop guard)', async () => {
     const f = fake({ first: { items: [1], nextPageToken: 'a' }, a: { items: [2], nextPageToken: 'b' }, b: { items: [3], nextPageToken: 'a' } });
     await expect(collect(paginate(f.client, opts))).rejects.toThrow(/twice in one listing/);
+  });
+  it('catches a loop longer than the tokens it keeps, within a few turns', async () => {
+    // 3,000 pages, then back to page 1,000: a loop of 2,000 pages, longer than the 1,024 tokens
+    // kept, so only Brent's anchor can catch it, within two turns of the loop after it starts.
+    const pages: Record<string, unknown> = { first: { items: [0], nextPageToken: 't1' } };
+    for (let i = 1; i < 3000; i++) pages[`t${i}`] = { items: [i], nextPageToken: i === 2999 ? 't1000' : `t${i + 1}` };
+    const f = fake(pages);
+    await expect(collect(paginate(f.client, opts))).rejects.toThrow(/page token "t\d+" twice in one listing/);
+    expect(f.calls.length).toBeGreaterThan(3000);
+    expect(f.calls.length).toBeLessThan(1000 + 3 * 2000);
+  });
+  it('holds a bounded number of tokens however long the listing', () => {
+    const g = new LoopGuard(16);
+    for (let i = 0; i < 100_000; i++) expect(g.repeated(`t${i}`)).toBe(false);
+    expect(g.held).toBeLessThanOrEqual(17);
+    // A short loop is caught at its first repeat; a loop longer than the kept tokens, by the anchor.
+    expect(g.repeated('t99990')).toBe(true);
+    const long = new LoopGuard(16);
+    const seq = (i: number) => (i < 50 ? i : 50 + ((i - 50) % 100)); // 50 pages, then a loop of 100
+    let n = 0;
+    while (!long.repeated(`t${seq(n)}`)) n++;
+    expect(n).toBeGreaterThanOrEqual(150);
+    expect(n).toBeLessThan(50 + 3 * 100);
   });
   it('resumes from a stored token', async () => {
     const f = fake({ first: { items: [1], nextPageToken: 'a' }, a: { items: [2] } });

@@ -14,6 +14,7 @@ import pRetry, { AbortError } from 'p-retry';
 import { dayOf, type ExportRequest } from '../config/requests.js';
 import { RunError } from '../errors.js';
 import type { Client } from '../sources/client.js';
+import { Deadline } from '../sources/deadline.js';
 import { slug, type StateStore } from '../state/store.js';
 import { call, stats } from './call.js';
 import { commitOperations, loadOperation, withLake, type OperationRow, type RequestFields } from './table.js';
@@ -160,38 +161,42 @@ async function download(link: string, dir: string, id: string, signal?: AbortSig
   const file = join(dir, name);
   return pRetry(
     async () => {
-      const timeout = AbortSignal.timeout(DOWNLOAD_TIMEOUT_MS);
-      let res: Response;
+      const deadline = new Deadline(DOWNLOAD_TIMEOUT_MS, signal);
       try {
-        res = await fetch(url, { signal: signal ? AbortSignal.any([signal, timeout]) : timeout });
-      } catch (err) {
-        if (signal?.aborted) throw new AbortError('stopped');
-        throw new Retry(`${shown}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`);
+        let res: Response;
+        try {
+          res = await fetch(url, { signal: deadline.signal });
+        } catch (err) {
+          if (signal?.aborted) throw new AbortError('stopped');
+          throw new Retry(`${shown}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`);
+        }
+        if (!res.ok || !res.body) {
+          const text = (await res.text().catch(() => '')).slice(0, 200);
+          const e = new RunError(`${shown} answered ${res.status}${text ? `: ${text}` : ''}`);
+          if (res.status >= 500 || res.status === 429) throw new Retry(e.message);
+          throw new AbortError(e);
+        }
+        const hash = createHash('sha256');
+        let bytes = 0;
+        const count = new Transform({
+          transform(chunk: Buffer, _enc, done) {
+            hash.update(chunk);
+            bytes += chunk.length;
+            done(null, chunk);
+          },
+        });
+        try {
+          await pipeline(Readable.fromWeb(res.body as WebReadableStream), count, createWriteStream(file));
+        } catch (err) {
+          throw new Retry(`${shown}: broke off after ${bytes} bytes (${(err as Error).message})`);
+        }
+        // A decoded body (content-encoding) is longer than the length the server announced.
+        const announced = res.headers.get('content-encoding') ? null : res.headers.get('content-length');
+        if (announced !== null && Number(announced) !== bytes) throw new Retry(`${shown}: got ${bytes} of ${announced} bytes`);
+        return { file, name, bytes, sha256: hash.digest('hex') };
+      } finally {
+        deadline.done();
       }
-      if (!res.ok || !res.body) {
-        const text = (await res.text().catch(() => '')).slice(0, 200);
-        const e = new RunError(`${shown} answered ${res.status}${text ? `: ${text}` : ''}`);
-        if (res.status >= 500 || res.status === 429) throw new Retry(e.message);
-        throw new AbortError(e);
-      }
-      const hash = createHash('sha256');
-      let bytes = 0;
-      const count = new Transform({
-        transform(chunk: Buffer, _enc, done) {
-          hash.update(chunk);
-          bytes += chunk.length;
-          done(null, chunk);
-        },
-      });
-      try {
-        await pipeline(Readable.fromWeb(res.body as WebReadableStream), count, createWriteStream(file));
-      } catch (err) {
-        throw new Retry(`${shown}: broke off after ${bytes} bytes (${(err as Error).message})`);
-      }
-      // A decoded body (content-encoding) is longer than the length the server announced.
-      const announced = res.headers.get('content-encoding') ? null : res.headers.get('content-length');
-      if (announced !== null && Number(announced) !== bytes) throw new Retry(`${shown}: got ${bytes} of ${announced} bytes`);
-      return { file, name, bytes, sha256: hash.digest('hex') };
     },
     { retries: 4, minTimeout: 500, factor: 2, randomize: true, ...(signal ? { signal } : {}) },
   ).catch((err: unknown) => {

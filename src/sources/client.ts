@@ -11,6 +11,7 @@ import { bytesParsable } from '../transform/staging.js';
 import type { SourceConfig } from '../config/pipeline.js';
 import { RateBudget, type BudgetSource } from './budget.js';
 import { FairScheduler, type Grant } from './scheduler.js';
+import { Deadline } from './deadline.js';
 
 /** Counters one stream keeps of its requests (the run report prints them). */
 export interface RequestStats {
@@ -217,17 +218,18 @@ export class Client {
     if (this.src.apiKey && this.service === 'data') headers[this.src.keyHeader] = this.src.apiKey;
     let res: Response;
     let raw: Buffer;
-    const timeout = AbortSignal.timeout(this.src.timeoutMs);
-    const signal = o.signal ? AbortSignal.any([o.signal, timeout]) : timeout;
+    const deadline = new Deadline(this.src.timeoutMs, o.signal);
     try {
-      res = await fetch(url, { method, headers, body, signal });
+      res = await fetch(url, { method, headers, body, signal: deadline.signal });
       grant.answer(res.status, (name) => res.headers.get(name));
       raw = Buffer.from(await res.arrayBuffer());
     } catch (err) {
       if (o.signal?.aborted) throw new AbortError(o.signal.reason ?? 'aborted');
       const e = err as Error & { cause?: { code?: string } };
-      if (timeout.aborted) throw new Retryable(`${shown}: no answer within ${this.src.timeoutMs} ms`, 'timeout');
+      if (deadline.timedOut) throw new Retryable(`${shown}: no answer within ${this.src.timeoutMs} ms`, 'timeout');
       throw new Retryable(`${shown}: ${e.cause?.code ?? e.message}`, 'network');
+    } finally {
+      deadline.done();
     }
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
