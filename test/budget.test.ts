@@ -239,6 +239,26 @@ describe('RateBudget', () => {
     expect(b.earliest(20, 2000)).toBe(31_000);
   });
 
+  it('keeps exactly a window of answers over thousands of them (its ring wraps, then grows while wrapped)', () => {
+    const b = new RateBudget();
+    const done: Array<[number, number]> = [];
+    let t = 0;
+    // A slow minute and more (about 1,000 answers live, the ring wraps), then a fast spell that
+    // grows it past its first size while its oldest entry is mid-ring.
+    for (const [n, every] of [[4000, 60], [3000, 10]] as const) {
+      for (let i = 0; i < n; i++, t += every) {
+        const w = 1 + (i % 3);
+        b.finish(b.grant(w, t, false), t + 5);
+        done.push([t + 5, w]);
+        if (i % 7 === 0) {
+          const now = t + 6;
+          expect(b.used(now)).toBe(done.filter(([d]) => d > now - MIN).reduce((x, [, w2]) => x + w2, 0));
+        }
+      }
+    }
+    expect(b.used(t + MIN / 2)).toBe(done.filter(([d]) => d > t + MIN / 2 - MIN).reduce((x, [, w2]) => x + w2, 0));
+  });
+
   it('claims for a window what the service counted beyond its own requests', () => {
     const b = new RateBudget();
     const c = b.grant(20, 0, false);
