@@ -57,9 +57,9 @@ export function nextToken(body: Record<string, unknown>): string | undefined {
  * kept, so a loop of up to that many pages is caught at its first repeated token. A longer loop is
  * caught by Brent's cycle detection: one anchor token, compared with every new one, moved to the
  * newest token each time the steps since it reach a power of two; it is caught within about two
- * turns of the loop after it starts. Keeping every token grew the heap by ~10 MB over a 5M-row
- * listing (50,000 tokens of ~70 characters; a real service's are longer), for a run that is
- * otherwise flat.
+ * turns of the loop after it starts. Keeping every token held 50,000 of them in a 5M-row run on
+ * the simulator (about 5 MB for tokens of ~70 characters; a real service's are longer), a heap
+ * that grew with the length of the listing.
  */
 export class LoopGuard {
   private readonly kept = new Set<string>();

@@ -16,10 +16,9 @@ export function makeDir(dir: string): void {
 
 export class Spool {
   private fd: number | undefined;
-  // Lines are copied into this buffer as they come, and it is reused after each write: no page's
-  // text or body is held until a flush. Holding them made them outlive V8's young generation, so
-  // they were freed only when dead buffers reached V8's 64 MB external-memory trigger for a full
-  // GC: a sawtooth of up to 65 MB in a run's RSS.
+  // Lines are copied into this buffer as they come, and it is reused after each write: a page's
+  // encoded lines and its raw body are not held until the flush (they were, as a Buffer each), so
+  // they can die young. (The run's external memory still swings by ~60 MB: see README, Memory.)
   private buf: Buffer | undefined;
   private used = 0;
   lines = 0;
