@@ -70,7 +70,8 @@ status: build
 test:
 	npm test
 
-## torture: kill -9 / SIGTERM a run KILLS times at random moments, rerun, compare with an uninterrupted run
+## torture: kill -9 / SIGTERM a run KILLS times at random moments, rerun, then its compaction KILLS/2 times,
+## compare with an uninterrupted run
 KILLS ?= 10
 torture: build
 	node scripts/torture.mjs --kills $(KILLS)

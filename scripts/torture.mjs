@@ -1,8 +1,8 @@
 #!/usr/bin/env node
 // Crash-safety torture test: "kill -9 at any instant, rerun, tables equal an uninterrupted run".
 //
-//   node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--keep]
-//                            [--attempt-timeout SEC] [--timeout SEC] [--quiet]
+//   node scripts/torture.mjs [--kills N] [--compact-kills M] [--seed S] [--pipeline FILE]
+//                            [--flush-rows F] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]
 //   node scripts/torture.mjs --compare LAKE_A LAKE_B     (only step 4, on two existing lakes)
 //
 // 1. starts the simulator (`chainlake sim --port 0 --seed S`);
@@ -17,9 +17,14 @@
 // 4. after every attempt checks the lake's invariants (every .parquet in a table folder readable,
 //    every file a state lists present or pending, no file in a table folder that no state owns),
 //    and at the end compares every table of both lakes as multisets of rows (EXCEPT ALL both ways),
-//    the partitions' state counters and cursors, and that _lock is gone.
+//    the partitions' state counters and cursors, and that _lock is gone;
+// 5. before that comparison, compacts the tortured lake (`chainlake compact`) with kills the same
+//    way, M of them (default: half of N, rounded up), with a delay up to 1.1 x the length of an
+//    uninterrupted compaction of the control lake (which must still equal the clean lake), and
+//    reruns it until one exits 0: the comparison then reads the compacted lake. Logs:
+//    <tmp>/logs/compact-NNNN.log.
 // Exit 0: PASS; 1: FAIL (mismatch, a broken invariant, a run that exited 2, a hang); 2: bad usage.
-// Environment: TORTURE_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
+// Environment: TORTURE_KILLS, TORTURE_COMPACT_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,6 +49,7 @@ function parseArgs(argv) {
   const env = process.env;
   const o = {
     kills: env.TORTURE_KILLS ?? '10',
+    compactKills: env.TORTURE_COMPACT_KILLS,
     seed: env.TORTURE_SEED ?? '1',
     pipeline: env.TORTURE_PIPELINE ?? 'pipelines/demo.yaml',
     flushRows: env.TORTURE_FLUSH_ROWS ?? '200',
@@ -52,7 +58,7 @@ function parseArgs(argv) {
     timeout: undefined,
     quiet: false,
   };
-  const valued = { '--kills': 'kills', '--seed': 'seed', '--pipeline': 'pipeline', '--flush-rows': 'flushRows', '--attempt-timeout': 'attemptTimeout', '--timeout': 'timeout' };
+  const valued = { '--kills': 'kills', '--compact-kills': 'compactKills', '--seed': 'seed', '--pipeline': 'pipeline', '--flush-rows': 'flushRows', '--attempt-timeout': 'attemptTimeout', '--timeout': 'timeout' };
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
     let v;
@@ -76,10 +82,11 @@ function parseArgs(argv) {
     return n;
   };
   o.kills = int('kills', o.kills, 0);
+  o.compactKills = o.compactKills === undefined ? Math.ceil(o.kills / 2) : int('compact-kills', o.compactKills, 0);
   o.seed = int('seed', o.seed, 0);
   o.flushRows = int('flush-rows', o.flushRows, 1);
   o.attemptTimeout = int('attempt-timeout', o.attemptTimeout, 1);
-  o.timeout = o.timeout === undefined ? 300 + 20 * o.kills : int('timeout', o.timeout, 1);
+  o.timeout = o.timeout === undefined ? 300 + 20 * (o.kills + o.compactKills) : int('timeout', o.timeout, 1);
   o.pipeline = resolve(o.pipeline);
   if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
   if (o.compare) o.compare = o.compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
@@ -158,8 +165,17 @@ async function stopSimulator(sim) {
  * One `chainlake run`. With `kill` = { delayMs, signal }, the signal is sent after the delay if the
  * run is still alive. Output goes to `log`. Resolves { code, signal, ms, killed, timedOut, pid }.
  */
+/** The pipeline's run into `lake` against the simulator at `url`. */
 function runOnce(lake, url, log, kill) {
-  const args = [CLI, 'run', opts.pipeline, '--lake', lake, '--data-url', url, '--metrics-url', url, '--node-url', url, '--flush-rows', String(opts.flushRows)];
+  return spawnOnce([CLI, 'run', opts.pipeline, '--lake', lake, '--data-url', url, '--metrics-url', url, '--node-url', url, '--flush-rows', String(opts.flushRows)], log, kill);
+}
+
+/** `chainlake compact` of every table of `lake`. */
+function compactOnce(lake, log, kill) {
+  return spawnOnce([CLI, 'compact', '--lake', lake], log, kill);
+}
+
+function spawnOnce(args, log, kill) {
   const fd = openSync(log, 'w');
   const t0 = performance.now();
   const epoch = Date.now();
@@ -438,7 +454,7 @@ function describeFile(lake, table, file, pidToAttempt) {
   if (!m) return rel;
   const attempt = pidToAttempt.get(Number(m[2]));
   const stateTable = table === '_rejects' ? rel.split('/')[1] : table;
-  return `${rel} (written by ${attempt ? `attempt ${attempt}` : `pid ${m[2]}`}; state _state/${stateTable}/${m[1]}.json)`;
+  return `${rel} (written by ${typeof attempt === 'number' ? `attempt ${attempt}` : (attempt ?? `pid ${m[2]}`)}; state _state/${stateTable}/${m[1]}.json)`;
 }
 
 /** Partition state counters and cursors that must match (refreshedAt and run ids may not). */
@@ -522,6 +538,51 @@ function stderrTail(log) {
 
 const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
+
+// ------------------------------------------------------------------------------------- compaction
+/**
+ * Step 5: `chainlake compact` of the tortured lake (complete by now), killed at random moments
+ * until `--compact-kills` signals have landed on a live compaction, then rerun until one exits 0;
+ * the lake's invariants are checked after every attempt and the final comparison (step 4) then
+ * reads the compacted lake. The control lake is compacted first, uninterrupted: it must still equal
+ * the clean lake, and its length scales the kill delays.
+ */
+async function tortureCompaction({ clean, control, tortured, logs, unstable, pidToAttempt, failures }) {
+  const k = await compactOnce(control, join(logs, 'compact-control.log'));
+  if (k.code !== 0) throw new Fail(`the uninterrupted compaction of the control lake exited ${k.code ?? k.signal}: ${stderrTail(join(logs, 'compact-control.log'))}`);
+  const summary = readFileSync(join(logs, 'compact-control.log'), 'utf8').match(/\d+ data files -> \d+/)?.[0] ?? 'nothing to merge';
+  for (const t of lakeTables(clean)) {
+    const r = await compareTable(clean, control, t, new Map(), unstable[t]);
+    if (!r.ok) failures.push(`compaction alone: ${t}: clean ${r.clean} rows, compacted control ${r.tortured} (extra ${r.extra}, missing ${r.missing})`);
+  }
+  say(`compaction of the control lake: exit 0 in ${(k.ms / 1000).toFixed(2)} s (${summary}); kill delays from 50 ms to ~${Math.round(k.ms * 1.1)} ms`);
+  let kills = 0;
+  let attempts = 0;
+  let reruns = 0;
+  for (;;) {
+    if (Date.now() > deadline) throw new Fail(`overall timeout (${opts.timeout} s) in the compaction step after ${kills} kills`);
+    const n = ++attempts;
+    const log = join(logs, `compact-${String(n).padStart(4, '0')}.log`);
+    let kill;
+    if (kills < opts.compactKills) kill = { delayMs: Math.round(50 + rand() * Math.max(50, k.ms * 1.1 - 50)), signal: rand() < 0.25 ? 'SIGTERM' : 'SIGKILL' };
+    else if (++reruns > 20) throw new Fail('no compaction exited 0 within 20 reruns after the kills');
+    const r = await compactOnce(tortured, log, kill);
+    pidToAttempt.set(r.pid, `compaction attempt ${n}`);
+    const after = inspectLake(tortured);
+    const bad = [...after.problems, ...(await unreadable(tortured, after.files))];
+    if (r.killed) kills++;
+    const what = r.killed ? `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}` : `${kill ? `(${kill.signal} due at ${kill.delayMs} ms, ended first) ` : ''}exit ${r.code ?? r.signal} in ${Math.round(r.ms)} ms`;
+    if (!opts.quiet) say(`compact ${lpad(n, 3)}: ${pad(what, 40)} after: ${after.pending} half-done commit(s), ${after.tmp} state tmp, ${after.stagingFiles} staged file(s)${after.lock ? ', lock left' : ''}`);
+    if (r.timedOut) throw new Fail(`compaction attempt ${n}: still running after ${opts.attemptTimeout} s (killed); log ${log}`);
+    if (r.code === 2) throw new Fail(`compaction attempt ${n}: exit 2: ${stderrTail(log)}; log ${log}`);
+    if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`compaction attempt ${n}: exited ${r.code} after SIGTERM but left _lock`);
+    for (const b of bad) failures.push(`compaction attempt ${n} (${what}): ${b}`);
+    if (bad.length) say(`             INVARIANT BROKEN: ${bad.slice(0, 3).join(' | ')}${bad.length > 3 ? ` (+${bad.length - 3})` : ''}`);
+    if (kills >= opts.compactKills && !r.killed && r.code === 0) break;
+  }
+  say(`compaction kills: ${kills} in ${attempts} attempts`);
+  return kills;
+}
 
 // ------------------------------------------------------------------------------------------- main
 async function main() {
@@ -632,6 +693,8 @@ async function main() {
     say(`kills landed: ${phases.start} before the first log line (start, lock, roll-forward), ${phases.run} while the run worked, ${phases.end} after "run finished"`);
     say(`kill moments: ${stats.halfCommits} left a half-done commit (rolled forward by the next run), ${stats.tmpState} a state temp file, ${stats.staged} staged files`);
 
+    const compactionKills = opts.compactKills > 0 ? await tortureCompaction({ clean, control, tortured, logs, sim, unstable, pidToAttempt, failures }) : 0;
+
     // ------------------------------------------------------------------------------- final checks
     const fin = inspectLake(tortured);
     if (fin.lock) failures.push('_lock is still there after the final run');
@@ -660,7 +723,7 @@ async function main() {
       say(`FAIL (${failures.length} problem(s)):`);
       for (const f of failures.slice(0, 40)) say(`  - ${f}`);
       if (failures.length > 40) say(`  ... and ${failures.length - 40} more`);
-    } else say(`PASS: ${kills} kills, ${stats.attempts} attempts; every table of the tortured lake equals the uninterrupted run`);
+    } else say(`PASS: ${kills} kills, ${stats.attempts} attempts${compactionKills ? `, then ${compactionKills} kills of its compaction` : ''}; every table of the tortured lake equals the uninterrupted run`);
     verdict = failures.length === 0;
   } catch (e) {
     if (!(e instanceof Fail)) throw e;

@@ -13,6 +13,7 @@ import { startSimulator } from '../src/simulator/server.js';
 import { DEMO } from '../src/simulator/world.js';
 import { StateStore } from '../src/state/store.js';
 import { lakeContents, quiet } from './helpers.js';
+import { RunError } from '../src/errors.js';
 
 const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
 const closers: Array<() => Promise<void>> = [];
@@ -116,6 +117,45 @@ describe('compact', () => {
       expect(onDisk.length, 'no file outside the state').toBe(files.filter((f) => f.startsWith('erc_transfers/')).length);
     }
     expect(outcomes.filter((o) => o === 'SIGKILL').length, outcomes.join(', ')).toBeGreaterThan(0);
+  });
+
+  it('a stop lands between groups: what was merged stays, the lock goes, a rerun merges the rest', async () => {
+    const sim = await startSimulator({ port: 0, seed: 8 });
+    closers.push(() => sim.close());
+    const p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
+    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-stop-'));
+    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const want = await lakeContents(lake);
+    const filesOf = (table: string) => new StateStore(lake).all().filter((st) => st.table === table).reduce((n, st) => n + st.files.filter((f) => f.startsWith(`${table}/`)).length, 0);
+    const before = { erc: filesOf('erc_transfers'), internal: filesOf('internal_transactions') };
+    // SIGTERM as the first table is done (its "compacted" line): the second one is left as it was.
+    const ac = new AbortController();
+    const logger = { ...quiet, info: () => ac.abort(new RunError('stopped by SIGTERM')) } as unknown as typeof quiet;
+    await expect(compactLake(lake, ['erc_transfers', 'internal_transactions'], { logger, targetRows: 500, signal: ac.signal })).rejects.toThrow(/stopped by SIGTERM/);
+    expect(filesOf('erc_transfers')).toBeLessThan(before.erc);
+    expect(filesOf('internal_transactions')).toBe(before.internal);
+    expect(existsSync(join(lake, '_lock'))).toBe(false);
+    expect(await lakeContents(lake)).toEqual(want);
+    await compactLake(lake, [], { logger: quiet, targetRows: 500 });
+    expect(filesOf('internal_transactions')).toBeLessThan(before.internal);
+    expect(await lakeContents(lake)).toEqual(want);
+
+    // The CLI wires SIGTERM to that stop: exit 1, the lock released.
+    const cli = mkdtempSync(join(tmpdir(), 'cl-compact-stop-cli-'));
+    expect((await runPipeline(p, { lake: cli, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const child = spawn(process.execPath, [BIN, 'compact', 'erc_transfers', 'internal_transactions', '--lake', cli, '--target-rows', '500'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => {
+      stderr += String(d);
+      if (stderr.includes('"msg":"compacted"') && !child.killed) child.kill('SIGTERM');
+    });
+    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    expect(code, stderr).toBe(1);
+    expect(stderr).toMatch(/chainlake: stopped by SIGTERM/);
+    expect(existsSync(join(cli, '_lock'))).toBe(false);
+    expect(await lakeContents(cli)).toEqual(want);
   });
 
   it('refuses an unknown table and a bad target', async () => {

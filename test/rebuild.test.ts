@@ -9,6 +9,7 @@ import { rebuildTable } from '../src/pipeline/rebuild.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { DEMO } from '../src/simulator/world.js';
 import { lakeContents, quiet } from './helpers.js';
+import { RunError } from '../src/errors.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -41,6 +42,32 @@ describe('rebuild from raw pages', () => {
     // the runs did (no merge by key behind it), and the tables still equal.
     expect(skipped.erc_transfers).toBeGreaterThan(0);
     expect(skipped.internal_transactions).toBeGreaterThan(0);
+    expect(await lakeContents(lake)).toEqual(landed);
+  });
+
+  it('stops between raw files when told to: the table stays as it was and the lock goes', async () => {
+    const sim = await startSimulator({ port: 0, seed: 5 });
+    closers.push(() => sim.close());
+    const p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.streams = p.streams.filter((s) => s.table === 'erc_transfers');
+    const lake = mkdtempSync(join(tmpdir(), 'cl-rebuild-stop-'));
+    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const landed = await lakeContents(lake);
+    // Aborted from the fourth raw file on, with a batch of the third still being written.
+    let reads = 0;
+    const signal = {
+      get aborted() {
+        return ++reads > 3;
+      },
+      throwIfAborted() {
+        throw new RunError('stopped by SIGTERM');
+      },
+    } as unknown as AbortSignal;
+    await expect(rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20, signal })).rejects.toThrow(/stopped by SIGTERM/);
+    expect(existsSync(join(lake, '_lock'))).toBe(false);
+    expect(await lakeContents(lake)).toEqual(landed);
+    await rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20 });
     expect(await lakeContents(lake)).toEqual(landed);
   });
 

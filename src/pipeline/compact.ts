@@ -59,7 +59,7 @@ function dataFiles(state: PartitionState): string[] {
   return state.files.filter((f) => f.startsWith(`${state.table}/`) && !open.has(f));
 }
 
-async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport): Promise<void> {
+async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport, signal?: AbortSignal): Promise<void> {
   const files = dataFiles(state);
   const counts = await writer.rowsPerFile(files.map((f) => store.path(f)));
   const rowsOf = new Map(files.map((f, i) => [f, counts[i]!]));
@@ -70,6 +70,8 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
   report.partitions++;
   let next = state;
   for (const group of groups) {
+    // A stop (SIGINT/SIGTERM) lands between groups: each one committed stays, and a rerun goes on.
+    signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
     const [out] = await writer.rewrite(group.map((f) => store.path(f)), dir, `${slug(state.partition)}-compact`, folderOf(decl, state.values ?? {}));
@@ -86,8 +88,11 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
   }
 }
 
-/** Compacts the named tables of a lake (every table with state when none is named). */
-export async function compactLake(lake: string, tables: string[], o: { logger: Logger; targetRows?: number; wait?: boolean }): Promise<CompactReport[]> {
+/**
+ * Compacts the named tables of a lake (every table with state when none is named). An abort of
+ * `signal` stops it before the next group, with the signal's reason.
+ */
+export async function compactLake(lake: string, tables: string[], o: { logger: Logger; targetRows?: number; wait?: boolean; signal?: AbortSignal }): Promise<CompactReport[]> {
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
   for (const t of tables) streamOf('compact', t);
@@ -104,7 +109,7 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
       const t0 = performance.now();
       const report: CompactReport = { table, partitions: 0, filesBefore: 0, filesAfter: 0, rowsRewritten: 0, seconds: 0 };
       // A --full-refresh in progress swaps its own files in later; leave it be.
-      for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report);
+      for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report, o.signal);
       report.seconds = (performance.now() - t0) / 1000;
       o.logger[report.rowsRewritten ? 'info' : 'debug']({ ...report }, 'compacted');
       reports.push(report);

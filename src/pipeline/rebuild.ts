@@ -54,7 +54,7 @@ interface Replayed {
  * page ends a block window, and the next window skips the newest block's rows seen already. Its
  * files then need no merge by key.
  */
-async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport): Promise<Replayed> {
+async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   const transformer = new Transformer(decl, partition);
   const prefix = slug(state.partition);
@@ -89,6 +89,10 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     return ta - tb || sa - sb;
   });
   for (const f of raws) {
+    if (signal?.aborted) {
+      await writing; // the writer's connection closes next: no COPY may be under way
+      signal.throwIfAborted();
+    }
     report.rawFiles++;
     for (const { page, bytes } of readRawPages(store.path(f), { bytes: decl.bytesSafe })) {
       report.pages++;
@@ -113,7 +117,8 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   return out;
 }
 
-export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number }): Promise<RebuildReport> {
+/** Rebuilds a table from its raw pages. An abort of `signal` stops it before the next raw file, the table untouched. */
+export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number; signal?: AbortSignal }): Promise<RebuildReport> {
   const decl = streamOf('rebuild', table);
   const store = new StateStore(lake);
   const lock = await LakeLock.acquire(store.lake);
@@ -131,7 +136,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     const replayed: Replayed[] = [];
     for (const state of states) {
       report.partitions++;
-      replayed.push(await replay(decl, state, store, writer, flushRows, report));
+      replayed.push(await replay(decl, state, store, writer, flushRows, report, o.signal));
     }
     const keep = (s: PartitionState) => s.files.filter((f) => f.startsWith(`${RAW}/`));
     const stamp = { runId: 'rebuild', at: new Date().toISOString(), status: 'complete' as const };
