@@ -21,6 +21,22 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
 
+/** A lake of many small files: the demo's erc_transfers and internal_transactions in batches of 20 rows. */
+async function smallFiles(): Promise<{ make(prefix: string): Promise<string> }> {
+  const sim = await startSimulator({ port: 0, seed: 8 });
+  closers.push(() => sim.close());
+  const p = loadPipeline('pipelines/demo.yaml');
+  for (const s of Object.values(p.sources)) s.url = sim.url;
+  p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
+  return {
+    async make(prefix) {
+      const lake = mkdtempSync(join(tmpdir(), prefix));
+      expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+      return lake;
+    },
+  };
+}
+
 describe('planGroups', () => {
   const f = (...rows: number[]) => rows.map((r, i) => ({ file: `f${i}`, rows: r }));
   it('groups consecutive small files up to the target; big files and lone files stay', () => {
@@ -90,13 +106,7 @@ describe('compact', () => {
   });
 
   it('a compaction killed at any moment leaves the table whole once the next command recovers', async () => {
-    const sim = await startSimulator({ port: 0, seed: 8 });
-    closers.push(() => sim.close());
-    const p = loadPipeline('pipelines/demo.yaml');
-    for (const s of Object.values(p.sources)) s.url = sim.url;
-    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
-    const small = mkdtempSync(join(tmpdir(), 'cl-compact-'));
-    expect((await runPipeline(p, { lake: small, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const small = await (await smallFiles()).make('cl-compact-');
     const want = await lakeContents(small);
     const outcomes: string[] = [];
     for (const delay of [250, 450, 650, 850, 1050, 1300]) {
@@ -120,13 +130,8 @@ describe('compact', () => {
   });
 
   it('a stop lands between groups: what was merged stays, the lock goes, a rerun merges the rest', async () => {
-    const sim = await startSimulator({ port: 0, seed: 8 });
-    closers.push(() => sim.close());
-    const p = loadPipeline('pipelines/demo.yaml');
-    for (const s of Object.values(p.sources)) s.url = sim.url;
-    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
-    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-stop-'));
-    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const lakes = await smallFiles();
+    const lake = await lakes.make('cl-compact-stop-');
     const want = await lakeContents(lake);
     const filesOf = (table: string) => new StateStore(lake).all().filter((st) => st.table === table).reduce((n, st) => n + st.files.filter((f) => f.startsWith(`${table}/`)).length, 0);
     const before = { erc: filesOf('erc_transfers'), internal: filesOf('internal_transactions') };
@@ -143,8 +148,7 @@ describe('compact', () => {
     expect(await lakeContents(lake)).toEqual(want);
 
     // The CLI wires SIGTERM to that stop: exit 1, the lock released.
-    const cli = mkdtempSync(join(tmpdir(), 'cl-compact-stop-cli-'));
-    expect((await runPipeline(p, { lake: cli, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const cli = await lakes.make('cl-compact-stop-cli-');
     const child = spawn(process.execPath, [BIN, 'compact', 'erc_transfers', 'internal_transactions', '--lake', cli, '--target-rows', '500'], { stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (d) => {
