@@ -161,10 +161,6 @@ async function stopSimulator(sim) {
   clearTimeout(t);
 }
 
-/**
- * One `chainlake run`. With `kill` = { delayMs, signal }, the signal is sent after the delay if the
- * run is still alive. Output goes to `log`. Resolves { code, signal, ms, killed, timedOut, pid }.
- */
 /** The pipeline's run into `lake` against the simulator at `url`. */
 function runOnce(lake, url, log, kill) {
   return spawnOnce([CLI, 'run', opts.pipeline, '--lake', lake, '--data-url', url, '--metrics-url', url, '--node-url', url, '--flush-rows', String(opts.flushRows)], log, kill);
@@ -175,6 +171,10 @@ function compactOnce(lake, log, kill) {
   return spawnOnce([CLI, 'compact', '--lake', lake], log, kill);
 }
 
+/**
+ * One CLI command. With `kill` = { delayMs, signal }, the signal is sent after the delay if the
+ * process is still alive. Output goes to `log`. Resolves { code, signal, ms, killed, timedOut, pid }.
+ */
 function spawnOnce(args, log, kill) {
   const fd = openSync(log, 'w');
   const t0 = performance.now();
@@ -539,6 +539,28 @@ function stderrTail(log) {
 const pad = (s, n) => String(s).padEnd(n);
 const lpad = (s, n) => String(s).padStart(n);
 
+/** The lake after an attempt (`r`, from spawnOnce, with the `kill` it was given), its broken invariants, and a line for the log. */
+async function inspectAttempt(lake, r, kill) {
+  const after = inspectLake(lake);
+  const bad = [...after.problems, ...(await unreadable(lake, after.files))];
+  const what = r.killed
+    ? `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}`
+    : `${kill ? `(${kill.signal} due at ${kill.delayMs} ms, ended first) ` : ''}exit ${r.code ?? r.signal} in ${Math.round(r.ms)} ms`;
+  return { after, bad, what };
+}
+
+/**
+ * What ends the torture (a hang, an exit 2) and what fails it (a lock left after a graceful stop, a
+ * broken invariant), the same for a run and a compaction; `name` says which (`attempt 3`).
+ */
+function judgeAttempt(name, r, kill, log, { after, bad, what }, failures) {
+  if (r.timedOut) throw new Fail(`${name}: still running after ${opts.attemptTimeout} s (killed); log ${log}`);
+  if (r.code === 2) throw new Fail(`${name}: exit 2 (usage/config error): ${stderrTail(log)}; log ${log}`);
+  if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`${name}: exited ${r.code} after SIGTERM but left _lock`);
+  for (const b of bad) failures.push(`${name} (${what}): ${b}`);
+  if (bad.length) say(`             INVARIANT BROKEN: ${bad.slice(0, 3).join(' | ')}${bad.length > 3 ? ` (+${bad.length - 3})` : ''}`);
+}
+
 // ------------------------------------------------------------------------------------- compaction
 /**
  * Step 5: `chainlake compact` of the tortured lake (complete by now), killed at random moments
@@ -568,16 +590,11 @@ async function tortureCompaction({ clean, control, tortured, logs, unstable, pid
     else if (++reruns > 20) throw new Fail('no compaction exited 0 within 20 reruns after the kills');
     const r = await compactOnce(tortured, log, kill);
     pidToAttempt.set(r.pid, `compaction attempt ${n}`);
-    const after = inspectLake(tortured);
-    const bad = [...after.problems, ...(await unreadable(tortured, after.files))];
+    const seen = await inspectAttempt(tortured, r, kill);
+    const { after } = seen;
     if (r.killed) kills++;
-    const what = r.killed ? `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}` : `${kill ? `(${kill.signal} due at ${kill.delayMs} ms, ended first) ` : ''}exit ${r.code ?? r.signal} in ${Math.round(r.ms)} ms`;
-    if (!opts.quiet) say(`compact ${lpad(n, 3)}: ${pad(what, 40)} after: ${after.pending} half-done commit(s), ${after.tmp} state tmp, ${after.stagingFiles} staged file(s)${after.lock ? ', lock left' : ''}`);
-    if (r.timedOut) throw new Fail(`compaction attempt ${n}: still running after ${opts.attemptTimeout} s (killed); log ${log}`);
-    if (r.code === 2) throw new Fail(`compaction attempt ${n}: exit 2: ${stderrTail(log)}; log ${log}`);
-    if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`compaction attempt ${n}: exited ${r.code} after SIGTERM but left _lock`);
-    for (const b of bad) failures.push(`compaction attempt ${n} (${what}): ${b}`);
-    if (bad.length) say(`             INVARIANT BROKEN: ${bad.slice(0, 3).join(' | ')}${bad.length > 3 ? ` (+${bad.length - 3})` : ''}`);
+    if (!opts.quiet) say(`compact ${lpad(n, 3)}: ${pad(seen.what, 40)} after: ${after.pending} half-done commit(s), ${after.tmp} state tmp, ${after.stagingFiles} staged file(s)${after.lock ? ', lock left' : ''}`);
+    judgeAttempt(`compaction attempt ${n}`, r, kill, log, seen, failures);
     if (kills >= opts.compactKills && !r.killed && r.code === 0) break;
   }
   say(`compaction kills: ${kills} in ${attempts} attempts`);
@@ -652,37 +669,28 @@ async function main() {
       } else if (++stats.reruns > MAX_RERUNS) throw new Fail(`no run exited 0 within ${MAX_RERUNS} reruns after the kills`);
       const r = await runOnce(tortured, sim.url, log, kill);
       pidToAttempt.set(r.pid, n);
-      const after = inspectLake(tortured);
-      const bad = [...after.problems, ...(await unreadable(tortured, after.files))];
-      let what;
+      const seen = await inspectAttempt(tortured, r, kill);
+      const { after } = seen;
       if (r.killed) {
         kills++;
         if (kill.signal === 'SIGKILL') stats.sigkill++;
         else stats.sigterm++;
-        what = `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}`;
         const last = lastLog(log, r.signalEpoch);
         phases[last === '(no output)' ? 'start' : last.startsWith('run finished') ? 'end' : 'run']++;
-      } else {
-        if (kill) stats.finishedBeforeKill++;
-        what = `${kill ? `(${kill.signal} due at ${kill.delayMs} ms, run ended first) ` : ''}exit ${r.code ?? r.signal} in ${Math.round(r.ms)} ms`;
-      }
+      } else if (kill) stats.finishedBeforeKill++;
       if (after.pending) stats.halfCommits++;
       if (after.tmp) stats.tmpState++;
       if (after.stagingFiles) stats.staged++;
       if (!opts.quiet)
         say(
-          `attempt ${lpad(n, 3)}: ${pad(what, 40)} last log${r.killed ? ' before the signal' : ''}: ${pad(lastLog(log, r.killed ? r.signalEpoch : Infinity), 60)} after: ${after.pending} half-done commit(s), ${after.tmp} state tmp, ${after.stagingFiles} staged file(s)${after.lock ? ', lock left' : ''}`,
+          `attempt ${lpad(n, 3)}: ${pad(seen.what, 40)} last log${r.killed ? ' before the signal' : ''}: ${pad(lastLog(log, r.killed ? r.signalEpoch : Infinity), 60)} after: ${after.pending} half-done commit(s), ${after.tmp} state tmp, ${after.stagingFiles} staged file(s)${after.lock ? ', lock left' : ''}`,
         );
-      if (r.timedOut) throw new Fail(`attempt ${n}: still running after ${opts.attemptTimeout} s (killed); log ${log}`);
-      if (r.code === 2) throw new Fail(`attempt ${n}: exit 2 (usage/config error): ${stderrTail(log)}; log ${log}`);
-      if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`attempt ${n}: exited ${r.code} after SIGTERM but left _lock`);
+      judgeAttempt(`attempt ${n}`, r, kill, log, seen, failures);
       if (r.code === 1) {
         stats.exit1++;
         const tail = stderrTail(log);
         if (!r.killed || kill.signal !== 'SIGTERM') say(`             exit 1 without SIGTERM: ${tail}`);
       }
-      for (const b of bad) failures.push(`attempt ${n} (${what}): ${b}`);
-      if (bad.length) say(`             INVARIANT BROKEN: ${bad.slice(0, 3).join(' | ')}${bad.length > 3 ? ` (+${bad.length - 3})` : ''}`);
       if (!r.killed && r.code === 0) expectMs = r.ms;
       if (Number.isFinite(r.startupMs) && !r.killed) startupMs = r.startupMs;
       if (kills >= opts.kills && !r.killed && r.code === 0) done = true;
@@ -693,7 +701,7 @@ async function main() {
     say(`kills landed: ${phases.start} before the first log line (start, lock, roll-forward), ${phases.run} while the run worked, ${phases.end} after "run finished"`);
     say(`kill moments: ${stats.halfCommits} left a half-done commit (rolled forward by the next run), ${stats.tmpState} a state temp file, ${stats.staged} staged files`);
 
-    const compactionKills = opts.compactKills > 0 ? await tortureCompaction({ clean, control, tortured, logs, sim, unstable, pidToAttempt, failures }) : 0;
+    const compactionKills = opts.compactKills > 0 ? await tortureCompaction({ clean, control, tortured, logs, unstable, pidToAttempt, failures }) : 0;
 
     // ------------------------------------------------------------------------------- final checks
     const fin = inspectLake(tortured);
