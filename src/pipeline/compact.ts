@@ -6,11 +6,10 @@
 import type { Logger } from 'pino';
 import { STREAM_BY_TABLE, streamOf } from '../streams/index.js';
 import { folderOf, type StreamDecl } from '../streams/types.js';
-import { ParquetWriter } from '../load/parquet.js';
-import { LakeLock } from '../state/lock.js';
-import { slug, STAGING, StateStore, type PartitionState } from '../state/store.js';
+import type { ParquetWriter } from '../load/parquet.js';
+import { slug, type StateStore, type PartitionState } from '../state/store.js';
+import { withLockedWriter } from './locked.js';
 import { UsageError } from '../errors.js';
-import { join } from 'node:path';
 
 export interface CompactReport {
   table: string;
@@ -96,13 +95,8 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
   for (const t of tables) streamOf('compact', t);
-  const store = new StateStore(lake);
-  const lock = await LakeLock.acquire(store.lake, { wait: o.wait });
-  let writer: ParquetWriter | undefined;
-  const reports: CompactReport[] = [];
-  try {
-    writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
-    store.recover();
+  return withLockedWriter(lake, { wait: o.wait }, async (store, writer) => {
+    const reports: CompactReport[] = [];
     const states = store.all();
     const names = tables.length ? tables : [...new Set(states.map((s) => s.table))].filter((t) => STREAM_BY_TABLE.has(t));
     for (const table of names) {
@@ -114,10 +108,6 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
       o.logger[report.rowsRewritten ? 'info' : 'debug']({ ...report }, 'compacted');
       reports.push(report);
     }
-    store.recover(); // clears the rewrite's staging
-  } finally {
-    writer?.close();
-    lock.release();
-  }
-  return reports;
+    return reports;
+  });
 }

@@ -11,8 +11,8 @@ import { Transformer } from '../transform/rows.js';
 import { ParquetWriter, type WrittenFile } from '../load/parquet.js';
 import { Spool } from '../load/spool.js';
 import { readRawPages } from '../load/raw.js';
-import { RAW, REJECTS, STAGING, slug, StateStore, type PartitionState } from '../state/store.js';
-import { LakeLock } from '../state/lock.js';
+import { RAW, REJECTS, slug, type StateStore, type PartitionState } from '../state/store.js';
+import { withLockedWriter } from './locked.js';
 import { UsageError } from '../errors.js';
 import { TABLE_PARTITION } from './run.js';
 import { nextToken } from '../extract/paginate.js';
@@ -120,14 +120,9 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
 /** Rebuilds a table from its raw pages. An abort of `signal` stops it before the next raw file, the table untouched. */
 export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number; signal?: AbortSignal }): Promise<RebuildReport> {
   const decl = streamOf('rebuild', table);
-  const store = new StateStore(lake);
-  const lock = await LakeLock.acquire(store.lake);
   const t0 = performance.now();
   const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, rows: 0, rejects: 0, seconds: 0 };
-  let writer: ParquetWriter | undefined;
-  try {
-    writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
-    store.recover();
+  await withLockedWriter(lake, {}, async (store, writer) => {
     const states = store.all().filter((s) => s.table === table && s.partition !== TABLE_PARTITION);
     if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);
     if (!states.some((s) => s.files.some((f) => f.startsWith(`${RAW}/`))))
@@ -166,11 +161,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
         );
       }
     }
-    store.recover(); // clears the replay's staging
-  } finally {
-    writer?.close();
-    lock.release();
-  }
+  });
   report.seconds = (performance.now() - t0) / 1000;
   o.logger.info({ ...report }, 'rebuild finished');
   return report;

@@ -1,0 +1,26 @@
+// What `rebuild` and `compact` share: they rewrite a lake's files outside a run, holding its lock.
+import { join } from 'node:path';
+import { ParquetWriter } from '../load/parquet.js';
+import { LakeLock } from '../state/lock.js';
+import { STAGING, StateStore } from '../state/store.js';
+
+/**
+ * Runs `work` with the lake's lock and a Parquet writer. What an earlier process left half done is
+ * finished or dropped first (store.recover), and `work`'s own staging is cleared when it succeeds;
+ * the writer closes and the lock goes whatever happens (a writer that fails to open included).
+ */
+export async function withLockedWriter<T>(lake: string, o: { wait?: boolean }, work: (store: StateStore, writer: ParquetWriter) => Promise<T>): Promise<T> {
+  const store = new StateStore(lake);
+  const lock = await LakeLock.acquire(store.lake, { wait: o.wait });
+  let writer: ParquetWriter | undefined;
+  try {
+    writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
+    store.recover();
+    const out = await work(store, writer);
+    store.recover();
+    return out;
+  } finally {
+    writer?.close();
+    lock.release();
+  }
+}
