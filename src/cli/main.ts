@@ -66,23 +66,25 @@ async function cmdRun(a: RunArgs): Promise<number> {
   if (nodeUrl) p.sources.node.url = nodeUrl;
   const { logger, progress } = runOutput(a);
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
-  const stop = stopOnSignals(logger, 'committed work stays, a rerun resumes');
-  try {
-    const report = await runPipeline(p, { lake, logger, signal: stop.signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
-    process.stdout.write(formatReport(report) + '\n');
-    if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
-    return report.status === 'ok' ? 0 : 1;
-  } finally {
-    stop.done();
-    await sim?.close();
-  }
+  // Signals are handled until the embedded simulator has closed too.
+  return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
+    try {
+      const report = await runPipeline(p, { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
+      process.stdout.write(formatReport(report) + '\n');
+      if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
+      return report.status === 'ok' ? 0 : 1;
+    } finally {
+      await sim?.close();
+    }
+  });
 }
 
 /**
- * SIGINT and SIGTERM abort the returned signal: the command stops at its next safe point, keeps
- * what it committed, releases the lake's lock and exits 1 with `stopped by SIGTERM`.
+ * Runs `work` with a signal that SIGINT and SIGTERM abort: the command stops at its next safe
+ * point, keeps what it committed (`kept` says what that is), releases the lake's lock and exits 1
+ * with `stopped by SIGTERM`.
  */
-function stopOnSignals(logger: Logger, kept: string): { signal: AbortSignal; done(): void } {
+async function stoppable<T>(logger: Logger, kept: string, work: (signal: AbortSignal) => Promise<T>): Promise<T> {
   const ac = new AbortController();
   const on = (sig: string) => {
     logger.warn({ signal: sig }, `stopping: ${kept}`);
@@ -90,13 +92,12 @@ function stopOnSignals(logger: Logger, kept: string): { signal: AbortSignal; don
   };
   process.once('SIGINT', on);
   process.once('SIGTERM', on);
-  return {
-    signal: ac.signal,
-    done: () => {
-      process.off('SIGINT', on);
-      process.off('SIGTERM', on);
-    },
-  };
+  try {
+    return await work(ac.signal);
+  } finally {
+    process.off('SIGINT', on);
+    process.off('SIGTERM', on);
+  }
 }
 
 async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: Format }): Promise<number> {
@@ -124,13 +125,7 @@ async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: 
 async function cmdRebuild(a: { table: string; lake: string }): Promise<number> {
   const { rebuildTable } = await import('../pipeline/rebuild.js');
   const logger = makeLogger({});
-  const stop = stopOnSignals(logger, 'the table is as it was, a rerun rebuilds it');
-  let r;
-  try {
-    r = await rebuildTable(checkLake(a.lake), a.table, { logger, signal: stop.signal });
-  } finally {
-    stop.done();
-  }
+  const r = await stoppable(logger, 'the table is as it was, a rerun rebuilds it', (signal) => rebuildTable(checkLake(a.lake), a.table, { logger, signal }));
   process.stdout.write(
     `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed, ${r.skipped} skipped as refetched), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
   );
@@ -141,13 +136,9 @@ async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: 
   const { compactLake } = await import('../pipeline/compact.js');
   const targetRows = wholeNumber('target-rows', a['target-rows'], 2);
   const logger = makeLogger({});
-  const stop = stopOnSignals(logger, 'the groups merged so far stay, a rerun merges the rest');
-  let reports;
-  try {
-    reports = await compactLake(existingLake(a.lake), a.tables ?? [], { logger, targetRows, wait: a.wait, signal: stop.signal });
-  } finally {
-    stop.done();
-  }
+  const reports = await stoppable(logger, 'the groups merged so far stay, a rerun merges the rest', (signal) =>
+    compactLake(existingLake(a.lake), a.tables ?? [], { logger, targetRows, wait: a.wait, signal }),
+  );
   const done = reports.filter((r) => r.rowsRewritten > 0);
   for (const r of done)
     process.stdout.write(`compacted ${r.table}: ${r.filesBefore} data files -> ${r.filesAfter} (${r.rowsRewritten} rows rewritten in ${r.partitions} partitions), in ${r.seconds.toFixed(1)} s\n`);
