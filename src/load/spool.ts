@@ -32,35 +32,31 @@ export class Spool {
     const text = lines.join('\n');
     const encoding = bytes ? 'latin1' : 'utf8';
     const n = bytes ? text.length : Buffer.byteLength(text, 'utf8');
-    if (n < FLUSH) {
-      const buf = this.room(n + 1);
-      this.used += buf.write(text, this.used, encoding);
-      buf[this.used++] = 0x0a;
-    } else {
-      this.flush();
-      this.writeAll(Buffer.from(text + '\n', encoding));
-    }
+    this.line(n, (buf, at) => buf.write(text, at, encoding), () => Buffer.from(text, encoding));
     this.lines += lines.length;
   }
 
   /** One line given as its bytes (a raw page as sent; it holds no newline). */
   appendBytes(line: Buffer): void {
-    if (line.length < FLUSH) {
-      const buf = this.room(line.length + 1);
-      this.used += line.copy(buf, this.used);
-      buf[this.used++] = 0x0a;
-    } else {
-      this.flush();
-      this.writeAll(line);
-      this.writeAll(NEWLINE);
-    }
+    this.line(line.length, (buf, at) => line.copy(buf, at), () => line);
     this.lines++;
   }
 
-  /** The buffer, with room for `n` (<= FLUSH) more bytes. */
-  private room(n: number): Buffer {
-    if (this.used + n > FLUSH) this.flush();
-    return (this.buf ??= Buffer.allocUnsafe(FLUSH));
+  /**
+   * `n` bytes and a newline: `copy` puts the bytes into the buffer at an offset and says how many it
+   * wrote; a line as long as the buffer or longer is written straight from `whole()`.
+   */
+  private line(n: number, copy: (buf: Buffer, at: number) => number, whole: () => Buffer): void {
+    if (n < FLUSH) {
+      if (this.used + n + 1 > FLUSH) this.flush();
+      const buf = (this.buf ??= Buffer.allocUnsafe(FLUSH));
+      this.used += copy(buf, this.used);
+      buf[this.used++] = 0x0a;
+    } else {
+      this.flush();
+      this.writeAll(whole());
+      this.writeAll(NEWLINE);
+    }
   }
 
   private flush(): void {
