@@ -417,11 +417,13 @@ class PartitionRun {
     const oldRaw = whole ? this.state.files.filter(isRaw) : [];
     const merged = await this.writer.merge(decl, freshData, whole ? [] : oldData.map((f) => this.store.path(f)), this.store.stagingDir(decl.table, partition.id), this.prefix);
     const dataMoves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
-    const keepData = merged.length || whole ? [] : oldData;
+    // The merge's output (or, for a whole fetch, nothing) takes the place of the old data files.
+    const replaced = merged.length > 0 || whole;
+    const keepData = replaced ? [] : oldData;
     const keepRaw = this.state.files.filter((f) => isRaw(f) && !oldRaw.includes(f));
     const files = [...keepData, ...keepRaw, ...[...dataMoves, ...sideMoves].map(([, t]) => t)];
-    const deletes = [...(merged.length || whole ? oldData : []), ...oldRejects, ...oldRaw];
-    const total = merged.length || whole ? await this.writer.countRowsOf(merged.map((f) => f.staged)) : this.state.rows;
+    const deletes = [...(replaced ? oldData : []), ...oldRejects, ...oldRaw];
+    const total = replaced ? await this.writer.countRowsOf(merged.map((f) => f.staged)) : this.state.rows;
     this.state = this.store.commit({ ...this.state, files, cursor, rows: total, rejects: rejected, lastRun: this.lastRun(true) }, [...dataMoves, ...sideMoves], deletes);
     return undefined;
   }
