@@ -129,7 +129,7 @@ class Answers {
 
   push(weight: number, sentAt: number, doneAt: number, counted: boolean): void {
     if (this.size === this.cap) this.grow();
-    const i = (this.start + this.size++) & (this.cap - 1);
+    const i = this.slot(this.size++);
     this.weights[i] = weight;
     this.sent[i] = sentAt;
     this.done[i] = doneAt;
@@ -142,18 +142,21 @@ class Answers {
     this.size--;
   }
 
-  // k counts from the oldest (0).
+  /** The ring's index of the k-th answer, counted from the oldest (0). */
+  private slot(k: number): number {
+    return (this.start + k) & (this.cap - 1);
+  }
   weight(k: number): number {
-    return this.weights[(this.start + k) & (this.cap - 1)]!;
+    return this.weights[this.slot(k)]!;
   }
   sentAt(k: number): number {
-    return this.sent[(this.start + k) & (this.cap - 1)]!;
+    return this.sent[this.slot(k)]!;
   }
   doneAt(k: number): number {
-    return this.done[(this.start + k) & (this.cap - 1)]!;
+    return this.done[this.slot(k)]!;
   }
   counted(k: number): boolean {
-    return this.counts[(this.start + k) & (this.cap - 1)] === 1;
+    return this.counts[this.slot(k)] === 1;
   }
 
   private grow(): void {
