@@ -4,7 +4,7 @@ import yargs from 'yargs';
 import { loadPipeline, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
 import { runPipeline } from '../pipeline/run.js';
-import { formatReport, textTable } from '../pipeline/report.js';
+import { formatReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
 import { openWarehouse } from '../warehouse/views.js';
 import { format, query, type Format } from '../warehouse/query.js';
@@ -13,8 +13,13 @@ import { makeLogger } from './log.js';
 import { runOutput } from './progress.js';
 import { checkLake, checkUrl, wholeNumber } from './args.js';
 import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
+import { statusJson, statusTable } from './status.js';
 
 const DEFAULT_LAKE = 'data/lake';
+
+/** `--format` of status: text for people, JSON for scripts. */
+type OutputFormat = 'table' | 'json';
+const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'table', describe: 'a text table, or one JSON document (every field whole) for scripts' } as const;
 
 interface RunArgs {
   pipeline?: string;
@@ -175,28 +180,20 @@ async function cmdExport(a: { lake: string; table: string; to: string; format?: 
   return 0;
 }
 
-function cmdStatus(a: { lake: string }): number {
+function cmdStatus(a: { lake: string; format: OutputFormat }): number {
   const store = new StateStore(checkLake(a.lake));
   const states = store.all();
+  if (a.format === 'json') {
+    process.stdout.write(JSON.stringify(statusJson(store.lake, states), null, 1) + '\n');
+    return 0;
+  }
   if (!states.length) {
     process.stdout.write(`no partitions in ${store.lake} yet\n`);
     return 0;
   }
-  const rows = states.map((s) => {
-    const c = s.cursor;
-    const cursor = c.window
-      ? `paging from block ${c.window.query.startBlock ?? 0}${c.window.top ? `, newest block committed ${c.window.top.block}` : ''}`
-      : c.nextBlock !== undefined
-        ? `next block ${c.nextBlock}${c.skip?.keys.length ? ` (${c.skip.keys.length} of its rows committed)` : ''}`
-        : c.newest !== undefined
-          ? `newest point ${new Date(c.newest * 1000).toISOString()}`
-          : c.refreshedAt
-            ? `fetched ${c.refreshedAt}`
-            : '-';
-    const rebuilding = s.rebuild ? ` (full refresh in progress: ${s.rebuild.rows} rows)` : '';
-    return [s.table, s.partition, cursor + rebuilding, s.rows, s.rejects, s.files.length, s.lastRun ? `${s.lastRun.at} ${s.lastRun.status}` : '-'];
-  });
-  process.stdout.write(textTable(['table', 'partition', 'cursor / high-water mark', 'rows', 'rejects', 'files', 'last run'], rows) + '\n');
+  // Off a terminal (a pipe, a log file) the table is made for 100 columns.
+  const width = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
+  process.stdout.write(statusTable(states, width) + '\n');
   return 0;
 }
 
@@ -306,7 +303,7 @@ export async function main(argv: string[]): Promise<void> {
             .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' }),
         async (a) => exit(await cmdCompact(a as never)),
       )
-      .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y, (a) => exit(cmdStatus(a as never)))
+      .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y.option('format', FORMAT_OPTION), (a) => exit(cmdStatus(a as never)))
       .command('check', 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails', (y) => y, async (a) => exit(await cmdCheck(a as never)))
       .command(
         'report',
