@@ -17,7 +17,7 @@ import { statusJson, statusTable } from './status.js';
 
 const DEFAULT_LAKE = 'data/lake';
 
-/** `--format` of status: text for people, JSON for scripts. */
+/** `--format` of status and check: text for people, JSON for scripts. */
 type OutputFormat = 'table' | 'json';
 const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'table', describe: 'a text table, or one JSON document (every field whole) for scripts' } as const;
 
@@ -158,11 +158,11 @@ function existingLake(lake: string): string {
   return lake;
 }
 
-async function cmdCheck(a: { lake: string }): Promise<number> {
-  const { formatChecks, runChecks } = await import('../warehouse/check.js');
+async function cmdCheck(a: { lake: string; format: OutputFormat }): Promise<number> {
+  const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
   const lake = existingLake(a.lake);
   const results = await runChecks(await openWarehouse(lake), lake);
-  process.stdout.write(formatChecks(results) + '\n');
+  process.stdout.write((a.format === 'json' ? JSON.stringify(checksJson(lake, results), null, 1) : formatChecks(results)) + '\n');
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }
 
@@ -304,7 +304,12 @@ export async function main(argv: string[]): Promise<void> {
         async (a) => exit(await cmdCompact(a as never)),
       )
       .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y.option('format', FORMAT_OPTION), (a) => exit(cmdStatus(a as never)))
-      .command('check', 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails', (y) => y, async (a) => exit(await cmdCheck(a as never)))
+      .command(
+        'check',
+        'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails',
+        (y) => y.option('format', FORMAT_OPTION),
+        async (a) => exit(await cmdCheck(a as never)),
+      )
       .command(
         'report',
         'write one self-contained HTML report with charts of the lake',
