@@ -240,6 +240,11 @@ async function cmdSim(a: SimArgs): Promise<number> {
   return 0;
 }
 
+/** The package's version, from the package.json two folders up (dist/cli/ or src/cli/). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 export async function main(argv: string[]): Promise<void> {
   // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -354,7 +359,7 @@ export async function main(argv: string[]): Promise<void> {
       .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild, compact, sim, export-op or aggregate-signatures')
       .strict()
       .help()
-      .version(false)
+      .version(packageVersion())
       .exitProcess(false)
       .fail((msg, err) => {
         // yargs reports its own validation failures as YError: those are usage errors too.
