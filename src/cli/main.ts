@@ -17,7 +17,7 @@ import { statusJson, statusTable } from './status.js';
 
 const DEFAULT_LAKE = 'data/lake';
 
-/** `--format` of status and check: text for people, JSON for scripts. */
+/** `--format` of status and check (and of run --dry-run): text for people, JSON for scripts. */
 type OutputFormat = 'table' | 'json';
 const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'table', describe: 'a text table, or one JSON document (every field whole) for scripts' } as const;
 
@@ -37,6 +37,8 @@ interface RunArgs {
   strict?: boolean;
   wait?: boolean;
   raw?: boolean;
+  dryRun?: boolean;
+  format?: OutputFormat;
 }
 
 /** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
@@ -57,6 +59,17 @@ async function cmdRun(a: RunArgs): Promise<number> {
   const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
   const dataUrl = checkUrl('data-url', a.dataUrl);
   const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
+  const nodeUrl = checkUrl('node-url', a.nodeUrl);
+  if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
+  if (a.dryRun) {
+    const { formatPlan, planRun } = await import('../pipeline/plan.js');
+    // The simulator is not started: nothing would answer, as nothing is sent.
+    const urls = { data: dataUrl, metrics: metricsUrl, node: nodeUrl };
+    for (const [name, src] of Object.entries(p.sources)) src.url = a.simulator ? 'the embedded simulator' : (urls[name as keyof typeof urls] ?? src.url);
+    const plan = planRun(p, { lake, fullRefresh });
+    process.stdout.write((a.format === 'json' ? JSON.stringify(plan, null, 1) : formatPlan(plan)) + '\n');
+    return 0;
+  }
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
@@ -67,7 +80,6 @@ async function cmdRun(a: RunArgs): Promise<number> {
   }
   if (dataUrl) p.sources.data.url = dataUrl;
   if (metricsUrl) p.sources.metrics.url = metricsUrl;
-  const nodeUrl = checkUrl('node-url', a.nodeUrl);
   if (nodeUrl) p.sources.node.url = nodeUrl;
   const { logger, progress } = runOutput(a);
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
@@ -279,7 +291,9 @@ export async function main(argv: string[]): Promise<void> {
             .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' })
             .option('quiet', { type: 'boolean', describe: 'no progress display and no log lines (the run report still prints)' })
             .conflicts('quiet', 'log-level')
-            .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' }),
+            .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' })
+            .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
+            .option('format', { type: 'string', choices: ['table', 'json'] as const, describe: 'with --dry-run: the plan as text (default) or one JSON document' }),
         async (a) => exit(await cmdRun(a as never)),
       )
       .command(
