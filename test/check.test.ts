@@ -88,6 +88,17 @@ describe('chainlake check on a clean lake', () => {
     expect(r.stdout).toMatch(/\d+ passed, 0 failed, \d+ skipped/);
     expect(cli(['check', '--lake', join(lake, 'nope')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
   });
+
+  it('--format json: one document with the counts and every check whole; exit 0', async () => {
+    const r = cli(['check', '--lake', lake, '--format', 'json']);
+    expect(r.code).toBe(0);
+    const doc = JSON.parse(r.stdout);
+    const rs = await checks(lake);
+    expect(doc.checks).toEqual(rs.map(({ table, check, status, detail }) => ({ table, check, status, detail })));
+    const count = (status: string) => rs.filter((x) => x.status === status).length;
+    expect(doc).toMatchObject({ passed: count('pass'), failed: 0, skipped: count('skip') });
+    expect(doc.passed).toBeGreaterThan(0);
+  });
 });
 
 describe('chainlake check finds damage', () => {
@@ -103,6 +114,11 @@ describe('chainlake check finds damage', () => {
     const r = cli(['check', '--lake', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/FAIL\s+erc_transfers\s+files owned by a partition/);
+    const j = cli(['check', '--lake', dir, '--format', 'json']);
+    expect(j.code).toBe(1);
+    const doc = JSON.parse(j.stdout);
+    expect(doc.failed).toBe(failures(rs).length);
+    expect(doc.checks.filter((c: CheckResult) => c.status === 'fail').map((c: CheckResult) => `${c.table}: ${c.check}`)).toEqual(failures(rs));
   });
 
   it('a committed file gone: missing file and rows short of the state', async () => {

@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -20,6 +20,14 @@ describe('chainlake CLI usage errors', () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('run [pipeline]');
     expect(r.stdout).toContain('query [sql]');
+  });
+
+  it('--version prints the version of package.json, from any working folder', () => {
+    const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../package.json', import.meta.url)), 'utf8')) as { version: string };
+    const r = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8', cwd: dir });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${version}\n`);
+    expect(cli(['--help']).stdout).toContain('--version');
   });
 
   it('exits 2 on an unknown flag, a missing argument, or no command', () => {

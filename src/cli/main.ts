@@ -4,7 +4,7 @@ import yargs from 'yargs';
 import { loadPipeline, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
 import { runPipeline } from '../pipeline/run.js';
-import { formatReport, textTable } from '../pipeline/report.js';
+import { formatReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
 import { openWarehouse } from '../warehouse/views.js';
 import { format, query, type Format } from '../warehouse/query.js';
@@ -13,8 +13,13 @@ import { makeLogger } from './log.js';
 import { runOutput } from './progress.js';
 import { checkLake, checkUrl, wholeNumber } from './args.js';
 import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
+import { statusJson, statusTable } from './status.js';
 
 const DEFAULT_LAKE = 'data/lake';
+
+/** `--format` of status and check (and of run --dry-run): text for people, JSON for scripts. */
+type OutputFormat = 'table' | 'json';
+const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'table', describe: 'a text table, or one JSON document (every field whole) for scripts' } as const;
 
 interface RunArgs {
   pipeline?: string;
@@ -32,6 +37,8 @@ interface RunArgs {
   strict?: boolean;
   wait?: boolean;
   raw?: boolean;
+  dryRun?: boolean;
+  format?: OutputFormat;
 }
 
 /** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
@@ -52,6 +59,17 @@ async function cmdRun(a: RunArgs): Promise<number> {
   const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
   const dataUrl = checkUrl('data-url', a.dataUrl);
   const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
+  const nodeUrl = checkUrl('node-url', a.nodeUrl);
+  if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
+  if (a.dryRun) {
+    const { formatPlan, planRun } = await import('../pipeline/plan.js');
+    // The simulator is not started: nothing would answer, as nothing is sent.
+    const urls = { data: dataUrl, metrics: metricsUrl, node: nodeUrl };
+    for (const [name, src] of Object.entries(p.sources)) src.url = a.simulator ? 'the embedded simulator' : (urls[name as keyof typeof urls] ?? src.url);
+    const plan = planRun(p, { lake, fullRefresh });
+    process.stdout.write((a.format === 'json' ? JSON.stringify(plan, null, 1) : formatPlan(plan)) + '\n');
+    return 0;
+  }
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
@@ -62,7 +80,6 @@ async function cmdRun(a: RunArgs): Promise<number> {
   }
   if (dataUrl) p.sources.data.url = dataUrl;
   if (metricsUrl) p.sources.metrics.url = metricsUrl;
-  const nodeUrl = checkUrl('node-url', a.nodeUrl);
   if (nodeUrl) p.sources.node.url = nodeUrl;
   const { logger, progress } = runOutput(a);
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
@@ -153,11 +170,11 @@ function existingLake(lake: string): string {
   return lake;
 }
 
-async function cmdCheck(a: { lake: string }): Promise<number> {
-  const { formatChecks, runChecks } = await import('../warehouse/check.js');
+async function cmdCheck(a: { lake: string; format: OutputFormat }): Promise<number> {
+  const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
   const lake = existingLake(a.lake);
   const results = await runChecks(await openWarehouse(lake), lake);
-  process.stdout.write(formatChecks(results) + '\n');
+  process.stdout.write((a.format === 'json' ? JSON.stringify(checksJson(lake, results), null, 1) : formatChecks(results)) + '\n');
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }
 
@@ -175,28 +192,20 @@ async function cmdExport(a: { lake: string; table: string; to: string; format?: 
   return 0;
 }
 
-function cmdStatus(a: { lake: string }): number {
+function cmdStatus(a: { lake: string; format: OutputFormat }): number {
   const store = new StateStore(checkLake(a.lake));
   const states = store.all();
+  if (a.format === 'json') {
+    process.stdout.write(JSON.stringify(statusJson(store.lake, states), null, 1) + '\n');
+    return 0;
+  }
   if (!states.length) {
     process.stdout.write(`no partitions in ${store.lake} yet\n`);
     return 0;
   }
-  const rows = states.map((s) => {
-    const c = s.cursor;
-    const cursor = c.window
-      ? `paging from block ${c.window.query.startBlock ?? 0}${c.window.top ? `, newest block committed ${c.window.top.block}` : ''}`
-      : c.nextBlock !== undefined
-        ? `next block ${c.nextBlock}${c.skip?.keys.length ? ` (${c.skip.keys.length} of its rows committed)` : ''}`
-        : c.newest !== undefined
-          ? `newest point ${new Date(c.newest * 1000).toISOString()}`
-          : c.refreshedAt
-            ? `fetched ${c.refreshedAt}`
-            : '-';
-    const rebuilding = s.rebuild ? ` (full refresh in progress: ${s.rebuild.rows} rows)` : '';
-    return [s.table, s.partition, cursor + rebuilding, s.rows, s.rejects, s.files.length, s.lastRun ? `${s.lastRun.at} ${s.lastRun.status}` : '-'];
-  });
-  process.stdout.write(textTable(['table', 'partition', 'cursor / high-water mark', 'rows', 'rejects', 'files', 'last run'], rows) + '\n');
+  // Off a terminal (a pipe, a log file) the table is made for 100 columns.
+  const width = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
+  process.stdout.write(statusTable(states, width) + '\n');
   return 0;
 }
 
@@ -243,6 +252,11 @@ async function cmdSim(a: SimArgs): Promise<number> {
   return 0;
 }
 
+/** The package's version, from the package.json two folders up (dist/cli/ or src/cli/). */
+function packageVersion(): string {
+  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+}
+
 export async function main(argv: string[]): Promise<void> {
   // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -277,7 +291,9 @@ export async function main(argv: string[]): Promise<void> {
             .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' })
             .option('quiet', { type: 'boolean', describe: 'no progress display and no log lines (the run report still prints)' })
             .conflicts('quiet', 'log-level')
-            .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' }),
+            .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' })
+            .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
+            .option('format', { type: 'string', choices: ['table', 'json'] as const, describe: 'with --dry-run: the plan as text (default) or one JSON document' }),
         async (a) => exit(await cmdRun(a as never)),
       )
       .command(
@@ -306,8 +322,13 @@ export async function main(argv: string[]): Promise<void> {
             .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' }),
         async (a) => exit(await cmdCompact(a as never)),
       )
-      .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y, (a) => exit(cmdStatus(a as never)))
-      .command('check', 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails', (y) => y, async (a) => exit(await cmdCheck(a as never)))
+      .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y.option('format', FORMAT_OPTION), (a) => exit(cmdStatus(a as never)))
+      .command(
+        'check',
+        'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails',
+        (y) => y.option('format', FORMAT_OPTION),
+        async (a) => exit(await cmdCheck(a as never)),
+      )
       .command(
         'report',
         'write one self-contained HTML report with charts of the lake',
@@ -352,7 +373,7 @@ export async function main(argv: string[]): Promise<void> {
       .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild, compact, sim, export-op or aggregate-signatures')
       .strict()
       .help()
-      .version(false)
+      .version(packageVersion())
       .exitProcess(false)
       .fail((msg, err) => {
         // yargs reports its own validation failures as YError: those are usage errors too.

@@ -46,6 +46,11 @@ export function saveReport(lake: string, r: RunReport): string {
   return file;
 }
 
+/** A time to the minute, UTC: `2026-11-24 01:35`. */
+export function minute(ms: number): string {
+  return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '?';
+}
+
 /** A fixed-width text table. */
 export function textTable(header: string[], rows: Array<Array<string | number>>): string {
   const cells = [header, ...rows.map((r) => r.map(String))];

@@ -143,7 +143,7 @@ export const BLOCK_WINDOW_STREAM = {
   check: blockRangeCheck,
   partitions: chainPartition,
   refresh: 'append',
-  blockCursor: BLOCK_CURSOR,
+  blockCursor: { ...BLOCK_CURSOR, perBlock: true },
   // The item's own chainId is the EVM chain id; chain_id keeps the pipeline's form.
   knownFields: ['chainId'],
   folder: { key: 'chain', partition: 'chainId' },

@@ -148,8 +148,11 @@ export interface StreamDecl {
    * service may still change it). `start` is the query parameter, when the endpoint has one;
    * without it, paging stops at the first page older than that point (the listing is newest first). */
   timeCursor?: { column: string; start?: string; startOption?: string };
-  /** With `append`: the block column and the query parameters bounding a window. */
-  blockCursor?: { column: string; start: string; end: string; startOption: string; endOption: string };
+  /**
+   * With `append`: the block column and the query parameters bounding a window. `perBlock`: the
+   * window is fetched a block a request, after one request that pins the chain's head.
+   */
+  blockCursor?: { column: string; start: string; end: string; startOption: string; endOption: string; perBlock?: boolean };
   key: string[];
   keyDoc?: string;
   /** Top-level fields read by derive functions only (so they do not count as drift). */

@@ -58,7 +58,7 @@ export const XVM_STREAM = {
   check: blockRangeCheck,
   partitions: (s) => chainPartitions(s, ['X']),
   refresh: 'append',
-  blockCursor: { ...BLOCK_CURSOR, column: 'block_height' },
+  blockCursor: { ...BLOCK_CURSOR, column: 'block_height', perBlock: true },
   knownFields: ['_chain', '_block'],
 } satisfies Partial<StreamDecl>;
 

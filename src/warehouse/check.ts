@@ -460,10 +460,19 @@ export async function runChecks(conn: DuckDBConnection, lake: string, decls: rea
   return results;
 }
 
-export function formatChecks(results: CheckResult[]): string {
+function counts(results: CheckResult[]): { passed: number; failed: number; skipped: number } {
   const failed = results.filter((r) => r.status === 'fail').length;
   const skipped = results.filter((r) => r.status === 'skip').length;
-  const passed = results.length - failed - skipped;
+  return { passed: results.length - failed - skipped, failed, skipped };
+}
+
+/** The results as one JSON document for scripts: the counts, then every check whole. */
+export function checksJson(lake: string, results: CheckResult[]): object {
+  return { lake, ...counts(results), checks: results.map(({ table, check, status, detail }) => ({ table, check, status, detail })) };
+}
+
+export function formatChecks(results: CheckResult[]): string {
+  const { passed, failed, skipped } = counts(results);
   const table = textTable(['status', 'table', 'check', 'detail'], results.map((r) => [r.status.toUpperCase(), r.table, r.check, r.detail]));
   return `${table}\n\n${passed} passed, ${failed} failed, ${skipped} skipped`;
 }

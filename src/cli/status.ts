@@ -1,0 +1,114 @@
+// `chainlake status`: per partition, where its cursor stands, its rows and its last run. The text
+// table fits a terminal's width: long partition ids (queries listing validators, 42-character
+// addresses) are shortened in the middle of their longest parts, cursors and times are given
+// shorter. `--format json` prints every partition whole, for scripts.
+import type { Cursor, PartitionState } from '../state/store.js';
+import { minute, textTable } from '../pipeline/report.js';
+
+const ELLIPSIS = '…';
+
+/** `s` in at most `max` characters: its head and tail around an ellipsis. */
+export function middle(s: string, max: number): string {
+  if (s.length <= max) return s;
+  if (max < 2) return s.slice(0, max);
+  const head = Math.ceil((max - 1) / 2);
+  return s.slice(0, head) + ELLIPSIS + s.slice(s.length - (max - 1 - head));
+}
+
+/** Parts of an id this long or shorter (a chain, a metric, `currency=usd`) are never cut... */
+const SHORT_PART = 12;
+/** ...and a long one is cut down to this at the most (`0x3196…907d`), or the id is cut as a whole. */
+const PART_FLOOR = 9;
+
+/**
+ * A `/`-separated id in at most `max` characters: its long parts after the first (the table) lose
+ * their middles, longest first, so the table, chain and metric stay whole and an address keeps
+ * its head and tail (`erc_transfers/43114/0xb97ef9ef…c48a6e`). When that is not enough, the id
+ * after the table is cut as a whole.
+ */
+export function shortenId(id: string, max: number): string {
+  if (id.length <= max) return id;
+  const parts = id.split('/');
+  const lengths = parts.map((p) => p.length);
+  for (let over = id.length - max; over > 0; over--) {
+    const longest = lengths.indexOf(Math.max(...lengths.slice(1)), 1);
+    if (longest < 1 || parts[longest]!.length <= SHORT_PART || lengths[longest]! <= PART_FLOOR) {
+      const head = parts[0]!;
+      return parts.length > 1 && head.length + PART_FLOOR < max ? `${head}/${middle(parts.slice(1).join('/'), max - head.length - 1)}` : middle(id, max);
+    }
+    lengths[longest]!--;
+  }
+  return parts.map((p, i) => middle(p, lengths[i]!)).join('/');
+}
+
+/** The cursor in words; `short` keeps what tells partitions apart (the block, the newest point). */
+export function cursorText(c: Cursor, short: boolean): string {
+  if (c.window) {
+    const top = c.window.top?.block;
+    if (short) return `paging, ${top !== undefined ? `at block ${top}` : `from block ${c.window.query.startBlock ?? 0}`}`;
+    return `paging from block ${c.window.query.startBlock ?? 0}${top !== undefined ? `, newest block committed ${top}` : ''}`;
+  }
+  if (c.nextBlock !== undefined) {
+    const kept = c.skip?.keys.length;
+    return `next block ${c.nextBlock}${kept && !short ? ` (${kept} of its rows committed)` : ''}`;
+  }
+  if (c.newest !== undefined) return `newest ${short ? '' : 'point '}${minute(c.newest * 1000)}`;
+  if (c.refreshedAt) return `fetched ${short ? minute(Date.parse(c.refreshedAt)).slice(5) : minute(Date.parse(c.refreshedAt))}`;
+  return '-';
+}
+
+function lastRunText(s: PartitionState, short: boolean): string {
+  if (!s.lastRun) return '-';
+  const at = minute(Date.parse(s.lastRun.at));
+  // A complete run is the usual case: the short form names only a partial one.
+  return short && s.lastRun.status === 'complete' ? at : `${at} ${s.lastRun.status}`;
+}
+
+/** The partitions as a text table of at most `width` columns (as far as ids can shrink). */
+export function statusTable(states: PartitionState[], width: number): string {
+  // Rejects are a column only when there are any.
+  const rejects = states.some((s) => s.rejects > 0 || (s.rebuild?.rejects ?? 0) > 0);
+  const header = ['partition', 'cursor', 'rows', ...(rejects ? ['rejects'] : []), 'files', 'last run (UTC)'];
+  const build = (short: boolean, idWidth = Infinity, cursorWidth = Infinity) =>
+    states.map((s) => {
+      const rebuilding = s.rebuild ? (short ? ' +rebuild' : ` (full refresh in progress: ${s.rebuild.rows} rows)`) : '';
+      const cursor = cursorText(s.cursor, short) + rebuilding;
+      return [
+        shortenId(`${s.table}/${s.partition}`, idWidth),
+        cursor.length > cursorWidth ? cursor.slice(0, cursorWidth - 1) + ELLIPSIS : cursor,
+        s.rows,
+        ...(rejects ? [s.rejects] : []),
+        s.files.length,
+        lastRunText(s, short),
+      ];
+    });
+  const widest = (rows: Array<Array<string | number>>, i: number) => Math.max(header[i]!.length, ...rows.map((r) => String(r[i]).length));
+  const fits = (rows: Array<Array<string | number>>) => header.reduce((n, _, i) => n + widest(rows, i), 0) + 2 * (header.length - 1) <= width;
+  let rows = build(false);
+  if (!fits(rows)) rows = build(true);
+  if (!fits(rows)) {
+    // What the other columns leave goes to the ids first; the cursor keeps what it needs if it can.
+    const rest = width - 2 * (header.length - 1) - header.slice(2).reduce((n, _, i) => n + widest(rows, i + 2), 0);
+    const cursorWidth = Math.min(widest(rows, 1), Math.max(12, rest - 20));
+    rows = build(true, Math.max(20, rest - cursorWidth), cursorWidth);
+  }
+  return textTable(header, rows);
+}
+
+/** Every partition whole: full ids, the cursor as stored, counts and the last run. */
+export function statusJson(lake: string, states: PartitionState[]): object {
+  return {
+    lake,
+    partitions: states.map((s) => ({
+      table: s.table,
+      partition: s.partition,
+      ...(s.values ? { values: s.values } : {}),
+      cursor: s.cursor,
+      rows: s.rows,
+      rejects: s.rejects,
+      files: s.files.length,
+      lastRun: s.lastRun ?? null,
+      ...(s.rebuild ? { rebuild: { cursor: s.rebuild.cursor, rows: s.rebuild.rows, rejects: s.rebuild.rejects, files: s.rebuild.files.length } } : {}),
+    })),
+  };
+}

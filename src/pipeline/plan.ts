@@ -1,0 +1,244 @@
+// `chainlake run --dry-run`: what a run of a pipeline would fetch, worked out without sending
+// anything. It checks the pipeline as a run does, lists every stream's partitions and where each
+// would start from (read from the lake's state files, when there is a lake: no lock is taken and
+// nothing is written), and reckons per service the fewest requests and compute units the run
+// needs and how long they take within the service's budget. Only the fewest can be known: how
+// many pages a listing has is learnt by paging it.
+import { existsSync } from 'node:fs';
+import type { Pipeline, SourceName } from '../config/pipeline.js';
+import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
+import { StateStore, type Cursor, type PartitionState } from '../state/store.js';
+import type { Refresh, StreamConfig, StreamDecl } from '../streams/types.js';
+import { planJobs } from './run.js';
+import { minute, textTable } from './report.js';
+
+/** Where a partition would start: from scratch, from its committed state, or not at all. */
+export type Start = 'new' | 'resume' | 'refetch' | 'full refresh' | 'done';
+
+export interface PartitionPlan {
+  id: string;
+  start: Start;
+  /** Where, in words (`from block 80000000`, `resumes at block 80012345`). */
+  from: string;
+  /** The fewest requests this partition makes. */
+  requests: number;
+  /** Block-range streams: the block the fetch starts at (none when there is nothing to fetch). */
+  fromBlock?: number;
+}
+
+export interface StreamPlan {
+  /** The entry's place in the pipeline (`streams[2]`). */
+  entry: number;
+  table: string;
+  service: SourceName;
+  endpoint: string;
+  refresh: Refresh;
+  /** Compute units of one request: of the first and of every further page. */
+  cuPerRequest: number;
+  /** Items a page asks for; null where the endpoint takes no page size. */
+  pageSize: number | null;
+  /** A block-range stream fetched a block a request (a request for each block of its window). */
+  perBlock: boolean;
+  partitions: PartitionPlan[];
+  requests: number;
+  cu: number;
+}
+
+export interface Budget {
+  cuPerMinute: number;
+  cuPerDay: number | null;
+  /** The pipeline's (`tier` or numbers), or the service's published figures when it sets none. */
+  from: 'pipeline' | 'published';
+  /** With `published` on the data service: the tier assumed (the lowest one the key allows). */
+  tier?: Tier;
+}
+
+export interface ServicePlan {
+  service: SourceName;
+  url: string;
+  partitions: number;
+  requests: number;
+  cu: number;
+  /** Null for the node, which has no compute-unit budget. */
+  budget: Budget | null;
+  /** How long the fewest requests take within the budget, at the least (null without a budget). */
+  seconds: number | null;
+}
+
+export interface RunPlan {
+  pipeline: string;
+  file: string;
+  lake: string;
+  /** A missing lake is no error: every partition starts from its configured start. */
+  lakeExists: boolean;
+  streams: StreamPlan[];
+  services: ServicePlan[];
+}
+
+/** How the run would start a partition, given its committed state. */
+function partitionStart(decl: StreamDecl, cfg: StreamConfig, state: PartitionState, fullRefresh: boolean): Omit<PartitionPlan, 'id'> {
+  const committed = state.lastRun !== undefined || state.files.length > 0;
+  const bc = decl.blockCursor;
+  if (decl.refresh === 'append' && bc) {
+    // As the run's append(): a full refresh in progress goes on with its own cursor.
+    const rebuilding = state.rebuild !== undefined || fullRefresh;
+    const cursor: Cursor = state.rebuild?.cursor ?? (fullRefresh ? {} : state.cursor);
+    const end = cfg[bc.endOption] as number | undefined;
+    const upTo = end === undefined ? 'to the head' : `to block ${end} (exclusive)`;
+    const span = (from: number) => (bc.perBlock && end !== undefined ? 1 + Math.max(0, end - from) : 1);
+    const w = cursor.window;
+    if (w) {
+      // A block-by-block window's token starts with the block it continues at.
+      const at = bc.perBlock && w.token ? Number(/^\d+/.exec(w.token)?.[0] ?? w.query[bc.start] ?? 0) : Number(w.query[bc.start] ?? 0);
+      const what = state.rebuild ? 'resumes the full refresh in progress' : 'resumes the window being paged';
+      return { start: 'resume', from: `${what}: from block ${at}${w.token ? ', at its stored page token' : ''}, ${upTo}`, requests: span(at), fromBlock: at };
+    }
+    const from = Math.max((cfg[bc.startOption] as number | undefined) ?? 0, cursor.nextBlock ?? 0);
+    if (end !== undefined && from >= end && !rebuilding) return { start: 'done', from: `every block below ${end} is committed: nothing to fetch`, requests: 0 };
+    if (rebuilding) return { start: 'full refresh', from: `${state.rebuild ? 'resumes the full refresh in progress' : 'rebuilds'} from block ${from} ${upTo}`, requests: span(from), fromBlock: from };
+    if (cursor.nextBlock !== undefined) return { start: 'resume', from: `resumes at block ${from} ${upTo}`, requests: span(from), fromBlock: from };
+    return { start: 'new', from: `from block ${from}${from === 0 ? ' (genesis)' : ''} ${upTo}`, requests: span(from), fromBlock: from };
+  }
+  if (fullRefresh) return { start: 'full refresh', from: 'full refresh: fetched whole, replaces what is committed', requests: 1 };
+  const tc = decl.timeCursor;
+  if (tc && state.cursor.newest !== undefined)
+    return { start: 'resume', from: `from its newest point, ${minute(state.cursor.newest * 1000)} (refetched)`, requests: 1 };
+  if (committed) {
+    const last = state.cursor.refreshedAt ?? state.lastRun?.at;
+    return { start: 'refetch', from: `fetched again${last ? ` (last ${minute(Date.parse(last))})` : ''}`, requests: 1 };
+  }
+  const since = tc?.startOption !== undefined && cfg[tc.startOption] !== undefined ? ` from ${minute(Number(cfg[tc.startOption]) * 1000)}` : '';
+  return { start: 'new', from: tc ? `the whole series${since}` : '', requests: 1 };
+}
+
+/** The budget a service's requests are reckoned against. */
+function budgetOf(p: Pipeline, service: SourceName): Budget | null {
+  const src = p.sources[service];
+  if (src.cuPerMinute !== undefined) return { cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay ?? null, from: 'pipeline' };
+  if (service === 'metrics') return { cuPerMinute: METRICS_BUDGET.cuPerMinute, cuPerDay: src.cuPerDay ?? METRICS_BUDGET.cuPerDay, from: 'published' };
+  if (service === 'data') {
+    // Without a key the service grants the unauthenticated tier; with one, at least the free tier.
+    const tier: Tier = src.apiKey ? 'free' : 'unauthenticated';
+    return { cuPerMinute: TIERS[tier].cuPerMinute, cuPerDay: src.cuPerDay ?? TIERS[tier].cuPerDay, from: 'published', tier };
+  }
+  return null;
+}
+
+/**
+ * Seconds `cu` compute units take at `perMinute`, each day's spending capped at `perDay`: the
+ * days whose budget runs out, then the rest at the minute rate.
+ */
+export function budgetSeconds(cu: number, perMinute: number, perDay: number | null): number {
+  const fullDays = perDay === null || cu <= perDay ? 0 : Math.ceil(cu / perDay) - 1;
+  return fullDays * 86_400 + ((cu - fullDays * (perDay ?? 0)) / perMinute) * 60;
+}
+
+/**
+ * The plan of a run of `p` into `lake`: the pipeline's partitions as the run makes them (two
+ * entries naming one partition are the same usage error), each with where it would start.
+ */
+export function planRun(p: Pipeline, o: { lake: string; fullRefresh?: Set<string> }): RunPlan {
+  const jobs = planJobs(p, new Map());
+  const lakeExists = existsSync(o.lake);
+  const store = new StateStore(o.lake);
+  const empty = (table: string, partition: string): PartitionState => ({ table, partition, files: [], rows: 0, rejects: 0, cursor: {} });
+  const streams: StreamPlan[] = p.streams.map((cfg, entry) => {
+    const own = jobs.filter((j) => j.cfg === cfg);
+    const decl = own[0]!.decl;
+    const partitions = own.map(({ partition }) => {
+      const state = lakeExists ? store.load(decl.table, partition.id) : empty(decl.table, partition.id);
+      return { id: partition.id, ...partitionStart(decl, cfg, state, o.fullRefresh?.has(decl.table) ?? false) };
+    });
+    const requests = partitions.reduce((n, x) => n + x.requests, 0);
+    return {
+      entry,
+      table: decl.table,
+      service: decl.service,
+      endpoint: decl.endpoint,
+      refresh: decl.refresh,
+      cuPerRequest: decl.weight,
+      pageSize: decl.pageSize.max === 0 ? null : (cfg.pageSize ?? decl.pageSize.default),
+      perBlock: decl.blockCursor?.perBlock === true,
+      partitions,
+      requests,
+      cu: requests * decl.weight,
+    };
+  });
+  const services: ServicePlan[] = (['data', 'metrics', 'node'] as const)
+    .filter((svc) => streams.some((s) => s.service === svc))
+    .map((svc) => {
+      const own = streams.filter((s) => s.service === svc);
+      const cu = own.reduce((n, s) => n + s.cu, 0);
+      const budget = budgetOf(p, svc);
+      return {
+        service: svc,
+        url: p.sources[svc].url,
+        partitions: own.reduce((n, s) => n + s.partitions.length, 0),
+        requests: own.reduce((n, s) => n + s.requests, 0),
+        cu,
+        budget,
+        seconds: budget ? budgetSeconds(cu, budget.cuPerMinute, budget.cuPerDay) : null,
+      };
+    });
+  return { pipeline: p.name, file: p.file, lake: store.lake, lakeExists, streams, services };
+}
+
+const n = (x: number) => x.toLocaleString('en-US');
+
+/** `under a second`, `40 s`, `12 min`, `3 h 20 min`, `2 days 5 h`. */
+export function duration(seconds: number): string {
+  if (seconds < 1) return 'under a second';
+  if (seconds < 90) return `${Math.round(seconds)} s`;
+  const minutes = Math.round(seconds / 60);
+  if (minutes < 90) return `${minutes} min`;
+  if (minutes < 48 * 60) return `${Math.floor(minutes / 60)} h${minutes % 60 ? ` ${minutes % 60} min` : ''}`;
+  const hours = Math.round(minutes / 60);
+  return `${Math.floor(hours / 24)} days${hours % 24 ? ` ${hours % 24} h` : ''}`;
+}
+
+function budgetText(b: Budget | null): string {
+  if (!b) return 'none';
+  return `${n(b.cuPerMinute)}/min${b.cuPerDay !== null ? ` ${n(b.cuPerDay)}/day` : ''}${b.from === 'published' ? ' *' : ''}`;
+}
+
+const REFRESH: Record<Refresh, string> = {
+  append: 'append from the high-water block',
+  merge: 'merge by key',
+  replace: 'replaced by each complete fetch',
+};
+
+export function formatPlan(plan: RunPlan): string {
+  const out = [
+    `dry run of ${plan.pipeline} (${plan.file}) into ${plan.lake}: nothing is sent, nothing is written`,
+    plan.lakeExists ? "where each partition starts is read from the lake's committed state" : 'no lake there yet: every partition starts from its configured start',
+  ];
+  for (const s of plan.streams) {
+    const node = s.service === 'node';
+    const cost = node ? 'JSON-RPC' : `${s.cuPerRequest} CU a request`;
+    const pages = s.perBlock ? 'a request per block' : s.pageSize !== null ? `pages of ${s.pageSize}${node ? '' : `, each further page ${s.cuPerRequest} CU`}` : 'one page';
+    out.push('', `streams[${s.entry}] ${s.table}: ${s.service} ${node ? '' : 'GET '}${s.endpoint}`, `  ${REFRESH[s.refresh]}; ${cost}, ${pages}`);
+    out.push(`  ${s.partitions.length} partition${s.partitions.length === 1 ? '' : 's'}:`);
+    for (const x of s.partitions) out.push(`    ${x.id}: ${[x.start === 'new' || x.start === 'done' ? x.start : '', x.from].filter(Boolean).join(', ')}`);
+  }
+  const rows = plan.services.map((s) => [
+    s.service,
+    s.partitions,
+    `>= ${n(s.requests)}`,
+    s.budget ? `>= ${n(s.cu)}` : '-',
+    budgetText(s.budget),
+    s.seconds === null ? '-' : `>= ${duration(s.seconds)}`,
+  ]);
+  out.push(
+    '',
+    'per service, at the least: a request per partition, or per block for block-by-block streams; a',
+    'listing that pages further costs its CU per request again',
+    textTable(['service', 'partitions', 'requests', 'CU', 'budget (CU)', 'takes'], rows),
+  );
+  if (plan.services.some((s) => s.budget?.from === 'published'))
+    out.push(
+      "* none in the pipeline: the service's published figures (data service: the unauthenticated tier, or",
+      '  with an apiKey the free tier, the lowest a key has); a run learns the real budget from the answers',
+    );
+  out.push(`services: ${plan.services.map((s) => `${s.service} at ${s.url}`).join(', ')}`);
+  return out.join('\n');
+}
