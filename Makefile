@@ -4,14 +4,15 @@ LAKE ?= data/lake
 PIPELINE ?= pipelines/demo.yaml
 DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql
 
-.PHONY: demo build test run sim status docs query clean torture check report export sql screenshot bench ops-demo compact
+.PHONY: demo build test run sim status docs query clean torture check report warehouse export sql screenshot bench ops-demo compact
 
 build:
 	npm run build --silent
 
 ## demo: run pipelines/demo.yaml on the embedded simulator into data/lake, compact its small files,
 ## print the bundled queries, write the HTML report, and end with the data checks (a failing check
-## fails the demo)
+## fails the demo). The run writes data/warehouse.duckdb (views of the lake, for the DuckDB CLI,
+## Python or DBeaver) and compact rewrites it.
 demo: build
 	$(CHAINLAKE) run pipelines/demo.yaml --simulator --lake $(LAKE)
 	$(CHAINLAKE) compact --lake $(LAKE)
@@ -43,6 +44,10 @@ check: build
 ## report: make report [OUT=file.html] (default: report.html next to the lake)
 report: build
 	$(CHAINLAKE) report --lake $(LAKE) $(if $(OUT),--out $(OUT))
+
+## warehouse: make warehouse [OUT=file.duckdb] (default: warehouse.duckdb next to the lake)
+warehouse: build
+	$(CHAINLAKE) warehouse --lake $(LAKE) $(if $(OUT),--out $(OUT))
 
 ## export: make export TABLE=erc_transfers TO=/tmp/transfers.parquet [WHERE="block_number > 1"] [COLUMNS=a,b]
 export: build
@@ -88,4 +93,4 @@ docs: build
 	node dist/cli/docs.js --write README.md
 
 clean:
-	rm -rf dist data/lake data/report.html
+	rm -rf dist data/lake data/report.html data/warehouse.duckdb

@@ -9,7 +9,7 @@ WITH once AS (
   ORDER BY chain_id, internal_tx_id
 )
 SELECT
-  CAST(date_trunc('week', block_timestamp) AS DATE) AS week,
+  CAST(date_trunc('week', block_timestamp AT TIME ZONE 'UTC') AS DATE) AS week,
   internal_tx_type AS type,
   count(*) AS txs,
   count(*) FILTER (WHERE is_reverted) AS reverted,

@@ -6,7 +6,7 @@ WITH ranked AS (
     *,
     row_number() OVER (
       PARTITION BY chain_id, token_address
-      ORDER BY length(ltrim(value_raw, '0')) DESC, ltrim(value_raw, '0') DESC, block_number, log_index
+      ORDER BY length(ltrim(value_raw, '0')) DESC, ltrim(value_raw, '0') DESC, block_number, log_index, token_id
     ) AS rank
   FROM erc_transfers
   WHERE value_raw IS NOT NULL AND token_type <> 'ERC-721'

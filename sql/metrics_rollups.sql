@@ -15,7 +15,7 @@ rolled AS (
     chain_id,
     metric,
     period,
-    CAST(date_trunc(period, timestamp) AS DATE) AS period_start,
+    CAST(date_trunc(period, timestamp AT TIME ZONE 'UTC') AS DATE) AS period_start,
     CASE
       WHEN metric LIKE 'avg%' THEN avg(value)
       WHEN metric LIKE 'max%' THEN max(value)
@@ -33,7 +33,7 @@ rolled AS (
   GROUP BY chain_id, metric, period, period_start
 ),
 service AS (
-  SELECT chain_id, metric, time_interval AS period, CAST(timestamp AS DATE) AS period_start, value, 'service' AS method, CAST(NULL AS BIGINT) AS days
+  SELECT chain_id, metric, time_interval AS period, CAST(timestamp AT TIME ZONE 'UTC' AS DATE) AS period_start, value, 'service' AS method, CAST(NULL AS BIGINT) AS days
   FROM chain_metrics
   WHERE time_interval IN ('week', 'month') AND metric IN ('activeAddresses', 'activeSenders')
 )

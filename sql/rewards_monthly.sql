@@ -1,9 +1,9 @@
 -- Staking rewards paid per month and reward type. A reward is paid when its staking period ends,
--- so the month is that of end_timestamp. Amounts are in the reward asset's units
+-- so the month is that of end_timestamp (UTC). Amounts are in the reward asset's units
 -- (amount / 10^denomination) and valued at the historical price the service reports for each
 -- payment. The report's "rewards paid" chart is this query.
 SELECT
-  CAST(date_trunc('month', end_timestamp) AS DATE) AS month,
+  CAST(date_trunc('month', end_timestamp AT TIME ZONE 'UTC') AS DATE) AS month,
   network,
   reward_type,
   reward_asset_symbol AS asset,

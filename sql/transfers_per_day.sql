@@ -1,10 +1,10 @@
--- Transfers per day over the newest 365 days of data, per token: the six busiest tokens by name
+-- Transfers per UTC day over the newest 365 days of data, per token: the six busiest tokens by name
 -- (symbol, else contract address), the others summed as 'other'. An ERC-1155 batch counts one row
 -- per token id. The report's "daily transfers" chart is this query.
 WITH per_day AS (
-  SELECT CAST(block_timestamp AS DATE) AS day, chain_id, token_address, count(*) AS transfers
+  SELECT CAST(block_timestamp AT TIME ZONE 'UTC' AS DATE) AS day, chain_id, token_address, count(*) AS transfers
   FROM erc_transfers
-  WHERE block_timestamp > (SELECT max(block_timestamp) FROM erc_transfers) - INTERVAL 365 DAY
+  WHERE block_timestamp AT TIME ZONE 'UTC' > (SELECT max(block_timestamp AT TIME ZONE 'UTC') FROM erc_transfers) - INTERVAL 365 DAY
   GROUP BY ALL
 ),
 ranked AS (

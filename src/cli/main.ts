@@ -7,6 +7,7 @@ import { runPipeline } from '../pipeline/run.js';
 import { formatReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
 import { openWarehouse } from '../warehouse/views.js';
+import { writeWarehouse } from '../warehouse/file.js';
 import { format, query, type Format } from '../warehouse/query.js';
 import type { Logger } from 'pino';
 import { makeLogger } from './log.js';
@@ -14,6 +15,7 @@ import { runOutput } from './progress.js';
 import { checkLake, checkUrl, wholeNumber } from './args.js';
 import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
 import { statusJson, statusTable } from './status.js';
+import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse, type WarehouseFlag } from './warehouse.js';
 
 const DEFAULT_LAKE = 'data/lake';
 
@@ -39,6 +41,7 @@ interface RunArgs {
   raw?: boolean;
   dryRun?: boolean;
   format?: OutputFormat;
+  warehouse?: WarehouseFlag;
 }
 
 /** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
@@ -70,6 +73,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
     process.stdout.write((a.format === 'json' ? JSON.stringify(plan, null, 1) : formatPlan(plan)) + '\n');
     return 0;
   }
+  await checkWarehouse(lake, a.warehouse);
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
@@ -88,6 +92,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
     try {
       const report = await runPipeline(p, { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
       process.stdout.write(formatReport(report) + '\n');
+      await refreshWarehouse('run', lake, a.warehouse);
       if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
       return report.status === 'ok' ? 0 : 1;
     } finally {
@@ -139,19 +144,23 @@ async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: 
   return 0;
 }
 
-async function cmdRebuild(a: { table: string; lake: string }): Promise<number> {
+async function cmdRebuild(a: { table: string; lake: string; warehouse?: WarehouseFlag }): Promise<number> {
   const { rebuildTable } = await import('../pipeline/rebuild.js');
   const logger = makeLogger({});
-  const r = await stoppable(logger, 'the table is as it was, a rerun rebuilds it', (signal) => rebuildTable(checkLake(a.lake), a.table, { logger, signal }));
+  const lake = checkLake(a.lake);
+  await checkWarehouse(lake, a.warehouse);
+  const r = await stoppable(logger, 'the table is as it was, a rerun rebuilds it', (signal) => rebuildTable(lake, a.table, { logger, signal }));
   process.stdout.write(
     `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed, ${r.skipped} skipped as refetched), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
   );
+  await refreshWarehouse('rebuild', lake, a.warehouse);
   return 0;
 }
 
-async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: string; wait?: boolean }): Promise<number> {
+async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: string; wait?: boolean; warehouse?: WarehouseFlag }): Promise<number> {
   const { compactLake } = await import('../pipeline/compact.js');
   const targetRows = wholeNumber('target-rows', a['target-rows'], 2);
+  await checkWarehouse(checkLake(a.lake), a.warehouse);
   const logger = makeLogger({});
   const reports = await stoppable(logger, 'the groups merged so far stay, a rerun merges the rest', (signal) =>
     compactLake(existingLake(a.lake), a.tables ?? [], { logger, targetRows, wait: a.wait, signal }),
@@ -161,6 +170,7 @@ async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: 
     process.stdout.write(`compacted ${r.table}: ${r.filesBefore} data files -> ${r.filesAfter} (${r.rowsRewritten} rows rewritten in ${r.partitions} partitions), in ${r.seconds.toFixed(1)} s\n`);
   const rest = reports.length - done.length;
   if (rest) process.stdout.write(`${done.length ? 'the other ' : ''}${rest} table${rest === 1 ? '' : 's'}: no small files to merge\n`);
+  await refreshWarehouse('compact', a.lake, a.warehouse);
   return 0;
 }
 
@@ -182,6 +192,11 @@ async function cmdReport(a: { lake: string; out?: string }): Promise<number> {
   const { writeReport } = await import('../warehouse/report.js');
   const r = await writeReport(existingLake(a.lake), a.out);
   process.stdout.write(`wrote ${r.file} (${r.charts} charts, ${r.tables} tables)\n`);
+  return 0;
+}
+
+async function cmdWarehouse(a: { lake: string; out?: string }): Promise<number> {
+  process.stdout.write(wroteWarehouse(await writeWarehouse(existingLake(a.lake), { out: a.out, flag: '--out' })) + '\n');
   return 0;
 }
 
@@ -293,7 +308,8 @@ export async function main(argv: string[]): Promise<void> {
             .conflicts('quiet', 'log-level')
             .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' })
             .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
-            .option('format', { type: 'string', choices: ['table', 'json'] as const, describe: 'with --dry-run: the plan as text (default) or one JSON document' }),
+            .option('format', { type: 'string', choices: ['table', 'json'] as const, describe: 'with --dry-run: the plan as text (default) or one JSON document' })
+            .option('warehouse', warehouseOption),
         async (a) => exit(await cmdRun(a as never)),
       )
       .command(
@@ -309,7 +325,7 @@ export async function main(argv: string[]): Promise<void> {
       .command(
         'rebuild <table>',
         're-derive a table from its raw pages (kept under _raw/) without refetching',
-        (y) => y.positional('table', { type: 'string', demandOption: true, describe: 'table to rebuild' }),
+        (y) => y.positional('table', { type: 'string', demandOption: true, describe: 'table to rebuild' }).option('warehouse', warehouseOption),
         async (a) => exit(await cmdRebuild(a as never)),
       )
       .command(
@@ -319,7 +335,8 @@ export async function main(argv: string[]): Promise<void> {
           y
             .positional('tables', { type: 'string', array: true, describe: 'tables to compact (all when none is given)' })
             .option('target-rows', { type: 'string', requiresArg: true, describe: 'rows per file to aim for (default 1000000); files of half as many or more are left alone' })
-            .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' }),
+            .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' })
+            .option('warehouse', warehouseOption),
         async (a) => exit(await cmdCompact(a as never)),
       )
       .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y.option('format', FORMAT_OPTION), (a) => exit(cmdStatus(a as never)))
@@ -334,6 +351,12 @@ export async function main(argv: string[]): Promise<void> {
         'write one self-contained HTML report with charts of the lake',
         (y) => y.option('out', { type: 'string', requiresArg: true, describe: 'HTML file to write (default: report.html next to the lake)' }),
         async (a) => exit(await cmdReport(a as never)),
+      )
+      .command(
+        'warehouse',
+        'write a DuckDB database file of views over the lake (tables, _runs, _rejects, the bundled queries) for other tools to open',
+        (y) => y.option('out', { type: 'string', requiresArg: true, describe: 'DuckDB file to write (default: warehouse.duckdb next to the lake)' }),
+        async (a) => exit(await cmdWarehouse(a as never)),
       )
       .command(
         'export <table>',
@@ -370,7 +393,7 @@ export async function main(argv: string[]): Promise<void> {
       )
       .command(exportOpCommand(exit))
       .command(aggregateSignaturesCommand(exit))
-      .demandCommand(1, 'give a command: run, query, status, check, report, export, rebuild, compact, sim, export-op or aggregate-signatures')
+      .demandCommand(1, 'give a command: run, query, status, check, report, warehouse, export, rebuild, compact, sim, export-op or aggregate-signatures')
       .strict()
       .help()
       .version(packageVersion())

@@ -14,18 +14,13 @@ import { STREAMS } from '../streams/index.js';
 import { query } from './query.js';
 import { checkOutput } from './export.js';
 import { ident } from './check.js';
-import { openWarehouse } from './views.js';
+import { bundledSql, openWarehouse } from './views.js';
 import { renderReport, type ChartSeries, type ChartSpec, type ReportData, type Section, type TableSpec } from './report/page.js';
 
 /** Newest points per metric series drawn: bounds the file for hourly series spanning years. */
 export const MAX_POINTS = 1000;
 
 type Row = Record<string, unknown>;
-
-/** A bundled query (sql/<name>), found from this module so it works from src/ and dist/. */
-export function bundledSql(name: string): string {
-  return readFileSync(new URL(`../../sql/${name}`, import.meta.url), 'utf8');
-}
 
 async function rowsOf(conn: DuckDBConnection, sql: string): Promise<Row[]> {
   return (await query(conn, sql)).rows;

@@ -1,7 +1,7 @@
 // DuckDB over the lake: every table is a view of its name over its committed Parquet files, so SQL
 // (bundled in sql/ or typed by a user) reads views, never paths. A table with no files yet is an
 // empty view of the declared columns, so queries do not break on a fresh lake.
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { STREAMS } from '../streams/index.js';
@@ -74,4 +74,35 @@ export async function openWarehouse(lake: string): Promise<DuckDBConnection> {
   await conn.run("SET TimeZone = 'UTC'");
   for (const sql of await viewSql(lake)) await conn.run(sql);
   return conn;
+}
+
+/** The bundled queries' folder (sql/), found from this module so it works from src/ and dist/. */
+const SQL_DIR = new URL('../../sql/', import.meta.url);
+
+/** A bundled query (sql/<name>). */
+export function bundledSql(name: string): string {
+  return readFileSync(new URL(name, SQL_DIR), 'utf8');
+}
+
+export interface BundledQuery {
+  /** The file's name without `.sql`: the name of its view in the warehouse file. */
+  name: string;
+  file: string;
+  /** The statement, without the trailing semicolon. */
+  sql: string;
+  /** The file's leading comment as one paragraph. */
+  comment: string;
+}
+
+/** Every bundled query in sql/, by file name. */
+export function bundledQueries(): BundledQuery[] {
+  return readdirSync(SQL_DIR)
+    .filter((f) => f.endsWith('.sql'))
+    .sort()
+    .map((file) => {
+      const text = bundledSql(file);
+      const head = text.match(/^(?:--.*\n)+/)?.[0] ?? '';
+      const comment = head.split('\n').map((l) => l.replace(/^--\s?/, '').trim()).filter(Boolean).join(' ');
+      return { name: file.slice(0, -'.sql'.length), file, sql: text.trim().replace(/;$/, ''), comment };
+    });
 }

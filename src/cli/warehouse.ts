@@ -1,0 +1,38 @@
+// The warehouse file around the commands that change the lake (run, compact, rebuild): the flag,
+// the check of its file before the command starts, and the rewrite after it.
+import { existsSync } from 'node:fs';
+import { checkWarehouseTarget, writeWarehouse, type WarehouseResult } from '../warehouse/file.js';
+
+export const warehouseOption = {
+  type: 'string',
+  requiresArg: true,
+  describe: 'DuckDB file to rewrite with views of the lake afterwards (default: warehouse.duckdb next to the lake; --no-warehouse: none)',
+} as const;
+
+/** `--warehouse FILE`, nothing (the default), or `--no-warehouse` (false). */
+export type WarehouseFlag = string | false | undefined;
+
+export async function checkWarehouse(lake: string, flag: WarehouseFlag): Promise<void> {
+  await checkWarehouseTarget(lake, flag, '--warehouse');
+}
+
+export function wroteWarehouse(r: WarehouseResult): string {
+  const lines = [`wrote the warehouse file ${r.file} (${r.tables} table views, ${r.queries} bundled query views)`];
+  for (const s of r.skipped) lines.push(`  ${s.name}: not a view until the lake has what it reads (${s.why})`);
+  return lines.join('\n');
+}
+
+/**
+ * After `command` changed the lake: rewrites the warehouse file. A failure is a warning on stderr
+ * and the command's exit code stands: the lake is what matters, and `chainlake warehouse` can write
+ * the file later.
+ */
+export async function refreshWarehouse(command: string, lake: string, flag: WarehouseFlag): Promise<void> {
+  if (flag === false || !existsSync(lake)) return;
+  try {
+    process.stdout.write(wroteWarehouse(await writeWarehouse(lake, { out: flag, flag: '--warehouse' })) + '\n');
+  } catch (err) {
+    const again = `chainlake warehouse --lake ${lake}${flag === undefined ? '' : ` --out ${flag}`}`;
+    process.stderr.write(`chainlake: warning: ${(err as Error).message}; the ${command} itself is not affected, and \`${again}\` writes the file\n`);
+  }
+}

@@ -1,0 +1,215 @@
+// The warehouse as a file (README "The warehouse file"): a DuckDB database that analysts open with
+// their own tools (the DuckDB CLI, Python, DBeaver, dashboards). It holds views and one small
+// marker table, never the lake's rows: a view per lake table over its Parquet files by absolute
+// path (viewSql, as `chainlake query` builds them), `_runs`, `_rejects`, and every bundled query of
+// sql/ as a view of its file's name. It is built whole in a temporary file next to the target and
+// renamed over it: a reader sees the old file or the new one, and a connection open on the old
+// file keeps reading it. Only a file that carries the marker is replaced, so a database of the
+// user's that happens to sit at the path is never overwritten.
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
+import { basename, dirname, join, resolve } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { RunError, UsageError } from '../errors.js';
+import { sqlString } from '../load/parquet.js';
+import { REJECTS, RUNS } from '../state/store.js';
+import { ident } from './check.js';
+import { checkOutput } from './export.js';
+import { bundledQueries, LAKE_TABLES, viewSql } from './views.js';
+
+/** The table that marks a file as a warehouse chainlake wrote (and may replace). */
+export const MARKER = '_chainlake';
+
+export function defaultWarehousePath(lake: string): string {
+  return join(dirname(resolve(lake)), 'warehouse.duckdb');
+}
+
+const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+
+/** DuckDB's main header starts with an 8-byte checksum and then these bytes. */
+const DUCKDB_MAGIC = Buffer.from('DUCK');
+
+type Found = { kind: 'absent' | 'ours' } | { kind: 'foreign' | 'busy'; why: string };
+
+function hasDuckdbMagic(file: string): boolean {
+  const fd = openSync(file, 'r');
+  try {
+    const head = Buffer.alloc(12);
+    return readSync(fd, head, 0, 12, 0) === 12 && head.subarray(8, 12).equals(DUCKDB_MAGIC);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** What is at `file`: nothing, a warehouse chainlake wrote, someone else's file, or one a program holds open for writing. */
+async function inspect(file: string): Promise<Found> {
+  let st;
+  try {
+    st = lstatSync(file);
+  } catch {
+    return { kind: 'absent' };
+  }
+  if (st.isDirectory()) return { kind: 'foreign', why: 'is a folder' };
+  if (!st.isFile()) return { kind: 'foreign', why: 'is not a regular file' };
+  if (!hasDuckdbMagic(file)) return { kind: 'foreign', why: 'is not a DuckDB database' };
+  let db: DuckDBInstance;
+  try {
+    db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+  } catch (err) {
+    const message = (err as Error).message.split('\n')[0]!;
+    // DuckDB locks a file it has open for writing: its owner may be writing to it right now.
+    if (/Could not set lock|Conflicting lock/.test(message)) return { kind: 'busy', why: message };
+    return { kind: 'foreign', why: `cannot be opened by this DuckDB (${message})` };
+  }
+  try {
+    const conn = await db.connect();
+    try {
+      const r = await conn.runAndReadAll(`SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ${sqlString(MARKER)}`);
+      return Number(r.getRowObjects()[0]!.n) > 0 ? { kind: 'ours' } : { kind: 'foreign', why: `is a DuckDB database without chainlake's ${MARKER} table` };
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    db.closeSync();
+  }
+}
+
+/** How messages name the file: by the flag that gave it, or as the default. */
+function labelOf(file: string, flag: string, given: boolean): string {
+  return given ? `${flag} ${file}` : `the warehouse file ${file}`;
+}
+
+function refusal(file: string, flag: string, given: boolean, why: string): UsageError {
+  const instead = `name another file${given ? '' : ` with ${flag} FILE`}${flag === '--warehouse' ? ', or skip it with --no-warehouse' : ''}`;
+  return new UsageError(`${labelOf(file, flag, given)}: ${why}, so not a warehouse chainlake wrote; refusing to replace it (move it away, or ${instead})`);
+}
+
+/**
+ * The file: `out` (checked: its folder exists, it is not in the lake), else warehouse.duckdb next to
+ * the lake. The default's folder is the lake's parent, which a run may be about to create.
+ */
+function targetOf(lake: string, out: string | undefined, flag: string): string {
+  if (out !== undefined) return checkOutput(out, lake, true, flag);
+  const file = defaultWarehousePath(lake);
+  return existsSync(dirname(file)) ? checkOutput(file, lake, true, 'the warehouse file') : file;
+}
+
+/**
+ * Checks, before a command that changes the lake starts, the file it will write the warehouse to,
+ * so that a bad path or someone else's file there is a usage error before any work is done. `false`
+ * (--no-warehouse): none. A file held open for writing is not refused here: it may be closed by
+ * the time the command ends.
+ */
+export async function checkWarehouseTarget(lake: string, out: string | false | undefined, flag: string): Promise<void> {
+  if (out === false) return;
+  const file = targetOf(lake, out, flag);
+  const found = await inspect(file);
+  if (found.kind === 'foreign') throw refusal(file, flag, out !== undefined, found.why);
+}
+
+export interface WarehouseResult {
+  file: string;
+  tables: number;
+  queries: number;
+  /** Bundled queries that cannot be views of this lake yet (e.g. runs_recent before any run). */
+  skipped: Array<{ name: string; why: string }>;
+}
+
+/** Temporary files of writers that are gone (killed mid-write): `.<name>.tmp-<pid>` and its WAL. */
+function removeStale(file: string): void {
+  const prefix = `.${basename(file)}.tmp-`;
+  for (const f of readdirSync(dirname(file))) {
+    if (!f.startsWith(prefix)) continue;
+    const pid = Number(f.slice(prefix.length).replace(/\.wal$/, ''));
+    if (!Number.isSafeInteger(pid) || pid === process.pid) continue;
+    try {
+      process.kill(pid, 0);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(dirname(file), f), { force: true });
+    }
+  }
+}
+
+async function comment(conn: DuckDBConnection, what: string, text: string): Promise<void> {
+  await conn.run(`COMMENT ON ${what} IS ${sqlString(text)}`);
+}
+
+async function build(conn: DuckDBConnection, lake: string): Promise<Omit<WarehouseResult, 'file'>> {
+  for (const sql of await viewSql(lake)) await conn.run(sql);
+  for (const decl of LAKE_TABLES) {
+    await comment(conn, `VIEW ${ident(decl.table)}`, decl.doc);
+    const docs = new Map(decl.columns.flatMap((c) => (c.type === 'amount' ? [[c.name, c.doc], [`${c.name}_raw`, `${c.doc} (its digits exactly as received)`]] : [[c.name, c.doc]])));
+    // Only columns the files have: a table's files from before a column was declared lack it.
+    const have = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = ${sqlString(decl.table)}`)).getRowObjects().map((r) => String(r.column_name));
+    for (const name of have) if (docs.get(name)) await comment(conn, `COLUMN ${ident(decl.table)}.${ident(name)}`, docs.get(name)!);
+  }
+  await comment(conn, `VIEW ${REJECTS}`, 'rows that broke their schema, with the reason and the raw JSON');
+  await comment(conn, `VIEW ${RUNS}`, 'run reports (_runs/*.json in the lake), one row per run');
+  const taken = new Set([...LAKE_TABLES.map((d) => d.table), REJECTS, RUNS, MARKER]);
+  const skipped: WarehouseResult['skipped'] = [];
+  let queries = 0;
+  for (const q of bundledQueries()) {
+    if (taken.has(q.name)) throw new Error(`sql/${q.file}: its view would be named ${q.name}, which is a table of the warehouse; rename the file`);
+    try {
+      await conn.run(`CREATE VIEW ${ident(q.name)} AS ${q.sql}`);
+    } catch (err) {
+      // A view is bound when it is made: one reading columns of a view this lake has no files for
+      // yet (`_runs` before the first run) cannot be made until it has.
+      const message = (err as Error).message.split('\n')[0]!;
+      if (!message.startsWith('Binder Error')) throw new Error(`sql/${q.file}: ${message}`);
+      skipped.push({ name: q.name, why: message });
+      continue;
+    }
+    await comment(conn, `VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`);
+    queries++;
+  }
+  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version`);
+  await comment(conn, `TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild, and `chainlake warehouse` rewrites it');
+  return { tables: LAKE_TABLES.length + 2, queries, skipped };
+}
+
+/**
+ * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder, then
+ * renamed over it. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
+ * program holds open for writing, whose writes would be lost with the old file. `out` is the file
+ * named by `flag`, if one was.
+ */
+export async function writeWarehouse(lake: string, o: { out?: string; flag: string }): Promise<WarehouseResult> {
+  const file = targetOf(lake, o.out, o.flag);
+  const label = labelOf(file, o.flag, o.out !== undefined);
+  const found = await inspect(file);
+  if (found.kind === 'foreign') throw refusal(file, o.flag, o.out !== undefined, found.why);
+  if (found.kind === 'busy') throw new RunError(`${label}: is open for writing in another program (${found.why}); close it, or open it read-only (duckdb -readonly), and rerun`);
+  removeStale(file);
+  const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}`);
+  const clean = () => {
+    rmSync(tmp, { force: true });
+    rmSync(`${tmp}.wal`, { force: true });
+  };
+  clean();
+  try {
+    const db = await DuckDBInstance.create(tmp);
+    let built;
+    try {
+      const conn = await db.connect();
+      try {
+        // One transaction: the many small catalog changes are written once, at the commit.
+        await conn.run('BEGIN');
+        built = await build(conn, lake);
+        await conn.run('COMMIT');
+        await conn.run('CHECKPOINT');
+      } finally {
+        conn.closeSync();
+      }
+    } finally {
+      db.closeSync();
+    }
+    // A WAL left by a writer of the old file that crashed would be replayed into the new one.
+    rmSync(`${file}.wal`, { force: true });
+    renameSync(tmp, file);
+    return { file, ...built };
+  } catch (err) {
+    clean();
+    if (err instanceof UsageError || err instanceof RunError) throw err;
+    throw new RunError(`${label}: not written: ${(err as Error).message.split('\n')[0]}`);
+  }
+}
