@@ -91,17 +91,41 @@ function validity(n: number, valid: (i: number) => boolean): { nullBitmap?: Uint
 
 type Fixed = Int8Array | Int16Array | Int32Array | BigInt64Array | Uint8Array | Uint16Array | Uint32Array | BigUint64Array | Float32Array | Float64Array;
 
-/** A fixed-width column: `value` turns a DuckDB item (never NULL) into the array's element. */
-function fixed<T>(type: DataType, name: string, metadata: Map<string, string> | undefined, make: (n: number) => Fixed, value: (x: T) => number | bigint): Column {
+/**
+ * Fixed-width types: the Arrow type, its array, and what of a DuckDB item (never NULL) goes into
+ * the array (the item itself for numbers).
+ */
+const FIXED: Partial<Record<DuckDBTypeId, [() => DataType, new (n: number) => Fixed, ((x: never) => number | bigint)?]>> = {
+  [DuckDBTypeId.TINYINT]: [() => new Int8(), Int8Array],
+  [DuckDBTypeId.SMALLINT]: [() => new Int16(), Int16Array],
+  [DuckDBTypeId.INTEGER]: [() => new Int32(), Int32Array],
+  [DuckDBTypeId.BIGINT]: [() => new Int64(), BigInt64Array],
+  [DuckDBTypeId.UTINYINT]: [() => new Uint8(), Uint8Array],
+  [DuckDBTypeId.USMALLINT]: [() => new Uint16(), Uint16Array],
+  [DuckDBTypeId.UINTEGER]: [() => new Uint32(), Uint32Array],
+  [DuckDBTypeId.UBIGINT]: [() => new Uint64(), BigUint64Array],
+  [DuckDBTypeId.FLOAT]: [() => new Float32(), Float32Array],
+  [DuckDBTypeId.DOUBLE]: [() => new Float64(), Float64Array],
+  [DuckDBTypeId.DATE]: [() => new DateDay(), Int32Array, (x: { days: number }) => x.days],
+  [DuckDBTypeId.TIMESTAMP]: [() => new TimestampMicrosecond(), BigInt64Array, (x: { micros: bigint }) => x.micros],
+  // DuckDB keeps the instant in UTC; the zone says so, and readers show it as UTC.
+  [DuckDBTypeId.TIMESTAMP_TZ]: [() => new TimestampMicrosecond('UTC'), BigInt64Array, (x: { micros: bigint }) => x.micros],
+  [DuckDBTypeId.TIMESTAMP_S]: [() => new TimestampSecond(), BigInt64Array, (x: { seconds: bigint }) => x.seconds],
+  [DuckDBTypeId.TIMESTAMP_MS]: [() => new TimestampMillisecond(), BigInt64Array, (x: { millis: bigint }) => x.millis],
+  [DuckDBTypeId.TIMESTAMP_NS]: [() => new TimestampNanosecond(), BigInt64Array, (x: { nanos: bigint }) => x.nanos],
+};
+
+function fixed(name: string, [arrow, Array_, value]: NonNullable<(typeof FIXED)[DuckDBTypeId]>): Column {
+  const type = arrow();
   return {
-    field: new Field(name, type, true, metadata),
+    field: new Field(name, type, true),
     data(v, rows) {
       const n = rows.length;
-      const out = make(n) as { [i: number]: number | bigint };
+      const out = new Array_(n) as { [i: number]: number | bigint };
       const bits = validity(n, (i) => {
-        const x = v.getItem(rows[i]!) as T | null;
+        const x = v.getItem(rows[i]!);
         if (x === null) return false;
-        out[i] = value(x);
+        out[i] = value ? value(x as never) : (x as number | bigint);
         return true;
       });
       return makeData({ type, length: n, ...bits, data: out } as never);
@@ -129,7 +153,7 @@ function decimal(type: Decimal, name: string, unscaled: (x: unknown) => bigint):
   };
 }
 
-function utf8(name: string, metadata?: Map<string, string>): Column {
+function utf8(name: string, top: string, metadata?: Map<string, string>): Column {
   const type = new Utf8();
   return {
     field: new Field(name, type, true, metadata),
@@ -148,7 +172,7 @@ function utf8(name: string, metadata?: Map<string, string>): Column {
         return x !== null;
       });
       // Utf8 offsets are 32-bit; a chunk is at most 2,048 rows, so only values of ~1 MB each reach this.
-      if (bytes > 0x7fffffff) throw new UsageError(`column ${JSON.stringify(name)}: more than 2 GB of text in one batch of ${n} rows`);
+      if (bytes > 0x7fffffff) throw new UsageError(`column ${JSON.stringify(top)}: more than 2 GB of text in one batch of ${n} rows`);
       const data = Buffer.alloc(bytes);
       for (let i = 0; i < n; i++) if (texts[i] !== undefined) data.write(texts[i]!, offsets[i]!, 'utf8');
       return makeData({ type, length: n, ...bits, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, bytes) });
@@ -164,6 +188,8 @@ interface Top {
 
 /** The Arrow column of a DuckDB column; throws (UsageError) for a type with no mapping. */
 function column(name: string, t: DuckDBType, top: Top = { name, type: t }): Column {
+  const plain = FIXED[t.typeId];
+  if (plain) return fixed(name, plain);
   switch (t.typeId) {
     case DuckDBTypeId.BOOLEAN:
       return {
@@ -180,39 +206,6 @@ function column(name: string, t: DuckDBType, top: Top = { name, type: t }): Colu
           return makeData({ type: new Bool(), length: n, ...bits, data: out });
         },
       };
-    case DuckDBTypeId.TINYINT:
-      return fixed<number>(new Int8(), name, undefined, (n) => new Int8Array(n), (x) => x);
-    case DuckDBTypeId.SMALLINT:
-      return fixed<number>(new Int16(), name, undefined, (n) => new Int16Array(n), (x) => x);
-    case DuckDBTypeId.INTEGER:
-      return fixed<number>(new Int32(), name, undefined, (n) => new Int32Array(n), (x) => x);
-    case DuckDBTypeId.BIGINT:
-      return fixed<bigint>(new Int64(), name, undefined, (n) => new BigInt64Array(n), (x) => x);
-    case DuckDBTypeId.UTINYINT:
-      return fixed<number>(new Uint8(), name, undefined, (n) => new Uint8Array(n), (x) => x);
-    case DuckDBTypeId.USMALLINT:
-      return fixed<number>(new Uint16(), name, undefined, (n) => new Uint16Array(n), (x) => x);
-    case DuckDBTypeId.UINTEGER:
-      return fixed<number>(new Uint32(), name, undefined, (n) => new Uint32Array(n), (x) => x);
-    case DuckDBTypeId.UBIGINT:
-      return fixed<bigint>(new Uint64(), name, undefined, (n) => new BigUint64Array(n), (x) => x);
-    case DuckDBTypeId.FLOAT:
-      return fixed<number>(new Float32(), name, undefined, (n) => new Float32Array(n), (x) => x);
-    case DuckDBTypeId.DOUBLE:
-      return fixed<number>(new Float64(), name, undefined, (n) => new Float64Array(n), (x) => x);
-    case DuckDBTypeId.DATE:
-      return fixed<{ days: number }>(new DateDay(), name, undefined, (n) => new Int32Array(n), (x) => x.days);
-    case DuckDBTypeId.TIMESTAMP:
-      return fixed<{ micros: bigint }>(new TimestampMicrosecond(), name, undefined, (n) => new BigInt64Array(n), (x) => x.micros);
-    case DuckDBTypeId.TIMESTAMP_TZ:
-      // DuckDB keeps the instant in UTC; the zone names that, so readers show it as UTC.
-      return fixed<{ micros: bigint }>(new TimestampMicrosecond('UTC'), name, undefined, (n) => new BigInt64Array(n), (x) => x.micros);
-    case DuckDBTypeId.TIMESTAMP_S:
-      return fixed<{ seconds: bigint }>(new TimestampSecond(), name, undefined, (n) => new BigInt64Array(n), (x) => x.seconds);
-    case DuckDBTypeId.TIMESTAMP_MS:
-      return fixed<{ millis: bigint }>(new TimestampMillisecond(), name, undefined, (n) => new BigInt64Array(n), (x) => x.millis);
-    case DuckDBTypeId.TIMESTAMP_NS:
-      return fixed<{ nanos: bigint }>(new TimestampNanosecond(), name, undefined, (n) => new BigInt64Array(n), (x) => x.nanos);
     case DuckDBTypeId.DECIMAL:
       return decimal(new Decimal(t.scale, t.width, 128), name, (x) => (x as { value: bigint }).value);
     case DuckDBTypeId.HUGEINT:
@@ -224,7 +217,7 @@ function column(name: string, t: DuckDBType, top: Top = { name, type: t }): Colu
         return b;
       });
     case DuckDBTypeId.VARCHAR:
-      return utf8(name, t.alias === 'JSON' ? JSON_FIELD : undefined);
+      return utf8(name, top.name, t.alias === 'JSON' ? JSON_FIELD : undefined);
     case DuckDBTypeId.SQLNULL:
       return {
         field: new Field(name, new Null(), true),
@@ -282,6 +275,14 @@ let identity = new Int32Array(0);
 function firstRows(n: number): Rows {
   if (identity.length < n) identity = Int32Array.from({ length: Math.max(n, 2048) }, (_, i) => i);
   return identity.subarray(0, n);
+}
+
+/**
+ * Arrow data of `n` values of a DuckDB type handed over one by one (NULL as null), built as a
+ * result's column is (bench/arrow.mjs measures Arrow as a hand-off with it).
+ */
+export function arrowData(type: DuckDBType, n: number, item: (i: number) => unknown): Data {
+  return column('value', type).data({ getItem: item } as unknown as DuckDBVector, firstRows(n));
 }
 
 /** A result's columns as Arrow; refuses (UsageError naming the column) a type with no mapping. */
