@@ -84,13 +84,16 @@ torture: build
 ## bench: the benchmarks (they print figures; they are not tests): each script in BENCH_SCRIPTS in turn.
 ## bench/rate.mjs: rate-bound, against the simulator with its rate limit on (about 4 minutes)
 ## bench/cpu.mjs: CPU-bound rows/s (replay and end to end) and peak RSS at 1M and 5M rows (about 10 minutes)
-BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs
+## bench/arrow.mjs: Arrow record batches against staged lines as the transform -> load hand-off (about 2 minutes)
+BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs
 bench: build
 	@for s in $(BENCH_SCRIPTS); do echo "== $$s"; node $$s || exit $$?; echo; done
 
-## docs: regenerate the README's table dictionary from the stream declarations
+## docs: regenerate the README's table dictionary and src/tables.ts (the library's row types) from
+## the stream declarations, then rebuild so dist/ has the new types
 docs: build
-	node dist/cli/docs.js --write README.md
+	node dist/cli/docs.js --write README.md --types src/tables.ts
+	npm run build --silent
 
 clean:
 	rm -rf dist data/lake data/report.html data/warehouse.duckdb

@@ -34,8 +34,18 @@ export async function demoLake(tables: string[] = DEMO_TABLES, o: { lake?: strin
 
 const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
 
+function spawnCli(args: string[], env: Record<string, string>) {
+  return spawnSync(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 120_000, maxBuffer: 1 << 28 });
+}
+
 /** The built CLI (dist/, which `npm test` compiles first), as a user runs it. */
 export function cli(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
-  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  const r = spawnCli(args, env);
+  return { code: r.status, stdout: r.stdout.toString('utf8'), stderr: r.stderr.toString('utf8') };
+}
+
+/** `cli` with stdout as bytes (binary output such as Arrow IPC, which text would mangle). */
+export function cliBytes(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: Buffer; stderr: string } {
+  const r = spawnCli(args, env);
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
 }

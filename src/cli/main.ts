@@ -1,12 +1,12 @@
 // The command line (README "CLI"). Exit codes: 0 done, 1 run failed (rerun resumes), 2 bad usage.
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { loadPipeline, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
 import { runPipeline } from '../pipeline/run.js';
 import { formatReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
-import { openWarehouse } from '../warehouse/views.js';
+import { existingFolder, openWarehouse } from '../warehouse/views.js';
 import { writeWarehouse } from '../warehouse/file.js';
 import { format, query, type Format } from '../warehouse/query.js';
 import type { Logger } from 'pino';
@@ -122,7 +122,7 @@ async function stoppable<T>(logger: Logger, kept: string, work: (signal: AbortSi
   }
 }
 
-async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: Format }): Promise<number> {
+async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: Format | 'arrow' }): Promise<number> {
   if (!a.sql && !a.file) throw new UsageError('query: give SQL or --file FILE');
   if (a.sql && a.file) throw new UsageError('query: give SQL or --file FILE, not both');
   let sql = a.sql ?? '';
@@ -133,14 +133,21 @@ async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: 
       throw new UsageError(`--file ${a.file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
     }
   }
+  const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
+  arrow?.refuseTerminal(process.stdout.isTTY);
   const conn = await openWarehouse(checkLake(a.lake));
   let result;
   try {
+    if (arrow) {
+      // Batch by batch as DuckDB produces them: a result of any size goes out in bounded memory.
+      await arrow.writeArrow(await arrow.arrowResult(conn, sql), 'stream', arrow.toStream(process.stdout));
+      return 0;
+    }
     result = await query(conn, sql);
   } catch (err) {
     throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${(err as Error).message}`);
   }
-  process.stdout.write(format(result, a.format) + '\n');
+  process.stdout.write(format(result, a.format as Format) + '\n');
   return 0;
 }
 
@@ -176,8 +183,7 @@ async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: 
 
 /** check, report and export read a lake: a missing one is a typo, not an empty lake. */
 function existingLake(lake: string): string {
-  if (!existsSync(checkLake(lake))) throw new UsageError(`--lake ${lake}: no such folder`);
-  return lake;
+  return existingFolder(checkLake(lake), '--lake');
 }
 
 async function cmdCheck(a: { lake: string; format: OutputFormat }): Promise<number> {
@@ -200,7 +206,7 @@ async function cmdWarehouse(a: { lake: string; out?: string }): Promise<number> 
   return 0;
 }
 
-async function cmdExport(a: { lake: string; table: string; to: string; format?: 'parquet' | 'csv' | 'ndjson'; where?: string; columns?: string; force?: boolean }): Promise<number> {
+async function cmdExport(a: { lake: string; table: string; to: string; format?: 'parquet' | 'csv' | 'ndjson' | 'arrow'; where?: string; columns?: string; force?: boolean }): Promise<number> {
   const { exportTable, parseColumns } = await import('../warehouse/export.js');
   const r = await exportTable({ lake: existingLake(a.lake), table: a.table, to: a.to, format: a.format, where: a.where, columns: parseColumns(a.columns), force: a.force });
   process.stdout.write(`exported ${r.rows} rows (${r.columns.length} columns) of ${a.table} to ${r.file} as ${r.format}\n`);
@@ -319,7 +325,7 @@ export async function main(argv: string[]): Promise<void> {
           y
             .positional('sql', { type: 'string', describe: 'SQL to run' })
             .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
-            .option('format', { type: 'string', choices: ['table', 'csv', 'json'] as const, default: 'table', describe: 'output format' }),
+            .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'] as const, default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' }),
         async (a) => exit(await cmdQuery(a as never)),
       )
       .command(
@@ -360,12 +366,12 @@ export async function main(argv: string[]): Promise<void> {
       )
       .command(
         'export <table>',
-        'write a table (or part of it) to one Parquet, CSV or NDJSON file',
+        'write a table (or part of it) to one Parquet, CSV, NDJSON or Arrow IPC file',
         (y) =>
           y
             .positional('table', { type: 'string', describe: 'table to export, e.g. erc_transfers' })
             .option('to', { type: 'string', demandOption: true, requiresArg: true, describe: 'file to write (outside the lake)' })
-            .option('format', { type: 'string', choices: ['parquet', 'csv', 'ndjson'], describe: 'file format (default: from the file name)' })
+            .option('format', { type: 'string', choices: ['parquet', 'csv', 'ndjson', 'arrow'], describe: 'file format (default: from the file name)' })
             .option('where', { type: 'string', requiresArg: true, describe: 'SQL filter on the table\'s columns, e.g. "block_number >= 1000"' })
             .option('columns', { type: 'string', requiresArg: true, describe: 'comma list of columns (default: all)' })
             .option('force', { type: 'boolean', describe: 'replace the file if it exists' }),

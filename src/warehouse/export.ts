@@ -1,21 +1,22 @@
-// `chainlake export`: one table (or a filtered part of it) to one Parquet, CSV or NDJSON file.
+// `chainlake export`: one table (or a filtered part of it) to one Parquet, CSV, NDJSON or Arrow file.
 // The predicate is user text spliced into SQL, so it is parsed by DuckDB first and only a plain
 // filter over the table is accepted; the statement that runs is DuckDB's own rendering of that
 // parsed filter, not the user's text. Then the connection is locked down (no file access but the
 // lake and the output file, no extension loading) before the export runs, as a second wall.
-import { existsSync, lstatSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { PARQUET, sqlString } from '../load/parquet.js';
 import { REJECTS } from '../state/store.js';
 import { ident } from './check.js';
-import { LAKE_TABLES, openWarehouse } from './views.js';
+import { arrowResult, writeArrow } from './arrow.js';
+import { existingFolder, LAKE_TABLES, openWarehouse } from './views.js';
 
-export const EXPORT_FORMATS = ['parquet', 'csv', 'ndjson'] as const;
+export const EXPORT_FORMATS = ['parquet', 'csv', 'ndjson', 'arrow'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
 
-const BY_EXTENSION: Record<string, ExportFormat> = { '.parquet': 'parquet', '.pq': 'parquet', '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson', '.json': 'ndjson' };
+const BY_EXTENSION: Record<string, ExportFormat> = { '.parquet': 'parquet', '.pq': 'parquet', '.csv': 'csv', '.ndjson': 'ndjson', '.jsonl': 'ndjson', '.json': 'ndjson', '.arrow': 'arrow' };
 
 export interface ExportOptions {
   lake: string;
@@ -46,7 +47,7 @@ export function exportFormat(to: string, format?: string): ExportFormat {
     return format as ExportFormat;
   }
   const f = BY_EXTENSION[extname(to).toLowerCase()];
-  if (!f) throw new UsageError(`--to ${to}: cannot tell the format from the name; give --format ${EXPORT_FORMATS.join('|')} (or name it .parquet, .csv, .ndjson)`);
+  if (!f) throw new UsageError(`--to ${to}: cannot tell the format from the name; give --format ${EXPORT_FORMATS.join('|')} (or name it .parquet, .csv, .ndjson, .arrow)`);
   return f;
 }
 
@@ -174,10 +175,26 @@ export async function sandbox(conn: DuckDBConnection, lake: string, out: string)
   await conn.run('SET lock_configuration = true');
 }
 
+/**
+ * The rows of `sql` as an Arrow IPC file at `path`, written batch by batch by this process (DuckDB
+ * has no Arrow writer without an extension). The types are checked before the file is created.
+ */
+async function arrowFile(conn: DuckDBConnection, sql: string, path: string): Promise<number> {
+  const result = await arrowResult(conn, sql);
+  const fd = openSync(path, 'w');
+  try {
+    return await writeArrow(result, 'file', (bytes) => {
+      for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+    });
+  } finally {
+    closeSync(fd);
+  }
+}
+
 export async function exportTable(o: ExportOptions): Promise<ExportResult> {
   const tables = exportableTables();
   if (!tables.includes(o.table)) throw new UsageError(`export: ${JSON.stringify(o.table)} is not a table of the lake (${tables.join(', ')})`);
-  if (!existsSync(o.lake) || !statSync(o.lake).isDirectory()) throw new UsageError(`--lake ${o.lake}: no such folder`);
+  existingFolder(o.lake, '--lake');
   const file = checkOutput(o.to, o.lake, o.force ?? false);
   const format = exportFormat(o.to, o.format);
   const conn = await openWarehouse(o.lake);
@@ -193,21 +210,25 @@ export async function exportTable(o: ExportOptions): Promise<ExportResult> {
     }
     const source = o.where !== undefined ? `(${await filterSql(conn, o.table, o.where)}) AS filtered` : ident(o.table);
     const select = columns.map((c) => (format === 'ndjson' && BIG_NUMBER.test(known.get(c)!) ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ');
-    const options = { parquet: PARQUET, csv: 'FORMAT csv, HEADER true', ndjson: 'FORMAT json' }[format];
     // Written next to the target and renamed: a failed export leaves no partial file behind.
     const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}`);
     await sandbox(conn, o.lake, tmp);
     let rows: number;
     try {
-      const r = await conn.runAndReadAll(`COPY (SELECT ${select} FROM ${source}) TO ${sqlString(tmp)} (${options})`);
-      rows = Number(r.getRowObjects()[0]?.Count ?? 0);
+      if (format === 'arrow') rows = await arrowFile(conn, `SELECT ${select} FROM ${source}`, tmp);
+      else {
+        const options = { parquet: PARQUET, csv: 'FORMAT csv, HEADER true', ndjson: 'FORMAT json' }[format];
+        const r = await conn.runAndReadAll(`COPY (SELECT ${select} FROM ${source}) TO ${sqlString(tmp)} (${options})`);
+        rows = Number(r.getRowObjects()[0]?.Count ?? 0);
+      }
       renameSync(tmp, file);
     } catch (err) {
       rmSync(tmp, { force: true });
       const message = `export ${o.table}${o.where !== undefined ? ` --where ${JSON.stringify(o.where)}` : ''}: ${(err as Error).message.split('\n')[0]}`;
-      // A filter naming no column or comparing a number with text is the user's to fix (exit 2);
-      // anything else (disk full, an unreadable file) is a failure of the export (exit 1).
-      if (/^(Binder|Parser|Conversion|Catalog|Invalid Input) Error/.test((err as Error).message)) throw new UsageError(message);
+      // A filter naming no column or comparing a number with text, or a column Arrow cannot hold,
+      // is the user's to fix (exit 2); anything else (disk full, an unreadable file) is a failure
+      // of the export (exit 1).
+      if (err instanceof UsageError || /^(Binder|Parser|Conversion|Catalog|Invalid Input) Error/.test((err as Error).message)) throw new UsageError(message);
       throw new RunError(message);
     }
     return { file, format, rows, columns };

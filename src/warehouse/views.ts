@@ -1,9 +1,10 @@
 // DuckDB over the lake: every table is a view of its name over its committed Parquet files, so SQL
 // (bundled in sql/ or typed by a user) reads views, never paths. A table with no files yet is an
 // empty view of the declared columns, so queries do not break on a fresh lake.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { UsageError } from '../errors.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../streams/types.js';
 import { listParquet, sqlString } from '../load/parquet.js';
@@ -35,8 +36,19 @@ export function landedColumns(decl: StreamDecl): Array<[string, string]> {
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
 
+/** A lake that must already be there (commands and the library that only read one). */
+export function existingFolder(lake: string, label: string): string {
+  if (!existsSync(lake) || !statSync(lake).isDirectory()) throw new UsageError(`${label} ${lake}: no such folder`);
+  return lake;
+}
+
 function hasParquet(dir: string): boolean {
   return existsSync(dir) && listParquet(dir).length > 0;
+}
+
+/** No rows, the declared columns: a table before its first files (and its types, for src/tables.ts). */
+export function emptySelect(decl: StreamDecl): string {
+  return `SELECT ${landedColumns(decl).map(([n, t]) => `CAST(NULL AS ${t}) AS "${n}"`).join(', ')} WHERE false`;
 }
 
 export async function viewSql(lake: string): Promise<string[]> {
@@ -47,8 +59,7 @@ export async function viewSql(lake: string): Promise<string[]> {
     if (hasParquet(dir)) {
       out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`);
     } else {
-      const cols = landedColumns(decl).map(([n, t]) => `CAST(NULL AS ${t}) AS "${n}"`).join(', ');
-      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT ${cols} WHERE false`);
+      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${emptySelect(decl)}`);
     }
   }
   const rejects = join(root, REJECTS);
@@ -66,14 +77,26 @@ export async function viewSql(lake: string): Promise<string[]> {
   return out;
 }
 
-/** An in-memory DuckDB with the lake's views. */
-export async function openWarehouse(lake: string): Promise<DuckDBConnection> {
-  const db = await DuckDBInstance.create(':memory:');
+/** A connection to a lake's database (the zone is a setting of each connection). */
+export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDBConnection> {
   const conn = await db.connect();
   // Timestamps print in UTC whatever the machine's zone, as the services define them.
   await conn.run("SET TimeZone = 'UTC'");
-  for (const sql of await viewSql(lake)) await conn.run(sql);
   return conn;
+}
+
+/** An in-memory DuckDB with the lake's views, which every connection to it sees. */
+export async function lakeDatabase(lake: string): Promise<DuckDBInstance> {
+  const db = await DuckDBInstance.create(':memory:');
+  const conn = await db.connect();
+  for (const sql of await viewSql(lake)) await conn.run(sql);
+  conn.closeSync();
+  return db;
+}
+
+/** An in-memory DuckDB with the lake's views. */
+export async function openWarehouse(lake: string): Promise<DuckDBConnection> {
+  return connectWarehouse(await lakeDatabase(lake));
 }
 
 /** The bundled queries' folder (sql/), found from this module so it works from src/ and dist/. */

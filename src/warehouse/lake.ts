@@ -1,0 +1,75 @@
+// The library (`import { openLake } from 'chainlake'`): a lake opened from TypeScript, its query
+// results as Apache Arrow tables with the same types as `query --format arrow` (warehouse/arrow.ts).
+import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
+import { Table, type RecordBatch, type TypeMap } from 'apache-arrow';
+import { UsageError } from '../errors.js';
+import type { LakeTables } from '../tables.js';
+import { arrowResult } from './arrow.js';
+import { connectWarehouse, existingFolder, LAKE_TABLES, lakeDatabase } from './views.js';
+
+export interface Lake {
+  /** The lake folder, as given. */
+  readonly path: string;
+  /** The result of `sql` (its last statement) as one Arrow table, held in memory. */
+  query<T extends TypeMap = any>(sql: string): Promise<Table<T>>;
+  /** The result of `sql` batch by batch (up to 2,048 rows each), for results too big to hold. */
+  batches<T extends TypeMap = any>(sql: string): AsyncGenerator<RecordBatch<T>>;
+  /** A whole table of the lake, typed from the stream declarations (src/tables.ts). */
+  table<K extends keyof LakeTables>(name: K): Promise<Table<LakeTables[K]>>;
+  /** Closes the lake's DuckDB; the lake's files are only read, never changed. */
+  close(): void;
+}
+
+/** Opens the lake at `path` (a folder `chainlake run` writes) for reading: every table is a view of its name. */
+export async function openLake(path: string): Promise<Lake> {
+  const db = await lakeDatabase(existingFolder(path, 'openLake:'));
+  return new OpenLake(path, db);
+}
+
+class OpenLake implements Lake {
+  private closed = false;
+
+  constructor(
+    readonly path: string,
+    private readonly db: DuckDBInstance,
+  ) {}
+
+  // A connection per query: a second streaming query on one connection ends the first one's
+  // result early without an error, so two queries at once (Promise.all) would lose rows.
+  private async connect(): Promise<DuckDBConnection> {
+    if (this.closed) throw new UsageError(`lake ${this.path}: closed`);
+    return connectWarehouse(this.db);
+  }
+
+  async query<T extends TypeMap = any>(sql: string): Promise<Table<T>> {
+    const conn = await this.connect();
+    try {
+      const result = await arrowResult(conn, sql);
+      const batches: RecordBatch[] = [];
+      for await (const b of result.batches()) batches.push(b);
+      return new Table(result.schema, batches) as Table<T>;
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  async *batches<T extends TypeMap = any>(sql: string): AsyncGenerator<RecordBatch<T>> {
+    const conn = await this.connect();
+    try {
+      yield* (await arrowResult(conn, sql)).batches() as AsyncGenerator<RecordBatch<T>>;
+    } finally {
+      conn.closeSync();
+    }
+  }
+
+  async table<K extends keyof LakeTables>(name: K): Promise<Table<LakeTables[K]>> {
+    if (!LAKE_TABLES.some((d) => d.table === name)) throw new UsageError(`lake.table: ${JSON.stringify(name)} is not a table of the lake (${LAKE_TABLES.map((d) => d.table).join(', ')})`);
+    return this.query<LakeTables[K]>(`SELECT * FROM "${name}"`);
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.closeSync();
+  }
+}
