@@ -89,10 +89,10 @@ BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs
 bench: build
 	@for s in $(BENCH_SCRIPTS); do echo "== $$s"; node $$s || exit $$?; echo; done
 
-## docs: regenerate the README's table dictionary and src/tables.ts (the library's row types) from
-## the stream declarations, then rebuild so dist/ has the new types
+## docs: regenerate docs/tables.md (the table reference) and src/tables.ts (the library's row types)
+## from the stream declarations, then rebuild so dist/ has the new types
 docs: build
-	node dist/cli/docs.js --write README.md --types src/tables.ts
+	node dist/cli/docs.js --write docs/tables.md --types src/tables.ts
 	npm run build --silent
 
 clean:

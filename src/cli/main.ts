@@ -346,6 +346,7 @@ export async function main(argv: string[]): Promise<void> {
         async (a) => exit(await cmdCompact(a as never)),
       )
       .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y.option('format', FORMAT_OPTION), (a) => exit(cmdStatus(a as never)))
+      .command('tables [name]', "the tables, or one table's reference (columns, key, refresh) from its declaration", (y) => y.positional('name', { type: 'string', describe: 'a table, e.g. erc_transfers' }), async (a) => exit((await import('./tables.js')).printTables(a)))
       .command(
         'check',
         'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails',

@@ -1,0 +1,126 @@
+// The table reference, from the stream declarations: `chainlake tables [name]` prints it in a
+// terminal and `make docs` writes it to docs/tables.md (src/cli/docs.ts). Both render the same
+// facts (tableFacts) in one function each for the list and for a table, as markdown or as text.
+import { UsageError } from '../errors.js';
+import { textTable } from '../pipeline/report.js';
+import { STREAMS } from '../streams/index.js';
+import type { StreamDecl } from '../streams/types.js';
+import { landedColumns } from '../warehouse/views.js';
+
+export type Style = 'markdown' | 'text';
+
+function refreshText(d: StreamDecl): string {
+  if (d.refresh === 'append')
+    return `append from the partition's high-water block on (\`${d.blockCursor!.start}\` = that block; its rows already landed are skipped by key); commits every batch with the page token that continues the listing`;
+  const scope = d.mergeScope === 'table' ? 'into the whole table (one row per key across all queries)' : "into the partition's rows";
+  const from = d.timeCursor
+    ? d.timeCursor.start
+      ? ` Fetches from the newest committed point on (\`${d.timeCursor.start}\`), refetching that point, which the service may still change.`
+      : ' Pages newest first and stops at the first page older than the newest committed point, which is refetched.'
+    : ' Refetches the query each run (the endpoint has no time filter).';
+  if (d.refresh === 'replace')
+    return `replace ${d.mergeScope === 'table' ? 'the whole table (one row per key across all queries)' : "the partition's rows"}: the listing is the current state, so a complete fetch replaces the committed rows (a row the service stops listing is gone); a run where a partition fails merges by key instead, newest wins, and the next complete run replaces.${from}`;
+  return `merge by key ${scope}, newest wins, in one commit.${from}`;
+}
+
+/** The refresh in a few words, for the list of tables. */
+function refreshLabel(d: StreamDecl): string {
+  if (d.refresh === 'append') return d.blockCursor?.perBlock ? 'append by block' : 'append';
+  if (d.timeCursor) return `${d.refresh} from newest point`;
+  return `${d.refresh === 'merge' ? 'merge into' : 'replace'} ${d.mergeScope ?? 'partition'}`;
+}
+
+function endpointText(d: StreamDecl): string {
+  if (d.service !== 'node') return `\`GET ${d.endpoint}\` (${d.service} service, ${d.weight} CU a request)`;
+  // The node meters nothing; its streams call JSON-RPC methods (health is a plain GET).
+  return d.methods ? `\`POST ${d.endpoint}\` JSON-RPC ${d.methods.map((m) => `\`${m}\``).join(', ')} (node source)` : `\`GET ${d.endpoint}\` (node source)`;
+}
+
+/** A column's doc; `<amount>_raw` gets one of its own. */
+export function docOf(d: StreamDecl, name: string): string {
+  const c = d.columns.find((x) => x.name === name || `${x.name}_raw` === name);
+  if (!c) return '';
+  return c.name === name ? c.doc : `exact digits of ${c.name} as received`;
+}
+
+/** What the reference says of a table, with `code` spans (the text style drops the backticks). */
+function tableFacts(d: StreamDecl): { lines: Array<[string, string[]]>; columns: string[][] } {
+  const keys = Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.doc}`);
+  if (d.pageSize.max) keys.push(`\`pageSize\`: ${d.pageSize.min || 1} to ${d.pageSize.max}, default ${d.pageSize.default}${d.pageSize.note ? ` (${d.pageSize.note})` : ''}`);
+  return {
+    lines: [
+      ['endpoint', [endpointText(d)]],
+      ['pipeline keys', keys],
+      ['refresh', [refreshText(d)]],
+      ['key', [`${d.key.map((k) => `\`${k}\``).join(', ')}${d.keyDoc ? ` (${d.keyDoc})` : ''}`]],
+      ['files', [`\`<lake>/${d.table}/${d.folder ? `${d.folder.key}=<${d.folder.partition}>/` : ''}*.parquet\``]],
+    ],
+    columns: landedColumns(d).map(([name, type]) => [name, type, docOf(d, name)]),
+  };
+}
+
+/** Words of `s` in lines of at most `width` characters (a longer word gets a line of its own). */
+export function wrap(s: string, width: number): string[] {
+  const out: string[] = [];
+  let line = '';
+  for (const word of s.split(/\s+/).filter(Boolean)) {
+    if (line && line.length + 1 + word.length > width) {
+      out.push(line);
+      line = word;
+    } else line = line ? `${line} ${word}` : word;
+  }
+  return [...out, line];
+}
+
+/** textTable with its last column wrapped so that every line fits `width`. */
+function wrappedTable(header: string[], rows: string[][], width: number): string {
+  const lead = header.slice(0, -1).map((h, i) => Math.max(h.length, ...rows.map((r) => r[i]!.length)) + 2);
+  const room = Math.max(20, width - lead.reduce((a, b) => a + b, 0));
+  const lines = rows.flatMap((r) => wrap(r.at(-1)!, room).map((part, i) => [...(i ? r.slice(0, -1).map(() => '') : r.slice(0, -1)), part]));
+  return textTable(header, lines);
+}
+
+const plain = (s: string) => s.replace(/`/g, '');
+
+/** One table's reference: its doc, where it is served, its pipeline keys, refresh, key, files and columns. */
+export function tableReference(d: StreamDecl, style: Style, width = 100): string {
+  const { lines, columns } = tableFacts(d);
+  if (style === 'markdown')
+    return [
+      `## ${d.table}`,
+      '',
+      `${d.doc}.`,
+      '',
+      ...lines.map(([label, parts]) => `- ${label}: ${parts.join('; ')}`),
+      '',
+      '| column | type | meaning |',
+      '|---|---|---|',
+      ...columns.map((c) => `| ${c.join(' | ')} |`),
+      '',
+    ].join('\n');
+  const indent = Math.max(...lines.map(([label]) => label.length)) + 2;
+  const facts = lines.flatMap(([label, parts]) =>
+    parts.flatMap((part, p) => wrap(plain(part), width - indent).map((text, i) => `${(p || i ? '' : label).padEnd(indent)}${text}`)),
+  );
+  return [...wrap(`${d.table}: ${d.doc}.`, width), '', ...facts, '', wrappedTable(['column', 'type', 'meaning'], columns, width), ''].join('\n');
+}
+
+/** Every table with its service, refresh and doc; in markdown each name links to its section. */
+export function tableList(style: Style, width = 100): string {
+  const rows = STREAMS.map((d) => [style === 'markdown' ? `[${d.table}](#${d.table})` : d.table, d.service, refreshLabel(d), style === 'markdown' ? d.doc : plain(d.doc)]);
+  if (style === 'markdown') return ['| table | service | refresh | what it holds |', '|---|---|---|---|', ...rows.map((r) => `| ${r.join(' | ')} |`), ''].join('\n');
+  return `${wrappedTable(['table', 'service', 'refresh', 'what it holds'], rows, width)}\n`;
+}
+
+/** `chainlake tables [name]`: the list, or one table's reference; an unknown name is a usage error. */
+export function printTables(a: { name?: string }): number {
+  let text: string;
+  if (a.name === undefined) text = `${tableList('text')}\nchainlake tables <name> prints the reference of one.\n`;
+  else {
+    const d = STREAMS.find((s) => s.table === a.name);
+    if (!d) throw new UsageError(`tables ${a.name}: no such table; the tables are ${STREAMS.map((s) => s.table).join(', ')}`);
+    text = tableReference(d, 'text');
+  }
+  process.stdout.write(text);
+  return 0;
+}
