@@ -319,7 +319,7 @@ async function unreadable(lake, files) {
   return bad;
 }
 
-// Keys (README table dictionary) used only to describe a mismatch.
+// Keys (docs/tables.md) used only to describe a mismatch.
 const KEYS = {
   erc_transfers: ['chain_id', 'token_address', 'tx_hash', 'log_index', 'token_id'],
   internal_transactions: ['chain_id', 'address', 'internal_tx_id'],

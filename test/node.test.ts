@@ -1,4 +1,4 @@
-// The node tables (node-json-rpc.md): pipelines run in-process against the simulator's node, and
+// The node tables (docs/node.md; docs/services.md, Node JSON-RPC): pipelines run in-process against the simulator's node, and
 // each table is compared row for row with what the simulator's world served; JSON-RPC errors,
 // health answered with 503, UTXO paging with repeats, and resuming the asset chain's blocks.
 import { createHash } from 'node:crypto';

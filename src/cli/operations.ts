@@ -1,4 +1,4 @@
-// `chainlake export-op start|status` and `chainlake aggregate-signatures` (README "Export
+// `chainlake export-op start|status` and `chainlake aggregate-signatures` (docs/operations.md "Export
 // operations and signatures"). Every flag is checked before anything is sent or written; a bad
 // one is exit 2 with a message naming it.
 import type { Argv, CommandModule } from 'yargs';

@@ -1,4 +1,4 @@
-// Identifier forms of the chain (API-NOTES.md "Identifiers"): checked before any request is sent,
+// Identifier forms of the chain (docs/services.md, Identifiers): checked before any request is sent,
 // and encoded the same way by the simulator so that both sides agree on what is valid.
 import { createHash } from 'node:crypto';
 import { base58, bech32 } from '@scure/base';
@@ -72,7 +72,7 @@ export function isBlockchainId(s: unknown): boolean {
   return typeof payload !== 'string' && payload.length === 32;
 }
 
-/** A primary-network address: `P-avax1…`, `X-avax1…`, or bare `avax1…` (API-NOTES.md). */
+/** A primary-network address: `P-avax1…`, `X-avax1…`, or bare `avax1…` (docs/services.md, Identifiers). */
 export function encodePrimaryAddress(network: Network, bytes20: Uint8Array, chain: 'P' | 'X' | '' = 'P'): string {
   const body = bech32.encode(NETWORK_HRP[network], bech32.toWords(bytes20));
   return chain ? `${chain}-${body}` : body;

@@ -1,4 +1,4 @@
-// The rules of the two POST bodies chainlake sends (data-and-metrics-services.md section 4, and the
+// The rules of the two POST bodies chainlake sends (docs/services.md, Export operations and signatures, and the
 // OpenAPI's CreateEvmTransactionExportRequest, CreatePrimaryNetworkTransactionExportRequest and
 // SignatureAggregatorRequest). The CLI checks them before sending anything and the simulator
 // answers by the same rules, so both sides agree on what is valid.

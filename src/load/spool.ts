@@ -18,7 +18,7 @@ export class Spool {
   private fd: number | undefined;
   // Lines are copied into this buffer as they come, and it is reused after each write: a page's
   // encoded lines and its raw body are not held until the flush (they were, as a Buffer each), so
-  // they can die young. (The run's external memory still swings by ~60 MB: see README, Memory.)
+  // they can die young. (The run's external memory still swings by ~60 MB: see docs/benchmarks.md, CPU-bound.)
   private buf: Buffer | undefined;
   private used = 0;
   lines = 0;

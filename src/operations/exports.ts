@@ -1,4 +1,4 @@
-// Export operations (data-and-metrics-services.md "Operation", API-NOTES.md): start one, poll
+// Export operations (docs/services.md, Export operations and signatures): start one, poll
 // GET /v1/operations/{operationId} with backoff to an end state, download what it exported into
 // the lake, and continue a truncated export (COMPLETED_WITH_WARNING + metadata.nextDate) with a new
 // operation from that date until the range is done. Every state an operation is seen in lands in

@@ -1,4 +1,4 @@
-// The signature aggregator (data-and-metrics-services.md section 4): one POST, tried once (it
+// The signature aggregator (docs/services.md, Export operations and signatures): one POST, tried once (it
 // asks validators to sign), answered with the signed warp message as hex.
 import type { Network } from '../config/ids.js';
 import type { SignatureRequest } from '../config/requests.js';

@@ -1,5 +1,5 @@
 // The compute-unit (CU) budget of one service, counted the way the services count it: so many CU
-// per minute and per day, each request costing its endpoint's weight (API-NOTES.md). It answers
+// per minute and per day, each request costing its endpoint's weight (docs/services.md, Rate limits). It answers
 // one question, "from when may a request of this weight start?", and learns from the answers.
 //
 // The minute budget is kept over a sliding window whose claims last from the grant until one
@@ -19,7 +19,7 @@
 // in a row did is doubted once: a service that sends 429s that are not its budget's (a proxy, an
 // overloaded node) would otherwise lower the rate 2% a window for good.
 
-/** Published budgets of the data service by tier (API-NOTES.md). */
+/** Published budgets of the data service by tier (docs/services.md, Rate limits). */
 export const TIERS = {
   unauthenticated: { cuPerMinute: 6_000, cuPerDay: 1_200_000 },
   free: { cuPerMinute: 8_000, cuPerDay: 2_000_000 },

@@ -1,4 +1,4 @@
-// JSON-RPC 2.0 over the client (node-json-rpc.md): one POST per call; a JSON-RPC error object is
+// JSON-RPC 2.0 over the client (docs/services.md, Node JSON-RPC): one POST per call; a JSON-RPC error object is
 // the node's answer, not a transport fault, so it is not retried and is quoted in the message.
 import { ServiceError } from '../errors.js';
 import type { Client, RequestStats } from './client.js';

@@ -4,7 +4,7 @@ import { NETWORK_COLUMN, queryPartition } from './common.js';
 /** Addresses per request: keeps the query string short. */
 const ADDRESSES_PER_REQUEST = 20;
 
-/** The blockchain ids API-NOTES.md names (the same P-Chain id on every network). */
+/** The primary network's blockchain ids (docs/services.md, Identifiers; the same P-Chain id on every network). */
 const CHAIN_NAMES: Record<string, string> = {
   '11111111111111111111111111111111LpoYY': 'P-Chain',
   '2oYMBNV4eNHyqk2fjjV5nVQLDbtmNJzq5s3qs3Lo6ftnC6FByM': 'X-Chain',

@@ -1,6 +1,6 @@
 import type { StreamDecl } from './types.js';
 
-/** The 17 metrics of the spec (data-and-metrics-services.md, "Metric definitions"). */
+/** The 17 metrics of the metrics service (docs/services.md, Metrics service). */
 export const METRICS = [
   'activeAddresses', 'activeSenders', 'cumulativeTxCount', 'cumulativeAddresses', 'cumulativeContracts',
   'cumulativeDeployers', 'contracts', 'deployers', 'gasUsed', 'txCount', 'avgGps', 'maxGps', 'avgTps',

@@ -13,12 +13,12 @@ export function chainPath(chainId: string): string {
   return `/v1/chains/${encodeURIComponent(chainId)}`;
 }
 
-/** One GET on behalf of a partition; `weight` is the CU of that endpoint (API-NOTES.md). */
+/** One GET on behalf of a partition; `weight` is the CU of that endpoint (docs/services.md, Rate limits). */
 export function getJson(x: ExtractContext, path: string, endpoint: string, query: Record<string, string> = {}, weight = x.weight): Promise<unknown> {
   return x.client.get(path, query, { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow });
 }
 
-/** Blocks and a block cost 10 CU (API-NOTES.md). */
+/** Blocks and a block cost 10 CU (docs/services.md, Rate limits). */
 const BLOCK_CU = 10;
 
 export interface BlockRef {

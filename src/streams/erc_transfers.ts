@@ -3,7 +3,7 @@ import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, block
 
 const isObject = (v: unknown) => v !== null && typeof v === 'object';
 
-/** The transfer's form is told by which token key is present (API-NOTES.md). Runs once a row. */
+/** The transfer's form is told by which token key is present (docs/services.md, Data service). Runs once a row. */
 function tokenType(item: Record<string, unknown>): string | undefined {
   if (isObject(item.erc20Token)) return 'ERC-20';
   if (isObject(item.erc721Token)) return 'ERC-721';

@@ -132,7 +132,7 @@ export interface StreamDecl {
   explode?: string;
   /** JSON-RPC methods the extractor calls at `endpoint` (node streams; the docs list them). */
   methods?: string[];
-  /** Compute units per request (API-NOTES.md). */
+  /** Compute units per request (docs/services.md, Rate limits). */
   weight: number;
   /** Page sizes chainlake sends; `note` says why they differ from the service's bounds, if they do. */
   pageSize: { min: number; max: number; default: number; note?: string };

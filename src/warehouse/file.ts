@@ -1,4 +1,4 @@
-// The warehouse as a file (README "The warehouse file"): a DuckDB database that analysts open with
+// The warehouse as a file (docs/warehouse.md): a DuckDB database that analysts open with
 // their own tools (the DuckDB CLI, Python, DBeaver, dashboards). It holds views and one small
 // marker table, never the lake's rows: a view per lake table over its Parquet files by absolute
 // path (viewSql, as `chainlake query` builds them), `_runs`, `_rejects`, and every bundled query of
