@@ -400,7 +400,7 @@ export async function main(argv: string[]): Promise<void> {
       )
       .command(exportOpCommand(exit))
       .command(aggregateSignaturesCommand(exit))
-      .demandCommand(1, 'give a command: run, query, status, check, report, warehouse, export, rebuild, compact, sim, export-op or aggregate-signatures')
+      .demandCommand(1, 'give a command: run, query, status, tables, check, report, warehouse, export, rebuild, compact, sim, export-op or aggregate-signatures')
       .strict()
       .help()
       .version(packageVersion())
