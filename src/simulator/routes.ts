@@ -6,39 +6,16 @@ import {
 import { badRequest, notFound, type Service } from './errors.js';
 import type { ChainInfo } from './evm.js';
 import { fromArray, type Listing } from './listing.js';
+import { NODE_ROUTES, isNodePath } from './node_routes.js';
 import { WEIGHTS } from './ratelimit.js';
+import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
-import type { PageTokens, TokenState } from './tokens.js';
-import type { SimOperations } from './operations.js';
+import type { TokenState } from './tokens.js';
 import { aggregateSignatures } from './signatures.js';
 import type { World } from './world.js';
-import { NODE_ROUTES, isNodePath } from './node.js';
 
-export interface RouteContext {
-  world: World;
-  tokens: PageTokens;
-  params: readonly string[];
-  query: URLSearchParams;
-  /** The parsed JSON body of a POST. */
-  body?: unknown;
-  operations: SimOperations;
-}
-
-export interface Route {
-  name: string;
-  service: Service;
-  /** compute units charged per request */
-  weight: number;
-  /** default GET */
-  method?: 'POST';
-  /** status of a success; default 200 */
-  status?: number;
-  handle(ctx: RouteContext): unknown;
-}
-
-/** Path pattern: literal segments, or null for a parameter. */
-const TABLE: Array<{ pattern: Array<string | null>; route: Route }> = [
+const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
   { pattern: ['v1', 'chains', null, 'addresses', null, 'transactions:listInternals'], route: { name: 'internals', service: 'data', weight: WEIGHTS.internals, handle: internals } },
   { pattern: ['v1', 'networks', null, 'rewards'], route: { name: 'rewards', service: 'data', weight: WEIGHTS.rewards, handle: rewards } },
