@@ -32,7 +32,8 @@ const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'addresses', null], route: { name: 'contractMetadata', service: 'data', weight: WEIGHTS.contractMetadata, handle: contractMetadata } },
   { pattern: ['v1', 'networks', null, 'subnets'], route: { name: 'subnets', service: 'data', weight: WEIGHTS.subnets, handle: subnets } },
   { pattern: ['v1', 'networks', null, 'addresses:listChainIds'], route: { name: 'addressChains', service: 'data', weight: WEIGHTS.addressChains, handle: addressChains } },
-  // Production answers 201 Created to both POSTs (the reference says 200; chainlake takes either).
+  // Production answers 201 Created to both POSTs where its documentation says 200; chainlake takes
+  // either (docs/services.md, Export operations and signatures).
   { pattern: ['v1', 'operations', 'transactions:export'], route: { name: 'exportStart', service: 'data', weight: WEIGHTS.exportStart, method: 'POST', status: 201, handle: (ctx) => ctx.operations.start(ctx.body) } },
   { pattern: ['v1', 'operations', null], route: { name: 'operation', service: 'data', weight: WEIGHTS.operation, handle: (ctx) => ctx.operations.get(ctx.params[0]!) } },
   {
@@ -280,7 +281,8 @@ function block(ctx: RouteContext): unknown {
 function blockTransactions(ctx: RouteContext): unknown {
   const chain = dataChain(ctx, ctx.params[0]!);
   const n = blockIdParam(ctx, chain, ctx.params[1]!);
-  // The reference gives 0 to 100, default 0, without saying what 0 means; here it is "the whole block".
+  // The service takes 0 to 100, default 0, without saying what 0 means; here it is "the whole
+  // block" (docs/services.md, Data service).
   const pageSize = intParam(ctx.query, 'pageSize', 0, 100, 0)!;
   const key = JSON.stringify(['blockTransactions', chain.chainId, n]);
   return dataPage(ctx, 'transactions', key, (w) => fromArray(w.blockTransactions(chain.chainId, n)), pageSize === 0 ? Number.MAX_SAFE_INTEGER : pageSize);

@@ -61,7 +61,7 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-/** Both header names are accepted (reference vs published OpenAPI). */
+/** Both header names are accepted: the service's documentation and its OpenAPI name the key differently (docs/services.md, Data service). */
 export const API_KEY_HEADERS = ['x-data-api-key', 'x-glacier-api-key'] as const;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
