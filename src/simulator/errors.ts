@@ -1,6 +1,7 @@
-// Error bodies of the two services (reference section 7): the data service sends `message` as a
-// string, the metrics service as an array of strings. The node's HTTP errors take the data shape
-// (its JSON-RPC errors are answers, in the JSON-RPC envelope).
+// Error bodies of the two services (docs/services.md, Data service and Metrics service): the data
+// service sends `message` as a string, the metrics service as an array of strings. The node's
+// HTTP errors take the data shape; its JSON-RPC errors (RpcFault) are answers, in the JSON-RPC
+// envelope.
 
 export type Service = 'data' | 'metrics' | 'node';
 
@@ -37,6 +38,20 @@ export class Reply {
     readonly body: unknown,
   ) {}
 }
+
+/** A JSON-RPC error the node answers with (code and message), in the standard envelope. */
+export class RpcFault extends Error {
+  constructor(
+    readonly code: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export const invalidParams = (message: string) => new RpcFault(-32602, message);
+export const serverError = (message: string) => new RpcFault(-32000, message);
+export const notAvailable = (method: string) => new RpcFault(-32601, `the method ${method} does not exist/is not available`);
 
 export function badRequest(message: string): HttpError {
   return new HttpError(400, message);

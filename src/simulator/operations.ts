@@ -1,4 +1,4 @@
-// Export operations (data-and-metrics-services.md "Operation", API-NOTES.md): a POST starts an
+// Export operations (docs/services.md, Export operations and signatures): a POST starts an
 // operation that runs for a while on the server clock, then ends COMPLETED, COMPLETED_WITH_WARNING
 // (WarnTruncatedExport with nextDate when the range is longer than one export holds) or FAILED
 // (ErrInvalidRequest). Outcomes follow from the request alone. The exported file is served by a

@@ -1,5 +1,6 @@
-// Compute-unit budgets as API-NOTES.md describes production: per client, per fixed one-minute
-// window and per UTC day; a client that keeps sending while limited gets blocked for a while.
+// Compute-unit budgets as production applies them (docs/services.md, Rate limits): per client,
+// per fixed one-minute window and per UTC day; a client that keeps sending while limited gets
+// blocked for a while.
 
 export interface Budget {
   cuPerMinute: number;
@@ -13,7 +14,7 @@ export interface LimiterOptions extends Budget {
   blockSeconds?: number;
 }
 
-/** Data-service endpoint weights (CU) from API-NOTES.md; the metrics service charges 100 per series. */
+/** Data-service endpoint weights in CU (docs/services.md, Rate limits); the metrics service charges 100 per series. */
 export const WEIGHTS = {
   transfers: 20,
   internals: 20,

@@ -6,39 +6,16 @@ import {
 import { badRequest, notFound, type Service } from './errors.js';
 import type { ChainInfo } from './evm.js';
 import { fromArray, type Listing } from './listing.js';
+import { NODE_ROUTES, isNodePath } from './node_routes.js';
 import { WEIGHTS } from './ratelimit.js';
+import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
-import type { PageTokens, TokenState } from './tokens.js';
-import type { SimOperations } from './operations.js';
+import type { TokenState } from './tokens.js';
 import { aggregateSignatures } from './signatures.js';
 import type { World } from './world.js';
-import { NODE_ROUTES, isNodePath } from './node.js';
 
-export interface RouteContext {
-  world: World;
-  tokens: PageTokens;
-  params: readonly string[];
-  query: URLSearchParams;
-  /** The parsed JSON body of a POST. */
-  body?: unknown;
-  operations: SimOperations;
-}
-
-export interface Route {
-  name: string;
-  service: Service;
-  /** compute units charged per request */
-  weight: number;
-  /** default GET */
-  method?: 'POST';
-  /** status of a success; default 200 */
-  status?: number;
-  handle(ctx: RouteContext): unknown;
-}
-
-/** Path pattern: literal segments, or null for a parameter. */
-const TABLE: Array<{ pattern: Array<string | null>; route: Route }> = [
+const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
   { pattern: ['v1', 'chains', null, 'addresses', null, 'transactions:listInternals'], route: { name: 'internals', service: 'data', weight: WEIGHTS.internals, handle: internals } },
   { pattern: ['v1', 'networks', null, 'rewards'], route: { name: 'rewards', service: 'data', weight: WEIGHTS.rewards, handle: rewards } },
@@ -55,7 +32,8 @@ const TABLE: Array<{ pattern: Array<string | null>; route: Route }> = [
   { pattern: ['v1', 'chains', null, 'addresses', null], route: { name: 'contractMetadata', service: 'data', weight: WEIGHTS.contractMetadata, handle: contractMetadata } },
   { pattern: ['v1', 'networks', null, 'subnets'], route: { name: 'subnets', service: 'data', weight: WEIGHTS.subnets, handle: subnets } },
   { pattern: ['v1', 'networks', null, 'addresses:listChainIds'], route: { name: 'addressChains', service: 'data', weight: WEIGHTS.addressChains, handle: addressChains } },
-  // Production answers 201 Created to both POSTs (the reference says 200; chainlake takes either).
+  // Production answers 201 Created to both POSTs where its documentation says 200; chainlake takes
+  // either (docs/services.md, Export operations and signatures).
   { pattern: ['v1', 'operations', 'transactions:export'], route: { name: 'exportStart', service: 'data', weight: WEIGHTS.exportStart, method: 'POST', status: 201, handle: (ctx) => ctx.operations.start(ctx.body) } },
   { pattern: ['v1', 'operations', null], route: { name: 'operation', service: 'data', weight: WEIGHTS.operation, handle: (ctx) => ctx.operations.get(ctx.params[0]!) } },
   {
@@ -303,7 +281,8 @@ function block(ctx: RouteContext): unknown {
 function blockTransactions(ctx: RouteContext): unknown {
   const chain = dataChain(ctx, ctx.params[0]!);
   const n = blockIdParam(ctx, chain, ctx.params[1]!);
-  // The reference gives 0 to 100, default 0, without saying what 0 means; here it is "the whole block".
+  // The service takes 0 to 100, default 0, without saying what 0 means; here it is "the whole
+  // block" (docs/services.md, Data service).
   const pageSize = intParam(ctx.query, 'pageSize', 0, 100, 0)!;
   const key = JSON.stringify(['blockTransactions', chain.chainId, n]);
   return dataPage(ctx, 'transactions', key, (w) => fromArray(w.blockTransactions(chain.chainId, n)), pageSize === 0 ? Number.MAX_SAFE_INTEGER : pageSize);

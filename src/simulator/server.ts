@@ -61,7 +61,7 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-/** Both header names are accepted (reference vs published OpenAPI). */
+/** Both header names are accepted: the service's documentation and its OpenAPI name the key differently (docs/services.md, Data service). */
 export const API_KEY_HEADERS = ['x-data-api-key', 'x-glacier-api-key'] as const;
 
 const JSON_TYPE = 'application/json; charset=utf-8';
@@ -91,10 +91,15 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const operations = new SimOperations(world, now);
 
   function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    const text = JSON.stringify(body);
+    sendText(res, status, JSON.stringify(body), headers);
+  }
+
+  /** Encoded once: the bytes sent are the bytes counted. */
+  function sendText(res: http.ServerResponse, status: number, text: string, headers: Record<string, string>): void {
+    const bytes = Buffer.from(text);
     stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
-    res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(text)) });
-    res.end(text);
+    res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(bytes.length) });
+    res.end(bytes);
   }
 
   function sendFaulty(res: http.ServerResponse, kind: FaultKind | undefined, status: number, body: unknown, headers: Record<string, string>): void {
@@ -114,10 +119,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       return;
     }
     if (kind === 'malformed') {
-      const text = JSON.stringify(body).replace('"', "'");
-      stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
-      res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(Buffer.byteLength(text)) });
-      res.end(text);
+      sendText(res, status, JSON.stringify(body).replace('"', "'"), headers);
       return;
     }
     send(res, status, body, headers);

@@ -1,7 +1,7 @@
 // Page tokens. Data-service tokens are stateless: base64url of a small JSON ({o: offset, q: query
 // fingerprint}) plus a MAC, so they survive a simulator restart with the same seed and scale.
 // Metrics-service tokens are UUIDs held in memory for 24 hours of the server clock, as the
-// reference describes; an unknown or expired one gets a 400.
+// service keeps them (docs/services.md, Metrics service); an unknown or expired one gets a 400.
 // With a world clock, a token also carries the world time of its listing's first page (`t`), so
 // the following pages are served from the same snapshot however far the clock moves: a listing
 // never shifts under a client between pages. With a data-token TTL, a data token also carries

@@ -19,7 +19,7 @@ import { BlockWorld, type Block, type BlockTransaction } from './blocks.js';
 import { BalanceWorld, type Erc20BalanceQuery, type Erc20TokenBalance, type NativeTokenBalance } from './balances.js';
 import { buildSubnets, type Subnet } from './subnets.js';
 import { Catalog, type AddressChains, type ContractMetadata, type SupportedChain } from './catalog.js';
-import { NodeWorld } from './node.js';
+import { NodeWorld } from './node_world.js';
 import {
   METRIC_CHAIN_IDS, SeriesWorld, type Metric, type MetricPoint, type MetricQuery,
 } from './series.js';
@@ -53,7 +53,7 @@ export class World {
   readonly blocks: BlockWorld;
   readonly balances: BalanceWorld;
   readonly catalog: Catalog;
-  /** What the node's JSON-RPC serves (node.ts). */
+  /** The node's state, which node_routes.ts serves over JSON-RPC. */
   readonly node: NodeWorld;
   private readonly subnetsByNet = new Map<StakingNetwork, Subnet[]>();
 

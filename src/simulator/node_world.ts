@@ -1,35 +1,28 @@
-// The simulated node (node-json-rpc.md): JSON-RPC 2.0 over POST at /ext/info, /ext/health,
-// /ext/bc/X (the asset chain, method prefix xvm), /ext/bc/{id}/rpc (EVM chains) and
-// /ext/bc/{id}/validators, health over GET with 200 or 503. Everything is a function of the seed
-// and the world's clock. The same node is served under /public as the public server would be:
-// node-specific methods (getNodeID, getNodeIP, getVMs) answer "method not available" there.
-// The administration API is not served: chainlake never changes a node.
-import { createHash } from 'node:crypto';
-import { bech32 } from '@scure/base';
-import { cb58Decode, cb58Encode, encodePrimaryAddress, isBlockchainId, nodeIdProblem } from '../config/ids.js';
-import { Reply, notFound } from './errors.js';
+// The simulated node's state (docs/services.md, Node JSON-RPC): what its info, health, asset
+// chain (xvm) and EVM chain methods answer. Everything is a function of the seed and the world's
+// clock. Calls are parsed in node_params.ts and dispatched in node_routes.ts; UTXO bytes are
+// utxo_codec.ts's.
+import { cb58Encode, encodePrimaryAddress } from '../config/ids.js';
+import { invalidParams, serverError } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
-import { Rng, labelBytes, toHex } from './hash.js';
-import type { Route, RouteContext } from './routes.js';
+import { Rng, labelBytes } from './hash.js';
 import { nodeIdOf } from './staking.js';
 import { EVM_VM_ID, LAKESIDE_SUBNET_ID, PRIMARY_NETWORK_ID, SUBNET_EVM_VM_ID, X_CHAIN_ID, type Blockchain, type GenesisConfig, type Subnet } from './subnets.js';
-import type { World } from './world.js';
+import { encodeUtxo, type SimUtxo } from './utxo_codec.js';
 
 type Obj = Record<string, unknown>;
 
-/** A JSON-RPC error the node answers with (code and message), in the standard envelope. */
-export class RpcFault extends Error {
-  constructor(
-    readonly code: number,
-    message: string,
-  ) {
-    super(message);
-  }
+/**
+ * What the node reads from the rest of the world (World is one): declared here, not imported from
+ * world.ts, so that world.ts can hold a NodeWorld without an import circle.
+ */
+export interface NodeSource {
+  readonly seed: number;
+  readonly now: number;
+  headBlock(chainId: string): number;
+  block(chainId: string, n: number): { blockTimestamp: number };
+  subnets(network: 'mainnet'): Iterable<Subnet>;
 }
-
-const invalidParams = (message: string) => new RpcFault(-32602, message);
-const serverError = (message: string) => new RpcFault(-32000, message);
-const notAvailable = (method: string) => new RpcFault(-32601, `the method ${method} does not exist/is not available`);
 
 const DAY = 86_400;
 const C_CHAIN_ID = CHAINS.find((c) => c.chainId === '43114')!.blockchainId;
@@ -46,7 +39,6 @@ const UINT64_MAX = 18446744073709551615n;
 const X_ADDRESSES = 6;
 /** Health checks run this often (the node flag --health-check-frequency). */
 const CHECK_SECONDS = 30;
-export const UTXO_MAX_LIMIT = 1024;
 
 /** A time as the node writes it: RFC 3339 with nanoseconds. */
 function iso(seconds: number, nanos = 0): string {
@@ -77,58 +69,6 @@ export interface AssetDescription {
   denomination: string;
 }
 
-/** A UTXO of the asset chain: its fields, its codec bytes, and the id paging names it by. */
-export interface SimUtxo {
-  txId: string;
-  outputIndex: number;
-  assetId: string;
-  amount: string;
-  locktime: string;
-  threshold: number;
-  /** X-avax1... */
-  owners: string[];
-  /** 0x + codec bytes + checksum: what xvm.getUTXOs sends */
-  hex: string;
-  /** cb58 of sha256(bytes): its place in a listing (the utxo of an index) */
-  key: string;
-}
-
-function u32(n: number): Buffer {
-  const b = Buffer.alloc(4);
-  b.writeUInt32BE(n);
-  return b;
-}
-
-function u64(n: bigint): Buffer {
-  const b = Buffer.alloc(8);
-  b.writeBigUInt64BE(n);
-  return b;
-}
-
-/** The node's hex encoding: 0x, the bytes, then the last 4 bytes of their sha256. */
-export function withChecksum(bytes: Uint8Array): string {
-  const sum = createHash('sha256').update(bytes).digest().subarray(28);
-  return '0x' + toHex(bytes) + toHex(sum);
-}
-
-function shortId(address: string): Uint8Array {
-  const body = address.replace(/^[PXC]-/, '');
-  return bech32.fromWords(bech32.decode(body as `${string}1${string}`).words);
-}
-
-function encodeUtxo(u: Omit<SimUtxo, 'hex' | 'key'>): { hex: string; key: string } {
-  const payload = cb58Decode(u.txId) as Uint8Array;
-  const asset = cb58Decode(u.assetId) as Uint8Array;
-  const bytes = Buffer.concat([
-    Buffer.from([0, 0]), // codec version
-    payload, u32(u.outputIndex), asset,
-    u32(7), // secp256k1fx transfer output
-    u64(BigInt(u.amount)), u64(BigInt(u.locktime)), u32(u.threshold), u32(u.owners.length),
-    ...u.owners.map((o) => Buffer.from(shortId(o))),
-  ]);
-  return { hex: withChecksum(bytes), key: cb58Encode(createHash('sha256').update(bytes).digest()) };
-}
-
 /** Amounts in the asset's smallest unit: mostly ordinary, some past 2^53, a few near the uint64 limit. */
 function amountOf(r: Rng): string {
   const p = r.float();
@@ -137,7 +77,7 @@ function amountOf(r: Rng): string {
   return String(r.range(1_000, 5_000_000) * 1_000_000 + r.int(1_000_000));
 }
 
-type HealthKind = 'health' | 'readiness' | 'liveness';
+export type HealthKind = 'health' | 'readiness' | 'liveness';
 
 interface Check {
   message?: unknown;
@@ -154,7 +94,7 @@ export interface HealthReport {
 }
 
 /** The EVM chains the node runs: the C-Chain and the subnet-EVM chains of the world's subnets. */
-interface EvmChain {
+export interface EvmChain {
   blockchainId: string;
   subnet: Subnet;
   config: GenesisConfig;
@@ -162,7 +102,7 @@ interface EvmChain {
 }
 
 export class NodeWorld {
-  constructor(private readonly world: World) {}
+  constructor(private readonly world: NodeSource) {}
 
   private get seed(): number {
     return this.world.seed;
@@ -506,235 +446,6 @@ export class NodeWorld {
       encoding: 'hex',
     };
   }
-}
-
-// ---- JSON-RPC ----
-
-type Method = (params: unknown) => unknown;
-
-function paramsObject(p: unknown): Obj {
-  if (p === undefined || p === null) return {};
-  if (typeof p !== 'object' || Array.isArray(p)) throw invalidParams('params must be an object');
-  return p as Obj;
-}
-
-function paramsArray(p: unknown): unknown[] {
-  if (p === undefined || p === null) return [];
-  if (!Array.isArray(p)) throw invalidParams('params must be an array');
-  return p;
-}
-
-function stringParam(p: Obj, name: string, required = true): string | undefined {
-  const v = p[name];
-  if (v === undefined && !required) return undefined;
-  if (typeof v !== 'string' || v === '') throw invalidParams(`${name} must be a non-empty string`);
-  return v;
-}
-
-function stringList(p: Obj, name: string): string[] | undefined {
-  const v = p[name];
-  if (v === undefined || v === null) return undefined;
-  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw invalidParams(`${name} must be an array of strings`);
-  return v as string[];
-}
-
-function nodeIdsParam(p: Obj): string[] | undefined {
-  const ids = stringList(p, 'nodeIDs');
-  for (const id of ids ?? []) {
-    const problem = nodeIdProblem(id);
-    if (problem) throw invalidParams(`nodeIDs: "${id}" ${problem}`);
-  }
-  return ids;
-}
-
-function xAddressParam(a: string): string {
-  const body = a.replace(/^X-/, '');
-  let prefix: string;
-  try {
-    prefix = bech32.decode(body as `${string}1${string}`).prefix;
-  } catch {
-    throw invalidParams(`couldn't parse address "${a}"`);
-  }
-  if (prefix !== 'avax') throw serverError(`address "${a}" has hrp "${prefix}", expected "avax" on this network`);
-  return a;
-}
-
-/** The JSON-RPC envelope: a result, or an error for a bad request, an unknown method or a failed one. */
-export function answer(body: unknown, methods: Record<string, Method>): Obj {
-  const req = (body ?? {}) as Obj;
-  const id = req.id ?? null;
-  const error = (code: number, message: string) => ({ jsonrpc: '2.0', id, error: { code, message } });
-  if (typeof body !== 'object' || body === null || Array.isArray(body) || req.jsonrpc !== '2.0' || typeof req.method !== 'string') {
-    return error(-32600, 'invalid request: expected an object with jsonrpc "2.0", id, method and params');
-  }
-  const method = methods[req.method];
-  if (!method) return error(-32601, `the method ${req.method} does not exist/is not available`);
-  try {
-    return { jsonrpc: '2.0', id, result: method(req.params) };
-  } catch (err) {
-    if (err instanceof RpcFault) return error(err.code, err.message);
-    throw err;
-  }
-}
-
-function infoMethods(node: NodeWorld, isPublic: boolean): Record<string, Method> {
-  const local = (name: string, f: Method): Record<string, Method> => ({ [name]: isPublic ? () => { throw notAvailable(name); } : f });
-  return {
-    'info.getNodeVersion': () => node.nodeVersion(),
-    'info.getNetworkID': () => ({ networkID: '1' }),
-    'info.getNetworkName': () => ({ networkName: 'mainnet' }),
-    ...local('info.getNodeID', () => ({ nodeID: node.nodeId, nodePOP: node.nodePop() })),
-    ...local('info.getNodeIP', () => ({ ip: '203.0.113.7:9651' })),
-    ...local('info.getVMs', () => ({ vms: { jvYyfQTxGMJLuGWa55kdP2p2zSUYsQ5Raupu4TW34ZAUBAbtq: ['avm'], [EVM_VM_ID]: ['evm'], [SUBNET_EVM_VM_ID]: ['subnet-evm'] } })),
-    'info.getTxFee': () => node.txFee(),
-    'info.upgrades': () => node.upgrades(),
-    'info.acps': () => ({ acps: node.acps() }),
-    'info.isBootstrapped': (p) => {
-      const chain = stringParam(paramsObject(p), 'chain')!;
-      if (!node.chainId(chain)) throw serverError(`there is no chain with alias/ID '${chain}'`);
-      return { isBootstrapped: true };
-    },
-    'info.getBlockchainID': (p) => {
-      const alias = stringParam(paramsObject(p), 'alias')!;
-      const id = node.chainId(alias);
-      if (!id) throw serverError(`there is no chain with alias/ID '${alias}'`);
-      return { blockchainID: id };
-    },
-    'info.peers': (p) => {
-      const peers = node.peers(nodeIdsParam(paramsObject(p)));
-      return { numPeers: String(peers.length), peers };
-    },
-    'info.uptime': (p) => {
-      const subnetID = stringParam(paramsObject(p), 'subnetID', false);
-      if (subnetID !== undefined && !isBlockchainId(subnetID)) throw invalidParams(`subnetID "${subnetID}" is not an id (cb58 of 32 bytes)`);
-      return node.uptime(subnetID);
-    },
-  };
-}
-
-function healthMethods(node: NodeWorld): Record<string, Method> {
-  const tagged = (kind: HealthKind) => (p: unknown) => node.health(kind, stringList(paramsObject(p), 'tags'));
-  return { 'health.health': tagged('health'), 'health.readiness': tagged('readiness'), 'health.liveness': () => node.health('liveness') };
-}
-
-function xvmMethods(node: NodeWorld): Record<string, Method> {
-  const encoding = (p: Obj, allowed: string[]) => {
-    const e = stringParam(p, 'encoding', false) ?? 'hex';
-    if (!allowed.includes(e)) throw invalidParams(`encoding must be one of ${allowed.join(', ')}, got "${e}"`);
-    return e;
-  };
-  return {
-    'xvm.getHeight': () => ({ height: String(node.xvmHeight()) }),
-    'xvm.getBlockByHeight': (params) => {
-      const p = paramsObject(params);
-      const raw = stringParam(p, 'height')!;
-      if (!/^[0-9]+$/.test(raw)) throw invalidParams(`height must be a decimal string, got "${raw}"`);
-      const enc = encoding(p, ['hex', 'json']);
-      const block = node.xvmBlock(Number(raw));
-      if (!block) throw serverError(`couldn't get block at height ${raw}: not found`);
-      return { block: enc === 'json' ? block : withChecksum(Buffer.from(JSON.stringify(block))), encoding: enc };
-    },
-    'xvm.getAssetDescription': (params) => {
-      const id = stringParam(paramsObject(params), 'assetID')!;
-      const a = node.assets().find((x) => x.assetID === id || x.symbol === id);
-      if (!a) throw serverError(`couldn't find asset ${id}: not found`);
-      return a;
-    },
-    'xvm.getUTXOs': (params) => {
-      const p = paramsObject(params);
-      const addresses = stringList(p, 'addresses');
-      if (!addresses?.length) throw invalidParams('addresses must be a non-empty array of strings');
-      addresses.forEach(xAddressParam);
-      encoding(p, ['hex']);
-      const limit = p.limit === undefined ? UTXO_MAX_LIMIT : typeof p.limit === 'number' && Number.isInteger(p.limit) ? p.limit : NaN;
-      if (Number.isNaN(limit)) throw invalidParams('limit must be an integer');
-      const s = p.startIndex as Obj | undefined;
-      if (s !== undefined && (typeof s !== 'object' || s === null || typeof s.address !== 'string' || typeof s.utxo !== 'string')) throw invalidParams('startIndex must be an object with address and utxo');
-      const source = stringParam(p, 'sourceChain', false);
-      const sourceChain = source === undefined ? undefined : node.chainId(source);
-      if (source !== undefined && (!sourceChain || sourceChain === X_CHAIN_ID.mainnet)) throw serverError(`sourceChain "${source}" is not a chain this chain imports from`);
-      return node.getUtxos(addresses, limit <= 0 || limit > UTXO_MAX_LIMIT ? UTXO_MAX_LIMIT : limit, s as { address: string; utxo: string } | undefined, sourceChain);
-    },
-  };
-}
-
-function evmMethods(node: NodeWorld, c: EvmChain): Record<string, Method> {
-  const only = (name: string, f: Method): Record<string, Method> => (c.subnetEvm ? { [name]: f } : {});
-  return {
-    'eth_getChainConfig': () => node.chainConfig(c),
-    ...only('eth_feeConfig', (params) => {
-      const [blk] = paramsArray(params);
-      if (blk !== undefined && blk !== 'latest' && !(typeof blk === 'string' && /^(0x[0-9a-fA-F]{1,16}|0x[0-9a-fA-F]{64}|[0-9]+)$/.test(blk))) {
-        throw invalidParams(`invalid argument 0: ${JSON.stringify(blk)} is not a block number, hash or latest`);
-      }
-      return node.feeConfig(c);
-    }),
-    ...only('eth_getActiveRulesAt', (params) => {
-      const [ts] = paramsArray(params);
-      if (ts !== undefined && !(typeof ts === 'number' && Number.isSafeInteger(ts) && ts >= 0)) throw invalidParams(`invalid argument 0: ${JSON.stringify(ts)} is not a Unix time`);
-      return node.activeRules(c, ts ?? node.latestTime(c));
-    }),
-  };
-}
-
-function nodeOf(ctx: RouteContext): NodeWorld {
-  return ctx.world.node;
-}
-
-/** GET health report: 503 when a check fails; repeated `tag` parameters filter. */
-function healthGet(kind: HealthKind) {
-  return (ctx: RouteContext) => {
-    const report = nodeOf(ctx).health(kind, ctx.query.getAll('tag'));
-    return new Reply(report.healthy ? 200 : 503, report);
-  };
-}
-
-function xvmChain(ctx: RouteContext): NodeWorld {
-  const chain = ctx.params[0]!;
-  if (chain !== 'X' && chain !== X_CHAIN_ID.mainnet) throw notFound(`no asset chain ${chain} on this node`);
-  return nodeOf(ctx);
-}
-
-function evmChain(ctx: RouteContext): { node: NodeWorld; chain: EvmChain } {
-  const node = nodeOf(ctx);
-  const chain = node.evmChain(ctx.params[0]!);
-  if (!chain) throw notFound(`no EVM chain ${ctx.params[0]} on this node`);
-  return { node, chain };
-}
-
-function routes(prefix: string[], isPublic: boolean): Array<{ pattern: Array<string | null>; route: Route }> {
-  const r = (path: Array<string | null>, name: string, handle: Route['handle'], method?: 'POST') => ({
-    pattern: [...prefix, 'ext', ...path],
-    route: { name: isPublic ? `public.${name}` : name, service: 'node' as const, weight: 1, ...(method ? { method } : {}), handle },
-  });
-  return [
-    r(['info'], 'node.info', (ctx) => answer(ctx.body, infoMethods(nodeOf(ctx), isPublic)), 'POST'),
-    r(['health'], 'node.health', (ctx) => answer(ctx.body, healthMethods(nodeOf(ctx))), 'POST'),
-    r(['health'], 'node.healthGet', healthGet('health')),
-    r(['health', 'health'], 'node.healthGet', healthGet('health')),
-    r(['health', 'readiness'], 'node.readinessGet', healthGet('readiness')),
-    r(['health', 'liveness'], 'node.livenessGet', healthGet('liveness')),
-    r(['bc', null], 'node.xvm', (ctx) => answer(ctx.body, xvmMethods(xvmChain(ctx))), 'POST'),
-    r(['bc', null, 'rpc'], 'node.evm', (ctx) => {
-      const { node, chain } = evmChain(ctx);
-      return answer(ctx.body, evmMethods(node, chain));
-    }, 'POST'),
-    r(['bc', null, 'validators'], 'node.validators', (ctx) => {
-      const { node, chain } = evmChain(ctx);
-      if (!chain.subnetEvm) throw notFound(`no validators API on chain ${ctx.params[0]}`);
-      return answer(ctx.body, {
-        'validators.getCurrentValidators': (p) => ({ validators: node.validators(chain, nodeIdsParam(paramsObject(p))) }),
-      });
-    }, 'POST'),
-  ];
-}
-
-/** Node routes, and the same under /public as the public server serves them. */
-export const NODE_ROUTES = [...routes([], false), ...routes(['public'], true)];
-
-/** An unmatched path under /ext (or /public/ext) is the node's. */
-export function isNodePath(segments: readonly string[]): boolean {
-  return segments[0] === 'ext' || (segments[0] === 'public' && segments[1] === 'ext');
 }
 
 /** Ids of the node's world for the demo pipeline and tests; none depends on the seed. */

@@ -1,0 +1,32 @@
+// What a route is: the service it belongs to, what it costs, and its handler. The data and metrics
+// routes (routes.ts) and the node's (node_routes.ts) are both written against these types, so
+// neither has to import the other's file.
+import type { Service } from './errors.js';
+import type { SimOperations } from './operations.js';
+import type { PageTokens } from './tokens.js';
+import type { World } from './world.js';
+
+export interface RouteContext {
+  world: World;
+  tokens: PageTokens;
+  params: readonly string[];
+  query: URLSearchParams;
+  /** The parsed JSON body of a POST. */
+  body?: unknown;
+  operations: SimOperations;
+}
+
+export interface Route {
+  name: string;
+  service: Service;
+  /** compute units charged per request */
+  weight: number;
+  /** default GET */
+  method?: 'POST';
+  /** status of a success; default 200 */
+  status?: number;
+  handle(ctx: RouteContext): unknown;
+}
+
+/** Path pattern: literal segments, or null for a parameter. */
+export type RouteTable = Array<{ pattern: Array<string | null>; route: Route }>;
