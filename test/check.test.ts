@@ -8,7 +8,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { coveredRange, runChecks, type CheckResult } from '../src/warehouse/check.js';
 import { openWarehouse } from '../src/warehouse/views.js';
 import { StateStore, type PartitionState } from '../src/state/store.js';
-import type { StreamDecl } from '../src/streams/types.js';
+import type { StreamDecl } from '../src/decl/stream.js';
 import { BLOCK_CURSOR } from '../src/streams/common.js';
 import { cli, demoLake } from './lake-fixture.js';
 

@@ -5,7 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { STREAMS } from '../streams/index.js';
-import type { StreamDecl } from '../streams/types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { arrowResult, arrowTypeName } from '../warehouse/arrow.js';
 import { emptySelect, LAKE_TABLES, landedColumns } from '../warehouse/views.js';
 

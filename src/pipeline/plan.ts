@@ -7,8 +7,9 @@
 import { existsSync } from 'node:fs';
 import type { Pipeline, SourceName } from '../config/pipeline.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
-import { StateStore, type Cursor, type PartitionState } from '../state/store.js';
-import type { Refresh, StreamConfig, StreamDecl } from '../streams/types.js';
+import { StateStore, type PartitionState } from '../state/store.js';
+import type { Cursor } from '../state/cursor.js';
+import type { Refresh, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { planJobs } from './run.js';
 import { minute, textTable } from './report.js';
 

@@ -6,15 +6,14 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { streamOf } from '../streams/index.js';
-import { folderOf, type Partition, type StreamDecl } from '../streams/types.js';
+import { folderOf, type Partition, type StreamDecl } from '../decl/stream.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter, type WrittenFile } from '../load/parquet.js';
 import { Spool } from '../load/spool.js';
 import { readRawPages } from '../load/raw.js';
-import { RAW, REJECTS, slug, type StateStore, type PartitionState } from '../state/store.js';
+import { RAW, REJECTS, slug, TABLE_PARTITION, type StateStore, type PartitionState } from '../state/store.js';
 import { withLockedWriter } from './locked.js';
 import { UsageError } from '../errors.js';
-import { TABLE_PARTITION } from './run.js';
 import { nextToken } from '../extract/paginate.js';
 
 export interface RebuildReport {

@@ -7,11 +7,13 @@ import type { Logger } from 'pino';
 import { Client, type ClientOptions } from '../sources/client.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
-import { folderOf, type Partition, type StreamConfig, type StreamDecl } from '../streams/types.js';
-import { PageTokenError, paginate, type Page, type PaginateOptions } from '../extract/paginate.js';
+import { folderOf, type Partition, type StreamConfig, type StreamDecl } from '../decl/stream.js';
+import { PageTokenError, paginate } from '../extract/paginate.js';
+import type { Page, PaginateOptions } from '../decl/request.js';
 import { Transformer } from '../transform/rows.js';
 import { ParquetWriter } from '../load/parquet.js';
-import { RAW, REBUILD, REJECTS, STAGING, slug, StateStore, type Cursor, type PartitionState } from '../state/store.js';
+import { RAW, REBUILD, REJECTS, STAGING, slug, StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
+import type { Cursor } from '../state/cursor.js';
 import { compressRawPages, rawLine } from '../load/raw.js';
 import { Spool } from '../load/spool.js';
 import { LakeLock } from '../state/lock.js';
@@ -428,9 +430,6 @@ class PartitionRun {
     return undefined;
   }
 }
-
-/** Partition id of the state that owns a merge-into-table stream's data files. */
-export const TABLE_PARTITION = '(table)';
 
 /**
  * Merges the fresh rows of every partition of a table stream into the table, in one commit.

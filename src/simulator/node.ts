@@ -6,7 +6,7 @@
 // The administration API is not served: chainlake never changes a node.
 import { createHash } from 'node:crypto';
 import { bech32 } from '@scure/base';
-import { cb58Decode, cb58Encode, encodePrimaryAddress, isBlockchainId, nodeIdProblem } from '../config/ids.js';
+import { cb58Decode, cb58Encode, encodePrimaryAddress, isBlockchainId, nodeIdProblem } from '../ids.js';
 import { Reply, notFound } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
 import { Rng, labelBytes, toHex } from './hash.js';

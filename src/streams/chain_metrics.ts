@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 
 /** The 17 metrics of the spec (data-and-metrics-services.md, "Metric definitions"). */
 export const METRICS = [

@@ -2,9 +2,9 @@
 // the window of blocks a run covers, and fetching many things a few at a time while yielding them
 // in order.
 import { RunError } from '../errors.js';
-import type { Page } from '../extract/paginate.js';
+import type { Page } from '../decl/request.js';
 import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
-import type { ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from './types.js';
+import type { ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 
 export const LATEST_BLOCKS = '/v1/chains/{chainId}/blocks';
 export const ONE_BLOCK = '/v1/chains/{chainId}/blocks/{blockId}';

@@ -1,23 +1,13 @@
 // Generic transform: a page of items -> columnar rows of a declaration, or rejects with reasons.
 // Pure apart from the carry (state a derive function keeps across pages of one partition).
-import type { DeriveContext, Partition, StreamDecl } from '../streams/types.js';
+import type { DeriveContext, Partition, StreamDecl } from '../decl/stream.js';
 import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
-import { fromBytes } from './staging.js';
+import type { StagedColumn } from './staging.js';
+import { fromBytes } from '../bytes.js';
+import type { BlockKeys, Carry } from '../state/cursor.js';
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';
-
-/** DuckDB types of the staged (pre-cast) columns. */
-export type StagedType = 'VARCHAR' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN';
-
-export interface StagedColumn {
-  name: string;
-  type: StagedType;
-  /** SQL that turns the staged column into the landed one (DuckDB). */
-  select: string;
-  /** Free text: may hold the characters that frame staged text, so it may arrive encoded. */
-  text?: boolean;
-}
 
 /** The staged columns of a declaration, in landing order (an amount stages two). */
 export function stagedColumns(decl: StreamDecl): StagedColumn[] {
@@ -78,18 +68,6 @@ export interface Batch {
   extraFields: Record<string, number>;
   /** Rows dropped because an earlier run committed them (the high-water block's keys). */
   skipped: number;
-}
-
-/** Rows of one block already committed, by key: the next window refetches that block and skips them. */
-export interface BlockKeys {
-  block: number;
-  keys: string[];
-}
-
-/** Carried across pages of one partition; stored with the checkpoint. */
-export interface Carry {
-  group?: string;
-  seen?: Record<string, number>;
 }
 
 /**
@@ -209,7 +187,7 @@ export class Transformer {
     return structuredClone(this.carry);
   }
 
-  /** The page being transformed came as UTF-8 bytes in a one-byte string (staging.ts). */
+  /** The page being transformed came as UTF-8 bytes in a one-byte string (src/bytes.ts). */
   private bytes = false;
 
   /**

@@ -6,10 +6,9 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LAKE_TABLES } from './views.js';
-import type { StreamDecl } from '../streams/types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/parquet.js';
-import { StateStore, type PartitionState } from '../state/store.js';
-import { TABLE_PARTITION } from '../pipeline/run.js';
+import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
 import { textTable } from '../pipeline/report.js';
 import { query } from './query.js';
 

@@ -6,10 +6,10 @@ import { join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { UsageError } from '../errors.js';
 import { STREAMS } from '../streams/index.js';
-import type { StreamDecl } from '../streams/types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/parquet.js';
 import { REJECTS, RUNS } from '../state/store.js';
-import { OPERATIONS } from '../operations/decl.js';
+import { OPERATIONS } from '../decl/operations.js';
 
 const LANDED: Record<string, string> = {
   varchar: 'VARCHAR',

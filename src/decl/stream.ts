@@ -1,7 +1,6 @@
 // A stream is declared once, as data: where it is served, how it is paged and partitioned, how it
 // refreshes, and its columns. Every stage (config, extract, transform, load, docs) reads these.
-import type { Client, RequestStats } from '../sources/client.js';
-import type { Page, PaginateOptions } from '../extract/paginate.js';
+import type { ClientPort, Page, PaginateOptions, RequestStats } from './request.js';
 
 /** Column types as landed in Parquet. `amount` lands as `<name>` DECIMAL(38,0) plus `<name>_raw` VARCHAR. */
 export type ColumnType =
@@ -92,7 +91,7 @@ export type Refresh =
 /** What a custom extractor gets: the partition's request and the default paginator to reuse. */
 export interface ExtractContext {
   /** `post` for JSON-RPC; `baseUrl` is what node snapshots are stamped with. */
-  client: Pick<Client, 'get' | 'post' | 'baseUrl'>;
+  client: ClientPort;
   /** The endpoint with the partition's path values filled in. */
   path: string;
   query: Record<string, string>;
@@ -166,7 +165,7 @@ export interface StreamDecl {
   folder?: { key: string; partition: string };
   /**
    * Replay may give this stream's transform pages as UTF-8 bytes in one-byte strings (about twice
-   * as fast to parse; transform/staging.ts). True only if its derive functions copy free text and
+   * as fast to parse; src/bytes.ts). True only if its derive functions copy free text and
    * compare ASCII only: no case mapping, slicing or length of text that may not be ASCII.
    */
   bytesSafe?: boolean;
