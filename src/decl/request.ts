@@ -14,11 +14,28 @@ export function newRequestStats(): RequestStats {
   return { requests: 0, retries: 0, status429: 0, faults: {} };
 }
 
-export interface GetOptions {
+/**
+ * A request made on behalf of a partition (or a command): how messages name it, where it is
+ * counted, what stops it, and how the service's budget is charged. The client's options, a
+ * listing's and an extractor's context all carry these the same way.
+ */
+export interface RequestContext {
   /** Names the endpoint in messages (the route template, e.g. /v1/chains/{chainId}/...). */
   endpoint: string;
   stats: RequestStats;
   signal?: AbortSignal;
+  /** Compute units the service charges for one request (the stream declaration's weight); default 1. */
+  weight?: number;
+  /** The listing the request belongs to, for fair shares of the budget; default: the path and query without the page token. */
+  flow?: string;
+}
+
+/** Another request on behalf of the same partition: counted, stopped and shared as `x`'s, named `endpoint`. */
+export function onBehalf(x: Pick<RequestContext, 'stats' | 'signal' | 'flow'>, endpoint: string, weight?: number): RequestContext {
+  return { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow };
+}
+
+export interface GetOptions extends RequestContext {
   /**
    * Receives the body of the answer that succeeded, as sent (raw pages are kept so), and whether
    * it was parsed as bytes (see `bytes`).
@@ -30,10 +47,6 @@ export interface GetOptions {
    * twice as fast. Error bodies are always text.
    */
   bytes?: boolean;
-  /** Compute units the service charges for this request (the stream declaration's weight); default 1. */
-  weight?: number;
-  /** The listing this request belongs to, for fair shares; default: the path and query without the page token. */
-  flow?: string;
   /** Statuses (>= 400) whose body is data, not an error: a node's health answers 503 when unhealthy. */
   acceptStatus?: number[];
   /**
@@ -70,21 +83,15 @@ export interface Page {
   bytes?: boolean;
 }
 
-export interface PaginateOptions {
+/** A listing: its request, paged by nextPageToken (extract/paginate.ts). */
+export interface PaginateOptions extends RequestContext {
   path: string;
   query: Record<string, string>;
   /** Key of the item array in a page. */
   items: string;
-  endpoint: string;
-  stats: RequestStats;
   /** Continue from this token (a checkpoint) instead of the first page. */
   startToken?: string;
   maxEmptyPages?: number;
-  signal?: AbortSignal;
-  /** Compute units per request (the declaration's weight): what the service's budget is charged. */
-  weight?: number;
-  /** The partition the listing belongs to, for fair shares of the budget. */
-  flow?: string;
   /** Parse pages as UTF-8 bytes where they allow it (a `bytesSafe` stream; GetOptions.bytes). */
   bytes?: boolean;
 }

@@ -1,6 +1,6 @@
 // A stream is declared once, as data: where it is served, how it is paged and partitioned, how it
 // refreshes, and its columns. Every stage (config, extract, transform, load, docs) reads these.
-import type { ClientPort, Page, PaginateOptions, RequestStats } from './request.js';
+import type { ClientPort, Page, PaginateOptions, RequestContext } from './request.js';
 
 /** Column types as landed in Parquet. `amount` lands as `<name>` DECIMAL(38,0) plus `<name>_raw` VARCHAR. */
 export type ColumnType =
@@ -89,7 +89,7 @@ export type Refresh =
   | 'replace';
 
 /** What a custom extractor gets: the partition's request and the default paginator to reuse. */
-export interface ExtractContext {
+export interface ExtractContext extends RequestContext {
   /** `post` for JSON-RPC; `baseUrl` is what node snapshots are stamped with. */
   client: ClientPort;
   /** The endpoint with the partition's path values filled in. */
@@ -98,11 +98,8 @@ export interface ExtractContext {
   partition: Partition;
   /** The stream entry of the pipeline. */
   config: StreamConfig;
-  endpoint: string;
-  stats: RequestStats;
   /** Where a checkpoint says to continue (whatever `next` this extractor yielded before). */
   startToken?: string;
-  signal?: AbortSignal;
   /** Compute units of one request to `endpoint`, and the partition's share key of the budget. */
   weight: number;
   flow: string;

@@ -1,7 +1,7 @@
 // The generic paginator over nextPageToken/pageToken. Stop rules: no token means the last page; a
 // token seen twice in one partition is a loop (error, see LoopGuard); an empty page that still
 // carries a token is followed, up to `maxEmptyPages` in a row.
-import type { ClientPort, Page, PaginateOptions } from '../decl/request.js';
+import { onBehalf, type ClientPort, type Page, type PaginateOptions } from '../decl/request.js';
 import { RunError, ServiceError } from '../errors.js';
 import { fromBytes } from '../bytes.js';
 
@@ -73,11 +73,7 @@ export async function* paginate(client: Pick<ClientPort, 'get'>, o: PaginateOpti
     let bytes = false;
     try {
       body = await client.get(o.path, query, {
-        endpoint: o.endpoint,
-        stats: o.stats,
-        signal: o.signal,
-        weight: o.weight,
-        flow: o.flow,
+        ...onBehalf(o, o.endpoint, o.weight),
         bytes: o.bytes,
         onBody: (b, asBytes) => {
           raw = b;

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { duck, ParquetWriter, PARQUET, sqlString } from '../load/parquet.js';
 import { LakeLock } from '../state/lock.js';
 import { STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
-import { landedColumns } from '../warehouse/views.js';
+import { landedColumns } from '../transform/columns.js';
 import { OPERATIONS } from '../decl/operations.js';
 
 export interface OperationRow {

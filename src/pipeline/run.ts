@@ -209,32 +209,25 @@ class PartitionRun {
 
   private pages(query: Record<string, string>, startToken?: string) {
     const { decl, partition, report, cfg } = this.job;
+    const request = { endpoint: decl.endpoint, stats: report, signal: this.o.signal, weight: decl.weight, flow: `${decl.table}/${partition.id}` };
     const base: PaginateOptions = {
+      ...request,
       path: fillPath(decl.endpoint, partition.path),
       query,
       items: decl.items,
-      endpoint: decl.endpoint,
-      stats: report,
       startToken,
-      signal: this.o.signal,
-      weight: decl.weight,
-      flow: `${decl.table}/${partition.id}`,
       // Pages as bytes only where the paginator hands them straight to the transform.
       bytes: decl.bytesSafe === true && !decl.extract,
     };
     if (!decl.extract) return paginate(this.client, base);
     return decl.extract({
+      ...request,
       client: this.client,
       path: base.path,
       query,
       partition,
       config: cfg,
-      endpoint: decl.endpoint,
-      stats: report,
       startToken,
-      signal: this.o.signal,
-      weight: decl.weight,
-      flow: base.flow!,
       paginate: (o = {}) => paginate(this.client, { ...base, startToken: undefined, ...o }),
     });
   }

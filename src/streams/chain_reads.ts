@@ -2,7 +2,7 @@
 // the window of blocks a run covers, and fetching many things a few at a time while yielding them
 // in order.
 import { RunError } from '../errors.js';
-import type { Page } from '../decl/request.js';
+import { onBehalf, type Page } from '../decl/request.js';
 import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
 import type { ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 
@@ -15,7 +15,7 @@ export function chainPath(chainId: string): string {
 
 /** One GET on behalf of a partition; `weight` is the CU of that endpoint (API-NOTES.md). */
 export function getJson(x: ExtractContext, path: string, endpoint: string, query: Record<string, string> = {}, weight = x.weight): Promise<unknown> {
-  return x.client.get(path, query, { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow });
+  return x.client.get(path, query, onBehalf(x, endpoint, weight));
 }
 
 /** Blocks and a block cost 10 CU (API-NOTES.md). */

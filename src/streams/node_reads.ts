@@ -10,7 +10,7 @@ import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, Strea
 
 /** One JSON-RPC call at `path` (e.g. /ext/info) on behalf of the partition. */
 export function call(x: ExtractContext, path: string, method: string, params: unknown = {}): Promise<unknown> {
-  return rpc(x.client, path, method, params, { stats: x.stats, signal: x.signal, flow: x.flow });
+  return rpc(x.client, path, method, params, x);
 }
 
 /** A result that must be an object (the fields of a method's answer). */

@@ -3,54 +3,10 @@
 import type { DeriveContext, Partition, StreamDecl } from '../decl/stream.js';
 import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
-import type { StagedColumn } from './staging.js';
 import { fromBytes } from '../bytes.js';
 import type { BlockKeys, Carry } from '../state/cursor.js';
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';
-
-/** The staged columns of a declaration, in landing order (an amount stages two). */
-export function stagedColumns(decl: StreamDecl): StagedColumn[] {
-  const out: StagedColumn[] = [];
-  for (const c of decl.columns) {
-    const q = `"${c.name}"`;
-    switch (c.type) {
-      case 'amount':
-        // Through HUGEINT: DuckDB's text-to-DECIMAL(38,0) cast is ~200x slower, and the staged
-        // digits fit (at most 38, longer ones stage as NULL). Parquet gets the DECIMAL, never HUGEINT.
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(CAST(${q} AS HUGEINT) AS DECIMAL(38,0)) AS ${q}` });
-        out.push({ name: `${c.name}_raw`, type: 'VARCHAR', select: `"${c.name}_raw"` });
-        break;
-      case 'bigint':
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(${q} AS BIGINT) AS ${q}` });
-        break;
-      case 'timestamptz':
-        out.push({ name: c.name, type: 'DOUBLE', select: `to_timestamp(${q}) AS ${q}` });
-        break;
-      case 'json':
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(${q} AS JSON) AS ${q}` });
-        break;
-      case 'integer':
-        out.push({ name: c.name, type: 'INTEGER', select: q });
-        break;
-      case 'double':
-        out.push({ name: c.name, type: 'DOUBLE', select: q });
-        break;
-      case 'boolean':
-        out.push({ name: c.name, type: 'BOOLEAN', select: q });
-        break;
-      case 'varchar[]':
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(from_json(${q}, '["VARCHAR"]') AS VARCHAR[]) AS ${q}` });
-        break;
-      case 'varchar':
-        out.push({ name: c.name, type: 'VARCHAR', text: true, select: `CASE WHEN starts_with(${q}, chr(2)) THEN json_extract_string(substr(${q}, 2), '$') ELSE ${q} END AS ${q}` });
-        break;
-      default:
-        out.push({ name: c.name, type: 'VARCHAR', select: q });
-    }
-  }
-  return out;
-}
 
 export interface Reject {
   reason: string;
