@@ -36,3 +36,49 @@ export interface Cursor {
   refreshedAt?: string;
 }
 
+
+/** The first block of an append partition's next window: the configured start, or where its committed rows end, whichever is later. */
+export function nextWindowStart(cursor: Cursor, startBlock: number | undefined): number {
+  return Math.max(startBlock ?? 0, cursor.nextBlock ?? 0);
+}
+
+/** The rows of a window's first block committed already, skipped when that block is fetched again. */
+export function skipAt(cursor: Cursor, start: number): BlockKeys | undefined {
+  return cursor.nextBlock === start ? cursor.skip : undefined;
+}
+
+/**
+ * The cursor once the window from `start` (whose first block's committed rows were `skip`) is
+ * paged to its end. With an end block, every block below it is done. Without one, the newest
+ * block seen (`top`) is refetched next time, as it may have grown; its rows committed now are
+ * skipped by key.
+ */
+export function afterWindow(start: number, end: number | undefined, top: BlockKeys | undefined, skip: BlockKeys | undefined): Cursor {
+  if (end !== undefined) return { nextBlock: end };
+  return top ? { nextBlock: top.block, skip: top } : { nextBlock: start, skip };
+}
+
+/**
+ * Where an append partition's committed rows may lie, from its cursor: `high` is the highest block
+ * a committed row may have, `hw` the high-water block whose committed rows the cursor lists by key
+ * (the next run refetches that block and skips exactly those keys).
+ */
+export function coveredRange(c: Cursor): { high?: number; hw?: { block: number; keys: number } } {
+  let high: number | undefined;
+  let hw: { block: number; keys: number } | undefined;
+  if (c.nextBlock !== undefined) {
+    if (c.skip && c.skip.block === c.nextBlock) {
+      high = c.nextBlock;
+      hw = { block: c.skip.block, keys: c.skip.keys.length };
+    } else {
+      // Ended at an exclusive endBlock, or nothing committed at the start block yet.
+      high = c.nextBlock - 1;
+    }
+  }
+  const top = c.window?.top;
+  if (top && (high === undefined || top.block >= high)) {
+    high = top.block;
+    hw = { block: top.block, keys: top.keys.length };
+  }
+  return { high, hw };
+}
