@@ -18,7 +18,8 @@ import { startSimulator } from '../dist/simulator/server.js';
 import { matchRoute } from '../dist/simulator/routes.js';
 import { contractAddress } from '../dist/simulator/evm.js';
 import { DEMO } from '../dist/simulator/world.js';
-import { Client, newRequestStats } from '../dist/sources/client.js';
+import { Client } from '../dist/sources/client.js';
+import { newRequestStats } from '../dist/decl/request.js';
 import { paginate } from '../dist/extract/paginate.js';
 import { TIERS } from '../dist/sources/budget.js';
 

@@ -5,10 +5,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { coveredRange, runChecks, type CheckResult } from '../src/warehouse/check.js';
+import { runChecks, type CheckResult } from '../src/warehouse/check.js';
+import { afterWindow, coveredRange, nextWindowStart, skipAt, type Cursor } from '../src/state/cursor.js';
 import { openWarehouse } from '../src/warehouse/views.js';
 import { StateStore, type PartitionState } from '../src/state/store.js';
-import type { StreamDecl } from '../src/streams/types.js';
+import type { StreamDecl } from '../src/decl/stream.js';
 import { BLOCK_CURSOR } from '../src/streams/common.js';
 import { cli, demoLake } from './lake-fixture.js';
 
@@ -311,7 +312,7 @@ describe('a run cut short (an open window in the cursor)', () => {
 });
 
 describe('coveredRange', () => {
-  const state = (cursor: PartitionState['cursor']): PartitionState => ({ table: 't', partition: 'p', files: [], rows: 0, rejects: 0, cursor });
+  const state = (cursor: Cursor): Cursor => cursor;
   it('reads the cursor forms', () => {
     expect(coveredRange(state({}))).toEqual({ high: undefined, hw: undefined });
     // Ended at an exclusive endBlock: rows stop below it.
@@ -320,5 +321,22 @@ describe('coveredRange', () => {
     const window = { query: {}, files: [], top: { block: 650, keys: ['x'] } };
     expect(coveredRange(state({ nextBlock: 500, skip: { block: 500, keys: ['a'] }, window }))).toEqual({ high: 650, hw: { block: 650, keys: 1 } });
     expect(coveredRange(state({ window: { query: {}, files: [] } }))).toEqual({ high: undefined, hw: undefined });
+  });
+
+  it('reads the cursor a finished window leaves as the rows that window committed', () => {
+    const top = { block: 150, keys: ['a', 'b'] };
+    // An end block: every block below it is done.
+    expect(coveredRange(afterWindow(100, 200, top, undefined))).toEqual({ high: 199, hw: undefined });
+    // Following the head: the newest block's rows are listed, to be skipped when it is refetched.
+    const open = afterWindow(100, undefined, top, undefined);
+    expect(coveredRange(open)).toEqual({ high: 150, hw: { block: 150, keys: 2 } });
+    expect(nextWindowStart(open, 120)).toBe(150);
+    expect(skipAt(open, nextWindowStart(open, 120))).toEqual(top);
+    // A start configured past the cursor: nothing of that block was committed, nothing is skipped.
+    expect(skipAt(open, nextWindowStart(open, 180))).toBeUndefined();
+    // A window that found no row keeps where it started and what it skipped there.
+    const skip = { block: 100, keys: ['z'] };
+    expect(afterWindow(100, undefined, undefined, skip)).toEqual({ nextBlock: 100, skip });
+    expect(coveredRange(afterWindow(100, undefined, undefined, skip))).toEqual({ high: 100, hw: { block: 100, keys: 1 } });
   });
 });

@@ -1,6 +1,7 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client, newRequestStats } from '../src/sources/client.js';
+import { Client } from '../src/sources/client.js';
+import { newRequestStats } from '../src/decl/request.js';
 import { ServiceError } from '../src/errors.js';
 import { json, scriptedServer, source } from './helpers.js';
 

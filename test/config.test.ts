@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkPipeline, loadPipeline } from '../src/config/pipeline.js';
-import { encodeNodeId, encodePrimaryAddress, nodeIdProblem, primaryAddressProblem } from '../src/config/ids.js';
+import { encodeNodeId, encodePrimaryAddress, nodeIdProblem, primaryAddressProblem } from '../src/ids.js';
 import { UsageError } from '../src/errors.js';
 
 const NODE = encodeNodeId(new Uint8Array(20).fill(7));

@@ -10,7 +10,8 @@ import { loadPipeline, type Pipeline } from '../src/config/pipeline.js';
 import { runPipeline } from '../src/pipeline/run.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { STREAMS } from '../src/streams/index.js';
-import { landedColumns, openWarehouse } from '../src/warehouse/views.js';
+import { openWarehouse } from '../src/warehouse/views.js';
+import { landedColumns } from '../src/transform/columns.js';
 import { query } from '../src/warehouse/query.js';
 import type { RunReport } from '../src/pipeline/report.js';
 

@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import type { SourceConfig } from '../src/config/pipeline.js';
+import type { SourceConfig } from '../src/sources/client.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { expect } from 'vitest';
 import type { RunReport } from '../src/pipeline/report.js';

@@ -9,7 +9,8 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkPipeline, type Pipeline } from '../src/config/pipeline.js';
 import { runPipeline } from '../src/pipeline/run.js';
 import type { RunReport } from '../src/pipeline/report.js';
-import { Client, newRequestStats } from '../src/sources/client.js';
+import { Client } from '../src/sources/client.js';
+import { newRequestStats } from '../src/decl/request.js';
 import { RpcError, rpc } from '../src/sources/jsonrpc.js';
 import { AVAX_ASSET_ID, NODE_DEMO, assetId, xAddress } from '../src/simulator/node_world.js';
 import type { SimUtxo } from '../src/simulator/utxo_codec.js';
@@ -18,7 +19,7 @@ import { PRIMARY_NETWORK_ID, X_CHAIN_ID } from '../src/simulator/subnets.js';
 import { DEMO } from '../src/simulator/world.js';
 import { CHAINS } from '../src/simulator/evm.js';
 import { labelBytes } from '../src/simulator/hash.js';
-import { encodePrimaryAddress } from '../src/config/ids.js';
+import { encodePrimaryAddress } from '../src/ids.js';
 import { StateStore } from '../src/state/store.js';
 import { expectCleanRun, json, lakeRows, line, quiet, scriptedServer, sorted, source } from './helpers.js';
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { LoopGuard, paginate } from '../src/extract/paginate.js';
-import { newRequestStats } from '../src/sources/client.js';
+import { newRequestStats } from '../src/decl/request.js';
 
 function fake(pages: Record<string, unknown>) {
   const calls: Array<Record<string, string>> = [];

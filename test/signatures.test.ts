@@ -6,7 +6,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cb58Encode } from '../src/config/ids.js';
+import { cb58Encode } from '../src/ids.js';
 import type { Simulator } from '../src/simulator/server.js';
 import { json, keyedSimulator, runCli, scriptedServer } from './helpers.js';
 

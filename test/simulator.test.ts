@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isEvmAddress } from '../src/config/ids.js';
+import { isEvmAddress } from '../src/ids.js';
 import {
   DEMO, INTERNAL_TX_TYPES, METRICS, UINT256_MAX_STRING, buildWorld, dayOnly, startSimulator,
   type FaultKind, type Simulator,

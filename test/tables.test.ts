@@ -1,7 +1,7 @@
 // `chainlake tables [name]`: the table reference from the declarations, in a terminal.
 import { describe, expect, it } from 'vitest';
 import { STREAMS } from '../src/streams/index.js';
-import { landedColumns } from '../src/warehouse/views.js';
+import { landedColumns } from '../src/transform/columns.js';
 import { cli } from './lake-fixture.js';
 
 const squash = (s: string) => s.replace(/\s+/g, ' ');

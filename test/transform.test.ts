@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { stagedColumns, Transformer, unstage } from '../src/transform/rows.js';
+import { Transformer, unstage } from '../src/transform/rows.js';
+import { stagedColumns } from '../src/transform/columns.js';
 import { ercTransfers } from '../src/streams/erc_transfers.js';
 import { internalTransactions } from '../src/streams/internal_transactions.js';
 import { delegators } from '../src/streams/delegators.js';

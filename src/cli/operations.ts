@@ -2,15 +2,15 @@
 // operations and signatures"). Every flag is checked before anything is sent or written; a bad
 // one is exit 2 with a message naming it.
 import type { Argv, CommandModule } from 'yargs';
-import { DEFAULT_URLS, loadPipeline, SOURCE_DEFAULTS, type SourceConfig } from '../config/pipeline.js';
-import { NETWORKS, type Network } from '../config/ids.js';
-import { EVM_EXPORT, EXPORT_TYPES, exportRequestProblems, signatureRequestProblems, type ExportRequest, type SignatureRequest } from '../config/requests.js';
+import { DEFAULT_URLS, loadPipeline, SOURCE_DEFAULTS } from '../config/pipeline.js';
+import { NETWORKS, type Network } from '../ids.js';
+import { EVM_EXPORT, EXPORT_TYPES, exportRequestProblems, signatureRequestProblems, type ExportRequest, type SignatureRequest } from '../requests.js';
 import { RunError, UsageError } from '../errors.js';
 import { startExport, operationStatus, type ExportContext } from '../operations/exports.js';
 import { aggregateSignatures } from '../operations/signatures.js';
 import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../pipeline/report.js';
-import { Client } from '../sources/client.js';
+import { Client, type SourceConfig } from '../sources/client.js';
 import { checkLake, checkUrl } from './args.js';
 
 type Exit = (code: number) => void;

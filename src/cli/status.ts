@@ -2,7 +2,8 @@
 // table fits a terminal's width: long partition ids (queries listing validators, 42-character
 // addresses) are shortened in the middle of their longest parts, cursors and times are given
 // shorter. `--format json` prints every partition whole, for scripts.
-import type { Cursor, PartitionState } from '../state/store.js';
+import type { PartitionState } from '../state/store.js';
+import type { Cursor } from '../state/cursor.js';
 import { minute, textTable } from '../pipeline/report.js';
 
 const ELLIPSIS = '…';

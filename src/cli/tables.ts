@@ -4,8 +4,8 @@
 import { UsageError } from '../errors.js';
 import { textTable } from '../pipeline/report.js';
 import { STREAMS } from '../streams/index.js';
-import type { StreamDecl } from '../streams/types.js';
-import { landedColumns } from '../warehouse/views.js';
+import type { StreamDecl } from '../decl/stream.js';
+import { landedColumns } from '../transform/columns.js';
 
 export type Style = 'markdown' | 'text';
 

@@ -3,11 +3,12 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
-import type { OptionSpec, StreamConfig, StreamDecl } from '../streams/types.js';
+import type { OptionSpec, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { METRICS } from '../streams/chain_metrics.js';
 import { UsageError } from '../errors.js';
-import { isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from './ids.js';
+import { isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
+import type { SourceConfig } from '../sources/client.js';
 
 export const DEFAULT_URLS = {
   data: 'https://glacier-api.avax.network',
@@ -16,24 +17,6 @@ export const DEFAULT_URLS = {
 } as const;
 
 export type SourceName = keyof typeof DEFAULT_URLS;
-
-export interface SourceConfig {
-  url: string;
-  apiKey?: string;
-  /** The reference names it x-data-api-key, the published OpenAPI x-glacier-api-key. */
-  keyHeader: string;
-  /** Requests in flight at once. */
-  concurrency: number;
-  /** Cap on requests started per second (0: none). */
-  requestsPerSecond: number;
-  /** Per-request timeout. */
-  timeoutMs: number;
-  /** Retries of one request after 429, 5xx and network errors. */
-  retries: number;
-  /** Compute-unit budget (from `tier`, or set); left out, it is learnt from the service's answers. */
-  cuPerMinute?: number;
-  cuPerDay?: number;
-}
 
 export interface Pipeline {
   name: string;

@@ -1,9 +1,9 @@
 // The generic paginator over nextPageToken/pageToken. Stop rules: no token means the last page; a
 // token seen twice in one partition is a loop (error, see LoopGuard); an empty page that still
 // carries a token is followed, up to `maxEmptyPages` in a row.
-import type { Client, RequestStats } from '../sources/client.js';
+import { onBehalf, type ClientPort, type Page, type PaginateOptions } from '../decl/request.js';
 import { RunError, ServiceError } from '../errors.js';
-import { fromBytes } from '../transform/staging.js';
+import { fromBytes } from '../bytes.js';
 
 /**
  * A 400 to a request that carried a page token: the token expired (metrics tokens live 24 h) or is
@@ -13,37 +13,6 @@ export class PageTokenError extends Error {
   constructor(readonly cause: ServiceError) {
     super(`page token refused: ${cause.message}`);
   }
-}
-
-export interface Page {
-  items: unknown[];
-  /** The token that fetched this page (undefined for the first). */
-  token?: string;
-  /** The token of the next page; undefined on the last page. */
-  next?: string;
-  /** The answer's body as sent, when one request made the page (kept as a raw page). */
-  raw?: Buffer;
-  /** The items were parsed from the body's bytes, one char per byte (PaginateOptions.bytes). */
-  bytes?: boolean;
-}
-
-export interface PaginateOptions {
-  path: string;
-  query: Record<string, string>;
-  /** Key of the item array in a page. */
-  items: string;
-  endpoint: string;
-  stats: RequestStats;
-  /** Continue from this token (a checkpoint) instead of the first page. */
-  startToken?: string;
-  maxEmptyPages?: number;
-  signal?: AbortSignal;
-  /** Compute units per request (the declaration's weight): what the service's budget is charged. */
-  weight?: number;
-  /** The partition the listing belongs to, for fair shares of the budget. */
-  flow?: string;
-  /** Parse pages as UTF-8 bytes where they allow it (a `bytesSafe` stream; GetOptions.bytes). */
-  bytes?: boolean;
 }
 
 /** The token of the page after this body; undefined when it is the last page. */
@@ -89,7 +58,7 @@ export class LoopGuard {
   }
 }
 
-export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions): AsyncGenerator<Page> {
+export async function* paginate(client: Pick<ClientPort, 'get'>, o: PaginateOptions): AsyncGenerator<Page> {
   const guard = new LoopGuard();
   let token = o.startToken;
   let empty = 0;
@@ -104,11 +73,7 @@ export async function* paginate(client: Pick<Client, 'get'>, o: PaginateOptions)
     let bytes = false;
     try {
       body = await client.get(o.path, query, {
-        endpoint: o.endpoint,
-        stats: o.stats,
-        signal: o.signal,
-        weight: o.weight,
-        flow: o.flow,
+        ...onBehalf(o, o.endpoint, o.weight),
         bytes: o.bytes,
         onBody: (b, asBytes) => {
           raw = b;

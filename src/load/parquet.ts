@@ -5,9 +5,11 @@ import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import PQueue from 'p-queue';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
-import type { StreamDecl } from '../streams/types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { makeDir } from './spool.js';
-import { stagedColumns, type Batch, type Reject, type StagedColumn } from '../transform/rows.js';
+import type { Batch, Reject } from '../transform/rows.js';
+import { stagedColumns } from '../transform/columns.js';
+import type { StagedColumn } from '../transform/staging.js';
 
 const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = { VARCHAR, INTEGER, DOUBLE, BOOLEAN };
 

@@ -6,7 +6,7 @@ import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, constants, createBrotliCompress } from 'node:zlib';
 import type { WrittenFile } from './parquet.js';
-import { bytesParsable } from '../transform/staging.js';
+import { bytesParsable } from '../bytes.js';
 
 export const RAW_SUFFIX = '.ndjson.br';
 let seq = 0;
@@ -33,7 +33,7 @@ export async function compressRawPages(spool: string, dir: string, prefix: strin
 /** A page of a raw file: the parsed answer (or its items), and whether it was parsed as bytes. */
 export interface RawPage {
   page: unknown;
-  /** Parsed from its UTF-8 bytes as a one-byte string (transform/staging.ts). */
+  /** Parsed from its UTF-8 bytes as a one-byte string (src/bytes.ts). */
   bytes: boolean;
 }
 

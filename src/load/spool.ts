@@ -25,7 +25,7 @@ export class Spool {
 
   constructor(readonly path: string) {}
 
-  /** `bytes`: the lines hold UTF-8 bytes one char each (transform/staging.ts), written as those bytes. */
+  /** `bytes`: the lines hold UTF-8 bytes one char each (src/bytes.ts), written as those bytes. */
   append(lines: string[], bytes = false): void {
     if (lines.length === 0) return;
     // One join, encoded straight into the buffer: no `+ '\n'` copy, no Buffer per page.

@@ -1,6 +1,6 @@
 // What the export and signature commands share about calling the data service.
 import { RunError, ServiceError } from '../errors.js';
-import { newRequestStats } from '../sources/client.js';
+import { newRequestStats } from '../decl/request.js';
 
 /** Counters the client keeps; these commands print no run report, so nothing reads them. */
 export const stats = newRequestStats();

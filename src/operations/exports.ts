@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
-import { dayOf, type ExportRequest } from '../config/requests.js';
+import { dayOf, type ExportRequest } from '../requests.js';
 import { RunError } from '../errors.js';
 import type { Client } from '../sources/client.js';
 import { Deadline } from '../sources/deadline.js';

@@ -1,7 +1,7 @@
 // The signature aggregator (docs/services.md, Export operations and signatures): one POST, tried once (it
 // asks validators to sign), answered with the signed warp message as hex.
-import type { Network } from '../config/ids.js';
-import type { SignatureRequest } from '../config/requests.js';
+import type { Network } from '../ids.js';
+import type { SignatureRequest } from '../requests.js';
 import { RunError } from '../errors.js';
 import type { Client } from '../sources/client.js';
 import { call, stats } from './call.js';

@@ -5,11 +5,10 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { duck, ParquetWriter, PARQUET, sqlString } from '../load/parquet.js';
-import { TABLE_PARTITION } from '../pipeline/run.js';
 import { LakeLock } from '../state/lock.js';
-import { STAGING, StateStore } from '../state/store.js';
-import { landedColumns } from '../warehouse/views.js';
-import { OPERATIONS } from './decl.js';
+import { STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
+import { landedColumns } from '../transform/columns.js';
+import { OPERATIONS } from '../decl/operations.js';
 
 export interface OperationRow {
   operation_id: string;

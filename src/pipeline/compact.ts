@@ -5,7 +5,7 @@
 // hold as many rows, and swapped in by the same atomic commit a run uses.
 import type { Logger } from 'pino';
 import { STREAM_BY_TABLE, streamOf } from '../streams/index.js';
-import { folderOf, type StreamDecl } from '../streams/types.js';
+import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { slug, type StateStore, type PartitionState } from '../state/store.js';
 import { withLockedWriter } from './locked.js';

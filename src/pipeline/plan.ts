@@ -7,8 +7,9 @@
 import { existsSync } from 'node:fs';
 import type { Pipeline, SourceName } from '../config/pipeline.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
-import { StateStore, type Cursor, type PartitionState } from '../state/store.js';
-import type { Refresh, StreamConfig, StreamDecl } from '../streams/types.js';
+import { StateStore, type PartitionState } from '../state/store.js';
+import { nextWindowStart, type Cursor } from '../state/cursor.js';
+import type { Refresh, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { planJobs } from './run.js';
 import { minute, textTable } from './report.js';
 
@@ -80,7 +81,7 @@ function partitionStart(decl: StreamDecl, cfg: StreamConfig, state: PartitionSta
   const committed = state.lastRun !== undefined || state.files.length > 0;
   const bc = decl.blockCursor;
   if (decl.refresh === 'append' && bc) {
-    // As the run's append(): a full refresh in progress goes on with its own cursor.
+    // As a run's append (append.ts): a full refresh in progress goes on with its own cursor.
     const rebuilding = state.rebuild !== undefined || fullRefresh;
     const cursor: Cursor = state.rebuild?.cursor ?? (fullRefresh ? {} : state.cursor);
     const end = cfg[bc.endOption] as number | undefined;
@@ -93,7 +94,7 @@ function partitionStart(decl: StreamDecl, cfg: StreamConfig, state: PartitionSta
       const what = state.rebuild ? 'resumes the full refresh in progress' : 'resumes the window being paged';
       return { start: 'resume', from: `${what}: from block ${at}${w.token ? ', at its stored page token' : ''}, ${upTo}`, requests: span(at), fromBlock: at };
     }
-    const from = Math.max((cfg[bc.startOption] as number | undefined) ?? 0, cursor.nextBlock ?? 0);
+    const from = nextWindowStart(cursor, cfg[bc.startOption] as number | undefined);
     if (end !== undefined && from >= end && !rebuilding) return { start: 'done', from: `every block below ${end} is committed: nothing to fetch`, requests: 0 };
     if (rebuilding) return { start: 'full refresh', from: `${state.rebuild ? 'resumes the full refresh in progress' : 'rebuilds'} from block ${from} ${upTo}`, requests: span(from), fromBlock: from };
     if (cursor.nextBlock !== undefined) return { start: 'resume', from: `resumes at block ${from} ${upTo}`, requests: span(from), fromBlock: from };

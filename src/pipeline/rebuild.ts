@@ -3,19 +3,17 @@
 // the table's files. An append stream's pages replay the run's own skipping of a refetched block, so
 // its batches land as they are; any other table is reduced to the newest row per key (a merge table
 // fetched a key again, or a page does not say where its window ended).
-import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { streamOf } from '../streams/index.js';
-import { folderOf, type Partition, type StreamDecl } from '../streams/types.js';
-import { Transformer } from '../transform/rows.js';
-import { ParquetWriter, type WrittenFile } from '../load/parquet.js';
-import { Spool } from '../load/spool.js';
+import { folderOf, type Partition, type StreamDecl } from '../decl/stream.js';
+import type { ParquetWriter } from '../load/parquet.js';
 import { readRawPages } from '../load/raw.js';
-import { RAW, REJECTS, slug, type StateStore, type PartitionState } from '../state/store.js';
-import { withLockedWriter } from './locked.js';
-import { UsageError } from '../errors.js';
-import { TABLE_PARTITION } from './run.js';
+import { RAW, REJECTS, slug, TABLE_PARTITION, type StateStore, type PartitionState } from '../state/store.js';
 import { nextToken } from '../extract/paginate.js';
+import { UsageError } from '../errors.js';
+import { withLockedWriter } from './locked.js';
+import { BatchPath, type Moves } from './batch.js';
+import { commitTable } from './merge.js';
 
 export interface RebuildReport {
   table: string;
@@ -40,45 +38,38 @@ function fetchOrder(file: string): [number, number] {
 
 interface Replayed {
   state: PartitionState;
-  data: WrittenFile[];
-  rejects: Array<[string, string]>;
+  /** Data files in staging, each with its target in the table folder. */
+  data: Moves;
+  rejects: Moves;
   rejected: number;
   /** The data files are the table's already: every duplicate was skipped the way the run skips it. */
   final: boolean;
 }
 
 /**
- * Replays one partition's raw pages through the transform into Parquet files, a batch at a time.
- * One batch is written by DuckDB (on its own threads) while the next is transformed. An append
- * stream paged by the generic paginator is replayed the way the run fetched it: each listing's last
- * page ends a block window, and the next window skips the newest block's rows seen already. Its
- * files then need no merge by key.
+ * Replays one partition's raw pages through the run's batch path into Parquet files, a batch at a
+ * time. One batch is written by DuckDB (on its own threads) while the next is transformed. An
+ * append stream paged by the generic paginator is replayed the way the run fetched it: each
+ * listing's last page ends a block window, and the next window skips the newest block's rows seen
+ * already. Its files then need no merge by key.
  */
 async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
-  const transformer = new Transformer(decl, partition);
-  const prefix = slug(state.partition);
+  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false });
   const out: Replayed = { state, data: [], rejects: [], rejected: 0, final: decl.refresh === 'append' && !decl.extract };
-  let spool: { dir: string; rows: Spool } | undefined;
   let writing: Promise<void> = Promise.resolve();
   const flush = async () => {
-    const batch = transformer.take();
-    const dir = spool?.dir ?? store.stagingDir(decl.table, state.partition);
-    const rows = spool?.rows ?? new Spool(join(dir, 'batch.rows'));
-    spool = undefined;
-    rows.append(batch.lines);
-    rows.close();
-    report.replayed += batch.rows;
-    report.skipped += batch.skipped;
-    report.rejects += batch.rejects.length;
-    out.rejected += batch.rejects.length;
+    const closed = batches.close();
+    report.replayed += closed.batch.rows;
+    report.skipped += closed.batch.skipped;
+    report.rejects += closed.batch.rejects.length;
+    out.rejected += closed.batch.rejects.length;
     const previous = writing;
     writing = (async () => {
       await previous;
-      out.data.push(...(await writer.write(decl, rows.path, batch.rows, join(dir, 'data'), prefix, folderOf(decl, partition.values))));
-      rows.discard();
-      const rej = await writer.writeRejects(decl.table, state.partition, 'rebuild', batch.rejects, join(dir, 'rejects'), prefix);
-      out.rejects.push(...rej.map((f): [string, string] => [f.staged, `${REJECTS}/${decl.table}/${f.rel}`]));
+      const staged = await batches.write(closed);
+      out.data.push(...staged.data);
+      out.rejects.push(...staged.side);
     })();
     writing.catch(() => undefined); // awaited below or at the next flush; not an unhandled rejection meanwhile
     await previous;
@@ -99,17 +90,12 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       const body = Array.isArray(page) ? undefined : (page as Record<string, unknown>);
       const items = body ? body[decl.items] : page;
       if (!Array.isArray(items)) throw new UsageError(`${f}: a raw page without "${decl.items}"`);
-      transformer.push(items, bytes);
-      if (!spool) {
-        const dir = store.stagingDir(decl.table, state.partition);
-        spool = { dir, rows: new Spool(join(dir, 'batch.rows')) };
-      }
-      spool.rows.append(transformer.takeLines(), bytes);
+      batches.add({ items, bytes });
       // A page kept as its items only (several requests made it) does not say where its window
       // ended: such a partition is merged by key instead.
       if (!body) out.final = false;
-      else if (out.final && nextToken(body) === undefined) transformer.endWindow();
-      if (transformer.rows >= flushRows) await flush();
+      else if (out.final && nextToken(body) === undefined) batches.transformer.endWindow();
+      if (batches.transformer.rows >= flushRows) await flush();
     }
   }
   await flush();
@@ -137,26 +123,21 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     const stamp = { runId: 'rebuild', at: new Date().toISOString(), status: 'complete' as const };
     if (decl.mergeScope === 'table') {
       // Every partition's rows merge into the table's one set of files, newest fetch first.
-      const fresh = replayed.flatMap((r) => r.data.map((f) => f.staged)).sort((a, b) => fetchOrder(a)[0] - fetchOrder(b)[0]);
-      const merged = await writer.merge(decl, fresh, [], store.stagingDir(table, TABLE_PARTITION), slug(TABLE_PARTITION));
-      const tableState = store.load(table, TABLE_PARTITION);
-      const moves = merged.map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
-      report.rows = await writer.countRowsOf(merged.map((f) => f.staged));
+      const fresh = replayed.flatMap((r) => r.data.map(([s]) => s)).sort((a, b) => fetchOrder(a)[0] - fetchOrder(b)[0]);
+      report.rows = await commitTable(decl, fresh, store, writer, { replace: true, runId: 'rebuild', refreshed: false });
       for (const r of replayed)
         store.commit({ ...r.state, files: [...keep(r.state), ...r.rejects.map(([, t]) => t)], rejects: r.rejected, lastRun: stamp }, r.rejects, r.state.files.filter((f) => f.startsWith(`${REJECTS}/`)));
-      store.commit({ ...tableState, files: moves.map(([, t]) => t), rows: report.rows, lastRun: stamp }, moves, tableState.files);
     } else {
       for (const r of replayed) {
         const merged = r.final
           ? r.data
-          : await writer.merge(decl, r.data.map((f) => f.staged), [], store.stagingDir(table, r.state.partition), slug(r.state.partition), folderOf(decl, r.state.values ?? {}));
-        const moves = merged.map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
-        const rows = await writer.countRowsOf(merged.map((f) => f.staged));
+          : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), slug(r.state.partition), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
+        const rows = await writer.countRowsOf(merged.map(([s]) => s));
         report.rows += rows;
         const drop = r.state.files.filter((f) => !f.startsWith(`${RAW}/`));
         store.commit(
-          { ...r.state, files: [...keep(r.state), ...[...moves, ...r.rejects].map(([, t]) => t)], rows, rejects: r.rejected, lastRun: stamp },
-          [...moves, ...r.rejects],
+          { ...r.state, files: [...keep(r.state), ...[...merged, ...r.rejects].map(([, t]) => t)], rows, rejects: r.rejected, lastRun: stamp },
+          [...merged, ...r.rejects],
           drop,
         );
       }

@@ -1,7 +1,7 @@
 // The run report: per stream, what the run asked and got. Printed at the end and stored in the
 // lake (_runs/<run id>.json) so that `status`, checks and reports can read past runs.
 import { join } from 'node:path';
-import { newRequestStats, type RequestStats } from '../sources/client.js';
+import { newRequestStats, type RequestStats } from '../decl/request.js';
 import { RUNS, writeAtomic } from '../state/store.js';
 
 export interface StreamReport extends RequestStats {

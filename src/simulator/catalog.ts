@@ -1,6 +1,6 @@
 // Reference records of the data service: contract metadata, the supported chains, and which
 // primary-network chains an address has touched. Small and fixed per seed.
-import type { Network } from '../config/ids.js';
+import type { Network } from '../ids.js';
 import { CHAINS, type ChainInfo, type EvmWorld } from './evm.js';
 import { Rng, hashKey, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';

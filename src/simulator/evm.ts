@@ -1,6 +1,6 @@
 // The EVM side of the simulated world: chains, token contracts, addresses, and the token transfers
 // and internal transactions, each produced on demand from (seed, listing, index).
-import { cb58Encode } from '../config/ids.js';
+import { cb58Encode } from '../ids.js';
 import { amountOf, edgeClassAt, randomClass } from './amounts.js';
 import { Rng, hashKey, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';

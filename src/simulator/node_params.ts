@@ -2,7 +2,7 @@
 // returns it checked, or throws the node's error naming the parameter (-32602 for a malformed
 // one; -32000 where the node parses the value but refuses it).
 import { bech32 } from '@scure/base';
-import { isBlockchainId, nodeIdProblem } from '../config/ids.js';
+import { isBlockchainId, nodeIdProblem } from '../ids.js';
 import { invalidParams, serverError } from './errors.js';
 
 type Obj = Record<string, unknown>;

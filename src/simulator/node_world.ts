@@ -2,7 +2,7 @@
 // chain (xvm) and EVM chain methods answer. Everything is a function of the seed and the world's
 // clock. Calls are parsed in node_params.ts and dispatched in node_routes.ts; UTXO bytes are
 // utxo_codec.ts's.
-import { cb58Encode, encodePrimaryAddress } from '../config/ids.js';
+import { cb58Encode, encodePrimaryAddress } from '../ids.js';
 import { invalidParams, serverError } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
 import { Rng, labelBytes } from './hash.js';

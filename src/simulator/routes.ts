@@ -2,7 +2,7 @@
 // and paging. Handlers return the JSON body or throw HttpError.
 import {
   NETWORKS, isBlockchainId, isEvmAddress, isEvmChainId, nodeIdProblem, primaryAddressProblem, type Network,
-} from '../config/ids.js';
+} from '../ids.js';
 import { badRequest, notFound, type Service } from './errors.js';
 import type { ChainInfo } from './evm.js';
 import { fromArray, type Listing } from './listing.js';

@@ -1,10 +1,10 @@
 // The signature aggregator (POST /v1/signatureAggregator/{network}/aggregateSignatures): checks the
-// body by the rules chainlake checks it by (config/requests.ts) and answers a signed warp message
+// body by the rules chainlake checks it by (src/requests.ts) and answers a signed warp message
 // laid out as the OpenAPI's example is: the unsigned message, signature type 0, a length-prefixed
 // bitset of the signers and a 96-byte aggregate signature. Ten validators of equal weight sign,
 // as many as quorum + buffer need; the signature is a hash, the same for the same request.
 import { createHash } from 'node:crypto';
-import { signatureRequestProblems, type SignatureRequest } from '../config/requests.js';
+import { signatureRequestProblems, type SignatureRequest } from '../requests.js';
 import { badRequest } from './errors.js';
 
 const VALIDATORS = 10;

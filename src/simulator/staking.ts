@@ -2,7 +2,7 @@
 // rewards. Rewards are derived from the validation periods and delegations, so the three
 // listings agree with each other (a completed delegation yields a DELEGATOR reward to the
 // delegator and a VALIDATOR_FEE reward to the validator's owner, sharing txHash and rewardTxHash).
-import { cb58Encode, encodeNodeId, encodePrimaryAddress, type Network } from '../config/ids.js';
+import { cb58Encode, encodeNodeId, encodePrimaryAddress, type Network } from '../ids.js';
 import { Rng, hashKey, labelBytes } from './hash.js';
 import { WORLD_NOW, type Money } from './evm.js';
 import { fromArray, mapListing, type Listing } from './listing.js';

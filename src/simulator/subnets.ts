@@ -1,7 +1,7 @@
 // Subnets and their blockchains per network, with EVM genesis data in the shapes the OpenAPI
 // allows: an object, the same as JSON text, a non-JSON string (other VMs), or none. Identities
 // (subnet and blockchain ids) do not depend on the seed; the rest does.
-import { cb58Encode, encodePrimaryAddress } from '../config/ids.js';
+import { cb58Encode, encodePrimaryAddress } from '../ids.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
 import { Rng, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';

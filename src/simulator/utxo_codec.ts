@@ -3,7 +3,7 @@
 // carry (docs/services.md, Node JSON-RPC).
 import { createHash } from 'node:crypto';
 import { bech32 } from '@scure/base';
-import { cb58Decode, cb58Encode } from '../config/ids.js';
+import { cb58Decode, cb58Encode } from '../ids.js';
 import { toHex } from './hash.js';
 
 /** A UTXO of the asset chain: its fields, its codec bytes, and the id paging names it by. */

@@ -8,7 +8,7 @@
 // like the rest, so any clock value gives the same answers for the same seed and scale; at
 // WORLD_NOW a clocked world serves what the default one does (but for the running newest metric
 // points, which the default world serves final).
-import { encodePrimaryAddress, type Network } from '../config/ids.js';
+import { encodePrimaryAddress, type Network } from '../ids.js';
 import {
   CHAINS, EvmWorld, INTERNALS_PER_DAY, TRANSFERS_PER_DAY, WORLD_NOW, contractAddress, headAt, internalOwnerAddress,
   type BlockRange, type ChainInfo, type ContractInfo, type InternalTransaction, type Transfer,

@@ -7,58 +7,30 @@
 import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
-import { bytesParsable } from '../transform/staging.js';
-import type { SourceConfig } from '../config/pipeline.js';
+import { bytesParsable } from '../bytes.js';
+import type { ClientPort, GetOptions, PostOptions } from '../decl/request.js';
+import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
 import { FairScheduler, type Grant } from './scheduler.js';
 import { Deadline } from './deadline.js';
 
-/** Counters one stream keeps of its requests (the run report prints them). */
-export interface RequestStats {
-  requests: number;
+/** How to reach one service (a pipeline's `sources` entry, checked by config/pipeline.ts). */
+export interface SourceConfig {
+  url: string;
+  apiKey?: string;
+  /** The reference names it x-data-api-key, the published OpenAPI x-glacier-api-key. */
+  keyHeader: string;
+  /** Requests in flight at once. */
+  concurrency: number;
+  /** Cap on requests started per second (0: none). */
+  requestsPerSecond: number;
+  /** Per-request timeout. */
+  timeoutMs: number;
+  /** Retries of one request after 429, 5xx and network errors. */
   retries: number;
-  status429: number;
-  faults: Record<string, number>;
-}
-
-export function newRequestStats(): RequestStats {
-  return { requests: 0, retries: 0, status429: 0, faults: {} };
-}
-
-export interface GetOptions {
-  /** Names the endpoint in messages (the route template, e.g. /v1/chains/{chainId}/...). */
-  endpoint: string;
-  stats: RequestStats;
-  signal?: AbortSignal;
-  /**
-   * Receives the body of the answer that succeeded, as sent (raw pages are kept so), and whether
-   * it was parsed as bytes (see `bytes`).
-   */
-  onBody?: (body: Buffer, asBytes: boolean) => void;
-  /**
-   * Parse a successful body from its bytes, one char per byte, when it allows it (`bytesParsable`
-   * in transform/staging.ts): for the pages of a `bytesSafe` stream, which V8 then parses about
-   * twice as fast. Error bodies are always text.
-   */
-  bytes?: boolean;
-  /** Compute units the service charges for this request (the stream declaration's weight); default 1. */
-  weight?: number;
-  /** The listing this request belongs to, for fair shares; default: the path and query without the page token. */
-  flow?: string;
-  /** Statuses (>= 400) whose body is data, not an error: a node's health answers 503 when unhealthy. */
-  acceptStatus?: number[];
-  /**
-   * Whether the body of an accepted status is that data; when not, the status is the error it
-   * would otherwise be (a proxy's 503 page is no health report, and is retried).
-   */
-  acceptBody?: (body: unknown) => boolean;
-  /** Receives the status of the answer that succeeded (which of the accepted ones it was). */
-  onStatus?: (status: number) => void;
-}
-
-export interface PostOptions extends GetOptions {
-  /** Retry the POST on 5xx, timeouts and resets: only for calls that change nothing (JSON-RPC reads). */
-  idempotent: boolean;
+  /** Compute-unit budget (from `tier`, or set); left out, it is learnt from the service's answers. */
+  cuPerMinute?: number;
+  cuPerDay?: number;
 }
 
 const NO_RETRY = new Set([400, 401, 403, 404]);
@@ -112,12 +84,12 @@ export interface BudgetState {
   cuPerDay: number | null;
 }
 
-export class Client {
+export class Client implements ClientPort {
   private readonly queue: PQueue;
   private readonly scheduler: FairScheduler;
 
   constructor(
-    readonly service: 'data' | 'metrics' | 'node',
+    readonly service: Service,
     private readonly src: SourceConfig,
     private readonly opts: ClientOptions = {},
   ) {

@@ -1,7 +1,7 @@
 // JSON-RPC 2.0 over the client (docs/services.md, Node JSON-RPC): one POST per call; a JSON-RPC error object is
 // the node's answer, not a transport fault, so it is not retried and is quoted in the message.
 import { ServiceError } from '../errors.js';
-import type { Client, RequestStats } from './client.js';
+import { onBehalf, type ClientPort, type RequestContext } from '../decl/request.js';
 
 let nextId = 1;
 
@@ -16,17 +16,10 @@ export class RpcError extends ServiceError {
   }
 }
 
-export interface RpcOptions {
-  stats: RequestStats;
-  signal?: AbortSignal;
-  /** The partition, for fair shares of the budget. */
-  flow?: string;
-}
-
-/** Calls `method` at `path` (e.g. /ext/info) and returns its `result`. */
-export async function rpc(client: Pick<Client, 'post'>, path: string, method: string, params: unknown, o: RpcOptions): Promise<unknown> {
+/** Calls `method` at `path` (e.g. /ext/info) on behalf of `x`'s partition and returns its `result`; a call costs one unit. */
+export async function rpc(client: Pick<ClientPort, 'post'>, path: string, method: string, params: unknown, x: Pick<RequestContext, 'stats' | 'signal' | 'flow'>): Promise<unknown> {
   const id = nextId++;
-  const body = (await client.post(path, { jsonrpc: '2.0', id, method, params }, { endpoint: `${path} ${method}`, stats: o.stats, signal: o.signal, flow: o.flow, idempotent: true })) as Record<string, unknown> | null;
+  const body = (await client.post(path, { jsonrpc: '2.0', id, method, params }, { ...onBehalf(x, `${path} ${method}`), idempotent: true })) as Record<string, unknown> | null;
   if (!body || typeof body !== 'object') throw new ServiceError(`POST ${path} ${method}: the answer is not a JSON-RPC object`, undefined, `${path} ${method}`, false);
   const err = body.error as { code?: unknown; message?: unknown; data?: unknown } | undefined;
   if (err) {

@@ -9,7 +9,7 @@
 import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve, sep } from 'node:path';
-import type { BlockKeys, Carry } from '../transform/rows.js';
+import type { Cursor } from './cursor.js';
 
 /** Where a partition stands: its committed files and its cursor. */
 export interface PartitionState {
@@ -28,34 +28,15 @@ export interface PartitionState {
   pending?: { moves: Array<[string, string]>; deletes: string[] };
 }
 
-export interface Cursor {
-  /** append: where the next window starts (inclusive); everything below is committed. */
-  nextBlock?: number;
-  /** append: rows of block `nextBlock` already committed, by key (skipped when refetched). */
-  skip?: BlockKeys;
-  /** append: a window being paged, with the page token to continue from. */
-  window?: {
-    query: Record<string, string>;
-    token?: string;
-    /** Highest block committed in this window and its keys. */
-    top?: BlockKeys;
-    carry?: Carry;
-    /** Files and rows committed by this window: a restart (expired page token) replaces them. */
-    files: string[];
-    rows?: number;
-  };
-  /** merge with a time cursor: the newest committed point (Unix seconds). */
-  newest?: number;
-  /** merge: when the partition was last fetched. */
-  refreshedAt?: string;
-}
-
 export const STAGING = '_staging';
 export const STATE = '_state';
 export const REJECTS = '_rejects';
 export const RUNS = '_runs';
 export const REBUILD = '_rebuild';
 export const RAW = '_raw';
+
+/** Partition id of the state that owns a merge-into-table stream's data files. */
+export const TABLE_PARTITION = '(table)';
 
 function fsyncPath(path: string): void {
   const fd = openSync(path, 'r');

@@ -1,5 +1,5 @@
 import { RunError } from '../errors.js';
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { BLOCKCHAIN_IDS_OPTION, CHAIN_SNAPSHOT, CHAIN_SNAPSHOT_COLUMNS, call, chainSnapshot, fields, rpcPath } from './node_reads.js';
 
 /**

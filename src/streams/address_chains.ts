@@ -1,4 +1,4 @@
-import type { Partition, StreamDecl } from './types.js';
+import type { Partition, StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN, queryPartition } from './common.js';
 
 /** Addresses per request: keeps the query string short. */

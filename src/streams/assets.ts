@@ -1,5 +1,5 @@
-import type { Page } from '../extract/paginate.js';
-import type { ExtractContext, StreamDecl } from './types.js';
+import type { Page } from '../decl/request.js';
+import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { blockchainIdOf, call, fields, ofChain } from './node_reads.js';
 import { CHAIN_COLUMN, xvmPath } from './xvm_reads.js';
 

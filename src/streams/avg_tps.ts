@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 
 export const avgTps: StreamDecl = {
   table: 'avg_tps',

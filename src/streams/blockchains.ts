@@ -1,4 +1,4 @@
-import type { Column, StreamDecl } from './types.js';
+import type { Column, StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN } from './common.js';
 import { SUBNETS_LISTING } from './subnets.js';
 import { dig, evmConfigColumns } from './evm_config.js';

@@ -1,5 +1,5 @@
-import type { Page } from '../extract/paginate.js';
-import type { ExtractContext, StreamDecl } from './types.js';
+import type { Page } from '../decl/request.js';
+import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { CHAIN_ID_COLUMN } from './common.js';
 import { BLOCK_WINDOW_STREAM, blockWindow, getBlock, windowPages } from './chain_reads.js';
 

@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { dig, evmConfigColumns } from './evm_config.js';
 import { BLOCKCHAIN_IDS_OPTION, CHAIN_SNAPSHOT, CHAIN_SNAPSHOT_COLUMNS, call, chainSnapshot, fields, rpcPath } from './node_reads.js';
 

@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 
 /** The 17 metrics of the metrics service (docs/services.md, Metrics service). */
 export const METRICS = [

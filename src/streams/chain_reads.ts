@@ -2,9 +2,9 @@
 // the window of blocks a run covers, and fetching many things a few at a time while yielding them
 // in order.
 import { RunError } from '../errors.js';
-import type { Page } from '../extract/paginate.js';
+import { onBehalf, type Page } from '../decl/request.js';
 import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
-import type { ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from './types.js';
+import type { ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 
 export const LATEST_BLOCKS = '/v1/chains/{chainId}/blocks';
 export const ONE_BLOCK = '/v1/chains/{chainId}/blocks/{blockId}';
@@ -15,7 +15,7 @@ export function chainPath(chainId: string): string {
 
 /** One GET on behalf of a partition; `weight` is the CU of that endpoint (docs/services.md, Rate limits). */
 export function getJson(x: ExtractContext, path: string, endpoint: string, query: Record<string, string> = {}, weight = x.weight): Promise<unknown> {
-  return x.client.get(path, query, { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow });
+  return x.client.get(path, query, onBehalf(x, endpoint, weight));
 }
 
 /** Blocks and a block cost 10 CU (docs/services.md, Rate limits). */

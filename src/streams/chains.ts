@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 
 export const API_FEATURES = ['nftIndexing', 'webhooks', 'teleporter'] as const;
 

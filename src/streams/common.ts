@@ -1,5 +1,5 @@
 // Pieces several declarations share: address-info objects, partition ids, option sets.
-import type { Column, OptionSpec, Partition } from './types.js';
+import type { Column, OptionSpec, Partition } from '../decl/stream.js';
 
 /** An address-info object (name, symbol, decimals, logoUri, address) flattened to `<side>_*`. */
 export function addressColumns(side: string, path: string, required = true): Column[] {

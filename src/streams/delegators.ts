@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { joinList, queryPartition, stakingIds } from './common.js';
 
 export const DELEGATION_STATUSES = ['completed', 'active', 'pending'] as const;

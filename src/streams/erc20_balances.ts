@@ -1,5 +1,5 @@
-import type { Page } from '../extract/paginate.js';
-import type { ExtractContext, StreamDecl } from './types.js';
+import type { Page } from '../decl/request.js';
+import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { snapshotBlock, stamped } from './chain_reads.js';
 import { BALANCE_OPTIONS, balancePartitions, SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, TOKEN_FIELDS, VALUE_COLUMNS } from './native_balances.js';
 

@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
 
 const isObject = (v: unknown) => v !== null && typeof v === 'object';

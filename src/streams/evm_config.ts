@@ -1,7 +1,7 @@
 // The settings of an EVM chain config (subnet-EVM) as columns: its fee config, fee recipients,
 // warp and the allow-list and manager precompiles. A genesis (blockchains) and a node's
 // eth_getChainConfig (chain_config) carry the same config.
-import type { Column } from './types.js';
+import type { Column } from '../decl/stream.js';
 
 type Item = Record<string, unknown>;
 

@@ -1,6 +1,6 @@
-import type { Page } from '../extract/paginate.js';
+import { onBehalf, type Page } from '../decl/request.js';
 import { RunError } from '../errors.js';
-import type { ExtractContext, StreamDecl } from './types.js';
+import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { NODE_SNAPSHOT, NODE_SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, fields, nodeSnapshot, stamped, timeColumn } from './node_reads.js';
 
 export const HEALTH_KINDS = ['health', 'readiness', 'liveness'] as const;
@@ -22,10 +22,7 @@ async function* healthPage(x: ExtractContext): AsyncGenerator<Page> {
   let status = 200;
   const body = fields(
     await x.client.get(`${PATHS[kind]}${qs ? `?${qs}` : ''}`, {}, {
-      endpoint: `GET ${PATHS[kind]}`,
-      stats: x.stats,
-      signal: x.signal,
-      flow: x.flow,
+      ...onBehalf(x, `GET ${PATHS[kind]}`),
       acceptStatus: [503],
       acceptBody: isReport,
       onStatus: (s) => (status = s),

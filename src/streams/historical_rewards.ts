@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { CURRENCIES, joinList, queryPartition, STAKING_COLUMNS } from './common.js';
 import { rewardsOptions, rewardsCheck } from './pending_rewards.js';
 

@@ -1,5 +1,5 @@
 // The registry: adding a stream is adding its declaration here.
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { UsageError } from '../errors.js';
 import { ercTransfers } from './erc_transfers.js';
 import { internalTransactions } from './internal_transactions.js';

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
 
 const CONTENT = ['txHash', 'blockNumber', 'from.address', 'to.address', 'internalTxType', 'value', 'gasUsed', 'gasLimit', 'isReverted'];

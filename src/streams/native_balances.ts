@@ -1,6 +1,6 @@
-import type { Page } from '../extract/paginate.js';
+import type { Page } from '../decl/request.js';
 import { RunError } from '../errors.js';
-import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from './types.js';
+import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { CHAIN_ID_COLUMN, CURRENCIES, joinList } from './common.js';
 import { CHAIN_ID_OPTION, getJson, snapshotBlock, stamped } from './chain_reads.js';
 

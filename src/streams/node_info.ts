@@ -1,6 +1,6 @@
-import type { Page } from '../extract/paginate.js';
+import type { Page } from '../decl/request.js';
 import { RpcError } from '../sources/jsonrpc.js';
-import type { ExtractContext, StreamDecl } from './types.js';
+import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { NODE_SNAPSHOT, NODE_SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, call, fields, nodePartition, nodeSnapshot, stamped } from './node_reads.js';
 
 const INFO = '/ext/info';

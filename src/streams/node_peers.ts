@@ -1,6 +1,6 @@
-import type { Page } from '../extract/paginate.js';
+import type { Page } from '../decl/request.js';
 import { RunError } from '../errors.js';
-import type { ExtractContext, StreamDecl } from './types.js';
+import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { NODE_SNAPSHOT, NODE_SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, call, fields, nodePartition, nodeSnapshot, stamped, timeColumn } from './node_reads.js';
 
 async function* peersPage(x: ExtractContext): AsyncGenerator<Page> {

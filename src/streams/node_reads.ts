@@ -1,16 +1,16 @@
 // What the streams of the node source share: JSON-RPC calls on behalf of a partition, the
 // snapshot stamp (when, and which node), blockchain aliases resolved to ids, and the node's
 // RFC 3339 times read as Unix seconds.
-import { isBlockchainId } from '../config/ids.js';
+import { isBlockchainId } from '../ids.js';
 import { RunError } from '../errors.js';
-import type { Page } from '../extract/paginate.js';
+import type { Page } from '../decl/request.js';
 import { rpc } from '../sources/jsonrpc.js';
 import { stamped } from './chain_reads.js';
-import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from './types.js';
+import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 
 /** One JSON-RPC call at `path` (e.g. /ext/info) on behalf of the partition. */
 export function call(x: ExtractContext, path: string, method: string, params: unknown = {}): Promise<unknown> {
-  return rpc(x.client, path, method, params, { stats: x.stats, signal: x.signal, flow: x.flow });
+  return rpc(x.client, path, method, params, x);
 }
 
 /** A result that must be an object (the fields of a method's answer). */

@@ -1,5 +1,5 @@
-import type { Page } from '../extract/paginate.js';
-import type { ExtractContext, StreamDecl } from './types.js';
+import type { Page } from '../decl/request.js';
+import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { NODE_SNAPSHOT, NODE_SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, call, fields, nodeSnapshot, stamped } from './node_reads.js';
 
 /** info.uptime without a subnet is of the primary network, named by its subnet id here. */

@@ -1,4 +1,4 @@
-import type { OptionSpec, StreamConfig, StreamDecl } from './types.js';
+import type { OptionSpec, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { joinList, queryPartition, STAKING_COLUMNS } from './common.js';
 
 export const rewardsOptions: Record<string, OptionSpec> = {

@@ -1,4 +1,4 @@
-import type { Partition, StreamConfig, StreamDecl } from './types.js';
+import type { Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN } from './common.js';
 
 /** The listing both subnets and blockchains are read from: one partition per network. */

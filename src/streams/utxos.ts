@@ -1,9 +1,9 @@
 import { createHash } from 'node:crypto';
 import { bech32 } from '@scure/base';
-import { cb58Encode } from '../config/ids.js';
+import { cb58Encode } from '../ids.js';
 import { RunError } from '../errors.js';
-import type { Page } from '../extract/paginate.js';
-import type { Column, ExtractContext, StreamDecl } from './types.js';
+import type { Page } from '../decl/request.js';
+import type { Column, ExtractContext, StreamDecl } from '../decl/stream.js';
 import { NODE_SNAPSHOT, NODE_SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, blockchainIdOf, call, fields, nodeSnapshot, ofChain, stamped } from './node_reads.js';
 import { CHAIN_COLUMN, xvmPath } from './xvm_reads.js';
 

@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { CHAIN_COLUMN, XVM_STREAM, xvmPages } from './xvm_reads.js';
 
 export const xvmBlocks: StreamDecl = {

@@ -1,4 +1,4 @@
-import type { StreamDecl } from './types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { TX_PLACE, XVM_STREAM, outputRows, xvmPages } from './xvm_reads.js';
 
 export const xvmOutputs: StreamDecl = {

@@ -2,12 +2,12 @@
 // json) fetches each block. Blocks, transactions, inputs and outputs are each their own stream
 // over the same range of blocks (a stream lands one table): each fetches the blocks and makes
 // its rows of them, so a pipeline lists only the tables it wants and each resumes on its own.
-import type { Page } from '../extract/paginate.js';
+import type { Page } from '../decl/request.js';
 import { RunError } from '../errors.js';
 import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
 import { windowPages, windowUpTo } from './chain_reads.js';
 import { blockchainIdOf, call, chainPartitions, fields } from './node_reads.js';
-import type { Column, ExtractContext, StreamDecl } from './types.js';
+import type { Column, ExtractContext, StreamDecl } from '../decl/stream.js';
 
 type Item = Record<string, unknown>;
 

@@ -1,66 +1,12 @@
 // Generic transform: a page of items -> columnar rows of a declaration, or rejects with reasons.
 // Pure apart from the carry (state a derive function keeps across pages of one partition).
-import type { DeriveContext, Partition, StreamDecl } from '../streams/types.js';
+import type { DeriveContext, Partition, StreamDecl } from '../decl/stream.js';
 import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
-import { fromBytes } from './staging.js';
+import { fromBytes } from '../bytes.js';
+import type { BlockKeys, Carry } from '../state/cursor.js';
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';
-
-/** DuckDB types of the staged (pre-cast) columns. */
-export type StagedType = 'VARCHAR' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN';
-
-export interface StagedColumn {
-  name: string;
-  type: StagedType;
-  /** SQL that turns the staged column into the landed one (DuckDB). */
-  select: string;
-  /** Free text: may hold the characters that frame staged text, so it may arrive encoded. */
-  text?: boolean;
-}
-
-/** The staged columns of a declaration, in landing order (an amount stages two). */
-export function stagedColumns(decl: StreamDecl): StagedColumn[] {
-  const out: StagedColumn[] = [];
-  for (const c of decl.columns) {
-    const q = `"${c.name}"`;
-    switch (c.type) {
-      case 'amount':
-        // Through HUGEINT: DuckDB's text-to-DECIMAL(38,0) cast is ~200x slower, and the staged
-        // digits fit (at most 38, longer ones stage as NULL). Parquet gets the DECIMAL, never HUGEINT.
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(CAST(${q} AS HUGEINT) AS DECIMAL(38,0)) AS ${q}` });
-        out.push({ name: `${c.name}_raw`, type: 'VARCHAR', select: `"${c.name}_raw"` });
-        break;
-      case 'bigint':
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(${q} AS BIGINT) AS ${q}` });
-        break;
-      case 'timestamptz':
-        out.push({ name: c.name, type: 'DOUBLE', select: `to_timestamp(${q}) AS ${q}` });
-        break;
-      case 'json':
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(${q} AS JSON) AS ${q}` });
-        break;
-      case 'integer':
-        out.push({ name: c.name, type: 'INTEGER', select: q });
-        break;
-      case 'double':
-        out.push({ name: c.name, type: 'DOUBLE', select: q });
-        break;
-      case 'boolean':
-        out.push({ name: c.name, type: 'BOOLEAN', select: q });
-        break;
-      case 'varchar[]':
-        out.push({ name: c.name, type: 'VARCHAR', select: `CAST(from_json(${q}, '["VARCHAR"]') AS VARCHAR[]) AS ${q}` });
-        break;
-      case 'varchar':
-        out.push({ name: c.name, type: 'VARCHAR', text: true, select: `CASE WHEN starts_with(${q}, chr(2)) THEN json_extract_string(substr(${q}, 2), '$') ELSE ${q} END AS ${q}` });
-        break;
-      default:
-        out.push({ name: c.name, type: 'VARCHAR', select: q });
-    }
-  }
-  return out;
-}
 
 export interface Reject {
   reason: string;
@@ -78,18 +24,6 @@ export interface Batch {
   extraFields: Record<string, number>;
   /** Rows dropped because an earlier run committed them (the high-water block's keys). */
   skipped: number;
-}
-
-/** Rows of one block already committed, by key: the next window refetches that block and skips them. */
-export interface BlockKeys {
-  block: number;
-  keys: string[];
-}
-
-/** Carried across pages of one partition; stored with the checkpoint. */
-export interface Carry {
-  group?: string;
-  seen?: Record<string, number>;
 }
 
 /**
@@ -209,7 +143,7 @@ export class Transformer {
     return structuredClone(this.carry);
   }
 
-  /** The page being transformed came as UTF-8 bytes in a one-byte string (staging.ts). */
+  /** The page being transformed came as UTF-8 bytes in a one-byte string (src/bytes.ts). */
   private bytes = false;
 
   /**

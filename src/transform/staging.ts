@@ -1,6 +1,16 @@
 // How a row travels from the transform to DuckDB: one line of text per row.
-import { isUtf8 } from 'node:buffer';
-import type { StagedColumn } from './rows.js';
+
+/** DuckDB types of the staged (pre-cast) columns. */
+export type StagedType = 'VARCHAR' | 'INTEGER' | 'DOUBLE' | 'BOOLEAN';
+
+export interface StagedColumn {
+  name: string;
+  type: StagedType;
+  /** SQL that turns the staged column into the landed one (DuckDB). */
+  select: string;
+  /** Free text: may hold the characters that frame staged text, so it may arrive encoded. */
+  text?: boolean;
+}
 
 // Staged rows are lines of text that DuckDB's CSV reader splits in C++ (much faster than handing
 // it values one by one): fields end at US (0x1f), rows at LF, NULL is SOH (0x01). A free-text value
@@ -28,27 +38,4 @@ export function unstage(staged: StagedColumn[], line: string): Record<string, un
     else out[c.name] = v.startsWith(ENCODED) ? JSON.parse(v.slice(1)) : v;
   });
   return out;
-}
-
-// Replay may hand the transform a page as its UTF-8 bytes in a one-byte string (one char per
-// byte, i.e. decoded as latin1): V8 parses such text about twice as fast as the two-byte string a
-// page with any non-ASCII character otherwise becomes, and the staged lines are written back as
-// the same bytes. Only declarations marked `bytesSafe` get pages this way (their transform copies
-// free text and compares ASCII only); what leaves the transform as text (reject reasons and raw
-// items, field names) is turned back into real text.
-// eslint-disable-next-line no-control-regex
-const NON_ASCII = /[^\x00-\x7f]/;
-
-/**
- * Whether a body may be parsed as bytes: valid UTF-8 (else its text has replacement characters
- * where the bytes would be kept) without `\u` escapes (an escape would put a char that is not a
- * byte into the text).
- */
-export function bytesParsable(body: Buffer): boolean {
-  return isUtf8(body) && body.indexOf('\\u') < 0;
-}
-
-/** A string of UTF-8 bytes (one char per byte) back to the text it encodes. */
-export function fromBytes(s: string): string {
-  return NON_ASCII.test(s) ? Buffer.from(s, 'latin1').toString('utf8') : s;
 }

@@ -6,10 +6,10 @@ import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LAKE_TABLES } from './views.js';
-import type { StreamDecl } from '../streams/types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/parquet.js';
-import { StateStore, type PartitionState } from '../state/store.js';
-import { TABLE_PARTITION } from '../pipeline/run.js';
+import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
+import { coveredRange } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
 import { query } from './query.js';
 
@@ -125,39 +125,13 @@ async function loadStates(ctx: Context): Promise<void> {
   const stateRows: string[] = [];
   const fileRows: string[] = [];
   for (const s of states) {
-    const { high, hw } = coveredRange(s);
+    const { high, hw } = coveredRange(s.cursor);
     stateRows.push(`(${sqlString(s.table)}, ${sqlString(s.partition)}, ${s.rows}, ${lit(high)}, ${lit(hw?.block)}, ${lit(hw?.keys)}, ${s.cursor.window !== undefined})`);
     for (const f of dataFiles(s)) fileRows.push(`(${sqlString(s.table)}, ${sqlString(s.partition)}, ${sqlString(store.path(f))})`);
   }
   // Inserted in slices so that one statement stays small on a lake with many files.
   for (let i = 0; i < stateRows.length; i += 500) await conn.run(`INSERT INTO _check_state VALUES ${stateRows.slice(i, i + 500).join(', ')}`);
   for (let i = 0; i < fileRows.length; i += 500) await conn.run(`INSERT INTO _check_files VALUES ${fileRows.slice(i, i + 500).join(', ')}`);
-}
-
-/**
- * Where an append partition's committed rows may lie, from its cursor: `high` is the highest block
- * a committed row may have, `hw` the high-water block whose committed rows the cursor lists by key
- * (the next run refetches that block and skips exactly those keys).
- */
-export function coveredRange(s: PartitionState): { high?: number; hw?: { block: number; keys: number } } {
-  const c = s.cursor;
-  let high: number | undefined;
-  let hw: { block: number; keys: number } | undefined;
-  if (c.nextBlock !== undefined) {
-    if (c.skip && c.skip.block === c.nextBlock) {
-      high = c.nextBlock;
-      hw = { block: c.skip.block, keys: c.skip.keys.length };
-    } else {
-      // Ended at an exclusive endBlock, or nothing committed at the start block yet.
-      high = c.nextBlock - 1;
-    }
-  }
-  const top = c.window?.top;
-  if (top && (high === undefined || top.block >= high)) {
-    high = top.block;
-    hw = { block: top.block, keys: top.keys.length };
-  }
-  return { high, hw };
 }
 
 function parquetGlob(ctx: Context, table: string): string | undefined {

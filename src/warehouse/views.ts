@@ -6,32 +6,11 @@ import { join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { UsageError } from '../errors.js';
 import { STREAMS } from '../streams/index.js';
-import type { StreamDecl } from '../streams/types.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/parquet.js';
+import { landedColumns } from '../transform/columns.js';
 import { REJECTS, RUNS } from '../state/store.js';
-import { OPERATIONS } from '../operations/decl.js';
-
-const LANDED: Record<string, string> = {
-  varchar: 'VARCHAR',
-  evm_address: 'VARCHAR',
-  bigint: 'BIGINT',
-  integer: 'INTEGER',
-  double: 'DOUBLE',
-  boolean: 'BOOLEAN',
-  timestamptz: 'TIMESTAMPTZ',
-  'varchar[]': 'VARCHAR[]',
-  json: 'JSON',
-};
-
-/** The landed schema of a declaration: [column, DuckDB type]. */
-export function landedColumns(decl: StreamDecl): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  for (const c of decl.columns) {
-    if (c.type === 'amount') out.push([c.name, 'DECIMAL(38,0)'], [`${c.name}_raw`, 'VARCHAR']);
-    else out.push([c.name, LANDED[c.type]!]);
-  }
-  return out;
-}
+import { OPERATIONS } from '../decl/operations.js';
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];

@@ -1,6 +1,6 @@
 // The declaration of the `operations` table, apart from the code that writes it, so the views can
 // read it without importing the writer.
-import type { StreamDecl } from '../streams/types.js';
+import type { StreamDecl } from './stream.js';
 
 /**
  * Not a stream (no pipeline lists it, nothing pages it): declared as one so the views, the merge by

@@ -1,7 +1,6 @@
 // A stream is declared once, as data: where it is served, how it is paged and partitioned, how it
 // refreshes, and its columns. Every stage (config, extract, transform, load, docs) reads these.
-import type { Client, RequestStats } from '../sources/client.js';
-import type { Page, PaginateOptions } from '../extract/paginate.js';
+import type { ClientPort, Page, PaginateOptions, RequestContext } from './request.js';
 
 /** Column types as landed in Parquet. `amount` lands as `<name>` DECIMAL(38,0) plus `<name>_raw` VARCHAR. */
 export type ColumnType =
@@ -90,20 +89,17 @@ export type Refresh =
   | 'replace';
 
 /** What a custom extractor gets: the partition's request and the default paginator to reuse. */
-export interface ExtractContext {
+export interface ExtractContext extends RequestContext {
   /** `post` for JSON-RPC; `baseUrl` is what node snapshots are stamped with. */
-  client: Pick<Client, 'get' | 'post' | 'baseUrl'>;
+  client: ClientPort;
   /** The endpoint with the partition's path values filled in. */
   path: string;
   query: Record<string, string>;
   partition: Partition;
   /** The stream entry of the pipeline. */
   config: StreamConfig;
-  endpoint: string;
-  stats: RequestStats;
   /** Where a checkpoint says to continue (whatever `next` this extractor yielded before). */
   startToken?: string;
-  signal?: AbortSignal;
   /** Compute units of one request to `endpoint`, and the partition's share key of the budget. */
   weight: number;
   flow: string;
@@ -166,7 +162,7 @@ export interface StreamDecl {
   folder?: { key: string; partition: string };
   /**
    * Replay may give this stream's transform pages as UTF-8 bytes in one-byte strings (about twice
-   * as fast to parse; transform/staging.ts). True only if its derive functions copy free text and
+   * as fast to parse; src/bytes.ts). True only if its derive functions copy free text and
    * compare ASCII only: no case mapping, slicing or length of text that may not be ASCII.
    */
   bytesSafe?: boolean;

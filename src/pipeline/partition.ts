@@ -1,0 +1,132 @@
+// One partition of a run, as both refreshes use it: its committed state, its batch path, the
+// pages of its listing (the default paginator or the declaration's extractor), and what a batch
+// adds to the stream's report. How it refreshes is append.ts or merge.ts.
+import type { Logger } from 'pino';
+import type { Client } from '../sources/client.js';
+import type { Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import type { Page, PaginateOptions } from '../decl/request.js';
+import { paginate, type PageTokenError } from '../extract/paginate.js';
+import type { ParquetWriter } from '../load/parquet.js';
+import type { StateStore, PartitionState } from '../state/store.js';
+import { BatchPath, type Moves, type Staged } from './batch.js';
+import type { StreamReport } from './report.js';
+
+export interface Job {
+  decl: StreamDecl;
+  cfg: StreamConfig;
+  partition: Partition;
+  report: StreamReport;
+}
+
+/** What a partition takes from the run's options. */
+export interface PartitionOptions {
+  logger: Logger;
+  /** Rows buffered per partition before a commit. */
+  flushRows?: number;
+  signal?: AbortSignal;
+  /** Tables to rebuild from scratch; their old files are replaced when the rebuild commits. */
+  fullRefresh?: Set<string>;
+  /** Keep every page as sent, compressed, under _raw/ (default true): `rebuild` re-derives from it. */
+  keepRaw?: boolean;
+}
+
+/** How many times one partition restarts its listing after a refused page token, in one run. */
+const MAX_RESTARTS = 3;
+
+function fillPath(template: string, values: Record<string, string>): string {
+  return template.replace(/\{(\w+)\}/g, (_, k: string) => encodeURIComponent(values[k] ?? ''));
+}
+
+export class PartitionRun {
+  state: PartitionState;
+  readonly batches: BatchPath;
+  readonly table: string;
+
+  constructor(
+    readonly job: Job,
+    readonly store: StateStore,
+    readonly writer: ParquetWriter,
+    private readonly client: Client,
+    private readonly o: PartitionOptions & { runId: string },
+  ) {
+    this.table = job.decl.table;
+    // The partition's values (chain_id, network, ...) are kept so `rebuild` can re-derive its rows.
+    this.state = { ...store.load(job.decl.table, job.partition.id), values: job.partition.values };
+    this.batches = new BatchPath(job.decl, job.partition, store, writer, { runId: o.runId, keepRaw: o.keepRaw !== false });
+  }
+
+  get fullRefresh(): boolean {
+    return this.o.fullRefresh?.has(this.table) ?? false;
+  }
+
+  get flushRows(): number {
+    return this.o.flushRows ?? 10_000;
+  }
+
+  get pageSize(): Record<string, string> {
+    const { decl, cfg } = this.job;
+    return decl.pageSize.max === 0 ? {} : { pageSize: String(cfg.pageSize ?? decl.pageSize.default) };
+  }
+
+  lastRun(complete: boolean): PartitionState['lastRun'] {
+    return { runId: this.o.runId, at: new Date().toISOString(), status: complete ? 'complete' : 'partial' };
+  }
+
+  /** Commits the partition's next state (StateStore.commit) and keeps it. */
+  commit(next: PartitionState, moves: Moves, deletes: string[] = []): void {
+    this.state = this.store.commit(next, moves, deletes);
+  }
+
+  page(page: Page): void {
+    this.job.report.pages++;
+    this.batches.add(page);
+  }
+
+  /** Writes the batch so far to staging, named for where each file will land (under `base`). */
+  async stage(base = ''): Promise<Staged> {
+    const { decl, partition, report } = this.job;
+    const closed = this.batches.close();
+    const staged = await this.batches.write(closed, base);
+    const { batch } = closed;
+    report.rows += batch.rows;
+    report.rejects += batch.rejects.length;
+    report.over38 += batch.over38;
+    report.skipped += batch.skipped;
+    for (const [k, n] of Object.entries(batch.extraFields)) report.extraFields[k] = (report.extraFields[k] ?? 0) + n;
+    if (batch.rejects.length) this.o.logger.warn({ table: decl.table, partition: partition.id, rejects: batch.rejects.length, first: batch.rejects[0]!.reason }, 'rows rejected');
+    return staged;
+  }
+
+  /** The pages of the partition's listing for `query`, from `startToken` on. */
+  pages(query: Record<string, string>, startToken?: string): AsyncGenerator<Page> {
+    const { decl, partition, report, cfg } = this.job;
+    const request = { endpoint: decl.endpoint, stats: report, signal: this.o.signal, weight: decl.weight, flow: `${decl.table}/${partition.id}` };
+    const base: PaginateOptions = {
+      ...request,
+      path: fillPath(decl.endpoint, partition.path),
+      query,
+      items: decl.items,
+      startToken,
+      // Pages as bytes only where the paginator hands them straight to the transform.
+      bytes: decl.bytesSafe === true && !decl.extract,
+    };
+    if (!decl.extract) return paginate(this.client, base);
+    return decl.extract({
+      ...request,
+      client: this.client,
+      path: base.path,
+      query,
+      partition,
+      config: cfg,
+      startToken,
+      paginate: (o = {}) => paginate(this.client, { ...base, startToken: undefined, ...o }),
+    });
+  }
+
+  /** A refused page token: the listing starts again, up to MAX_RESTARTS times a run. */
+  restarted(err: PageTokenError, restarts: number): void {
+    if (restarts > MAX_RESTARTS) throw err.cause;
+    this.job.report.restarts++;
+    this.o.logger.warn({ table: this.table, partition: this.job.partition.id, err: err.message }, 'page token refused: restarting the listing from its first page');
+  }
+}

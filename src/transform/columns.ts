@@ -1,0 +1,73 @@
+// What each column type of a declaration means on its way from an item to the lake, in one table:
+// the converter that checks and reads a value (values.ts), how the converted value is staged as
+// text, the staged DuckDB type, the SQL that casts the staged column to the landed one, and the
+// landed DuckDB type. The compiled row functions, the Parquet writer, the warehouse's views and the
+// operations table all read it here.
+import type { ColumnType, StreamDecl } from '../decl/stream.js';
+import type { StagedColumn, StagedType } from './staging.js';
+import type * as V from './values.js';
+
+/** One landed column of a declared one (an amount lands as two: the DECIMAL and its `_raw` digits). */
+interface Part {
+  /** Appended to the declared name. */
+  suffix: string;
+  staged: StagedType;
+  /** SQL from the staged column (`q`, quoted) to the landed one; none: landed as staged. */
+  cast?: (q: string) => string;
+  landed: string;
+  /** Free text: may hold the characters that frame staged text, so it may arrive encoded. */
+  text?: boolean;
+}
+
+export interface ColumnTypeSpec {
+  /** The converter in values.ts that the compiled row function calls. */
+  convert: Exclude<keyof typeof V, 'Bad'>;
+  /** JavaScript that stages the converted value `x` as text; none for an amount, which stages its two parts itself. */
+  stage?: string;
+  parts: Part[];
+}
+
+const as = (staged: StagedType, landed: string, cast?: Part['cast']): Part[] => [{ suffix: '', staged, landed, ...(cast ? { cast } : {}) }];
+
+export const COLUMN_TYPES: Record<ColumnType, ColumnTypeSpec> = {
+  varchar: {
+    convert: 'varchar',
+    stage: 'stageText(x)',
+    parts: [{ suffix: '', staged: 'VARCHAR', landed: 'VARCHAR', text: true, cast: (q) => `CASE WHEN starts_with(${q}, chr(2)) THEN json_extract_string(substr(${q}, 2), '$') ELSE ${q} END` }],
+  },
+  evm_address: { convert: 'evmAddress', stage: 'x', parts: as('VARCHAR', 'VARCHAR') },
+  bigint: { convert: 'bigint', stage: 'x', parts: as('VARCHAR', 'BIGINT', (q) => `CAST(${q} AS BIGINT)`) },
+  integer: { convert: 'integer', stage: 'String(x)', parts: as('INTEGER', 'INTEGER') },
+  double: { convert: 'double', stage: 'String(x)', parts: as('DOUBLE', 'DOUBLE') },
+  boolean: { convert: 'boolean', stage: 'String(x)', parts: as('BOOLEAN', 'BOOLEAN') },
+  timestamptz: { convert: 'timestamp', stage: 'String(x)', parts: as('DOUBLE', 'TIMESTAMPTZ', (q) => `to_timestamp(${q})`) },
+  amount: {
+    convert: 'amount',
+    parts: [
+      // Through HUGEINT: DuckDB's text-to-DECIMAL(38,0) cast is ~200x slower, and the staged
+      // digits fit (at most 38, longer ones stage as NULL). Parquet gets the DECIMAL, never HUGEINT.
+      { suffix: '', staged: 'VARCHAR', landed: 'DECIMAL(38,0)', cast: (q) => `CAST(CAST(${q} AS HUGEINT) AS DECIMAL(38,0))` },
+      { suffix: '_raw', staged: 'VARCHAR', landed: 'VARCHAR' },
+    ],
+  },
+  'varchar[]': { convert: 'varcharList', stage: 'JSON.stringify(x)', parts: as('VARCHAR', 'VARCHAR[]', (q) => `CAST(from_json(${q}, '["VARCHAR"]') AS VARCHAR[])`) },
+  json: { convert: 'json', stage: 'x', parts: as('VARCHAR', 'JSON', (q) => `CAST(${q} AS JSON)`) },
+};
+
+/** The landed columns of a declared one, by name, with what they are made of. */
+function partsOf(decl: StreamDecl): Array<{ name: string; part: Part }> {
+  return decl.columns.flatMap((c) => COLUMN_TYPES[c.type].parts.map((part) => ({ name: c.name + part.suffix, part })));
+}
+
+/** The staged columns of a declaration, in landing order. */
+export function stagedColumns(decl: StreamDecl): StagedColumn[] {
+  return partsOf(decl).map(({ name, part }) => {
+    const q = `"${name}"`;
+    return { name, type: part.staged, select: part.cast ? `${part.cast(q)} AS ${q}` : q, ...(part.text ? { text: true } : {}) };
+  });
+}
+
+/** The landed schema of a declaration: [column, DuckDB type]. */
+export function landedColumns(decl: StreamDecl): Array<[string, string]> {
+  return partsOf(decl).map(({ name, part }) => [name, part.landed]);
+}
