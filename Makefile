@@ -64,7 +64,7 @@ ops-demo: build
 
 ## screenshot: refresh docs/report.png from the report test (headless Chromium)
 screenshot: build
-	UPDATE_SCREENSHOT=1 npx vitest run test/report.test.ts
+	UPDATE_SCREENSHOT=1 npx vitest run test/warehouse/report.test.ts
 
 sim: build
 	$(CHAINLAKE) sim --port 8080

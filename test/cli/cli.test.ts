@@ -1,0 +1,75 @@
+import { fileURLToPath } from 'node:url';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+
+const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
+
+export function cli(args: string[], env: Record<string, string> = {}) {
+  const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('chainlake CLI usage errors', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-cli-'));
+
+  it('prints help', () => {
+    const r = cli(['--help']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('run [pipeline]');
+    expect(r.stdout).toContain('query [sql]');
+  });
+
+  it('--version prints the version of package.json, from any working folder', () => {
+    const { version } = JSON.parse(readFileSync(fileURLToPath(new URL('../../package.json', import.meta.url)), 'utf8')) as { version: string };
+    const r = spawnSync(process.execPath, [BIN, '--version'], { encoding: 'utf8', cwd: dir });
+    expect(r.status).toBe(0);
+    expect(r.stdout).toBe(`${version}\n`);
+    expect(cli(['--help']).stdout).toContain('--version');
+  });
+
+  it('exits 2 on an unknown flag, a missing argument, or no command', () => {
+    expect(cli(['status', '--bogus'])).toMatchObject({ code: 2, stderr: expect.stringContaining('Unknown argument: bogus') });
+    expect(cli(['run'])).toMatchObject({ code: 2, stderr: expect.stringContaining('run: missing the pipeline file') });
+    expect(cli(['status', '--lake'])).toMatchObject({ code: 2 });
+    expect(cli([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
+  });
+
+  it('exits 2 on a bad pipeline, naming the place, and writes nothing', () => {
+    const p = join(dir, 'bad.yaml');
+    writeFileSync(p, 'name: bad\nstreams:\n  - { table: erc_transfers, chainId: "43114", contracts: ["0x12"] }\n');
+    const lake = join(dir, 'lake-bad');
+    const r = cli(['run', p, '--lake', lake]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${p}: streams[0].contracts[0]: "0x12" is not an EVM address (0x + 40 hex digits)`);
+    expect(existsSync(lake)).toBe(false);
+  });
+
+  it('exits 2 when --lake is a file or a URL flag is not a URL', () => {
+    const f = join(dir, 'file');
+    writeFileSync(f, 'x');
+    expect(cli(['status', '--lake', f])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a file, not a folder') });
+    const p = join(dir, 'ok.yaml');
+    writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
+    expect(cli(['run', p, '--data-url', 'nope', '--lake', join(dir, 'l2')])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-url "nope": not an http(s) URL') });
+  });
+
+  it('exits 2 on a bad number flag, quoting it, and writes nothing', () => {
+    const p = join(dir, 'ok2.yaml');
+    writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
+    const lake = join(dir, 'l3');
+    expect(cli(['run', p, '--flush-rows', '1.5', '--lake', lake])).toMatchObject({ code: 2, stderr: expect.stringContaining('--flush-rows "1.5": must be a whole number >= 1') });
+    expect(existsSync(lake)).toBe(false);
+    expect(cli(['compact', '--target-rows', 'abc', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--target-rows "abc": must be a whole number >= 2') });
+    expect(cli(['compact', 'nope', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('"nope" is not a table') });
+    expect(cli(['compact', '--lake', join(dir, 'missing')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
+  });
+
+  it('exits 2 on SQL that does not run', () => {
+    const r = cli(['query', '--lake', join(dir, 'empty'), 'SELECT nope FROM erc_transfers']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/nope/);
+  });
+});

@@ -1,0 +1,106 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { checkPipeline, loadPipeline } from '../../src/config/pipeline.js';
+import { encodeNodeId, encodePrimaryAddress, nodeIdProblem, primaryAddressProblem } from '../../src/ids.js';
+import { UsageError } from '../../src/errors.js';
+
+const NODE = encodeNodeId(new Uint8Array(20).fill(7));
+const PADDR = encodePrimaryAddress('mainnet', new Uint8Array(20).fill(9), 'P');
+const C = '0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E';
+
+function problems(doc: unknown): string {
+  try {
+    checkPipeline(doc, 'pipelines/x.yaml');
+  } catch (err) {
+    expect(err).toBeInstanceOf(UsageError);
+    return (err as Error).message;
+  }
+  throw new Error('expected a UsageError');
+}
+
+const base = (streams: unknown[]) => ({ name: 't', streams });
+
+describe('identifiers', () => {
+  it('checks NodeID checksums and bech32 networks', () => {
+    expect(nodeIdProblem(NODE)).toBeNull();
+    const broken = NODE.slice(0, -1) + (NODE.endsWith('1') ? '2' : '1');
+    expect(nodeIdProblem(broken)).toMatch(/checksum|base58/);
+    expect(nodeIdProblem('NodeID-0OIl')).toMatch(/base58/);
+    expect(primaryAddressProblem(PADDR, 'mainnet')).toBeNull();
+    expect(primaryAddressProblem(PADDR.slice(2), 'mainnet')).toBeNull();
+    expect(primaryAddressProblem(PADDR, 'fuji')).toMatch(/prefix "avax", not "fuji"/);
+    expect(primaryAddressProblem(PADDR.slice(0, -1) + 'q', 'mainnet')).toMatch(/bech32/);
+  });
+});
+
+describe('pipeline config', () => {
+  it('accepts the documented keys and fills defaults', () => {
+    process.env.CHAINLAKE_TEST_KEY = 'k1';
+    const p = checkPipeline(
+      {
+        name: 'demo',
+        sources: { data: { url: 'http://127.0.0.1:8080/', apiKey: '${CHAINLAKE_TEST_KEY}' }, metrics: { url: 'http://127.0.0.1:8080' } },
+        streams: [
+          { table: 'erc_transfers', chainId: '43114', contracts: [C], startBlock: 1000, endBlock: 2000 },
+          { table: 'historical_rewards', network: 'mainnet', nodeIds: [NODE], addresses: [PADDR] },
+          { table: 'chain_metrics', chainIds: ['43114', 'total'], metrics: ['txCount', 'gasUsed'], timeInterval: 'day', startTimestamp: 1700000000 },
+          { table: 'avg_tps', chainIds: ['43114'] },
+        ],
+      },
+      'p.yaml',
+    );
+    expect(p.sources.data).toMatchObject({ url: 'http://127.0.0.1:8080', apiKey: 'k1', keyHeader: 'x-data-api-key' });
+    expect(p.streams[0]!.contracts).toEqual([C.toLowerCase()]);
+    expect(checkPipeline(base([{ table: 'avg_tps', chainIds: ['43114'] }]), 'p').sources.metrics.url).toBe('https://metrics.avax.network');
+  });
+
+  it('an unset ${VAR} api key means no key', () => {
+    delete process.env.CHAINLAKE_UNSET;
+    const p = checkPipeline({ ...base([{ table: 'avg_tps', chainIds: ['1'] }]), sources: { data: { apiKey: '${CHAINLAKE_UNSET}' } } }, 'p');
+    expect(p.sources.data.apiKey).toBeUndefined();
+  });
+
+  it('names the place of every problem', () => {
+    const msg = problems(
+      base([
+        { table: 'erc_transfers', chainId: '43114', contracts: ['0x12'] },
+        { table: 'nope' },
+        { table: 'historical_rewards', network: 'mainnet' },
+        { table: 'chain_metrics', chainIds: ['43114'], metrics: ['avgTps'], timeInterval: 'hour' },
+        { table: 'erc_transfers', chainId: '43114', contracts: [C], startBlock: 5, endBlock: 5, extra: 1 },
+        { table: 'delegators', network: 'moon', nodeIds: [] },
+        { table: 'pending_rewards', network: 'fuji', addresses: [PADDR] },
+        { table: 'internal_transactions', chainId: '43114', addresses: [C], pageSize: 101 },
+      ]),
+    );
+    const lines = msg.split('\n');
+    expect(lines).toContain('pipelines/x.yaml: streams[0].contracts[0]: "0x12" is not an EVM address (0x + 40 hex digits)');
+    expect(msg).toContain('pipelines/x.yaml: streams[1].table: "nope" is not a table');
+    expect(msg).toContain('streams[2].addresses: one of addresses and nodeIds is required');
+    expect(msg).toContain('streams[3].metrics[0]: metric avgTps accepts only timeInterval day, not hour');
+    expect(msg).toContain('streams[4].extra: unknown key for erc_transfers');
+    expect(msg).toContain('streams[5].network: "moon" is not a network');
+    expect(msg).toContain('streams[5].nodeIds: must not be empty');
+    expect(msg).toContain(`streams[6].addresses[0]: "${PADDR}" is not a fuji P-/X-chain address`);
+    expect(msg).toContain('streams[7].pageSize: 101 is out of bounds for /v1/chains/{chainId}/addresses/{address}/transactions:listInternals (1 to 100)');
+    expect(problems(base([{ table: 'erc_transfers', chainId: '43114', contracts: [C], startBlock: 5, endBlock: 5 }]))).toContain(
+      'streams[0].endBlock: startBlock 5 must be below endBlock 5',
+    );
+  });
+
+  it('rejects wrong types, missing keys, unknown top-level keys and bad urls', () => {
+    expect(problems({ name: 't', streams: [], extra: 1 })).toMatch(/extra: unknown key[\s\S]*streams: must be a non-empty list/);
+    expect(problems(base([{ table: 'erc_transfers', contracts: 'x' }]))).toMatch(/contracts: must be a list[\s\S]*chainId: is required/);
+    expect(problems({ ...base([{ table: 'avg_tps', chainIds: ['1'] }]), sources: { data: { url: 'ftp://x' } } })).toContain('sources.data.url: "ftp://x" is not an http(s) URL');
+  });
+
+  it('reports invalid YAML with its line', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cl-'));
+    const f = join(dir, 'bad.yaml');
+    writeFileSync(f, 'name: x\nstreams:\n  - table: [unclosed\n');
+    expect(() => loadPipeline(f)).toThrow(/bad\.yaml:\d+:\d+: invalid YAML/);
+    expect(() => loadPipeline(join(dir, 'missing.yaml'))).toThrow(/cannot read the pipeline: ENOENT/);
+  });
+});

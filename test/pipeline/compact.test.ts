@@ -1,0 +1,170 @@
+// `compact` merges a partition's small files; the table, the state's counts and what later runs do
+// stay exactly as they were.
+import { spawn } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadPipeline } from '../../src/config/pipeline.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import { compactLake, planGroups } from '../../src/pipeline/compact.js';
+import { startSimulator } from '../../src/simulator/server.js';
+import { DEMO } from '../../src/simulator/world.js';
+import { StateStore } from '../../src/state/store.js';
+import { lakeContents, quiet } from '../helpers.js';
+import { RunError } from '../../src/errors.js';
+
+const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+
+/** A lake of many small files: the demo's erc_transfers and internal_transactions in batches of 20 rows. */
+async function smallFiles(): Promise<{ make(prefix: string): Promise<string> }> {
+  const sim = await startSimulator({ port: 0, seed: 8 });
+  closers.push(() => sim.close());
+  const p = loadPipeline('pipelines/demo.yaml');
+  for (const s of Object.values(p.sources)) s.url = sim.url;
+  p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
+  return {
+    async make(prefix) {
+      const lake = mkdtempSync(join(tmpdir(), prefix));
+      expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+      return lake;
+    },
+  };
+}
+
+describe('planGroups', () => {
+  const f = (...rows: number[]) => rows.map((r, i) => ({ file: `f${i}`, rows: r }));
+  it('groups consecutive small files up to the target; big files and lone files stay', () => {
+    expect(planGroups(f(10, 10, 10), 100)).toEqual([['f0', 'f1', 'f2']]);
+    expect(planGroups(f(40, 40, 40, 40), 100)).toEqual([['f0', 'f1'], ['f2', 'f3']]);
+    // f2 holds half the target: left alone, and it splits the run of small files around it.
+    expect(planGroups(f(10, 10, 50, 10, 60), 100)).toEqual([['f0', 'f1']]);
+    expect(planGroups(f(10), 100)).toEqual([]);
+    expect(planGroups(f(), 100)).toEqual([]);
+  });
+});
+
+describe('compact', () => {
+  it('rewrites small files without changing a row; an open window keeps its files and resumes', async () => {
+    const clock = { t: DEMO.now as number };
+    const sim = await startSimulator({ port: 0, seed: 6, worldNow: () => clock.t });
+    closers.push(() => sim.close());
+    const p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions', 'delegators'].includes(s.table));
+    const later = DEMO.now + 4 * 86400;
+    // The lake as uninterrupted runs leave it: one now, one four days later.
+    const clean = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    for (const t of [DEMO.now, later]) {
+      clock.t = t;
+      expect((await runPipeline(p, { lake: clean, logger: quiet, flushRows: 40 })).status).toBe('ok');
+    }
+    const want = await lakeContents(clean);
+
+    // The same, but the second run is cut short once a window has committed batches.
+    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    clock.t = DEMO.now;
+    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
+    clock.t = later;
+    const store = new StateStore(lake);
+    const open = () => store.all().filter((s) => (s.cursor.window?.files.length ?? 0) > 1);
+    const ac = new AbortController();
+    const cut = runPipeline(p, { lake, logger: quiet, flushRows: 40, signal: ac.signal });
+    const timer = setInterval(() => open().length > 0 && ac.abort(new Error('cut')), 2);
+    expect((await cut).status).toBe('failed');
+    clearInterval(timer);
+    const windows = open().map((s) => ({ table: s.table, partition: s.partition, files: s.cursor.window!.files }));
+    expect(windows.length).toBeGreaterThan(0);
+
+    const before = await lakeContents(lake);
+    const states = new Map(store.all().map((s) => [`${s.table} ${s.partition}`, s]));
+    const reports = await compactLake(lake, [], { logger: quiet, targetRows: 1000 });
+    const transfers = reports.find((r) => r.table === 'erc_transfers')!;
+    expect(transfers.filesAfter).toBeLessThan(transfers.filesBefore);
+    expect(transfers.rowsRewritten).toBeGreaterThan(0);
+    expect(await lakeContents(lake)).toEqual(before);
+    for (const s of store.all()) {
+      const was = states.get(`${s.table} ${s.partition}`)!;
+      expect(s.rows, `${s.table} ${s.partition}`).toBe(was.rows);
+      expect(s.cursor).toEqual(was.cursor);
+      for (const f of s.files) expect(existsSync(join(lake, f)), f).toBe(true);
+    }
+    for (const w of windows) {
+      const s = store.load(w.table, w.partition);
+      for (const f of w.files) expect(s.files, `${w.table} ${w.partition}`).toContain(f);
+    }
+    // Compacting again finds nothing to do.
+    expect((await compactLake(lake, ['erc_transfers'], { logger: quiet, targetRows: 1000 }))[0]!.rowsRewritten).toBe(0);
+
+    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
+    expect(await lakeContents(lake)).toEqual(want);
+  });
+
+  it('a compaction killed at any moment leaves the table whole once the next command recovers', async () => {
+    const small = await (await smallFiles()).make('cl-compact-');
+    const want = await lakeContents(small);
+    const outcomes: string[] = [];
+    for (const delay of [250, 450, 650, 850, 1050, 1300]) {
+      const lake = mkdtempSync(join(tmpdir(), 'cl-compact-kill-'));
+      cpSync(small, lake, { recursive: true });
+      const child = spawn(process.execPath, [BIN, 'compact', '--lake', lake, '--target-rows', '500'], { stdio: 'ignore' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+      const [code, signal] = await new Promise<[number | null, string | null]>((r) => child.on('exit', (c, sg) => r([c, sg])));
+      clearTimeout(timer);
+      outcomes.push(signal ?? `exit ${code}`);
+      // The next command on the lake finishes or drops what the killed one left, then compacts.
+      await compactLake(lake, [], { logger: quiet, targetRows: 500 });
+      expect(await lakeContents(lake), `killed after ${delay} ms`).toEqual(want);
+      const store = new StateStore(lake);
+      for (const st of store.all()) for (const f of st.files) expect(existsSync(join(lake, f)), f).toBe(true);
+      const files = store.all().flatMap((st) => st.files.filter((f) => f.endsWith('.parquet') && !f.startsWith('_')));
+      const onDisk = readdirSync(join(lake, 'erc_transfers'), { recursive: true }).filter((f) => String(f).endsWith('.parquet'));
+      expect(onDisk.length, 'no file outside the state').toBe(files.filter((f) => f.startsWith('erc_transfers/')).length);
+    }
+    expect(outcomes.filter((o) => o === 'SIGKILL').length, outcomes.join(', ')).toBeGreaterThan(0);
+  });
+
+  it('a stop lands between groups: what was merged stays, the lock goes, a rerun merges the rest', async () => {
+    const lakes = await smallFiles();
+    const lake = await lakes.make('cl-compact-stop-');
+    const want = await lakeContents(lake);
+    const filesOf = (table: string) => new StateStore(lake).all().filter((st) => st.table === table).reduce((n, st) => n + st.files.filter((f) => f.startsWith(`${table}/`)).length, 0);
+    const before = { erc: filesOf('erc_transfers'), internal: filesOf('internal_transactions') };
+    // SIGTERM as the first table is done (its "compacted" line): the second one is left as it was.
+    const ac = new AbortController();
+    const logger = { ...quiet, info: () => ac.abort(new RunError('stopped by SIGTERM')) } as unknown as typeof quiet;
+    await expect(compactLake(lake, ['erc_transfers', 'internal_transactions'], { logger, targetRows: 500, signal: ac.signal })).rejects.toThrow(/stopped by SIGTERM/);
+    expect(filesOf('erc_transfers')).toBeLessThan(before.erc);
+    expect(filesOf('internal_transactions')).toBe(before.internal);
+    expect(existsSync(join(lake, '_lock'))).toBe(false);
+    expect(await lakeContents(lake)).toEqual(want);
+    await compactLake(lake, [], { logger: quiet, targetRows: 500 });
+    expect(filesOf('internal_transactions')).toBeLessThan(before.internal);
+    expect(await lakeContents(lake)).toEqual(want);
+
+    // The CLI wires SIGTERM to that stop: exit 1, the lock released.
+    const cli = await lakes.make('cl-compact-stop-cli-');
+    const child = spawn(process.execPath, [BIN, 'compact', 'erc_transfers', 'internal_transactions', '--lake', cli, '--target-rows', '500'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    let stderr = '';
+    child.stderr!.on('data', (d) => {
+      stderr += String(d);
+      if (stderr.includes('"msg":"compacted"') && !child.killed) child.kill('SIGTERM');
+    });
+    const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
+    expect(code, stderr).toBe(1);
+    expect(stderr).toMatch(/chainlake: stopped by SIGTERM/);
+    expect(existsSync(join(cli, '_lock'))).toBe(false);
+    expect(await lakeContents(cli)).toEqual(want);
+  });
+
+  it('refuses an unknown table and a bad target', async () => {
+    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    await expect(compactLake(lake, ['nope'], { logger: quiet })).rejects.toThrow(/"nope" is not a table/);
+    await expect(compactLake(lake, [], { logger: quiet, targetRows: 0.5 })).rejects.toThrow(/--target-rows/);
+  });
+});

@@ -1,0 +1,407 @@
+// The rate-budget scheduler against the simulator's own limiter (fixed one-minute windows counted
+// by arrival, as in production), on fake timers: minutes of traffic in milliseconds, with
+// latencies and window phases drawn from a seeded generator.
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { RateBudget, readRateHeaders, TIERS, type BudgetSettings } from '../../src/sources/budget.js';
+import { FairScheduler } from '../../src/sources/scheduler.js';
+import { RateLimiter } from '../../src/simulator/ratelimit.js';
+import { checkPipeline } from '../../src/config/pipeline.js';
+
+const MIN = 60_000;
+
+function rng(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let t = s;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+interface Traffic {
+  settings?: BudgetSettings;
+  /** The service's budget per minute. */
+  serverCu: number;
+  /** Whether answers carry ratelimit-limit / -remaining (keyed requests in production). */
+  headers?: boolean;
+  flows: Array<{ name: string; weight: number }>;
+  concurrency: number;
+  windows: number;
+  seed: number;
+  /** Every n-th request gets a 429 that is not the budget's (retry-after 1). */
+  spurious429Every?: number;
+  /** Where in the service's window the run starts (ms after it opens); else a random phase. */
+  phaseMs?: number;
+}
+
+interface Outcome {
+  requests: number;
+  limited: number;
+  /** CU accepted per whole server window, in order. */
+  perWindow: number[];
+  byFlow: Record<string, number>;
+  scheduler: FairScheduler;
+}
+
+/** Partitions paging sequentially through a shared scheduler into a fixed-window limiter. */
+async function drive(o: Traffic): Promise<Outcome> {
+  const rand = rng(o.seed);
+  const start = Date.UTC(2025, 0, 1) + (o.phaseMs ?? Math.floor(rand() * MIN)); // any phase of the service's window
+  vi.setSystemTime(start);
+  const end = (Math.ceil(start / MIN) + o.windows) * MIN;
+  const limiter = new RateLimiter({ cuPerMinute: o.serverCu, blockAfterLimitedRequests: 1e9 }, Date.now);
+  const scheduler = new FairScheduler(new RateBudget(o.settings));
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  let slots = o.concurrency;
+  const slotWaiters: Array<() => void> = [];
+  const out: Outcome = { requests: 0, limited: 0, perWindow: [], byFlow: {}, scheduler };
+  const accepted = new Map<number, number>();
+  const flow = async (name: string, weight: number) => {
+    while (Date.now() < end) {
+      const grant = await scheduler.acquire(weight, name);
+      if (slots === 0) await new Promise<void>((r) => slotWaiters.push(r));
+      else slots--;
+      await scheduler.waitPause();
+      grant.sent();
+      await sleep(20 + rand() * 300); // to the service
+      out.requests++;
+      const spurious = o.spurious429Every !== undefined && out.requests % o.spurious429Every === 0;
+      const d = spurious ? undefined : limiter.take('client', weight);
+      const arrived = Date.now();
+      await sleep(5 + rand() * 100); // back
+      const headers: Record<string, string> = {};
+      if (o.headers && d) Object.assign(headers, { 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': String(d.remaining) });
+      if (!d || !d.allowed) {
+        out.limited++;
+        headers['retry-after'] = String(d && !d.allowed ? d.resetSeconds : 1);
+      }
+      grant.answer(d?.allowed ? 200 : 429, (n) => headers[n] ?? null);
+      grant.finish();
+      const next = slotWaiters.shift();
+      if (next) next();
+      else slots++;
+      if (d?.allowed) {
+        const w = Math.floor(arrived / MIN);
+        accepted.set(w, (accepted.get(w) ?? 0) + weight);
+        out.byFlow[name] = (out.byFlow[name] ?? 0) + weight;
+      }
+    }
+  };
+  const done = Promise.all(o.flows.map((f) => flow(f.name, f.weight)));
+  await vi.advanceTimersByTimeAsync(end - start + 5 * MIN);
+  await done;
+  for (let w = Math.ceil(start / MIN); w < end / MIN; w++) out.perWindow.push(accepted.get(w) ?? 0);
+  return out;
+}
+
+const mixed = [
+  ...['t1', 't2', 't3', 't4', 't5', 't6'].map((name) => ({ name, weight: 20 })),
+  { name: 'r1', weight: 100 },
+  { name: 'r2', weight: 100 },
+];
+const mean = (xs: number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
+
+beforeEach(() => {
+  vi.useFakeTimers();
+});
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('budget configured', () => {
+  it.each([1, 2, 3])('uses the whole budget and is never answered 429, whatever the window phase and latency (seed %i)', async (seed) => {
+    const r = await drive({ settings: { cuPerMinute: 6000 }, serverCu: 6000, flows: mixed, concurrency: 4, windows: 10, seed });
+    expect(r.limited).toBe(0);
+    expect(Math.min(...r.perWindow.slice(1)) / 6000).toBeGreaterThanOrEqual(0.95);
+    expect(mean(r.perWindow) / 6000).toBeGreaterThanOrEqual(0.97);
+  });
+
+  it('a budget set below the service\'s is kept', async () => {
+    const r = await drive({ settings: { cuPerMinute: 3000 }, serverCu: 6000, flows: mixed, concurrency: 4, windows: 5, seed: 4 });
+    expect(Math.max(...r.perWindow)).toBeLessThanOrEqual(3000);
+    expect(r.scheduler.budget.source).toBe('pipeline');
+  });
+
+  it('shares the budget fairly in CU between partitions of different weights', async () => {
+    const r = await drive({ settings: { cuPerMinute: 6000 }, serverCu: 6000, flows: mixed, concurrency: 4, windows: 10, seed: 5 });
+    const shares = Object.values(r.byFlow);
+    expect(shares).toHaveLength(mixed.length);
+    expect(Math.min(...shares) / Math.max(...shares)).toBeGreaterThan(0.9);
+  });
+});
+
+describe('budget unknown', () => {
+  it.each([6000, 2500, 14000])('learns a budget of %i CU/min from 429s alone: >= 95% used, <= 1% answered 429', async (serverCu) => {
+    const r = await drive({ serverCu, flows: mixed, concurrency: 8, windows: 20, seed: serverCu });
+    expect(r.limited / r.requests).toBeLessThanOrEqual(0.01);
+    // The first windows are the learning; from then on the budget is used.
+    expect(mean(r.perWindow.slice(3)) / serverCu).toBeGreaterThanOrEqual(0.95);
+    expect(r.scheduler.budget.source).toBe('learnt');
+    expect(r.scheduler.budget.limit / serverCu).toBeGreaterThan(0.9);
+    expect(r.scheduler.budget.limit / serverCu).toBeLessThan(1.05);
+  });
+
+  it.each([
+    [200, 12],
+    [300, 13],
+  ])('a run started %i ms into a window learns from it as a whole window: the next one is not overrun (seed %i)', async (phaseMs, seed) => {
+    const r = await drive({ serverCu: 2500, flows: mixed, concurrency: 4, windows: 3, seed, phaseMs });
+    // Window 0 (from the start) ends in the first 429s (one per request under way); the rule for a
+    // window seen in part would halve a rate ten times the budget, and window 1 would end in as
+    // many again (8 and 6 429s in all for these two, against 4 and 2).
+    expect(r.limited).toBeLessThanOrEqual(4);
+    expect(r.scheduler.budget.limit / 2500).toBeGreaterThan(0.9);
+    expect(mean(r.perWindow) / 2500).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('takes the budget from ratelimit-limit / ratelimit-remaining when the service sends them', async () => {
+    const r = await drive({ serverCu: 6000, headers: true, flows: mixed, concurrency: 4, windows: 6, seed: 7 });
+    expect(r.limited).toBe(0);
+    expect(r.scheduler.budget.source).toBe('headers');
+    expect(r.scheduler.budget.limit).toBe(6000);
+    expect(mean(r.perWindow.slice(1)) / 6000).toBeGreaterThanOrEqual(0.95);
+  });
+
+  it('429s that are not the budget, one every 300 requests, do not wear the learnt rate down', async () => {
+    const r = await drive({ serverCu: 6000, flows: mixed, concurrency: 4, windows: 20, seed: 1, spurious429Every: 300 });
+    // Taking each for the budget's lowered the rate 2% a window for good: 0.73 of the budget in
+    // the 20th window, 0.5 in the 40th. A 429 in a window that carried no more than two clean
+    // windows in a row is doubted once.
+    expect(mean(r.perWindow.slice(10)) / 6000).toBeGreaterThan(0.85);
+    expect(r.perWindow.at(-1)! / 6000).toBeGreaterThan(0.85);
+  });
+
+  it('429s that are not the budget lower the rate once per window, not once per 429', async () => {
+    const r = await drive({ serverCu: 1e9, flows: mixed, concurrency: 4, windows: 3, seed: 8, spurious429Every: 25 });
+    expect(r.limited).toBeGreaterThan(30);
+    // Three windows, so at most three decreases, each at most to half.
+    expect(r.scheduler.budget.limit).toBeGreaterThan(mean(r.perWindow) / 8);
+  });
+});
+
+describe('RateBudget', () => {
+  it('holds a request until enough claims are a window past their answer', () => {
+    const b = new RateBudget({ cuPerMinute: 100 });
+    const a = b.grant(60, 0, false);
+    expect(b.earliest(40, 40_000)).toBe(40_000);
+    const c = b.grant(40, 40_000, false);
+    expect(b.earliest(20, 40_000)).toBe(Infinity); // all in flight: an answer must come first
+    b.finish(a, 41_000);
+    b.finish(c, 43_000);
+    expect(b.earliest(20, 45_000)).toBe(41_000 + MIN);
+    expect(b.earliest(70, 45_000)).toBe(43_000 + MIN);
+  });
+
+  it('paces requests evenly over the window after a burst of a twelfth of the budget', () => {
+    const b = new RateBudget({ cuPerMinute: 1200 });
+    let t = 0;
+    let n = 0;
+    while (b.earliest(20, t) === t) b.finish(b.grant(20, t, false), t), n++;
+    expect(n).toBe(6); // 100 CU (5 s worth) at once, then one 20-CU request a second
+    t = b.earliest(20, t);
+    expect(t).toBe(1000);
+    b.grant(20, t, true);
+    expect(b.earliest(20, t)).toBe(2000);
+  });
+
+  it('counts what went out before the service told the budget against the opening burst', () => {
+    const b = new RateBudget();
+    const first = [0, 1, 2, 3].map(() => b.grant(100, 0, false)); // unknown budget: nothing holds them
+    b.answer(first[0]!, 200, { limit: 6000, remaining: 5600 }, 250);
+    let n = 0;
+    while (b.earliest(20, 300) === 300) b.grant(20, 300, false), n++;
+    // 400 CU out already: the opening burst (5 s of budget, 500 CU) and the 30 CU earned in the
+    // 0.3 s since leave room for 130, so 7 requests of 20 (the last starts inside the allowance).
+    expect(n).toBe(7);
+  });
+
+  it('lets a request heavier than the whole budget go alone, then pays it back', () => {
+    const b = new RateBudget({ cuPerMinute: 50 });
+    expect(b.earliest(100, 0)).toBe(0);
+    b.finish(b.grant(100, 0, false), 10);
+    expect(b.earliest(100, 20)).toBe(2 * MIN - MIN / 12);
+  });
+
+  it('keeps the day budget per UTC day', () => {
+    const day = Date.UTC(2025, 0, 2);
+    const b = new RateBudget({ cuPerMinute: 1000, cuPerDay: 100 });
+    for (let i = 0; i < 5; i++) b.finish(b.grant(20, day + 3_600_000 + i, false), day + 3_600_000 + i);
+    expect(b.earliest(20, day + 7_200_000)).toBe(day + 86_400_000);
+  });
+
+  it('a 429 holds every request until retry-after', () => {
+    const b = new RateBudget();
+    const c = b.grant(20, 0, false);
+    b.answer(c, 429, { retryAfterMs: 30_000 }, 1000);
+    b.finish(c, 1000);
+    expect(b.earliest(20, 2000)).toBe(31_000);
+  });
+
+  it('keeps exactly a window of answers over thousands of them (its ring wraps, then grows while wrapped)', () => {
+    const b = new RateBudget();
+    const done: Array<[number, number]> = [];
+    let t = 0;
+    // A slow minute and more (about 1,000 answers live, the ring wraps), then a fast spell that
+    // grows it past its first size while its oldest entry is mid-ring.
+    for (const [n, every] of [[4000, 60], [3000, 10]] as const) {
+      for (let i = 0; i < n; i++, t += every) {
+        const w = 1 + (i % 3);
+        b.finish(b.grant(w, t, false), t + 5);
+        done.push([t + 5, w]);
+        if (i % 7 === 0) {
+          const now = t + 6;
+          expect(b.used(now)).toBe(done.filter(([d]) => d > now - MIN).reduce((x, [, w2]) => x + w2, 0));
+        }
+      }
+    }
+    expect(b.used(t + MIN / 2)).toBe(done.filter(([d]) => d > t + MIN / 2 - MIN).reduce((x, [, w2]) => x + w2, 0));
+  });
+
+  it('claims for a window what the service counted beyond its own requests', () => {
+    const b = new RateBudget();
+    const c = b.grant(20, 0, false);
+    // Another process on the key spent 480 of 1000 already.
+    b.answer(c, 200, { limit: 1000, remaining: 500 }, 100);
+    b.finish(c, 100);
+    expect(b.limit).toBe(1000);
+    expect(b.used(100)).toBe(500);
+    expect(b.earliest(600, 100)).toBe(100 + MIN);
+  });
+
+  it('decreases to just under what got through in the limited window, then adds a step per window at the budget', () => {
+    const b = new RateBudget();
+    let t = 0;
+    for (let i = 0; i < 50; i++) {
+      const c = b.grant(20, (t += 1200), false);
+      b.answer(c, 200, {}, t + 50);
+      b.finish(c, t + 50);
+    }
+    const c = b.grant(20, (t += 1200), false);
+    // The service's window closes in 4 to 5 s, so it opened 55 to 56 s ago: the 46 requests
+    // (920 CU) sent since the middle of that second landed in it. The decrease waits for the pause.
+    b.answer(c, 429, { retryAfterMs: 5000 }, t);
+    b.finish(c, t);
+    expect(b.limit).toBe(Infinity);
+    t += 5000;
+    expect(b.earliest(20, t)).toBeGreaterThan(t); // what the window saw still counts against the lower budget
+    expect(b.limit).toBeCloseTo(0.98 * 920);
+    expect(b.source).toBe('learnt');
+    const before = b.limit;
+    b.grant(20, t, true);
+    b.grant(20, t + MIN, true); // a window on, the budget still the limit and no 429: one step up
+    expect(b.limit).toBeCloseTo(before + 0.01 * 920);
+    b.grant(20, t + 2 * MIN + 1, false);
+    b.grant(20, t + 3 * MIN + 2, false); // demand below the budget: no increase
+    expect(b.limit).toBeCloseTo(before + 0.01 * 920);
+  });
+
+  it('a 429 that holds back longer than a window (the day budget, a block) only pauses', () => {
+    const b = new RateBudget({ cuPerMinute: 6000 });
+    const c = b.grant(20, 0, false);
+    b.answer(c, 429, { retryAfterMs: 3_600_000 }, 100);
+    b.finish(c, 100);
+    expect(b.earliest(20, 200)).toBe(3_600_100);
+    expect(b.limit).toBe(6000);
+  });
+
+  it('a 429 before anything got through only pauses', () => {
+    const b = new RateBudget();
+    const c = b.grant(20, 0, false);
+    b.answer(c, 429, { retryAfterMs: 2000 }, 10);
+    expect(b.limit).toBe(Infinity);
+  });
+
+  it('reads the rate-limit headers, the policy included', () => {
+    const h: Record<string, string> = { 'ratelimit-policy': '6000;w=60, 1200000;w=86400', 'ratelimit-remaining': '120', 'retry-after': '7' };
+    expect(readRateHeaders((n) => h[n] ?? null)).toEqual({ limit: 6000, dayLimit: 1_200_000, remaining: 120, retryAfterMs: 7000 });
+    expect(readRateHeaders((n) => ({ 'ratelimit-reset': '3', 'ratelimit-limit': 'x' })[n] ?? null)).toEqual({ retryAfterMs: 3000 });
+  });
+});
+
+describe('FairScheduler', () => {
+  it('serves the head first: a heavy request is not overtaken by light ones', async () => {
+    const s = new FairScheduler(new RateBudget({ cuPerMinute: 100 }));
+    const g1 = await s.acquire(80, 'a');
+    const order: string[] = [];
+    const heavy = s.acquire(100, 'heavy').then((g) => (order.push('heavy'), g));
+    const light = s.acquire(20, 'light').then((g) => (order.push('light'), g));
+    g1.finish();
+    await vi.advanceTimersByTimeAsync(MIN + 10);
+    (await heavy).finish();
+    await vi.advanceTimersByTimeAsync(MIN + 10);
+    await light;
+    expect(order).toEqual(['heavy', 'light']);
+  });
+
+  it('a slow request of one partition does not hold up the others', async () => {
+    const s = new FairScheduler(new RateBudget({ cuPerMinute: 1200 }));
+    await s.acquire(20, 'slow'); // never answered during the test
+    let served = 0;
+    const end = Date.now() + 2 * MIN;
+    const partition = async (flow: string) => {
+      while (Date.now() < end) {
+        (await s.acquire(20, flow)).finish();
+        served++;
+      }
+    };
+    const both = Promise.all([partition('x'), partition('y')]);
+    await vi.advanceTimersByTimeAsync(2 * MIN + 1000);
+    await both;
+    // Two minutes of a 1,200 CU/min budget less the slow request: 119 requests of 20 CU.
+    expect(served).toBeGreaterThanOrEqual(118);
+  });
+
+  it('an abort while waiting rejects, and the queue moves on', async () => {
+    const s = new FairScheduler(new RateBudget({ cuPerMinute: 100 }));
+    const g = await s.acquire(100, 'a');
+    const ac = new AbortController();
+    const waiting = s.acquire(50, 'b', ac.signal);
+    const other = s.acquire(50, 'c');
+    ac.abort(new Error('stop'));
+    await expect(waiting).rejects.toThrow('stop');
+    g.finish();
+    await vi.advanceTimersByTimeAsync(MIN + 10);
+    await expect(other).resolves.toBeDefined();
+    expect(s.waitingCount).toBe(0);
+  });
+
+  it('waitPause ends at retry-after, or at once on abort', async () => {
+    const s = new FairScheduler(new RateBudget());
+    s.budget.pausedUntil = Date.now() + 5000;
+    let over = false;
+    const p = s.waitPause().then(() => (over = true));
+    await vi.advanceTimersByTimeAsync(4900);
+    expect(over).toBe(false);
+    await vi.advanceTimersByTimeAsync(200);
+    await p;
+    expect(over).toBe(true);
+    s.budget.pausedUntil = Date.now() + 5000;
+    const ac = new AbortController();
+    const q = s.waitPause(ac.signal);
+    ac.abort(new Error('gone'));
+    await expect(q).rejects.toThrow('gone');
+  });
+});
+
+describe('budget keys of a source', () => {
+  const base = { name: 'x', streams: [{ table: 'avg_tps', chainIds: ['43114'] }] };
+  const check = (sources: unknown) => checkPipeline({ ...base, sources }, 'p.yaml').sources;
+
+  it('a tier sets both budgets; explicit numbers override it', () => {
+    expect(check({ data: { tier: 'growth' } }).data).toMatchObject(TIERS.growth);
+    expect(check({ data: { tier: 'free', cuPerMinute: 7000 } }).data).toMatchObject({ cuPerMinute: 7000, cuPerDay: 2_000_000 });
+    expect(check({ metrics: { cuPerMinute: 8000 } }).metrics).toMatchObject({ cuPerMinute: 8000 });
+    expect(check({}).data.cuPerMinute).toBeUndefined();
+  });
+
+  it.each([
+    [{ data: { tier: 'gold' } }, 'sources.data.tier: "gold" is not a tier (unauthenticated, free, base, growth, pro)'],
+    [{ metrics: { tier: 'free' } }, 'sources.metrics.tier: tiers belong to the data service; the metrics service has one published budget, 8000 CU/min and 1200000 CU/day: set cuPerMinute / cuPerDay instead'],
+    [{ data: { cuPerMinute: 0 } }, 'sources.data.cuPerMinute: must be at least 1 (leave it out to learn the budget from the service)'],
+    [{ data: { cuPerDay: 1.5 } }, 'sources.data.cuPerDay: must be a whole number >= 0, not 1.5'],
+  ])('%j is refused with its place', (sources, message) => {
+    expect(() => check(sources)).toThrow(`p.yaml: ${message}`);
+  });
+});

@@ -1,0 +1,198 @@
+import { getEventListeners } from 'node:events';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '../../src/sources/client.js';
+import { newRequestStats } from '../../src/decl/request.js';
+import { ServiceError } from '../../src/errors.js';
+import { json, scriptedServer, source } from '../helpers.js';
+
+const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+describe('client retry rules', () => {
+  it('retries 429 (honouring retry-after), 5xx, resets and broken JSON, then succeeds', async () => {
+    const script = [
+      (res: any) => json(res, 429, { message: 'slow down', statusCode: 429 }, { 'retry-after': '0.2' }),
+      (res: any) => json(res, 500, { message: 'boom' }),
+      (res: any) => json(res, 502, { message: 'bad gateway' }),
+      (res: any) => json(res, 503, { message: 'unavailable' }),
+      (res: any) => res.socket.destroy(),
+      (res: any) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end('{"items": [1, 2');
+      },
+      (res: any) => json(res, 200, { items: [1, 2, 3] }),
+    ];
+    const s = await scriptedServer((_req, res, n) => script[n - 1]!(res));
+    close = s.close;
+    const stats = newRequestStats();
+    const c = new Client('data', source(s.url, { retries: 10 }), fast);
+    const t0 = Date.now();
+    const body = await c.get('/v1/x', { a: '1' }, { endpoint: '/v1/x', stats });
+    expect(body).toEqual({ items: [1, 2, 3] });
+    expect(Date.now() - t0).toBeGreaterThanOrEqual(190); // waited out retry-after
+    expect(stats.requests).toBe(7);
+    expect(stats.retries).toBe(6);
+    expect(stats.status429).toBe(1);
+    expect(stats.faults).toMatchObject({ '429': 1, '500': 1, '502': 1, '503': 1, network: 1, bad_json: 1 });
+  });
+
+  it.each([400, 401, 403, 404])('does not retry %i and quotes the service message and the request', async (status) => {
+    const s = await scriptedServer((_req, res) => json(res, status, { message: 'pageSize must be <= 100', error: 'Bad Request', statusCode: status }));
+    close = s.close;
+    const stats = newRequestStats();
+    const c = new Client('data', source(s.url), fast);
+    const err: any = await c.get('/v1/chains/1/x', { pageSize: '500' }, { endpoint: '/v1/chains/{chainId}/x', stats }).catch((e) => e);
+    expect(err).toBeInstanceOf(ServiceError);
+    expect(err.message).toContain(`answered ${status}`);
+    expect(err.message).toContain('pageSize must be <= 100');
+    expect(err.message).toContain('GET /v1/chains/1/x?pageSize=500');
+    expect(s.requests.length).toBe(1);
+  });
+
+  it('joins the metrics service message list', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 400, { message: ['timeInterval must be day', 'x'], error: 'Bad Request', statusCode: 400 }));
+    close = s.close;
+    const err: any = await new Client('metrics', source(s.url), fast).get('/v2/m', {}, { endpoint: '/v2/m', stats: newRequestStats() }).catch((e) => e);
+    expect(err.message).toContain('timeInterval must be day; x');
+  });
+
+  it('gives up after bounded retries, naming the endpoint, the tries and the last error', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 503, { message: 'down for good' }));
+    close = s.close;
+    const err: any = await new Client('data', source(s.url, { retries: 3 }), fast).get('/v1/y', {}, { endpoint: '/v1/y', stats: newRequestStats() }).catch((e) => e);
+    expect(err.message).toMatch(/GET \/v1\/y \(\/v1\/y on the data service\) failed after 4 tries; last error: .*503 down for good/);
+    expect(s.requests.length).toBe(4);
+  });
+
+  it('times out a slow answer and retries it', async () => {
+    const s = await scriptedServer((_req, res, n) => (n === 1 ? setTimeout(() => json(res, 200, { items: ['late'] }), 1500) : json(res, 200, { items: ['ok'] })));
+    close = s.close;
+    const stats = newRequestStats();
+    const body = await new Client('data', source(s.url, { timeoutMs: 200 }), fast).get('/v1/z', {}, { endpoint: '/v1/z', stats });
+    expect(body).toEqual({ items: ['ok'] });
+    expect(stats.faults.timeout).toBe(1);
+  });
+
+  it("leaves nothing behind on the run's signal, however many requests it carried", async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }));
+    close = s.close;
+    const run = new AbortController();
+    const c = new Client('data', source(s.url, { concurrency: 8 }), fast);
+    await Promise.all(Array.from({ length: 300 }, (_, i) => c.get('/v1/m', { i: String(i) }, { endpoint: '/v1/m', stats: newRequestStats(), signal: run.signal })));
+    // Neither a listener nor a dependant signal per request (AbortSignal.any on Node 20 keeps a
+    // WeakRef to each in the parent's kDependantSignals set for the parent's life).
+    expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
+    const dependants = Object.getOwnPropertySymbols(run.signal).find((k) => k.description === 'kDependantSignals');
+    expect(dependants === undefined ? 0 : (run.signal as any)[dependants].size).toBe(0);
+  });
+
+  it('sends the key only as the configured header, never in the URL', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, {}));
+    close = s.close;
+    const c = new Client('data', source(s.url, { apiKey: 'sentinel-key', keyHeader: 'x-glacier-api-key' }), fast);
+    await c.get('/v1/k', { a: 'b' }, { endpoint: '/v1/k', stats: newRequestStats() });
+    expect(s.requests[0]!.headers['x-glacier-api-key']).toBe('sentinel-key');
+    expect(s.requests[0]!.url).not.toContain('sentinel');
+    const m = new Client('metrics', source(s.url, { apiKey: 'sentinel-key' }), fast);
+    await m.get('/v2/k', {}, { endpoint: '/v2/k', stats: newRequestStats() });
+    expect(s.requests[1]!.headers['x-data-api-key']).toBeUndefined();
+  });
+});
+
+describe('client rate budget', () => {
+  it('after a 429, no request to the service goes out before retry-after ends, whichever partition sends it', async () => {
+    let limitedAt = 0;
+    const arrivals: number[] = [];
+    const s = await scriptedServer((_req, res, n) => {
+      arrivals.push(Date.now());
+      if (n === 1) {
+        limitedAt = Date.now();
+        json(res, 429, { message: 'Rate limit exceeded' }, { 'retry-after': '1' });
+      } else json(res, 200, { items: [] });
+    });
+    close = s.close;
+    const c = new Client('data', source(s.url, { concurrency: 4 }), fast);
+    const first = c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 20 });
+    while (limitedAt === 0) await new Promise((r) => setTimeout(r, 5));
+    const others = ['/v1/b', '/v1/c', '/v1/d'].map((p) => c.get(p, {}, { endpoint: p, stats: newRequestStats(), weight: 20 }));
+    await Promise.all([first, ...others]);
+    expect(arrivals).toHaveLength(5);
+    for (const t of arrivals.slice(1)) expect(t).toBeGreaterThanOrEqual(limitedAt + 1000 - 5);
+  });
+
+  it('charges each request its weight: a request beyond the budget waits, and an abort ends the wait without sending it', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }));
+    close = s.close;
+    const c = new Client('data', source(s.url, { cuPerMinute: 100 }), fast);
+    expect(c.budgetState()).toEqual({ source: 'pipeline', cuPerMinute: 100, cuPerDay: null });
+    await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 60 });
+    const ac = new AbortController();
+    const stats = newRequestStats();
+    const second = c.get('/v1/b', {}, { endpoint: '/v1/b', stats, weight: 60, signal: ac.signal });
+    await new Promise((r) => setTimeout(r, 100));
+    expect(stats.requests).toBe(0);
+    ac.abort(new Error('run stopped'));
+    await expect(second).rejects.toThrow('run stopped');
+    expect(s.requests).toHaveLength(1);
+    expect(stats.faults).toEqual({});
+  });
+
+  it('an abort during a retry-after pause ends the wait', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 429, { message: 'Rate limit exceeded' }, { 'retry-after': '30' }));
+    close = s.close;
+    const ac = new AbortController();
+    const got = new Client('data', source(s.url), fast).get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), signal: ac.signal });
+    while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    ac.abort(new Error('run stopped'));
+    await expect(got).rejects.toThrow('run stopped');
+    expect(s.requests).toHaveLength(1);
+  });
+
+  it('takes the budget the service announces', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }, { 'ratelimit-policy': '5000;w=60, 900000;w=86400', 'ratelimit-limit': '5000', 'ratelimit-remaining': '4980' }));
+    close = s.close;
+    const c = new Client('data', source(s.url, { apiKey: 'k' }), fast);
+    expect(c.budgetState()).toEqual({ source: 'unknown', cuPerMinute: null, cuPerDay: null });
+    await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 20 });
+    expect(c.budgetState()).toEqual({ source: 'headers', cuPerMinute: 5000, cuPerDay: 900000 });
+  });
+});
+
+describe('bodies as bytes (GetOptions.bytes, for a bytesSafe stream)', () => {
+  it('parses valid UTF-8 without \\u escapes as bytes, anything else as text, and hands over the body as sent', async () => {
+    const bodies = [
+      Buffer.from('{"name":"Ünïcødé 🏦"}'),
+      Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('{"name":"é"}')]),
+      Buffer.from('{"name":"\\u00e9"}'),
+      Buffer.concat([Buffer.from('{"name":"'), Buffer.from([0xff]), Buffer.from('"}')]),
+    ];
+    const s = await scriptedServer((_req, res, n) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(bodies[(n - 1) % bodies.length]);
+    });
+    close = s.close;
+    const c = new Client('data', source(s.url), fast);
+    const got: Array<{ name: string; sent: Buffer; asBytes: boolean }> = [];
+    for (let i = 0; i < bodies.length; i++) {
+      let sent: Buffer = Buffer.alloc(0);
+      let asBytes = false;
+      const body = (await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats(), bytes: true, onBody: (b, a) => ((sent = b), (asBytes = a)) })) as { name: string };
+      got.push({ name: body.name, sent, asBytes });
+    }
+    expect(got.map((g) => g.asBytes)).toEqual([true, true, false, false]);
+    // As bytes, a string is its UTF-8 bytes one char each; written as latin1 it is the same bytes.
+    expect(Buffer.from(got[0]!.name, 'latin1').toString('utf8')).toBe('Ünïcødé 🏦');
+    expect(got[1]!.name).toBe('\xc3\xa9');
+    expect(got[2]!.name).toBe('é');
+    expect(got[3]!.name).toBe('\ufffd');
+    expect(got[0]!.sent.equals(bodies[0]!)).toBe(true);
+    expect(got[1]!.sent.equals(bodies[1]!.subarray(3))).toBe(true); // without the byte order mark
+    // Without the option a body is text, as before.
+    const text = (await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats() })) as { name: string };
+    expect(text.name).toBe('Ünïcødé 🏦');
+  });
+});

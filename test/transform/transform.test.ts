@@ -1,0 +1,178 @@
+import { describe, expect, it } from 'vitest';
+import { Transformer, unstage } from '../../src/transform/rows.js';
+import { stagedColumns } from '../../src/transform/columns.js';
+import { ercTransfers } from '../../src/streams/erc_transfers.js';
+import { internalTransactions } from '../../src/streams/internal_transactions.js';
+import { delegators } from '../../src/streams/delegators.js';
+
+const partition = { id: '43114/0xabc', path: {}, query: {}, values: { chainId: '43114', address: '0x' + 'a'.repeat(40) } };
+const addr = (n: string) => ({ address: '0x' + n.repeat(40), name: 'N', symbol: 'S', decimals: 18, logoUri: 'u' });
+
+function transfer(extra: Record<string, unknown>) {
+  return { blockNumber: '100', blockTimestamp: 1700000000, blockHash: '0xbh', txHash: '0xth', from: addr('A'), to: { address: '0x' + 'b'.repeat(40) }, logIndex: 3, ...extra };
+}
+
+function rowsOf(t: Transformer) {
+  const b = t.take();
+  const staged = stagedColumns(t.decl);
+  return { b, rows: b.lines.map((l) => unstage(staged, l)) };
+}
+
+describe('transform of erc_transfers', () => {
+  it('lands all three forms with their token type and id', () => {
+    const t = new Transformer(ercTransfers, partition);
+    t.push([
+      transfer({ value: '5', erc20Token: { address: '0x' + 'C'.repeat(40), name: 'T', symbol: 'TT', decimals: 6, ercType: 'ERC-20' } }),
+      transfer({ logIndex: 4, erc721Token: { address: '0x' + 'D'.repeat(40), name: 'N', symbol: 'NN', ercType: 'ERC-721', tokenId: '7', tokenUri: 'x', metadata: { indexStatus: 'indexed' } } }),
+      transfer({ logIndex: 5, value: '2', erc1155Token: { address: '0x' + 'E'.repeat(40), ercType: 'ERC-1155', tokenId: '9', tokenUri: 'y', metadata: { indexStatus: 'indexed', decimals: 0 } } }),
+    ]);
+    const { b, rows } = rowsOf(t);
+    expect(b.rejects).toEqual([]);
+    expect(rows.map((r) => [r.token_type, r.token_id, r.value, r.value_raw, r.token_address])).toEqual([
+      ['ERC-20', null, '5', '5', '0x' + 'c'.repeat(40)],
+      ['ERC-721', '7', null, null, '0x' + 'd'.repeat(40)],
+      ['ERC-1155', '9', '2', '2', '0x' + 'e'.repeat(40)],
+    ]);
+    expect(rows[0]!.from_address).toBe('0x' + 'a'.repeat(40));
+    expect(rows[0]!.from_decimals).toBe(18);
+    expect(rows[0]!.to_name).toBeNull();
+    expect(rows[0]!.chain_id).toBe('43114');
+    expect(rows[1]!.token_metadata).toBe('{"indexStatus":"indexed"}');
+    expect(t.getTop()).toEqual({ block: 100, keys: expect.any(Array) });
+  });
+
+  it('counts values over 38 digits and keeps them exact in raw', () => {
+    const t = new Transformer(ercTransfers, partition);
+    const big = '1' + '0'.repeat(40);
+    t.push([transfer({ value: big, erc20Token: { address: '0x' + 'c'.repeat(40), name: 'T', symbol: 'T', decimals: 18, ercType: 'ERC-20' } })]);
+    const { b, rows } = rowsOf(t);
+    expect(b.over38).toBe(1);
+    expect(rows[0]!.value).toBeNull();
+    expect(rows[0]!.value_raw).toBe(big);
+  });
+
+  it('sends a row missing a required field or of a wrong type to rejects with the reason and raw JSON', () => {
+    const t = new Transformer(ercTransfers, partition);
+    const noToken = transfer({ value: '1' });
+    const badValue = transfer({ value: '-1', erc20Token: { address: '0x' + 'c'.repeat(40), ercType: 'ERC-20' } });
+    t.push([noToken, badValue, 'junk']);
+    const { b } = rowsOf(t);
+    expect(b.rows).toBe(0);
+    expect(b.rejects.map((r) => r.reason)).toEqual([
+      'token_address: required, missing',
+      'value: expected a non-negative integer as decimal digits, got "-1"',
+      'item is not an object',
+    ]);
+    expect(JSON.parse(b.rejects[1]!.raw)).toEqual(badValue);
+  });
+});
+
+describe('internal transaction ids', () => {
+  const itx = (extra: Record<string, unknown> = {}) => ({
+    blockNumber: '5', blockTimestamp: 1700000000, blockHash: '0xb', txHash: '0xt', from: addr('A'), to: addr('B'),
+    internalTxType: 'CALL', value: '1', isReverted: false, gasUsed: '21000', gasLimit: '30000', ...extra,
+  });
+
+  it('are stable across refetches and tell identical siblings apart, across pages', () => {
+    const once = new Transformer(internalTransactions, partition);
+    once.push([itx(), itx(), itx({ value: '2' })]);
+    const a = rowsOf(once).rows.map((r) => r.internal_tx_id);
+    const split = new Transformer(internalTransactions, partition);
+    split.push([itx()]);
+    const carry = split.getCarry();
+    const resumed = new Transformer(internalTransactions, partition, carry);
+    resumed.push([itx(), itx({ value: '2' })]);
+    const b = [...rowsOf(split).rows, ...rowsOf(resumed).rows].map((r) => r.internal_tx_id);
+    expect(new Set(a).size).toBe(3);
+    expect(b).toEqual(a);
+  });
+});
+
+describe('delegators', () => {
+  it('takes estimates for active/pending and marks them', () => {
+    const t = new Transformer(delegators, { id: 'x', path: {}, query: {}, values: { network: 'mainnet' } });
+    const base = { txHash: '0x1', nodeId: 'NodeID-x', rewardAddresses: ['avax1x'], amountDelegated: '25000000000', delegationFee: '1', startTimestamp: 1, endTimestamp: 2 };
+    t.push([
+      { ...base, delegationStatus: 'completed', grossReward: '10', netReward: '9' },
+      { ...base, txHash: '0x2', delegationStatus: 'active', estimatedGrossReward: '20', estimatedNetReward: '18' },
+    ]);
+    const { rows } = rowsOf(t);
+    expect(rows.map((r) => [r.gross_reward, r.net_reward_raw, r.reward_is_estimate])).toEqual([
+      ['10', '9', false],
+      ['20', '18', true],
+    ]);
+  });
+});
+
+describe('high-water block keys', () => {
+  const t = (block: string, logIndex: number) =>
+    transfer({ blockNumber: block, logIndex, value: '1', erc20Token: { address: '0x' + 'c'.repeat(40), name: 'T', symbol: 'T', decimals: 18, ercType: 'ERC-20' } });
+
+  it('skips rows of the high-water block committed before and keeps its keys with the new ones', () => {
+    const first = new Transformer(ercTransfers, partition);
+    first.push([t('101', 1), t('100', 2), t('101', 0)]);
+    const top = first.getTop()!;
+    expect(top.block).toBe(101);
+    expect(top.keys).toHaveLength(2);
+    // The next window starts at block 101 again: the block grew by one transfer meanwhile.
+    const next = new Transformer(ercTransfers, partition, {}, { skip: top, top });
+    next.push([t('101', 0), t('101', 1), t('101', 2)]);
+    const b = next.take();
+    expect(b.rows).toBe(1);
+    expect(b.skipped).toBe(2);
+    const after = next.getTop()!;
+    expect(after.block).toBe(101);
+    expect(after.keys).toHaveLength(3);
+    expect(after.keys).toEqual(expect.arrayContaining(top.keys));
+  });
+});
+
+describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', () => {
+  const token = { address: '0x' + 'c'.repeat(40), name: 'Jeton é 中文 🏦', symbol: 'É', decimals: 6, ercType: 'ERC-20' };
+  const page = [
+    transfer({ value: '5', erc20Token: token, from: { ...addr('a'), name: 'Ünïcødé Treasury 🏦' } }),
+    transfer({ logIndex: 4, txHash: '0xtħ', value: '7', erc20Token: { ...token, name: 'tab\there' }, ñame: 'drift' }),
+    transfer({ logIndex: 5, value: '-1é', erc20Token: token }),
+  ];
+  const json = JSON.stringify(page);
+
+  it('land the same bytes, rejects, drift and high-water keys as the same page parsed as text', () => {
+    const text = new Transformer(ercTransfers, partition);
+    text.push(JSON.parse(json));
+    const bytes = new Transformer(ercTransfers, partition);
+    bytes.push(JSON.parse(Buffer.from(json, 'utf8').toString('latin1')), true);
+    const a = text.take();
+    const b = bytes.take();
+    expect(b.rows).toBe(2);
+    // The byte page's lines are written as latin1 (Spool): the same bytes as the text lines in UTF-8.
+    expect(Buffer.from(b.lines.join('\n'), 'latin1').equals(Buffer.from(a.lines.join('\n'), 'utf8'))).toBe(true);
+    expect(b.lines.join('')).not.toEqual(a.lines.join(''));
+    expect(b.rejects).toEqual(a.rejects);
+    expect(b.rejects[0]!.reason).toBe('value: expected a non-negative integer as decimal digits, got "-1é"');
+    expect(b.extraFields).toEqual({ ñame: 1 });
+    expect(bytes.getTop()).toEqual(text.getTop());
+    expect(bytes.getTop()!.keys.some((k) => k.includes('0xtħ'))).toBe(true);
+  });
+
+  it('come only from raw files of valid UTF-8 without \\u escapes', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { brotliCompressSync } = await import('node:zlib');
+    const { readRawPages } = await import('../../src/load/raw.js');
+    const dir = mkdtempSync(join(tmpdir(), 'cl-rawbytes-'));
+    const file = (name: string, body: Buffer) => {
+      writeFileSync(join(dir, name), brotliCompressSync(body));
+      return [...readRawPages(join(dir, name), { bytes: true })];
+    };
+    const plain = file('plain', Buffer.from(`{"transfers":[{"name":"é"}]}\n{"transfers":[]}\n`));
+    expect(plain.map((p) => p.bytes)).toEqual([true, true]);
+    expect((plain[0]!.page as { transfers: Array<{ name: string }> }).transfers[0]!.name).toBe('\xc3\xa9');
+    const escaped = file('escaped', Buffer.from('{"transfers":[{"name":"\\u00e9"}]}\n'));
+    expect(escaped[0]!.bytes).toBe(false);
+    expect((escaped[0]!.page as { transfers: Array<{ name: string }> }).transfers[0]!.name).toBe('é');
+    const invalid = file('invalid', Buffer.concat([Buffer.from('{"transfers":[{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}\n')]));
+    expect(invalid[0]!.bytes).toBe(false);
+    expect([...readRawPages(join(dir, 'plain'))].map((p) => p.bytes)).toEqual([false, false]);
+  });
+});

@@ -1,0 +1,130 @@
+// The bundled SQL (sql/*.sql): each is documented, reads views only, runs on a demo lake, and its
+// figures agree with the same figures computed here from the raw rows (BigInt for amounts).
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { openWarehouse } from '../../src/warehouse/views.js';
+import { query } from '../../src/warehouse/query.js';
+import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
+
+const FILES = readdirSync('sql').filter((f) => f.endsWith('.sql')).sort();
+let lake: string;
+let conn: DuckDBConnection;
+
+beforeAll(async () => {
+  ({ lake } = await demoLake(DEMO_TABLES));
+  conn = await openWarehouse(lake);
+});
+
+afterAll(() => conn?.closeSync());
+
+type Row = Record<string, unknown>;
+const rows = async (sql: string): Promise<Row[]> => (await query(conn, sql)).rows;
+const bundled = (f: string) => rows(readFileSync(join('sql', f), 'utf8'));
+/** Amount / 10^decimals from exact digits, as a number for comparing with the SQL's DOUBLE. */
+const units = (raw: string, decimals: number) => Number(BigInt(raw)) / 10 ** decimals;
+
+describe('bundled SQL', () => {
+  it.each(FILES)('%s: opens with a comment, reads views only, and returns rows', async (f) => {
+    const text = readFileSync(join('sql', f), 'utf8');
+    expect(text.startsWith('-- ')).toBe(true);
+    const code = text.replace(/--.*$/gm, '');
+    expect(code).not.toMatch(/read_(parquet|csv|json|text|blob)|\.parquet|'\.{0,2}\/\w|glob\(/i);
+    expect((await bundled(f)).length).toBeGreaterThan(0);
+  });
+
+  it('runs through the CLI as documented (chainlake query --file)', () => {
+    const r = cli(['query', '--lake', lake, '--file', 'sql/top_receivers.sql', '--format', 'json']);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout).length).toBe(10);
+  });
+
+  it('top_receivers: counts per receiver', async () => {
+    const top = await bundled('top_receivers.sql');
+    const all = await rows(`SELECT to_address FROM erc_transfers`);
+    const counts = new Map<string, number>();
+    for (const r of all) counts.set(r.to_address as string, (counts.get(r.to_address as string) ?? 0) + 1);
+    const best = Math.max(...counts.values());
+    expect(Number(top[0]!.transfers)).toBe(best);
+    expect(Number(top[0]!.transfers)).toBe(counts.get(top[0]!.to_address as string));
+  });
+
+  it('large_transfers: the exact largest amount of each token, over 38 digits included', async () => {
+    const large = await bundled('large_transfers.sql');
+    const all = await rows(`SELECT token_address, value_raw, token_type FROM erc_transfers WHERE value_raw IS NOT NULL AND token_type <> 'ERC-721'`);
+    const max = new Map<string, bigint>();
+    for (const r of all) {
+      const v = BigInt(r.value_raw as string);
+      if (v > (max.get(r.token_address as string) ?? -1n)) max.set(r.token_address as string, v);
+    }
+    const firsts = large.filter((r) => Number(r.rank) === 1);
+    expect(firsts.length).toBe(max.size);
+    for (const r of firsts) expect(BigInt(r.value_raw as string)).toBe(max.get(r.token_address as string));
+    expect(large.some((r) => (r.value_raw as string).length > 38)).toBe(true);
+    // Ranked in order of exact value within each token.
+    for (const t of max.keys()) {
+      const vals = large.filter((r) => r.token_address === t).map((r) => BigInt(r.value_raw as string));
+      expect(vals).toEqual([...vals].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+    }
+  });
+
+  it('transfers_per_day: every transfer of the newest 365 days once, at most seven labels', async () => {
+    const perDay = await bundled('transfers_per_day.sql');
+    const [{ n }] = await rows(`SELECT count(*) AS n FROM erc_transfers WHERE block_timestamp > (SELECT max(block_timestamp) FROM erc_transfers) - INTERVAL 365 DAY`);
+    expect(perDay.reduce((s, r) => s + Number(r.transfers), 0)).toBe(Number(n));
+    expect(new Set(perDay.map((r) => r.token)).size).toBeLessThanOrEqual(7);
+  });
+
+  it('internal_tx_types: each internal transaction once, by type', async () => {
+    const weekly = await bundled('internal_tx_types.sql');
+    const [{ n }] = await rows(`SELECT count(DISTINCT (chain_id, internal_tx_id)) AS n FROM internal_transactions`);
+    expect(weekly.reduce((s, r) => s + Number(r.txs), 0)).toBe(Number(n));
+    for (const r of weekly) expect(new Date(`${r.week}T00:00:00Z`).getUTCDay()).toBe(1);
+  });
+
+  it("rewards_monthly and rewards_per_node: the asset's units from the exact amounts", async () => {
+    const raw = await rows(`SELECT node_id, reward_amount_raw, reward_denomination, addresses FROM historical_rewards`);
+    const total = raw.reduce((s, r) => s + units(r.reward_amount_raw as string, Number(r.reward_denomination)), 0);
+    const monthly = await bundled('rewards_monthly.sql');
+    expect(monthly.reduce((s, r) => s + Number(r.rewards), 0)).toBe(raw.length);
+    expect(monthly.reduce((s, r) => s + Number(r.reward_units), 0)).toBeCloseTo(total, 3);
+    const perNode = await bundled('rewards_per_node.sql');
+    for (const r of perNode) {
+      const mine = raw.filter((x) => x.node_id === r.node_id).reduce((s, x) => s + units(x.reward_amount_raw as string, Number(x.reward_denomination)), 0);
+      expect(Number(r.reward_units)).toBeCloseTo(mine, 3);
+    }
+    const perAddress = await bundled('rewards_per_address.sql');
+    const listed = new Set(raw.flatMap((r) => r.addresses as string[]));
+    expect(perAddress.length).toBe(Math.min(20, listed.size));
+  });
+
+  it('metrics_rollups: sums, averages and last values of the days of each week and month', async () => {
+    const rolled = await bundled('metrics_rollups.sql');
+    const daily = await rows(`SELECT chain_id, metric, CAST(timestamp AS DATE)::VARCHAR AS day, value FROM chain_metrics WHERE time_interval = 'day' ORDER BY day`);
+    const days = (chain: string, metric: string, from: string, to: string) => daily.filter((d) => d.chain_id === chain && d.metric === metric && (d.day as string) >= from && (d.day as string) < to).map((d) => Number(d.value));
+    const pick = (metric: string, period: string, start: string) => rolled.find((r) => r.chain_id === '43114' && r.metric === metric && r.period === period && r.period_start === start)!;
+    const tx = pick('txCount', 'week', '2025-03-03');
+    expect(tx.method).toBe('sum');
+    expect(Number(tx.days)).toBe(7);
+    expect(Number(tx.value)).toBeCloseTo(days('43114', 'txCount', '2025-03-03', '2025-03-10').reduce((a, b) => a + b, 0), 6);
+    const tps = pick('avgTps', 'month', '2025-03-01');
+    const march = days('43114', 'avgTps', '2025-03-01', '2025-04-01');
+    expect(march.length).toBe(31);
+    expect(Number(tps.value)).toBeCloseTo(march.reduce((a, b) => a + b, 0) / 31, 9);
+    const cum = pick('cumulativeTxCount', 'month', '2025-03-01');
+    expect(cum.method).toBe('last');
+    expect(Number(cum.value)).toBe(days('43114', 'cumulativeTxCount', '2025-03-31', '2025-04-01')[0]);
+    // Distinct counts are not added up from days: only the service's own week/month points.
+    expect(rolled.filter((r) => r.metric === 'activeAddresses' && r.method !== 'service')).toEqual([]);
+  });
+
+  it('runs_recent: totals of the run report', async () => {
+    const [run] = await bundled('runs_recent.sql');
+    const file = readdirSync(join(lake, '_runs')).find((f) => f.endsWith('.json'))!;
+    const report = JSON.parse(readFileSync(join(lake, '_runs', file), 'utf8')) as { runId: string; streams: Array<{ rows: number; requests: number }> };
+    expect(run!.run_id).toBe(report.runId);
+    expect(Number(run!.rows)).toBe(report.streams.reduce((s, x) => s + x.rows, 0));
+    expect(Number(run!.requests)).toBe(report.streams.reduce((s, x) => s + x.requests, 0));
+  });
+});

@@ -1,0 +1,349 @@
+// The warehouse file (`chainlake warehouse`, and the rewrite after run, compact and rebuild), read
+// as an analyst's tool reads it: from a new DuckDB instance in a separate Node process that imports
+// only @duckdb/node-api, opened read-only, in a time zone other than UTC. What it shows is what
+// `chainlake query` shows. Someone else's file at the path is never replaced, and a connection open
+// on the old file keeps working across a rewrite.
+import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { parse, stringify } from 'yaml';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { METRICS } from '../../src/streams/chain_metrics.js';
+import { openWarehouse, LAKE_TABLES } from '../../src/warehouse/views.js';
+import { query } from '../../src/warehouse/query.js';
+import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
+
+type Row = Record<string, unknown>;
+type Answer = { rows: Row[] } | { error: string };
+
+const SQL_FILES = readdirSync('sql').filter((f) => f.endsWith('.sql')).sort();
+const VIEWS = [...LAKE_TABLES.map((d) => d.table), '_runs', '_rejects'];
+const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
+/** Not UTC, and five hours off it: a day boundary in UTC is the evening before here. */
+const ZONE = 'America/New_York';
+
+// The reader: nothing of chainlake, only the DuckDB client an analyst's script would use. It
+// answers each line of stdin (SQL, or `reopen` for a new instance on the same path) with a line of
+// JSON, so one test can hold a connection open while the file is rewritten.
+const READER = `
+import { DuckDBInstance } from '@duckdb/node-api';
+import { createInterface } from 'node:readline';
+const { file, zone, mode } = JSON.parse(process.argv[1]);
+let db, conn;
+async function open() {
+  conn?.closeSync();
+  db?.closeSync();
+  db = await DuckDBInstance.create(file, { access_mode: mode });
+  conn = await db.connect();
+  await conn.run("SET TimeZone = '" + zone + "'");
+}
+const answer = async (sql) => {
+  try {
+    if (sql === 'reopen') { await open(); return { rows: [] }; }
+    return { rows: (await conn.runAndReadAll(sql)).getRowObjectsJson() };
+  } catch (e) {
+    return { error: e.message };
+  }
+};
+try { await open(); } catch (e) { process.stdout.write(JSON.stringify({ error: e.message }) + '\\n'); process.exit(3); }
+process.stdout.write(JSON.stringify({ ready: true }) + '\\n');
+for await (const line of createInterface({ input: process.stdin })) process.stdout.write(JSON.stringify(await answer(JSON.parse(line))) + '\\n');
+`;
+
+/** Runs `sqls` on `file` in a new process, read-only, in ZONE. */
+function read(file: string, sqls: string[]): Answer[] {
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', READER, JSON.stringify({ file, zone: ZONE, mode: 'READ_ONLY' })], { input: sqls.map((s) => JSON.stringify(s)).join('\n') + '\n', encoding: 'utf8', timeout: 60_000 });
+  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Answer & { ready?: boolean });
+  if (!lines[0]?.ready) throw new Error(`the reader did not open ${file}: ${r.stdout}${r.stderr}`);
+  return lines.slice(1);
+}
+
+function rowsOf(a: Answer | undefined): Row[] {
+  if (!a || 'error' in a) throw new Error(`the reader failed: ${a ? a.error : 'no answer'}`);
+  return a.rows;
+}
+
+/** A reader that stays open: `ask` sends one SQL line (or `reopen`) and waits for its answer. */
+async function openReader(file: string, mode: 'READ_ONLY' | 'READ_WRITE'): Promise<{ ask(sql: string): Promise<Answer>; close(): Promise<void> }> {
+  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--input-type=module', '-e', READER, JSON.stringify({ file, zone: ZONE, mode })]);
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const next = async () => JSON.parse(((await lines.next()).value as string | undefined) ?? 'null') as (Answer & { ready?: boolean }) | null;
+  const first = await next();
+  if (!first?.ready) throw new Error(`the reader did not open ${file}: ${JSON.stringify(first)}`);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  return {
+    async ask(sql) {
+      child.stdin.write(JSON.stringify(sql) + '\n');
+      return (await next())!;
+    },
+    async close() {
+      child.stdin.end();
+      await exited;
+    },
+  };
+}
+
+const readers: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (readers.length) await readers.pop()!.close();
+});
+
+/** The pipeline of the demo's streams of `tables`, as a YAML file (for `chainlake run --simulator`). */
+function pipelineFile(dir: string, name: string, tables: string[]): string {
+  const doc = parse(readFileSync('pipelines/demo.yaml', 'utf8')) as { name: string; streams: Array<{ table: string }> };
+  const file = join(dir, `${name}.yaml`);
+  writeFileSync(file, stringify({ ...doc, name, streams: doc.streams.filter((s) => tables.includes(s.table)) }));
+  return file;
+}
+
+async function counts(lake: string): Promise<Record<string, number>> {
+  const conn = await openWarehouse(lake);
+  try {
+    const out: Record<string, number> = {};
+    for (const v of VIEWS) out[v] = Number((await query(conn, `SELECT count(*) AS n FROM "${v}"`)).rows[0]!.n);
+    return out;
+  } finally {
+    conn.closeSync();
+  }
+}
+
+const countSql = (v: string) => `SELECT count(*) AS n FROM "${v}"`;
+const listing = (dir: string) => readdirSync(dir).sort();
+
+describe('chainlake warehouse', () => {
+  let dir: string;
+  let lake: string;
+  let file: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cl-warehouse-'));
+    lake = join(dir, 'lake');
+    await demoLake(DEMO_TABLES, { lake });
+    const r = cli(['warehouse', '--lake', lake]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    file = join(dir, 'warehouse.duckdb');
+    expect(r.stdout).toBe(`wrote the warehouse file ${file} (${VIEWS.length} table views, ${SQL_FILES.length} bundled query views)\n`);
+  });
+
+  it('holds a view per table, _runs and _rejects, with the rows `chainlake query` sees', async () => {
+    const expected = await counts(lake);
+    // The demo tables have rows, so equal counts are not zeros agreeing.
+    for (const t of [...DEMO_TABLES, '_runs']) expect(expected[t], t).toBeGreaterThan(0);
+    const got = read(file, VIEWS.map(countSql)).map((a) => Number(rowsOf(a)[0]!.n));
+    expect(Object.fromEntries(VIEWS.map((v, i) => [v, got[i]]))).toEqual(expected);
+  });
+
+  it('holds every bundled query as a view of its name, with the rows of `chainlake query --file`, in another time zone', async () => {
+    const conn = await openWarehouse(lake);
+    const expected: Row[][] = [];
+    try {
+      for (const f of SQL_FILES) expected.push((await query(conn, readFileSync(join('sql', f), 'utf8'))).rows);
+    } finally {
+      conn.closeSync();
+    }
+    const names = SQL_FILES.map((f) => f.replace(/\.sql$/, ''));
+    const got = read(file, names.map((n) => `SELECT * FROM "${n}"`)).map(rowsOf);
+    for (const [i, n] of names.entries()) {
+      expect(expected[i]!.length, n).toBeGreaterThan(0);
+      expect(got[i], n).toEqual(expected[i]);
+    }
+    // And as the CLI prints it.
+    const r = cli(['query', '--lake', lake, '--file', 'sql/top_senders.sql', '--format', 'json']);
+    expect(r.code).toBe(0);
+    expect(got[names.indexOf('top_senders')]).toEqual(JSON.parse(r.stdout));
+  });
+
+  it("the reader's zone moves day boundaries of SQL that does not name UTC (so the equality above is a real check)", () => {
+    const [moved] = read(file, [
+      `SELECT count(*) AS n FROM chain_metrics WHERE time_interval = 'day' AND CAST(timestamp AS DATE) <> CAST(timestamp AT TIME ZONE 'UTC' AS DATE)`,
+    ]).map(rowsOf);
+    expect(Number(moved![0]!.n)).toBeGreaterThan(0);
+  });
+
+  it('metrics_daily_pivot has a column per declared metric, whatever the lake holds', () => {
+    const [cols] = read(file, ['SELECT column_name FROM duckdb_columns() WHERE table_name = \'metrics_daily_pivot\' ORDER BY column_index']).map(rowsOf);
+    expect(cols!.map((c) => c.column_name)).toEqual(['chain_id', 'day', ...METRICS]);
+  });
+
+  it('keeps amounts exact: every DECIMAL equals its _raw digits', () => {
+    const [rows] = read(file, [`SELECT value, value_raw FROM erc_transfers WHERE value IS NOT NULL`]).map(rowsOf);
+    expect(rows!.length).toBeGreaterThan(0);
+    // Digits beyond a double's precision: a rounded copy would not match.
+    expect(rows!.some((r) => String(r.value).length > 17)).toBe(true);
+    for (const r of rows!) expect(BigInt(r.value as string)).toBe(BigInt(r.value_raw as string));
+  });
+
+  it('carries its marker and the queries\' comments', () => {
+    const [marker, comments] = read(file, [
+      `SELECT lake, chainlake_version, written_at <= now() AS past FROM _chainlake`,
+      `SELECT view_name, comment FROM duckdb_views() WHERE view_name IN ('top_senders', 'erc_transfers') ORDER BY view_name`,
+    ]).map(rowsOf);
+    expect(marker).toEqual([{ lake: resolve(lake), chainlake_version: VERSION, past: true }]);
+    const topSenders = readFileSync('sql/top_senders.sql', 'utf8').split('\n')[0]!.replace(/^-- /, '');
+    expect(comments![0]).toEqual({ view_name: 'erc_transfers', comment: LAKE_TABLES.find((d) => d.table === 'erc_transfers')!.doc });
+    expect(String(comments![1]!.comment)).toContain(topSenders);
+    expect(String(comments![1]!.comment)).toContain('sql/top_senders.sql');
+  });
+
+  it('refuses to replace a file chainlake did not write, and leaves it as it was', async () => {
+    const text = join(dir, 'notes.duckdb');
+    writeFileSync(text, 'my notes\n');
+    const own = join(dir, 'own.duckdb');
+    const db = await DuckDBInstance.create(own);
+    const conn = await db.connect();
+    await conn.run('CREATE TABLE mine AS SELECT 42 AS answer');
+    conn.closeSync();
+    db.closeSync();
+    for (const [f, why] of [
+      [text, 'is not a DuckDB database'],
+      [own, "is a DuckDB database without chainlake's _chainlake table"],
+    ] as const) {
+      const before = readFileSync(f);
+      const files = listing(dir);
+      const r = cli(['warehouse', '--lake', lake, '--out', f]);
+      expect(r.code, f).toBe(2);
+      expect(r.stderr).toContain(`--out ${f}: ${why}`);
+      expect(r.stderr).toContain('refusing to replace it');
+      expect(readFileSync(f).equals(before)).toBe(true);
+      expect(listing(dir)).toEqual(files);
+    }
+    expect(rowsOf(read(own, ['SELECT answer FROM mine'])[0])).toEqual([{ answer: 42 }]);
+    // A run checks before it starts: nothing fetched, no lake made.
+    const newLake = join(dir, 'lake-refused');
+    const r = cli(['run', pipelineFile(dir, 'refused', ['avg_tps']), '--simulator', '--lake', newLake, '--warehouse', own]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`--warehouse ${own}: is a DuckDB database without chainlake's _chainlake table`);
+    expect(existsSync(newLake)).toBe(false);
+  });
+
+  it('exits 2 on an --out in a missing folder or in the lake, naming it, and writes nothing', () => {
+    const files = listing(dir);
+    const missing = join(dir, 'no-such-folder', 'w.duckdb');
+    expect(cli(['warehouse', '--lake', lake, '--out', missing])).toMatchObject({ code: 2, stderr: expect.stringContaining(`--out ${missing}: the folder ${join(dir, 'no-such-folder')} does not exist`) });
+    const inLake = join(lake, 'w.duckdb');
+    expect(cli(['warehouse', '--lake', lake, '--out', inLake])).toMatchObject({ code: 2, stderr: expect.stringContaining(`--out ${inLake}: is inside the lake`) });
+    expect(cli(['warehouse', '--lake', lake, '--out', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a folder') });
+    expect(cli(['warehouse', '--lake', join(dir, 'no-lake')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
+    expect(listing(dir)).toEqual(files);
+    expect(existsSync(inLake)).toBe(false);
+  });
+
+  it('a failure while building leaves the old file and no temporary file (exit 1)', () => {
+    const broken = join(dir, 'broken');
+    cpSync(lake, broken, { recursive: true });
+    const out = join(dir, 'broken.duckdb');
+    expect(cli(['warehouse', '--lake', broken, '--out', out]).code).toBe(0);
+    const before = readFileSync(out);
+    // Not Parquet: making the view reads every file's schema, and this one has none.
+    writeFileSync(join(broken, 'avg_tps', 'garbage.parquet'), 'not parquet');
+    const files = listing(dir);
+    const r = cli(['warehouse', '--lake', broken, '--out', out]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`--out ${out}: not written:`);
+    expect(readFileSync(out).equals(before)).toBe(true);
+    expect(listing(dir)).toEqual(files);
+  });
+});
+
+describe('the warehouse file across runs, compaction, rebuilds and a moved lake', () => {
+  let dir: string;
+  let lake: string;
+  let file: string;
+
+  beforeAll(() => {
+    dir = mkdtempSync(join(tmpdir(), 'cl-warehouse-runs-'));
+    lake = join(dir, 'lake');
+    file = join(dir, 'warehouse.duckdb');
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('`chainlake run` writes it, and a later run rewrites it; a connection open on the old file keeps working', async () => {
+    const first = cli(['run', pipelineFile(dir, 'first', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
+    expect(first).toMatchObject({ code: 0, stderr: '' });
+    expect(first.stdout).toContain(`wrote the warehouse file ${file} (`);
+    const [avg, transfers] = read(file, [countSql('avg_tps'), countSql('erc_transfers')]).map((a) => Number(rowsOf(a)[0]!.n));
+    expect(avg).toBe((await counts(lake)).avg_tps);
+    expect(avg).toBeGreaterThan(0);
+    expect(transfers).toBe(0);
+
+    const open = await openReader(file, 'READ_ONLY');
+    readers.push(open);
+    const writtenAt = rowsOf(await open.ask('SELECT written_at FROM _chainlake'))[0]!.written_at;
+
+    const second = cli(['run', pipelineFile(dir, 'second', ['erc_transfers']), '--simulator', '--quiet', '--lake', lake]);
+    expect(second).toMatchObject({ code: 0, stderr: '' });
+    const expected = (await counts(lake)).erc_transfers;
+    expect(expected).toBeGreaterThan(0);
+    // A new reader sees the table the second run added.
+    expect(Number(rowsOf(read(file, [countSql('erc_transfers')])[0])[0]!.n)).toBe(expected);
+    // The open connection still reads the file it opened (its view of erc_transfers was made when
+    // the table had no files): no error, the old marker, the old empty view.
+    expect(rowsOf(await open.ask('SELECT written_at FROM _chainlake'))).toEqual([{ written_at: writtenAt }]);
+    expect(rowsOf(await open.ask(countSql('erc_transfers')))).toEqual([{ n: '0' }]);
+    expect(Number(rowsOf(await open.ask(countSql('avg_tps')))[0]!.n)).toBe(avg);
+    // Reopened, it sees the new file.
+    rowsOf(await open.ask('reopen'));
+    expect(Number(rowsOf(await open.ask(countSql('erc_transfers')))[0]!.n)).toBe(expected);
+    expect(rowsOf(await open.ask('SELECT written_at FROM _chainlake'))).not.toEqual([{ written_at: writtenAt }]);
+    // No temporary file is left next to it.
+    expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
+  });
+
+  it('compact and rebuild rewrite it; --warehouse names another file and --no-warehouse skips it', () => {
+    const mark = () => rowsOf(read(file, ['SELECT written_at FROM _chainlake'])[0])[0]!.written_at as string;
+    const before = mark();
+    const compacted = cli(['compact', '--lake', lake]);
+    expect(compacted.code).toBe(0);
+    expect(compacted.stdout).toContain(`wrote the warehouse file ${file} (`);
+    const afterCompact = mark();
+    expect(afterCompact > before).toBe(true);
+
+    const other = join(dir, 'other.duckdb');
+    const rebuilt = cli(['rebuild', 'avg_tps', '--lake', lake, '--warehouse', other]);
+    expect(rebuilt.code).toBe(0);
+    expect(rebuilt.stdout).toContain(`wrote the warehouse file ${other} (`);
+    expect(mark()).toBe(afterCompact);
+    expect(Number(rowsOf(read(other, [countSql('avg_tps')])[0])[0]!.n)).toBeGreaterThan(0);
+
+    const mtime = statSync(file).mtimeMs;
+    const skipped = cli(['compact', '--lake', lake, '--no-warehouse']);
+    expect(skipped.code).toBe(0);
+    expect(skipped.stdout).not.toContain('warehouse');
+    expect(statSync(file).mtimeMs).toBe(mtime);
+  });
+
+  it('a file open for writing elsewhere: `chainlake warehouse` exits 1 naming it; a run still succeeds, with a warning', async () => {
+    const writer = await openReader(file, 'READ_WRITE');
+    readers.push(writer);
+    const r = cli(['warehouse', '--lake', lake]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain(`the warehouse file ${file}: is open for writing in another program`);
+    const run = cli(['run', pipelineFile(dir, 'third', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
+    expect(run.code).toBe(0);
+    expect(run.stdout).toMatch(/^run \S+ of third: ok/);
+    expect(run.stderr).toContain(`chainlake: warning: the warehouse file ${file}: is open for writing in another program`);
+    expect(run.stderr).toContain(`\`chainlake warehouse --lake ${lake}\` writes the file`);
+    // What the writer holds is untouched.
+    expect(rowsOf(await writer.ask('SELECT count(*) AS n FROM _chainlake'))).toEqual([{ n: '1' }]);
+  });
+
+  it('after the lake moves, the old file fails naming the old path, and `chainlake warehouse --lake NEW` fixes it', () => {
+    const moved = join(dir, 'moved', 'lake');
+    mkdirSync(join(dir, 'moved'));
+    cpSync(lake, moved, { recursive: true });
+    rmSync(lake, { recursive: true });
+    const [gone] = read(file, [countSql('avg_tps')]);
+    expect(gone).toMatchObject({ error: expect.stringContaining(join(lake, 'avg_tps')) });
+    expect((gone as { error: string }).error).toMatch(/No files found/);
+
+    const r = cli(['warehouse', '--lake', moved, '--out', file]);
+    expect(r.code).toBe(0);
+    const [n, marker] = read(file, [countSql('avg_tps'), 'SELECT lake FROM _chainlake']).map(rowsOf);
+    expect(Number(n![0]!.n)).toBeGreaterThan(0);
+    expect(marker).toEqual([{ lake: moved }]);
+  });
+});
