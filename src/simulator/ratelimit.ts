@@ -1,10 +1,13 @@
 // Compute-unit budgets as production applies them (docs/services.md, Rate limits): per client,
-// per fixed one-minute window and per UTC day; a client that keeps sending while limited gets
-// blocked for a while.
+// per fixed window (a minute, or any length the options give) counted by arrival, and per UTC day;
+// a client that keeps sending while limited gets blocked for a while.
 
 export interface Budget {
+  /** The rate; with `windowSeconds`, a window's quota is its share of this (rounded down). */
   cuPerMinute: number;
   cuPerDay?: number;
+  /** Length of the fixed windows, announced in `ratelimit-policy` (default 60). */
+  windowSeconds?: number;
 }
 
 export interface LimiterOptions extends Budget {
@@ -45,39 +48,46 @@ export type Decision =
   | { allowed: false; limit: number; remaining: 0; resetSeconds: number; blocked: boolean };
 
 interface ClientState {
-  minute: number;
-  minuteUsed: number;
+  window: number;
+  windowUsed: number;
   day: number;
   dayUsed: number;
   limitedRequests: number;
   blockedUntil: number;
 }
 
-const MINUTE_MS = 60_000;
 const DAY_MS = 86_400_000;
 
 export class RateLimiter {
   private readonly clients = new Map<string, ClientState>();
   private readonly blockAfter: number;
   private readonly blockMs: number;
+  private readonly windowMs: number;
+  /** CU a window allows: what `ratelimit-limit` says. */
+  private readonly quota: number;
 
   constructor(private readonly opts: LimiterOptions, private readonly now: () => number) {
     this.blockAfter = opts.blockAfterLimitedRequests ?? 20;
     this.blockMs = (opts.blockSeconds ?? 60) * 1000;
+    const seconds = opts.windowSeconds ?? 60;
+    if (!(Number.isInteger(seconds) && seconds >= 1)) throw new Error(`a rate-limit window is a whole number of seconds >= 1, not ${seconds}`);
+    this.windowMs = seconds * 1000;
+    this.quota = Math.floor((opts.cuPerMinute * seconds) / 60);
+    if (this.quota < 1) throw new Error(`${opts.cuPerMinute} CU a minute leaves no CU in a window of ${seconds} s`);
   }
 
-  /** `ratelimit-policy` header value: limit;w=window-seconds per budget. */
+  /** `ratelimit-policy` header value: quota;w=window-seconds per budget. */
   policy(): string {
     const day = this.opts.cuPerDay !== undefined ? `, ${this.opts.cuPerDay};w=86400` : '';
-    return `${this.opts.cuPerMinute};w=60${day}`;
+    return `${this.quota};w=${this.windowMs / 1000}${day}`;
   }
 
   take(client: string, weight: number): Decision {
     const t = this.now();
-    const limit = this.opts.cuPerMinute;
+    const limit = this.quota;
     let st = this.clients.get(client);
     if (!st) {
-      st = { minute: -1, minuteUsed: 0, day: -1, dayUsed: 0, limitedRequests: 0, blockedUntil: 0 };
+      st = { window: -1, windowUsed: 0, day: -1, dayUsed: 0, limitedRequests: 0, blockedUntil: 0 };
       this.clients.set(client, st);
     }
     if (st.blockedUntil > t) {
@@ -87,11 +97,11 @@ export class RateLimiter {
       st.blockedUntil = 0;
       st.limitedRequests = 0;
     }
-    const minute = Math.floor(t / MINUTE_MS);
+    const window = Math.floor(t / this.windowMs);
     const day = Math.floor(t / DAY_MS);
-    if (minute !== st.minute) {
-      st.minute = minute;
-      st.minuteUsed = 0;
+    if (window !== st.window) {
+      st.window = window;
+      st.windowUsed = 0;
     }
     if (day !== st.day) {
       st.day = day;
@@ -99,7 +109,7 @@ export class RateLimiter {
     }
     let resetAt: number | undefined;
     if (st.dayUsed + weight > (this.opts.cuPerDay ?? Infinity)) resetAt = (day + 1) * DAY_MS;
-    else if (st.minuteUsed + weight > limit) resetAt = (minute + 1) * MINUTE_MS;
+    else if (st.windowUsed + weight > limit) resetAt = (window + 1) * this.windowMs;
     if (resetAt !== undefined) {
       st.limitedRequests++;
       if (st.limitedRequests > this.blockAfter) {
@@ -110,9 +120,9 @@ export class RateLimiter {
     }
     // A request that gets through ends the limited period.
     st.limitedRequests = 0;
-    st.minuteUsed += weight;
+    st.windowUsed += weight;
     st.dayUsed += weight;
-    const remaining = Math.min(limit - st.minuteUsed, (this.opts.cuPerDay ?? Infinity) - st.dayUsed);
+    const remaining = Math.min(limit - st.windowUsed, (this.opts.cuPerDay ?? Infinity) - st.dayUsed);
     return { allowed: true, limit, remaining };
   }
 }

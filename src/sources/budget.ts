@@ -1,8 +1,9 @@
 // The compute-unit (CU) budget of one service, counted the way the services count it: so many CU
-// per minute and per day, each request costing its endpoint's weight (docs/services.md, Rate limits). It answers
-// one question, "from when may a request of this weight start?", and learns from the answers.
+// per window (a minute, or the window the service's `ratelimit-policy` names) and per day, each
+// request costing its endpoint's weight (docs/services.md, Rate limits). It answers one question,
+// "from when may a request of this weight start?", and learns from the answers.
 //
-// The minute budget is kept over a sliding window whose claims last from the grant until one
+// The window's budget is kept over a sliding window whose claims last from the grant until one
 // window after the answer. The services count fixed windows by arrival; an arrival lies between
 // our grant and our answer, so whatever lands in any one of their windows was all claimed at once
 // here, and a budget that is right is never exceeded, whatever the phase of their clock or the
@@ -11,8 +12,9 @@
 // while paced, every partition is waiting when a slot comes and the fair queue decides; pacing
 // also keeps few requests in flight when a 429 comes, and makes the measurement below sharp.
 //
-// The budget is the pipeline's (a tier or numbers), else the `ratelimit-limit` the service sends
-// (the lower of the two wins), else learnt: unlimited until a 429, then the CU that got through in
+// The budget is the pipeline's (a tier or numbers, per minute: in a shorter window the service
+// announces, its share of it), else the quota the service announces for its window (the lower of
+// the two wins), else learnt: unlimited until a 429, then the CU that got through in
 // the window the 429 closed, less 2% (multiplicative decrease; never below half the rate before
 // when the run saw only part of that window), plus a step for every window that ran at the budget
 // without a 429 (additive increase). A 429 in a window that carried no more than two clean windows
@@ -62,8 +64,11 @@ export interface Claim {
 
 /** The rate-limit facts of one answer. */
 export interface RateHeaders {
-  /** CU per minute (`ratelimit-limit`, or the 60-second entry of `ratelimit-policy`). */
+  /** CU per window of `windowMs` (`ratelimit-limit`, or an entry of `ratelimit-policy`). */
   limit?: number;
+  /** The length of the window `limit` is the quota of. */
+  windowMs?: number;
+  /** What is left of `limit` in the service's current window. */
   remaining?: number;
   /** CU per day, from the 86400-second entry of `ratelimit-policy`. */
   dayLimit?: number;
@@ -86,19 +91,56 @@ function count(header: string | null): number | undefined {
   return Number.isFinite(n) && n >= 0 ? n : undefined;
 }
 
+/**
+ * The entries of a `ratelimit-policy`: a quota per window of so many seconds. The IETF RateLimit
+ * header fields draft writes them `6000;w=60, 1200000;w=86400` (quota first); its later versions
+ * name each policy and give the quota as a parameter (`"burst";q=400;w=5`). An entry without a
+ * window is skipped.
+ */
+export function policyEntries(header: string | null): Array<{ quota: number; seconds: number }> {
+  const out: Array<{ quota: number; seconds: number }> = [];
+  for (const member of (header ?? '').split(',')) {
+    const [head = '', ...params] = member.split(';').map((x) => x.trim());
+    let quota = /^\d+$/.test(head) ? Number(head) : undefined;
+    let seconds: number | undefined;
+    for (const p of params) {
+      const m = /^([a-z]+)\s*=\s*(\d+)$/.exec(p);
+      if (m?.[1] === 'q') quota = Number(m[2]);
+      if (m?.[1] === 'w') seconds = Number(m[2]);
+    }
+    if (quota !== undefined && quota > 0 && seconds !== undefined && seconds > 0) out.push({ quota, seconds });
+  }
+  return out;
+}
+
 export function readRateHeaders(get: (name: string) => string | null, now = Date.now()): RateHeaders {
   const out: RateHeaders = {};
-  // `6000;w=60, 1200000;w=86400`: a limit per window length in seconds.
-  for (const part of (get('ratelimit-policy') ?? '').split(',')) {
-    const m = /^\s*(\d+)\s*;\s*w\s*=\s*(\d+)/.exec(part);
-    if (!m) continue;
-    if (Number(m[2]) === 60) out.limit = Number(m[1]);
-    if (Number(m[2]) === 86_400) out.dayLimit = Number(m[1]);
+  // The day's entry is the day budget (UTC days); the others are windows, quota per window.
+  const quotas = new Map<number, number>();
+  for (const { quota, seconds } of policyEntries(get('ratelimit-policy'))) {
+    if (seconds === DAY_MS / SECOND) out.dayLimit = quota;
+    else if (seconds < DAY_MS / SECOND) quotas.set(seconds, Math.min(quota, quotas.get(seconds) ?? Infinity));
   }
+  // `ratelimit-limit` is the quota of one of those windows: the entry it equals, else the shortest
+  // (a policy of one window leaves no doubt). Without a policy, the services' windows are a minute.
   const limit = count(get('ratelimit-limit'));
-  if (limit !== undefined && limit > 0) out.limit = limit;
+  const windows = [...quotas.keys()].sort((a, b) => a - b);
+  const limitWindow = windows.find((w) => quotas.get(w) === limit) ?? windows[0] ?? MINUTE_MS / SECOND;
+  if (limit !== undefined && limit > 0) quotas.set(limitWindow, Math.min(limit, quotas.get(limitWindow) ?? Infinity));
+  // The budget follows the window of the lowest rate: the others allow more whatever the pacing.
+  let best: number | undefined;
+  for (const w of quotas.keys()) {
+    const rate = quotas.get(w)! / w;
+    const bestRate = best === undefined ? Infinity : quotas.get(best)! / best;
+    if (rate < bestRate || (rate === bestRate && w < best!)) best = w;
+  }
+  if (best !== undefined) {
+    out.limit = quotas.get(best)!;
+    out.windowMs = best * SECOND;
+  }
   const remaining = count(get('ratelimit-remaining'));
-  if (remaining !== undefined) out.remaining = remaining;
+  // What is left is of the window `ratelimit-limit` is the quota of.
+  if (remaining !== undefined && (limit === undefined || best === limitWindow)) out.remaining = remaining;
   const retry = retryAfterMs(get('retry-after'), now) ?? retryAfterMs(get('ratelimit-reset'), now);
   if (retry !== undefined) out.retryAfterMs = retry;
   return out;
@@ -179,11 +221,13 @@ class Answers {
 export class RateBudget {
   /** No request starts before this: a 429's retry-after holds back the whole service. */
   pausedUntil = 0;
+  /** CU per minute. */
   private readonly configured: number;
   private readonly configuredDay: number;
+  /** The service's quota per window (the window is `windowMs`). */
   private headerLimit = Infinity;
   private headerDay = Infinity;
-  /** The minute budget in force below the known cap; lowered by 429s, raised step by step. */
+  /** The window's budget in force below the known cap; lowered by 429s, raised step by step. */
   private estimate: number;
   /** What got through in the last window a 429 closed: the reference for the increase step. */
   private measured?: number;
@@ -215,24 +259,54 @@ export class RateBudget {
   private doubted = false;
   /** CU of the last period, when it saw no 429. */
   private lastCleanCU?: number;
+  /**
+   * The service's own count, from the latest answer that said what is left of its window
+   * (`ratelimit-remaining`): a second bound, beside the claims, on what can land in one of its
+   * windows with the next request. That answer's request (R) arrived between its send and its
+   * answer, and a request granted now arrives after R did, so in R's window or a later one. What
+   * can share its window is then at most what the service had counted at R's arrival (R
+   * included), plus what may have arrived after R: every request in flight, and every answer
+   * that came after R was sent (one answered before R was sent arrived before R). The claims must
+   * allow for a whole window of latency (they hold until a window after the answer), which costs
+   * about latency / window of the budget (5% of a 5-second window at 250 ms); this bound frees
+   * that as soon as an answer shows the service's window has turned.
+   */
+  private anchor?: { counted: number; weight: number; sentAt: number; since: number };
 
-  constructor(
-    settings: BudgetSettings = {},
-    readonly windowMs = MINUTE_MS,
-  ) {
+  /**
+   * The window the budget is counted over: a minute, the services' documented window, until the
+   * service announces another in `ratelimit-policy`.
+   */
+  private window = MINUTE_MS;
+
+  constructor(settings: BudgetSettings = {}) {
     this.configured = settings.cuPerMinute ?? Infinity;
     this.configuredDay = settings.cuPerDay ?? Infinity;
     this.estimate = this.configured;
   }
 
-  /** The minute budget known for certain (pipeline or headers); Infinity if none. */
-  private get cap(): number {
-    return Math.min(this.configured, this.headerLimit);
+  get windowMs(): number {
+    return this.window;
   }
 
-  /** CU per minute in force; Infinity while nothing is known. */
+  /** The pipeline's budget, as a share of the window. */
+  private get configuredInWindow(): number {
+    return (this.configured * this.window) / MINUTE_MS;
+  }
+
+  /** The window's budget known for certain (pipeline or headers); Infinity if none. */
+  private get cap(): number {
+    return Math.min(this.configuredInWindow, this.headerLimit);
+  }
+
+  /** CU per window in force; Infinity while nothing is known. */
   get limit(): number {
     return Math.min(this.cap, this.estimate);
+  }
+
+  /** The budget in force as a rate: CU per minute; Infinity while nothing is known. */
+  get cuPerMinute(): number {
+    return (this.limit * MINUTE_MS) / this.window;
   }
 
   get dayLimit(): number {
@@ -242,12 +316,33 @@ export class RateBudget {
   get source(): BudgetSource {
     if (this.limit === Infinity) return 'unknown';
     if (this.estimate < this.cap) return 'learnt';
-    return this.configured <= this.headerLimit ? 'pipeline' : 'headers';
+    return this.configuredInWindow <= this.headerLimit ? 'pipeline' : 'headers';
+  }
+
+  /**
+   * Counts the budget over a window of another length from now on (the service announced it).
+   * Every per-window figure keeps its rate; what was learnt about the old window's edges (a
+   * measurement under way, the clean periods) says nothing of the new one's.
+   */
+  private setWindow(ms: number): void {
+    const scale = ms / this.window;
+    this.window = ms;
+    this.estimate *= scale;
+    if (this.measured !== undefined) this.measured *= scale;
+    this.headerLimit = Infinity;
+    this.anchor = undefined;
+    this.pending = undefined;
+    this.provenCU = 0;
+    this.doubted = false;
+    this.lastCleanCU = undefined;
+    this.periodStart = undefined;
+    this.periodAtBudget = false;
+    this.periodLimited = false;
   }
 
   private prune(now: number): void {
     const a = this.answered;
-    while (a.size > 0 && a.doneAt(0) <= now - this.windowMs) {
+    while (a.size > 0 && a.doneAt(0) <= now - this.window) {
       this.answeredCU -= a.weight(0);
       a.shift();
     }
@@ -256,6 +351,15 @@ export class RateBudget {
   private addAnswered(c: Claim): void {
     this.answered.push(c.weight, c.sentAt, c.doneAt!, c.counted);
     this.answeredCU += c.weight;
+    if (this.anchor && c.doneAt! > this.anchor.sentAt) this.anchor.since += c.weight;
+  }
+
+  /** Whether the service's own count (see `anchor`) lets a request of this weight start at t. */
+  private fitsServiceCount(weight: number, t: number, limit: number): boolean {
+    const r = this.anchor;
+    // Answers older than a window are dropped, so `since` is whole only while R was sent within one.
+    if (!r || r.sentAt <= t - this.window) return false;
+    return r.counted - r.weight + this.inflightCU + r.since + weight <= limit;
   }
 
   /** CU claimed in the window ending now: in flight, or answered less than a window ago. */
@@ -272,7 +376,7 @@ export class RateBudget {
     this.settle(now);
     this.prune(now);
     let t = Math.max(now, this.pausedUntil);
-    if (this.limit < Infinity) t = Math.max(t, this.nextStart - this.windowMs * BURST);
+    if (this.limit < Infinity) t = Math.max(t, this.nextStart - this.window * BURST);
     const dayLimit = this.dayLimit;
     if (dayLimit < Infinity) {
       const d = Math.floor(t / DAY_MS);
@@ -284,13 +388,13 @@ export class RateBudget {
     const a = this.answered;
     let i = 0;
     let live = this.answeredCU;
-    while (i < a.size && a.doneAt(i) <= t - this.windowMs) live -= a.weight(i++);
+    while (i < a.size && a.doneAt(i) <= t - this.window) live -= a.weight(i++);
     // A request heavier than the whole budget goes alone rather than never.
     let excess = this.inflightCU + live + (weight >= limit ? 0 : weight - limit);
-    if (excess <= 0) return t;
+    if (excess <= 0 || this.fitsServiceCount(weight, t, limit)) return t;
     for (; i < a.size; i++) {
       excess -= a.weight(i);
-      if (excess <= 0) return Math.max(t, a.doneAt(i) + this.windowMs);
+      if (excess <= 0) return Math.max(t, a.doneAt(i) + this.window);
     }
     return Infinity;
   }
@@ -304,7 +408,7 @@ export class RateBudget {
       this.dayUsed = 0;
     }
     this.dayUsed += weight;
-    if (this.limit < Infinity) this.nextStart = Math.max(this.nextStart, now) + (weight * this.windowMs) / this.limit;
+    if (this.limit < Infinity) this.nextStart = Math.max(this.nextStart, now) + (weight * this.window) / this.limit;
     this.firstGrantAt ??= now;
     const claim: Claim = { weight, sentAt: now, counted: false };
     this.inflight.add(claim);
@@ -317,8 +421,10 @@ export class RateBudget {
     claim.counted = status !== 429 && status < 500;
     if (h.dayLimit !== undefined && h.dayLimit > 0) this.headerDay = h.dayLimit;
     if (h.limit !== undefined) {
+      const announced = h.windowMs ?? MINUTE_MS;
+      if (announced !== this.window) this.setWindow(announced);
       // What went out before the budget was known counts as paced already: no second burst.
-      if (this.limit === Infinity) this.nextStart = Math.max(this.nextStart, this.firstGrantAt! + (this.used(now) * this.windowMs) / h.limit);
+      if (this.limit === Infinity) this.nextStart = Math.max(this.nextStart, this.firstGrantAt! + (this.used(now) * this.window) / h.limit);
       this.headerLimit = h.limit;
       this.estimate = Math.min(this.estimate, h.limit);
       // What the service counted beyond our own claims (another process on the same key, a run
@@ -327,6 +433,12 @@ export class RateBudget {
       if (h.remaining !== undefined && status !== 429) {
         const beyond = h.limit - h.remaining - this.used(now);
         if (beyond > 0) this.addAnswered({ weight: beyond, sentAt: now, doneAt: now, counted: false });
+        if (status < 400 && claim.sentAt >= (this.anchor?.sentAt ?? -Infinity)) {
+          let since = 0;
+          const a = this.answered;
+          for (let k = 0; k < a.size; k++) if (a.doneAt(k) > claim.sentAt) since += a.weight(k);
+          this.anchor = { counted: h.limit - h.remaining, weight: claim.weight, sentAt: claim.sentAt, since };
+        }
       }
     }
     if (status === 429) this.rateLimited(claim, h.retryAfterMs, now);
@@ -343,8 +455,8 @@ export class RateBudget {
     const resumed = this.resumedAt;
     if (retryAfter !== undefined) this.pausedUntil = this.resumedAt = Math.max(this.pausedUntil, now + retryAfter);
     this.periodLimited = true;
-    // Longer than a window: the day budget or a block, not the minute budget.
-    if (retryAfter !== undefined && retryAfter > this.windowMs) return;
+    // Longer than a window: the day budget or a block, not the window's budget.
+    if (retryAfter !== undefined && retryAfter > this.window) return;
     // The service's window closes within (sent + retry-after - 1 s, answered + retry-after]:
     // retry-after is whole seconds rounded up, reckoned when the request arrived.
     const close = retryAfter !== undefined ? { lo: claim.sentAt + retryAfter - SECOND, hi: now + retryAfter } : undefined;
@@ -357,7 +469,7 @@ export class RateBudget {
     }
     // One decrease per limited window: a 429 that claims a window which opened before we resumed
     // from the last one adds nothing (a 429 that is not the budget's says the window ends in 1 s).
-    const fresh = close ? close.hi - this.windowMs >= resumed - SECOND : now - this.lastDecreaseAt >= this.windowMs;
+    const fresh = close ? close.hi - this.window >= resumed - SECOND : now - this.lastDecreaseAt >= this.window;
     if (!fresh) return;
     const before = this.estimate < Infinity ? this.estimate : this.recentRate(now);
     if (!(before > 0)) return; // nothing got through yet: the pause is all there is to go by
@@ -376,7 +488,7 @@ export class RateBudget {
     this.pending = undefined;
     // Nothing was sent during the last pause, so if it ended after the window may have opened,
     // everything sent since landed in it; else count from the middle of the doubt.
-    const from = p.resumed >= p.lo - this.windowMs ? p.resumed : (p.lo + p.hi) / 2 - this.windowMs;
+    const from = p.resumed >= p.lo - this.window ? p.resumed : (p.lo + p.hi) / 2 - this.window;
     // A request counts by when it reached the service, which lies between its send and its answer:
     // by the send alone, what went out just before the window opened and arrived in it was left
     // out. (One bench run learnt 0.85 of a 2,500 CU budget. Over 40 simulated start phases of 3
@@ -398,7 +510,7 @@ export class RateBudget {
     // about when the window opened missed a second of it at most: that window counts as whole
     // (else a run started on a window's edge halves a rate ten times the budget and spends the
     // next window over it).
-    const wholeWindow = this.firstGrantAt! <= p.hi - this.windowMs;
+    const wholeWindow = this.firstGrantAt! <= p.hi - this.window;
     const next = measured * DECREASE_TO_MEASURED;
     this.decrease(wholeWindow ? next : Math.max(p.before * DECREASE_FLOOR, next), p.before, now);
   }
@@ -406,7 +518,7 @@ export class RateBudget {
   private decrease(to: number, before: number, now: number): void {
     this.estimate = Math.max(1, Math.min(before, to));
     // The window reopens paced, not with a burst.
-    this.nextStart = Math.max(this.nextStart, Math.max(now, this.pausedUntil) + this.windowMs * BURST);
+    this.nextStart = Math.max(this.nextStart, Math.max(now, this.pausedUntil) + this.window * BURST);
   }
 
   /** CU the service counted of the requests answered after `t` (at most a window ago). */
@@ -420,18 +532,18 @@ export class RateBudget {
   /** CU that got through per window lately (extrapolated while younger than a window). */
   private recentRate(now: number): number {
     if (this.firstGrantAt === undefined) return 0;
-    const span = Math.max(Math.min(this.windowMs, now - this.firstGrantAt), this.windowMs / 600);
-    return (this.gotSince(now - span) * this.windowMs) / span;
+    const span = Math.max(Math.min(this.window, now - this.firstGrantAt), this.window / 600);
+    return (this.gotSince(now - span) * this.window) / span;
   }
 
   /** Once a window: the additive increase, if the window ran at the budget and saw no 429. */
   private endPeriod(now: number, held: boolean): void {
     if (held) this.periodAtBudget = true;
     this.periodStart ??= now;
-    if (now - this.periodStart < this.windowMs) return;
+    if (now - this.periodStart < this.window) return;
     if (!this.periodLimited) {
       this.doubted = false;
-      const got = this.gotSince(now - this.windowMs);
+      const got = this.gotSince(now - this.window);
       // One clean period may straddle two of the service's windows and prove nothing of either;
       // two in a row hold a whole window of it.
       if (this.lastCleanCU !== undefined) this.provenCU = Math.max(this.provenCU, Math.min(got, this.lastCleanCU));

@@ -102,7 +102,7 @@ export class Client implements ClientPort {
 
   budgetState(): BudgetState {
     const b = this.scheduler.budget;
-    return { source: b.source, cuPerMinute: b.limit === Infinity ? null : Math.round(b.limit), cuPerDay: b.dayLimit === Infinity ? null : b.dayLimit };
+    return { source: b.source, cuPerMinute: b.limit === Infinity ? null : Math.round(b.cuPerMinute), cuPerDay: b.dayLimit === Infinity ? null : b.dayLimit };
   }
 
   get baseUrl(): string {

@@ -1,6 +1,6 @@
-// The rate-budget scheduler against the simulator's own limiter (fixed one-minute windows counted
-// by arrival, as in production), on fake timers: minutes of traffic in milliseconds, with
-// latencies and window phases drawn from a seeded generator.
+// The rate-budget scheduler against the simulator's own limiter (fixed windows counted by arrival,
+// as in production: a minute, or as long as its ratelimit-policy says), on fake timers: minutes of
+// traffic in milliseconds, with latencies and window phases drawn from a seeded generator.
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { RateBudget, readRateHeaders, TIERS, type BudgetSettings } from '../../src/sources/budget.js';
 import { FairScheduler } from '../../src/sources/scheduler.js';
@@ -24,7 +24,9 @@ interface Traffic {
   settings?: BudgetSettings;
   /** The service's budget per minute. */
   serverCu: number;
-  /** Whether answers carry ratelimit-limit / -remaining (keyed requests in production). */
+  /** The service's window (default 60 s); its quota is its share of serverCu. */
+  windowSeconds?: number;
+  /** Whether answers carry ratelimit-policy / -limit / -remaining (keyed requests in production). */
   headers?: boolean;
   flows: Array<{ name: string; weight: number }>;
   concurrency: number;
@@ -41,6 +43,8 @@ interface Outcome {
   limited: number;
   /** CU accepted per whole server window, in order. */
   perWindow: number[];
+  /** The server's quota per window. */
+  quota: number;
   byFlow: Record<string, number>;
   scheduler: FairScheduler;
 }
@@ -48,15 +52,16 @@ interface Outcome {
 /** Partitions paging sequentially through a shared scheduler into a fixed-window limiter. */
 async function drive(o: Traffic): Promise<Outcome> {
   const rand = rng(o.seed);
-  const start = Date.UTC(2025, 0, 1) + (o.phaseMs ?? Math.floor(rand() * MIN)); // any phase of the service's window
+  const W = (o.windowSeconds ?? 60) * 1000;
+  const start = Date.UTC(2025, 0, 1) + (o.phaseMs ?? Math.floor(rand() * W)); // any phase of the service's window
   vi.setSystemTime(start);
-  const end = (Math.ceil(start / MIN) + o.windows) * MIN;
-  const limiter = new RateLimiter({ cuPerMinute: o.serverCu, blockAfterLimitedRequests: 1e9 }, Date.now);
+  const end = (Math.ceil(start / W) + o.windows) * W;
+  const limiter = new RateLimiter({ cuPerMinute: o.serverCu, windowSeconds: o.windowSeconds, blockAfterLimitedRequests: 1e9 }, Date.now);
   const scheduler = new FairScheduler(new RateBudget(o.settings));
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   let slots = o.concurrency;
   const slotWaiters: Array<() => void> = [];
-  const out: Outcome = { requests: 0, limited: 0, perWindow: [], byFlow: {}, scheduler };
+  const out: Outcome = { requests: 0, limited: 0, perWindow: [], quota: Math.floor((o.serverCu * W) / MIN), byFlow: {}, scheduler };
   const accepted = new Map<number, number>();
   const flow = async (name: string, weight: number) => {
     while (Date.now() < end) {
@@ -72,7 +77,7 @@ async function drive(o: Traffic): Promise<Outcome> {
       const arrived = Date.now();
       await sleep(5 + rand() * 100); // back
       const headers: Record<string, string> = {};
-      if (o.headers && d) Object.assign(headers, { 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': String(d.remaining) });
+      if (o.headers && d) Object.assign(headers, { 'ratelimit-policy': limiter.policy(), 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': String(d.remaining) });
       if (!d || !d.allowed) {
         out.limited++;
         headers['retry-after'] = String(d && !d.allowed ? d.resetSeconds : 1);
@@ -83,7 +88,7 @@ async function drive(o: Traffic): Promise<Outcome> {
       if (next) next();
       else slots++;
       if (d?.allowed) {
-        const w = Math.floor(arrived / MIN);
+        const w = Math.floor(arrived / W);
         accepted.set(w, (accepted.get(w) ?? 0) + weight);
         out.byFlow[name] = (out.byFlow[name] ?? 0) + weight;
       }
@@ -92,7 +97,7 @@ async function drive(o: Traffic): Promise<Outcome> {
   const done = Promise.all(o.flows.map((f) => flow(f.name, f.weight)));
   await vi.advanceTimersByTimeAsync(end - start + 5 * MIN);
   await done;
-  for (let w = Math.ceil(start / MIN); w < end / MIN; w++) out.perWindow.push(accepted.get(w) ?? 0);
+  for (let w = Math.ceil(start / W); w < end / W; w++) out.perWindow.push(accepted.get(w) ?? 0);
   return out;
 }
 
@@ -178,6 +183,44 @@ describe('budget unknown', () => {
     expect(r.limited).toBeGreaterThan(30);
     // Three windows, so at most three decreases, each at most to half.
     expect(r.scheduler.budget.limit).toBeGreaterThan(mean(r.perWindow) / 8);
+  });
+});
+
+describe('a window of another length in ratelimit-policy', () => {
+  it.each([1, 2, 3])('against 400;w=5 (a 5-second window): >= 0.95 of the budget used, <= 1%% answered 429 (seed %i)', async (seed) => {
+    const r = await drive({ serverCu: 4800, windowSeconds: 5, headers: true, flows: mixed, concurrency: 4, windows: 120, seed });
+    expect(r.quota).toBe(400);
+    expect(r.limited / r.requests).toBeLessThanOrEqual(0.01);
+    // The first window is the run's start (the budget is known from the first answer on).
+    expect(mean(r.perWindow.slice(1)) / r.quota).toBeGreaterThanOrEqual(0.95);
+    const b = r.scheduler.budget;
+    expect(b.source).toBe('headers');
+    expect(b.windowMs).toBe(5000);
+    expect(b.limit).toBe(400);
+    expect(b.cuPerMinute).toBe(4800);
+  });
+
+  it('a budget the pipeline sets per minute is counted in the window the service announces', async () => {
+    // Transfer pages only: in a window of 250 CU, 100-CU pages would leave a share unused whatever the scheduling.
+    const transfers = mixed.filter((f) => f.weight === 20);
+    const r = await drive({ settings: { cuPerMinute: 3000 }, serverCu: 4800, windowSeconds: 5, headers: true, flows: transfers, concurrency: 4, windows: 60, seed: 4 });
+    const b = r.scheduler.budget;
+    expect(b.source).toBe('pipeline');
+    expect(b.windowMs).toBe(5000);
+    expect(b.limit).toBe(250);
+    expect(r.limited).toBe(0);
+    expect(Math.max(...r.perWindow)).toBeLessThanOrEqual(250);
+    // Twelve 20-CU pages fit in 250 CU: 0.96 at most.
+    expect(mean(r.perWindow.slice(1)) / 250).toBeGreaterThanOrEqual(0.92);
+  });
+
+  it('a window of an hour: the quota is of the hour, not of a minute', async () => {
+    // 60,000 CU an hour is 1,000 a minute: taken as a minute's, it would be sixty times too many.
+    const r = await drive({ serverCu: 1000, windowSeconds: 3600, headers: true, flows: mixed, concurrency: 4, windows: 2, seed: 6 });
+    expect(r.scheduler.budget.windowMs).toBe(3_600_000);
+    expect(r.scheduler.budget.cuPerMinute).toBe(1000);
+    expect(r.limited).toBe(0);
+    expect(mean(r.perWindow) / r.quota).toBeGreaterThanOrEqual(0.95);
   });
 });
 
@@ -315,8 +358,60 @@ describe('RateBudget', () => {
 
   it('reads the rate-limit headers, the policy included', () => {
     const h: Record<string, string> = { 'ratelimit-policy': '6000;w=60, 1200000;w=86400', 'ratelimit-remaining': '120', 'retry-after': '7' };
-    expect(readRateHeaders((n) => h[n] ?? null)).toEqual({ limit: 6000, dayLimit: 1_200_000, remaining: 120, retryAfterMs: 7000 });
+    expect(readRateHeaders((n) => h[n] ?? null)).toEqual({ limit: 6000, windowMs: 60_000, dayLimit: 1_200_000, remaining: 120, retryAfterMs: 7000 });
     expect(readRateHeaders((n) => ({ 'ratelimit-reset': '3', 'ratelimit-limit': 'x' })[n] ?? null)).toEqual({ retryAfterMs: 3000 });
+  });
+
+  it.each([
+    // The limit is the quota of the policy's window, whatever its length.
+    [{ 'ratelimit-policy': '400;w=5', 'ratelimit-limit': '400', 'ratelimit-remaining': '380' }, { limit: 400, windowMs: 5000, remaining: 380 }],
+    // Without a policy, the services' documented minute.
+    [{ 'ratelimit-limit': '6000', 'ratelimit-remaining': '10' }, { limit: 6000, windowMs: 60_000, remaining: 10 }],
+    // The later drafts' form: named policies, the quota as q.
+    [{ 'ratelimit-policy': '"burst";q=400;w=5, "daily";q=1000000;w=86400' }, { limit: 400, windowMs: 5000, dayLimit: 1_000_000 }],
+    // Two windows: the budget follows the lower rate (50 a minute is below 10 a second); what is
+    // left of the 1-second window says nothing of the minute's.
+    [{ 'ratelimit-policy': '10;w=1, 50;w=60', 'ratelimit-limit': '10', 'ratelimit-remaining': '9' }, { limit: 50, windowMs: 60_000 }],
+    // A limit lower than the policy's entry for its window wins.
+    [{ 'ratelimit-policy': '400;w=5', 'ratelimit-limit': '300' }, { limit: 300, windowMs: 5000 }],
+  ])('reads %j as %j', (h: Record<string, string>, expected) => {
+    expect(readRateHeaders((n) => h[n] ?? null)).toEqual(expected);
+  });
+
+  it.each([true, false])('what the service says is left of its window frees what the claims still hold once the window turns (remaining sent: %s)', (told) => {
+    const b = new RateBudget();
+    const big = b.grant(300, 0, false);
+    // A slow answer: the service counted 300 CU of its window.
+    b.answer(big, 200, { limit: 400, windowMs: 5000, ...(told ? { remaining: 100 } : {}) }, 4000);
+    b.finish(big, 4000);
+    const small = b.grant(20, b.earliest(20, 5200), false);
+    expect(small.sentAt).toBe(5200);
+    // Its window has turned: only this request is counted in the new one.
+    b.answer(small, 200, { limit: 400, windowMs: 5000, ...(told ? { remaining: 380 } : {}) }, 5250);
+    b.finish(small, 5250);
+    // By the claims alone, the 300 CU answered at 4000 hold until 9000.
+    expect(b.earliest(300, 5250)).toBe(told ? 5250 : 9000);
+    if (!told) return;
+    const third = b.grant(300, 5250, false);
+    // In flight or answered, it counts by both bounds: 320 CU may share the service's window, so
+    // 100 more wait for the claims (the 20-CU one answered at 5250 holds until 10250).
+    expect(b.earliest(100, 5300)).toBe(10_250);
+    b.finish(third, 5400);
+    expect(b.earliest(100, 5400)).toBe(10_250);
+  });
+
+  it('counts claims over the window the service announces, and keeps the rate of a budget learnt before', () => {
+    const b = new RateBudget();
+    const c = b.grant(100, 0, false);
+    b.answer(c, 200, { limit: 400, windowMs: 5000, remaining: 300 }, 200);
+    b.finish(c, 200);
+    expect(b.windowMs).toBe(5000);
+    expect(b.limit).toBe(400);
+    expect(b.cuPerMinute).toBe(4800);
+    const d = b.grant(300, b.earliest(300, 200), false);
+    b.finish(d, 1000);
+    // 400 CU claimed: the next waits until the first claim is a 5-second window past its answer.
+    expect(b.earliest(100, 1000)).toBe(5200);
   });
 });
 

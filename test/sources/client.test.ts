@@ -160,6 +160,14 @@ describe('client rate budget', () => {
     await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 20 });
     expect(c.budgetState()).toEqual({ source: 'headers', cuPerMinute: 5000, cuPerDay: 900000 });
   });
+
+  it('takes a budget announced per 5 seconds as that many CU per 5 seconds (12 times that a minute)', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }, { 'ratelimit-policy': '400;w=5', 'ratelimit-limit': '400', 'ratelimit-remaining': '380' }));
+    close = s.close;
+    const c = new Client('data', source(s.url, { apiKey: 'k' }), fast);
+    await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 20 });
+    expect(c.budgetState()).toEqual({ source: 'headers', cuPerMinute: 4800, cuPerDay: null });
+  });
 });
 
 describe('bodies as bytes (GetOptions.bytes, for a bytesSafe stream)', () => {
