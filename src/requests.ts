@@ -1,8 +1,17 @@
-// The rules of the two POST bodies chainlake sends (docs/services.md, Export operations and signatures, and the
-// OpenAPI's CreateEvmTransactionExportRequest, CreatePrimaryNetworkTransactionExportRequest and
-// SignatureAggregatorRequest). The CLI checks them before sending anything and the simulator
-// answers by the same rules, so both sides agree on what is valid.
+// The rules of what chainlake sends beyond a query: the names of the data service's key header
+// (docs/services.md, Data service) and the two POST bodies (docs/services.md, Export operations
+// and signatures, and the OpenAPI's CreateEvmTransactionExportRequest,
+// CreatePrimaryNetworkTransactionExportRequest and SignatureAggregatorRequest). The CLI checks
+// them before sending anything and the simulator answers by the same rules, so both sides agree
+// on what is valid.
 import { cb58Decode, isBlockchainId, isEvmAddress, isEvmChainId, primaryAddressProblem } from './ids.js';
+
+/**
+ * The names the data service's key header goes by: the published OpenAPI's security scheme uses
+ * the first, the reference the second. A key under a name the service
+ * does not read is ignored without a word, so unless a pipeline pins one, the key goes under both.
+ */
+export const API_KEY_HEADERS = ['x-glacier-api-key', 'x-data-api-key'] as const;
 
 export const EVM_EXPORT = 'TRANSACTION_EXPORT_EVM';
 export const EXPORT_TYPES = [EVM_EXPORT, 'TRANSACTION_EXPORT_PRIMARY_NETWORK', 'TRANSACTION_EXPORT_PRIMARY_NETWORK_STAKING', 'TRANSACTION_EXPORT_PRIMARY_NETWORK_SIMPLE'] as const;

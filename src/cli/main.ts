@@ -243,7 +243,10 @@ interface SimArgs {
   metricsCuPerMinute?: number;
   metricsCuPerDay?: number;
   blockSeconds?: number;
+  rateWindowSeconds?: number;
   apiKeys?: string;
+  keyHeader?: string;
+  avgTpsNextKey?: 'nextPageToken' | 'nextPageStartKey';
 }
 
 async function cmdSim(a: SimArgs): Promise<number> {
@@ -253,7 +256,13 @@ async function cmdSim(a: SimArgs): Promise<number> {
   if (a.faults !== undefined && !(a.faults >= 0 && a.faults <= 1)) throw new UsageError(`--faults ${a.faults}: a rate from 0 to 1`);
   const kinds = a.faultKinds?.split(',').filter(Boolean);
   for (const k of kinds ?? []) if (!(FAULT_KINDS as readonly string[]).includes(k)) throw new UsageError(`--fault-kinds: ${k} is not one of ${FAULT_KINDS.join(', ')}`);
-  const budget = (perMinute?: number, perDay?: number) => (perMinute ? { cuPerMinute: perMinute, ...(perDay ? { cuPerDay: perDay } : {}) } : undefined);
+  const w = a.rateWindowSeconds;
+  if (w !== undefined && !(Number.isInteger(w) && w >= 1 && w < 86_400)) throw new UsageError(`--rate-window-seconds ${w}: a whole number of seconds from 1 to 86399`);
+  const budget = (perMinute?: number, perDay?: number) => {
+    if (!perMinute) return undefined;
+    if (w && Math.floor((perMinute * w) / 60) < 1) throw new UsageError(`--rate-window-seconds ${w}: ${perMinute} CU a minute leaves no CU in a window`);
+    return { cuPerMinute: perMinute, ...(perDay ? { cuPerDay: perDay } : {}), ...(w ? { windowSeconds: w } : {}) };
+  };
   const data = budget(a.dataCuPerMinute, a.dataCuPerDay);
   const metrics = budget(a.metricsCuPerMinute, a.metricsCuPerDay);
   const sim = await startSimulator({
@@ -263,6 +272,8 @@ async function cmdSim(a: SimArgs): Promise<number> {
     ...(data || metrics ? { rateLimit: { data, metrics, ...(a.blockSeconds !== undefined ? { blockSeconds: a.blockSeconds } : {}) } } : {}),
     ...(a.faults ? { faults: { rate: a.faults, kinds: kinds as never, seed: a.faultSeed, slowMs: a.slowMs } } : {}),
     ...(a.apiKeys ? { apiKeys: a.apiKeys.split(',') } : {}),
+    ...(a.keyHeader ? { keyHeader: a.keyHeader } : {}),
+    ...(a.avgTpsNextKey ? { avgTpsNextKey: a.avgTpsNextKey } : {}),
   });
   process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data, metrics and node services at ${sim.url}\n`);
   await new Promise<void>((resolve) => {
@@ -395,7 +406,10 @@ export async function main(argv: string[]): Promise<void> {
             .option('metrics-cu-per-minute', { type: 'number', requiresArg: true, describe: 'metrics service budget (turns rate limiting on)' })
             .option('metrics-cu-per-day', { type: 'number', requiresArg: true, describe: 'metrics service daily budget' })
             .option('block-seconds', { type: 'number', requiresArg: true, describe: 'how long a client that keeps sending while limited is blocked' })
-            .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' }),
+            .option('rate-window-seconds', { type: 'number', requiresArg: true, describe: 'length of the rate-limit windows, announced in ratelimit-policy (default 60; the budgets stay per minute)' })
+            .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' })
+            .option('key-header', { type: 'string', requiresArg: true, describe: 'read the key from this header only, as production does (default: x-glacier-api-key and x-data-api-key)' })
+            .option('avg-tps-next-key', { type: 'string', choices: ['nextPageToken', 'nextPageStartKey'], describe: 'how avg_tps names its next page (default nextPageToken; nextPageStartKey is the legacy schema)' }),
         async (a) => exit(await cmdSim(a as never)),
       )
       .command(exportOpCommand(exit))

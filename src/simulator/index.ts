@@ -1,5 +1,6 @@
 // Public surface of the offline simulator of the data and metrics services.
-export { startSimulator, API_KEY_HEADERS, type Simulator, type SimulatorOptions, type SimulatorStats } from './server.js';
+export { startSimulator, type Simulator, type SimulatorOptions, type SimulatorStats } from './server.js';
+export { API_KEY_HEADERS } from '../requests.js';
 export { buildWorld, DEMO, World, type WorldOptions } from './world.js';
 export { FAULT_KINDS, type FaultKind, type FaultOptions } from './faults.js';
 export { WEIGHTS, type Budget } from './ratelimit.js';

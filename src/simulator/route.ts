@@ -14,7 +14,12 @@ export interface RouteContext {
   /** The parsed JSON body of a POST. */
   body?: unknown;
   operations: SimOperations;
+  /** The key avg_tps names its next page by (SimulatorOptions.avgTpsNextKey); default nextPageToken. */
+  avgTpsNextKey?: AvgTpsNextKey;
 }
+
+/** The reference's avg_tps pages with nextPageToken; the metrics service's legacy response schema with nextPageStartKey. */
+export type AvgTpsNextKey = 'nextPageToken' | 'nextPageStartKey';
 
 export interface Route {
   name: string;

@@ -408,6 +408,7 @@ function avgTps(ctx: RouteContext): unknown {
   const { world, at } = snapshot(ctx, state);
   const { items, nextPageToken } = page(world.listAvgTps(chainId), state?.offset ?? 0, AVG_TPS_PAGE_SIZE, (next) => ctx.tokens.issueMetric(key, next, at));
   const body = { results: items, status: 200, lastRun: world.avgTpsLastRun() };
-  return nextPageToken === undefined ? body : { ...body, nextPageToken };
+  // Either way the next request sends the key back as pageToken.
+  return nextPageToken === undefined ? body : { ...body, [ctx.avgTpsNextKey ?? 'nextPageToken']: nextPageToken };
 }
 

@@ -6,7 +6,9 @@ import { HttpError, Reply, errorBody, type Service } from './errors.js';
 import { FAULT_KINDS, FaultInjector, type FaultKind, type FaultOptions } from './faults.js';
 import { RateLimiter, type Budget } from './ratelimit.js';
 import { SimOperations } from './operations.js';
+import { API_KEY_HEADERS } from '../requests.js';
 import { matchRoute, serviceOfPath } from './routes.js';
+import type { AvgTpsNextKey } from './route.js';
 import { PageTokens } from './tokens.js';
 import { buildWorld, type World } from './world.js';
 
@@ -28,6 +30,12 @@ export interface SimulatorOptions {
   faults?: FaultOptions;
   /** when set, a data-service request carrying any other key gets 401; requests without a key pass */
   apiKeys?: string[];
+  /**
+   * The one header name the data service reads the key from, as production does; a key under any
+   * other name is not seen (unauthenticated limits, no ratelimit-* headers). Default: every name
+   * in API_KEY_HEADERS.
+   */
+  keyHeader?: string;
   /** server clock in ms (rate-limit windows, page-token expiry); default Date.now */
   now?: () => number;
   /**
@@ -37,6 +45,8 @@ export interface SimulatorOptions {
   worldNow?: () => number;
   /** data-service page tokens get a 400 this long (server clock) after issue; default never */
   dataTokenTtlMs?: number;
+  /** How avg_tps names its next page: nextPageToken (the reference, default) or nextPageStartKey (the legacy response schema). */
+  avgTpsNextKey?: AvgTpsNextKey;
 }
 
 export interface SimulatorStats {
@@ -61,13 +71,11 @@ export interface Simulator {
   close(): Promise<void>;
 }
 
-/** Both header names are accepted: the service's documentation and its OpenAPI name the key differently (docs/services.md, Data service). */
-export const API_KEY_HEADERS = ['x-data-api-key', 'x-glacier-api-key'] as const;
-
 const JSON_TYPE = 'application/json; charset=utf-8';
 
 export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simulator> {
   const now = opts.now ?? Date.now;
+  const keyHeaders: readonly string[] = opts.keyHeader ? [opts.keyHeader.toLowerCase()] : API_KEY_HEADERS;
   const world = buildWorld({
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}), ...(opts.scale !== undefined ? { scale: opts.scale } : {}),
     ...(opts.worldNow !== undefined ? { now: opts.worldNow } : {}),
@@ -147,7 +155,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 
     let apiKey: string | undefined;
     if (service === 'data') {
-      for (const h of API_KEY_HEADERS) {
+      for (const h of keyHeaders) {
         const v = req.headers[h];
         const s = Array.isArray(v) ? v[0] : v;
         if (s) {
@@ -212,7 +220,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
           throw new HttpError(400, 'the body is not valid JSON');
         }
       }
-      body = route.handle({ world, tokens, params, query: url.searchParams, body: posted, operations });
+      body = route.handle({ world, tokens, params, query: url.searchParams, body: posted, operations, avgTpsNextKey: opts.avgTpsNextKey });
       if (body instanceof Reply) {
         status = body.status;
         body = body.body;

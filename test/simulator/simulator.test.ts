@@ -26,7 +26,7 @@ function withParams(path: string, params: Record<string, string | number | undef
 }
 
 /** Follows nextPageToken to the end; checks every page but the last carries one. */
-async function pageAll(sim: Simulator, path: string, field: string, pageSize?: number): Promise<{ items: any[]; pages: any[][] }> {
+async function pageAll(sim: Simulator, path: string, field: string, pageSize?: number, nextKey = 'nextPageToken'): Promise<{ items: any[]; pages: any[][] }> {
   const items: any[] = [];
   const pages: any[][] = [];
   let token: string | undefined;
@@ -37,7 +37,8 @@ async function pageAll(sim: Simulator, path: string, field: string, pageSize?: n
     expect(Array.isArray(page)).toBe(true);
     pages.push(page);
     items.push(...page);
-    token = r.body.nextPageToken;
+    token = r.body[nextKey];
+    if (nextKey !== 'nextPageToken') expect(r.body.nextPageToken).toBeUndefined();
     if (token === undefined) return { items, pages };
     expect(typeof token).toBe('string');
     expect(page.length).toBe(pageSize ?? page.length);
@@ -485,6 +486,19 @@ describe('metrics service', () => {
     expectMetricsError(await call(sim, '/v1/avg_tps/1'), 404, 'chain');
     expectMetricsError(await call(sim, '/v1/avg_tps/total'), 400, 'chainId');
   });
+
+  it('pages avg_tps with nextPageStartKey (the legacy response schema) when asked to, taken back as pageToken', async () => {
+    const legacy = await startSimulator({ seed: SEED, now: () => clock, avgTpsNextKey: 'nextPageStartKey' });
+    try {
+      const { items, pages } = await pageAll(legacy, '/v1/avg_tps/43114', 'results', undefined, 'nextPageStartKey');
+      expect(items).toEqual([...legacy.world.avgTpsPoints('43114')]);
+      expect(pages.length).toBeGreaterThan(1);
+      // The other metrics keep nextPageToken.
+      expect((await call(legacy, '/v2/chains/43114/metrics/txCount?pageSize=1')).body.nextPageToken).toEqual(expect.any(String));
+    } finally {
+      await legacy.close();
+    }
+  });
 });
 
 describe('api keys and rate limits', () => {
@@ -499,6 +513,55 @@ describe('api keys and rate limits', () => {
       expect(bad.status).toBe(401);
       expect(bad.body).toMatchObject({ error: 'Unauthorized', statusCode: 401 });
       expect((await call(sim, '/v2/chains/43114/metrics/txCount', { 'x-data-api-key': 'bad' })).status).toBe(200);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('with keyHeader, reads the key under that name only: a key under another is not seen (no budget headers, unauthenticated limits)', async () => {
+    // A clock that stands still: every request falls in one window.
+    const sim = await startSimulator({ seed: SEED, now: () => Date.UTC(2025, 10, 1, 12), apiKeys: ['good'], keyHeader: 'x-glacier-api-key', rateLimit: { data: { cuPerMinute: 100 } } });
+    try {
+      const path = `${transfersPath(DEMO.contracts.erc20)}?pageSize=1`;
+      const read = await call(sim, path, { 'x-glacier-api-key': 'good' });
+      expect(read.status).toBe(200);
+      expect(read.headers.get('ratelimit-limit')).toBe('100');
+      // A bad key under the other name is not even checked: the request is anonymous.
+      const ignored = await call(sim, path, { 'x-data-api-key': 'bad' });
+      expect(ignored.status).toBe(200);
+      expect(ignored.headers.get('ratelimit-policy')).toBeNull();
+      expect(ignored.headers.get('ratelimit-limit')).toBeNull();
+      expect((await call(sim, path, { 'x-glacier-api-key': 'bad' })).status).toBe(401);
+      // Both names at once: the one it reads counts.
+      expect((await call(sim, path, { 'x-glacier-api-key': 'good', 'x-data-api-key': 'good' })).headers.get('ratelimit-remaining')).toBe('60');
+      // Anonymous requests share the unauthenticated budget: 100 CU, five 20-CU pages, one spent above.
+      for (let i = 0; i < 4; i++) expect((await call(sim, path, { 'x-data-api-key': 'good' })).status).toBe(200);
+      expect((await call(sim, path, { 'x-data-api-key': 'good' })).status).toBe(429);
+    } finally {
+      await sim.close();
+    }
+  });
+
+  it('counts fixed windows of the length its ratelimit-policy names (windowSeconds), by arrival', async () => {
+    let clock = Date.UTC(2025, 10, 1, 12, 0, 1);
+    const sim = await startSimulator({ seed: SEED, now: () => clock, rateLimit: { data: { cuPerMinute: 4800, cuPerDay: 1_000_000, windowSeconds: 5 } } });
+    try {
+      const path = withParams('/v1/networks/mainnet/rewards', { nodeIds: DEMO.nodeIds[0] });
+      const key = { 'x-data-api-key': 'k' };
+      for (let i = 1; i <= 4; i++) {
+        const r = await call(sim, path, key);
+        expect(r.status).toBe(200);
+        expect(r.headers.get('ratelimit-policy')).toBe('400;w=5, 1000000;w=86400');
+        expect(r.headers.get('ratelimit-limit')).toBe('400');
+        expect(r.headers.get('ratelimit-remaining')).toBe(String(400 - 100 * i));
+      }
+      clock += 2500;
+      const limited = await call(sim, path, key);
+      expect(limited.status).toBe(429);
+      // 12:00:03.5: the window closes at 12:00:05.
+      expect(limited.headers.get('retry-after')).toBe('2');
+      clock += 1500;
+      expect((await call(sim, path, key)).status).toBe(200);
     } finally {
       await sim.close();
     }
