@@ -40,7 +40,7 @@ const SOURCE_KEYS: Record<string, 'string' | 'int'> = {
   cuPerDay: 'int',
 };
 
-export const SOURCE_DEFAULTS = { keyHeader: 'x-data-api-key', concurrency: 4, requestsPerSecond: 0, timeoutMs: 30_000, retries: 6 };
+export const SOURCE_DEFAULTS = { concurrency: 4, requestsPerSecond: 0, timeoutMs: 30_000, retries: 6 };
 
 /** `${VAR}` reads the environment; an unset variable reads as empty. */
 export function interpolate(s: string): string {

@@ -7,6 +7,7 @@
 import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
+import { API_KEY_HEADERS } from '../requests.js';
 import { bytesParsable } from '../bytes.js';
 import type { ClientPort, GetOptions, PostOptions } from '../decl/request.js';
 import type { Service } from '../decl/stream.js';
@@ -18,8 +19,8 @@ import { Deadline } from './deadline.js';
 export interface SourceConfig {
   url: string;
   apiKey?: string;
-  /** The reference names it x-data-api-key, the published OpenAPI x-glacier-api-key. */
-  keyHeader: string;
+  /** The one header to send the key in; left out, it goes under every name the service is known to read (API_KEY_HEADERS). */
+  keyHeader?: string;
   /** Requests in flight at once. */
   concurrency: number;
   /** Cap on requests started per second (0: none). */
@@ -187,7 +188,7 @@ export class Client implements ClientPort {
     o.stats.requests++;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
-    if (this.src.apiKey && this.service === 'data') headers[this.src.keyHeader] = this.src.apiKey;
+    if (this.src.apiKey && this.service === 'data') for (const name of this.src.keyHeader ? [this.src.keyHeader] : API_KEY_HEADERS) headers[name] = this.src.apiKey;
     let res: Response;
     let raw: Buffer;
     const deadline = new Deadline(this.src.timeoutMs, o.signal);

@@ -51,7 +51,10 @@ describe('pipeline config', () => {
       },
       'p.yaml',
     );
-    expect(p.sources.data).toMatchObject({ url: 'http://127.0.0.1:8080', apiKey: 'k1', keyHeader: 'x-data-api-key' });
+    expect(p.sources.data).toMatchObject({ url: 'http://127.0.0.1:8080', apiKey: 'k1' });
+    // No name pinned: the client sends the key under every name the service is known to read.
+    expect(p.sources.data.keyHeader).toBeUndefined();
+    expect(checkPipeline({ ...base([{ table: 'avg_tps', chainIds: ['1'] }]), sources: { data: { keyHeader: 'X-Glacier-Api-Key' } } }, 'p').sources.data.keyHeader).toBe('x-glacier-api-key');
     expect(p.streams[0]!.contracts).toEqual([C.toLowerCase()]);
     expect(checkPipeline(base([{ table: 'avg_tps', chainIds: ['43114'] }]), 'p').sources.metrics.url).toBe('https://metrics.avax.network');
   });

@@ -4,8 +4,9 @@
 // bad configs, then searches every byte chainlake printed or wrote (stdout, stderr, every file of
 // the lakes, its working and temp folders) for each key, raw and encoded, and reads the Parquet
 // files' metadata and rows through DuckDB. The keys were really sent: a recording proxy in front of
-// the simulator and the scripted service see them in the key header, and the simulator accepts
-// only them.
+// the simulator and the scripted service see them in the key headers (both names the service is
+// known by, or the one a pipeline pins), and the simulator accepts only them, under the one name it
+// reads, as production does.
 import { spawn } from 'node:child_process';
 import { createServer, request, type IncomingMessage, type Server } from 'node:http';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -17,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
+import { API_KEY_HEADERS } from '../../src/requests.js';
 import { scriptedServer, json } from '../helpers.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
@@ -25,7 +27,9 @@ const ENV_KEY = 'sk-SENTINEL-7f3a9c-DO-NOT-LEAK';
 /** The key written literally in a pipeline; `+ / =` make its URL and base64 forms differ from it. */
 const LITERAL_KEY = 'sk-LITERAL+9e1b/DO=NOT=LEAK';
 const KEYS = [ENV_KEY, LITERAL_KEY];
-const KEY_HEADER = 'x-data-api-key';
+/** The names chainlake sends a key under by default; the simulator here reads the first only. */
+const KEY_HEADERS: readonly string[] = API_KEY_HEADERS;
+const [READ_HEADER, OTHER_HEADER] = API_KEY_HEADERS;
 
 const ENDPOINT = {
   transfers: '/v1/chains/{chainId}/tokens/{address}/transfers',
@@ -161,14 +165,17 @@ function cli(label: string, args: string[], env: Record<string, string | undefin
 
 interface Seen {
   url: string;
-  key: string | undefined;
+  /** The value of each key header (undefined: not sent). */
+  keys: Record<string, string | undefined>;
   headers: IncomingMessage['headers'];
 }
+
+const keysOf = (headers: IncomingMessage['headers']) => Object.fromEntries(KEY_HEADERS.map((h) => [h, headers[h] as string | undefined]));
 
 async function recordingProxy(target: string, seen: Seen[]): Promise<{ url: string; close(): Promise<void> }> {
   const t = new URL(target);
   const server: Server = createServer((req, res) => {
-    seen.push({ url: req.url ?? '', key: req.headers[KEY_HEADER] as string | undefined, headers: req.headers });
+    seen.push({ url: req.url ?? '', keys: keysOf(req.headers), headers: req.headers });
     const up = request(
       { host: t.hostname, port: t.port, method: req.method, path: req.url, headers: { ...req.headers, connection: 'close' }, agent: false },
       (upRes) => {
@@ -278,6 +285,7 @@ beforeAll(async () => {
     port: 0,
     seed: 1,
     apiKeys: KEYS, // any other key would get 401
+    keyHeader: READ_HEADER,
     faults: { rate: 0.3, seed: 3, kinds: ['429', '500', '502', '503', 'reset', 'truncated', 'malformed'] },
   });
   proxy = await recordingProxy(sim.url, simSeen);
@@ -304,7 +312,8 @@ beforeAll(async () => {
   const lakeBKilled = join(lakes, 'b-killed');
   const lakeC = join(lakes, 'c');
   const envPipeline = write('env.yaml', pipelineYaml('sec_env', 'apiKey: "${CHAINLAKE_API_KEY}"'));
-  const literalPipeline = write('literal.yaml', pipelineYaml('sec_literal', `apiKey: "${LITERAL_KEY}"`));
+  // The literal key is pinned to the one name the simulator reads; the others go under both names.
+  const literalPipeline = write('literal.yaml', pipelineYaml('sec_literal', `apiKey: "${LITERAL_KEY}", keyHeader: ${READ_HEADER}`));
   const failPipeline = write('fail.yaml', pipelineYaml('sec_fail', 'apiKey: "${CHAINLAKE_API_KEY}"', ', retries: 2, timeoutMs: 3000', ', retries: 1, timeoutMs: 3000'));
   const litArgs = (lake: string) => ['run', literalPipeline, '--lake', lake, '--data-url', proxy.url, '--metrics-url', proxy.url, '--log-format', 'pretty', ...common];
   const failArgs = (lake: string) => ['run', failPipeline, '--lake', lake, '--data-url', failing.url, '--metrics-url', deadUrl, '--log-format', 'json', ...common];
@@ -434,20 +443,25 @@ describe('the API key never leaks', () => {
     const metrics = simSeen.filter((s) => s.url.startsWith('/v2/'));
     expect(data.length).toBeGreaterThan(50);
     expect(metrics.length).toBeGreaterThan(2);
-    // The simulator accepts only these keys (anything else would be a 401 above) and saw both.
-    expect(data.filter((s) => s.key === ENV_KEY).length).toBeGreaterThan(20);
-    expect(data.filter((s) => s.key === LITERAL_KEY).length).toBeGreaterThan(20);
-    expect(data.every((s) => s.key === ENV_KEY || s.key === LITERAL_KEY)).toBe(true);
+    // The simulator accepts only these keys (anything else would be a 401 above) and saw both: the
+    // one from the environment under both names, the literal one under the name it is pinned to.
+    const env = data.filter((s) => s.keys[READ_HEADER!] === ENV_KEY);
+    const literal = data.filter((s) => s.keys[READ_HEADER!] === LITERAL_KEY);
+    expect(env.length).toBeGreaterThan(20);
+    expect(literal.length).toBeGreaterThan(20);
+    expect(env.length + literal.length).toBe(data.length);
+    expect(env.every((s) => s.keys[OTHER_HEADER!] === ENV_KEY)).toBe(true);
+    expect(literal.every((s) => s.keys[OTHER_HEADER!] === undefined)).toBe(true);
     expect(failing.requests.length).toBeGreaterThan(5);
-    expect(failing.requests.every((r) => r.headers[KEY_HEADER] === ENV_KEY)).toBe(true);
+    expect(failing.requests.every((r) => KEY_HEADERS.every((h) => r.headers[h] === ENV_KEY))).toBe(true);
     const all = [...simSeen.map((s) => ({ url: s.url, headers: s.headers })), ...failing.requests.map((r) => ({ url: r.url ?? '', headers: r.headers }))];
     for (const s of all) {
       expect(leaks(`URL ${s.url}`, Buffer.from(s.url))).toEqual([]);
-      // Only the one header carries it (no Authorization, cookie, user-agent, ...).
-      const others = Object.entries(s.headers).filter(([h]) => h !== KEY_HEADER).map(([h, v]) => `${h}: ${String(v)}`).join('\n');
+      // Only the key headers carry it (no Authorization, cookie, user-agent, ...).
+      const others = Object.entries(s.headers).filter(([h]) => !KEY_HEADERS.includes(h)).map(([h, v]) => `${h}: ${String(v)}`).join('\n');
       expect(leaks(`headers of ${s.url}`, Buffer.from(others))).toEqual([]);
     }
-    for (const s of metrics) expect(s.key, `metrics request ${s.url} carried a key`).toBeUndefined();
+    for (const s of metrics) expect(s.keys, `metrics request ${s.url} carried a key`).toEqual(Object.fromEntries(KEY_HEADERS.map((h) => [h, undefined])));
   });
 
   it('no key in any stdout or stderr of any command', () => {
@@ -504,7 +518,7 @@ describe('the API key never leaks', () => {
   // quotes service messages in errors, logs and the run report, so it must scrub the key there too.
   it('a key the service echoes in its error body is not repeated (401 and 5xx messages)', async () => {
     const echo = await scriptedServer((req, res) => {
-      const key = String(req.headers[KEY_HEADER] ?? '');
+      const key = String(req.headers[OTHER_HEADER!] ?? '');
       const path = new URL(req.url ?? '/', 'http://x').pathname.toLowerCase();
       if (path.includes('/tokens/')) return json(res, 401, { statusCode: 401, message: `Invalid API key: ${key}`, error: 'Unauthorized' });
       return json(res, 500, { statusCode: 500, message: [`upstream refused key ${key}`], error: 'Internal Server Error' });
@@ -517,7 +531,7 @@ describe('the API key never leaks', () => {
       writeFileSync(yaml, pipelineYaml('sec_echo', 'apiKey: "${CHAINLAKE_API_KEY}"', ', retries: 1').split('  - table: chain_metrics')[0]!);
       const r = await cli('run (service echoes the key)', ['run', yaml, '--lake', lake, '--data-url', echo.url, '--metrics-url', deadUrl, '--log-level', 'trace', '--log-format', 'json'], { CHAINLAKE_API_KEY: ENV_KEY }, { record: false });
       expect(r.code).toBe(1);
-      expect(echo.requests.some((q) => q.headers[KEY_HEADER] === ENV_KEY)).toBe(true);
+      expect(echo.requests.some((q) => q.headers[OTHER_HEADER!] === ENV_KEY)).toBe(true);
       expect(r.stdout).toContain('answered 401');
       const found = [...leaks('stdout', r.out), ...leaks('stderr', r.err), ...walk(lake).flatMap((f) => leaks(f, readFileSync(f)))];
       expect(found).toEqual([]);

@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../../src/sources/client.js';
 import { newRequestStats } from '../../src/decl/request.js';
 import { ServiceError } from '../../src/errors.js';
+import { startSimulator } from '../../src/simulator/server.js';
 import { json, scriptedServer, source } from '../helpers.js';
 
 const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
@@ -88,6 +89,33 @@ describe('client retry rules', () => {
     expect(getEventListeners(run.signal, 'abort')).toHaveLength(0);
     const dependants = Object.getOwnPropertySymbols(run.signal).find((k) => k.description === 'kDependantSignals');
     expect(dependants === undefined ? 0 : (run.signal as any)[dependants].size).toBe(0);
+  });
+
+  it('without keyHeader, sends the key under both names the service is known by; never to another service', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, {}));
+    close = s.close;
+    const c = new Client('data', source(s.url, { apiKey: 'sentinel-key', keyHeader: undefined }), fast);
+    await c.get('/v1/k', { a: 'b' }, { endpoint: '/v1/k', stats: newRequestStats() });
+    expect(s.requests[0]!.headers['x-glacier-api-key']).toBe('sentinel-key');
+    expect(s.requests[0]!.headers['x-data-api-key']).toBe('sentinel-key');
+    expect(s.requests[0]!.url).not.toContain('sentinel');
+    const m = new Client('metrics', source(s.url, { apiKey: 'sentinel-key', keyHeader: undefined }), fast);
+    await m.get('/v2/k', {}, { endpoint: '/v2/k', stats: newRequestStats() });
+    expect(JSON.stringify(s.requests[1]!.headers)).not.toContain('sentinel');
+  });
+
+  it('against a service that reads one name only: the default is read (its budget headers come), a key pinned under the other is not', async () => {
+    const sim = await startSimulator({ seed: 1, apiKeys: ['k'], keyHeader: 'x-glacier-api-key', rateLimit: { data: { cuPerMinute: 6000 } } });
+    close = () => sim.close();
+    const ask = async (keyHeader: string | undefined) => {
+      const c = new Client('data', source(sim.url, { apiKey: 'k', keyHeader }), fast);
+      await c.get('/v1/chains', {}, { endpoint: '/v1/chains', stats: newRequestStats(), weight: 1 });
+      return c.budgetState();
+    };
+    expect(await ask(undefined)).toEqual({ source: 'headers', cuPerMinute: 6000, cuPerDay: null });
+    expect(await ask('x-glacier-api-key')).toEqual({ source: 'headers', cuPerMinute: 6000, cuPerDay: null });
+    // Ignored without a word: an anonymous request, which gets no budget headers.
+    expect(await ask('x-data-api-key')).toEqual({ source: 'unknown', cuPerMinute: null, cuPerDay: null });
   });
 
   it('sends the key only as the configured header, never in the URL', async () => {
