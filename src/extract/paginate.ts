@@ -1,6 +1,7 @@
-// The generic paginator over nextPageToken/pageToken. Stop rules: no token means the last page; a
-// token seen twice in one partition is a loop (error, see LoopGuard); an empty page that still
-// carries a token is followed, up to `maxEmptyPages` in a row.
+// The generic paginator over nextPageToken/pageToken (or the metrics service's legacy
+// nextPageStartKey, sent back the same way). Stop rules: no token means the last page; a token
+// seen twice in one partition is a loop (error, see LoopGuard); an empty page that still carries a
+// token is followed, up to `maxEmptyPages` in a row.
 import { onBehalf, type ClientPort, type Page, type PaginateOptions } from '../decl/request.js';
 import { RunError, ServiceError } from '../errors.js';
 import { fromBytes } from '../bytes.js';
@@ -15,10 +16,15 @@ export class PageTokenError extends Error {
   }
 }
 
-/** The token of the page after this body; undefined when it is the last page. */
+/**
+ * The token of the page after this body; undefined when it is the last page. The metrics
+ * service's legacy answers (avg_tps) carry `nextPageStartKey` instead (docs/services.md, Metrics
+ * service): whichever the body has is followed, and goes back as `pageToken`, the only paging
+ * parameter the service takes.
+ */
 export function nextToken(body: Record<string, unknown>): string | undefined {
-  const t = body.nextPageToken;
-  return typeof t === 'string' && t !== '' ? t : undefined;
+  for (const t of [body.nextPageToken, body.nextPageStartKey]) if (typeof t === 'string' && t !== '') return t;
+  return undefined;
 }
 
 /**

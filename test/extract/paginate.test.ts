@@ -29,6 +29,11 @@ describe('paginate', () => {
     expect(await collect(paginate(f.client, opts))).toEqual([1, 2, 3, 4, 5]);
     expect(f.calls).toEqual([{ pageSize: '2' }, { pageSize: '2', pageToken: 'a' }, { pageSize: '2', pageToken: 'b' }]);
   });
+  it('follows the legacy nextPageStartKey as it follows nextPageToken, sending it back as pageToken', async () => {
+    const f = fake({ first: { results: [1], nextPageStartKey: 'k1' }, k1: { results: [2], nextPageStartKey: 'k2' }, k2: { results: [3], nextPageStartKey: '' } });
+    expect(await collect(paginate(f.client, { ...opts, items: 'results' }))).toEqual([1, 2, 3]);
+    expect(f.calls).toEqual([{ pageSize: '2' }, { pageSize: '2', pageToken: 'k1' }, { pageSize: '2', pageToken: 'k2' }]);
+  });
   it('treats an empty-string token as the end', async () => {
     const f = fake({ first: { items: [1], nextPageToken: '' } });
     expect(await collect(paginate(f.client, opts))).toEqual([1]);

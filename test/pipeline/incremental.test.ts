@@ -166,6 +166,24 @@ describe('incremental runs', () => {
     expect(second.streams.find((s) => s.table === 'avg_tps')!.pages).toBe(1);
   });
 
+  it('avg_tps paged by nextPageStartKey (the legacy response schema): every page followed, then only the newest refetched', async () => {
+    const { sim, clock } = await clockedSim({ avgTpsNextKey: 'nextPageStartKey' });
+    const lake = tmp();
+    const p = pipeline(sim.url, ['avg_tps']);
+    clock.t = DEMO.now + 6 * 3600;
+    const first = await runPipeline(p, { lake, logger: quiet });
+    const tps = first.streams.find((s) => s.table === 'avg_tps')!;
+    expect(tps.pages).toBeGreaterThan(tps.partitions);
+    // As served at the world's time now.
+    const want = () => (p.streams[0]!.chainIds as string[]).flatMap((c) => [...sim.world.avgTpsPoints(c)].map((x) => `${c}|${x.timestamp}|${x.value}`)).sort();
+    const got = async () => (await rows(lake, `SELECT chain_id, epoch(timestamp)::BIGINT ts, value FROM avg_tps`)).map((r) => `${r.chain_id}|${r.ts}|${r.value}`).sort();
+    expect(await got()).toEqual(want());
+    clock.t = DEMO.now + 18 * 3600;
+    const second = await runPipeline(p, { lake, logger: quiet });
+    expect(second.streams.find((s) => s.table === 'avg_tps')!.pages).toBe(tps.partitions);
+    expect(await got()).toEqual(want());
+  });
+
   it('an expired data page token restarts the window from its high-water mark without duplicates', async () => {
     // Tokens live 1 s of server clock; the clock jumps once the first listing is under way.
     const server = { t: Date.now() };
