@@ -81,10 +81,31 @@ export function encodePrimaryAddress(network: Network, bytes20: Uint8Array, chai
 /** Prefixes of networks a node may run beside mainnet and fuji (a local network, a custom one). */
 const OTHER_HRPS = ['local', 'custom'];
 
-/** `network` undefined: an address of any network (its prefix one of avax, fuji, local, custom). */
-export function primaryAddressProblem(s: unknown, network: Network | undefined): string | null {
+/** A chain prefix of a primary-network address (`P-avax1…`); '' is none (`avax1…`). */
+export type ChainPrefix = '' | 'P' | 'X' | 'C';
+
+/**
+ * What the data service's rewards, pending rewards, delegators and listChainIds take (docs/services.md,
+ * Identifiers): P- or X- addresses, or the address without a chain.
+ */
+export const SERVICE_ADDRESS_PREFIXES: readonly ChainPrefix[] = ['P', 'X', ''];
+
+function prefixList(prefixes: readonly ChainPrefix[]): string {
+  const names = prefixes.map((p) => (p ? `${p}-` : 'none'));
+  return names.length > 1 ? `${names.slice(0, -1).join(', ')} or ${names.at(-1)}` : names[0]!;
+}
+
+/**
+ * `network` undefined: an address of any network (its prefix one of avax, fuji, local, custom).
+ * `prefixes`: the chain prefixes the receiver takes.
+ */
+export function primaryAddressProblem(s: unknown, network: Network | undefined, prefixes: readonly ChainPrefix[] = SERVICE_ADDRESS_PREFIXES): string | null {
   if (typeof s !== 'string') return 'is not a string';
-  const body = /^[PXC]-/.test(s) ? s.slice(2) : s;
+  // bech32 has no '-': what comes before one names a chain.
+  const dash = s.indexOf('-');
+  const chain = dash < 0 ? '' : s.slice(0, dash);
+  const body = s.slice(dash + 1);
+  if (!(prefixes as readonly string[]).includes(chain)) return `${chain ? `has the chain prefix "${chain}-"` : 'has no chain prefix'} (only ${prefixList(prefixes)} here)`;
   const hrps = network ? [NETWORK_HRP[network]] : [...new Set(Object.values(NETWORK_HRP)), ...OTHER_HRPS];
   if (body.toLowerCase() !== body && body.toUpperCase() !== body) return 'mixes upper and lower case';
   let decoded: { prefix: string; words: number[] };
@@ -97,4 +118,26 @@ export function primaryAddressProblem(s: unknown, network: Network | undefined):
   const bytes = bech32.fromWords(decoded.words);
   if (bytes.length !== 20) return `encodes ${bytes.length} bytes, not 20`;
   return null;
+}
+
+/** The block tags an EVM node takes for a block (subnet-evm rpc/types.go, BlockNumberOrHash). */
+export const EVM_BLOCK_TAGS = ['latest', 'earliest', 'pending', 'accepted', 'finalized', 'safe'] as const;
+
+const INT64_MAX = 2n ** 63n - 1n;
+
+/**
+ * A block as an EVM node reads one (eth_feeConfig's argument): a number in hex (`0x` and no
+ * leading zero, as its hexutil decodes it, at most 2^63 - 1), a hash (`0x` and 64 hex digits) or a
+ * tag; null when valid, else why not.
+ */
+export function evmBlockProblem(v: unknown): string | null {
+  if (typeof v === 'number' || (typeof v === 'string' && /^[0-9]+$/.test(v))) {
+    const hex = typeof v === 'number' && Number.isSafeInteger(v) && v >= 0 ? ` (${v} is "0x${v.toString(16)}")` : '';
+    return `is a decimal number: the node takes a block number in hex${hex}`;
+  }
+  if (typeof v !== 'string') return 'is not a string';
+  if ((EVM_BLOCK_TAGS as readonly string[]).includes(v) || /^0x[0-9a-fA-F]{64}$/.test(v)) return null;
+  if (/^0x0[0-9a-fA-F]+$/.test(v)) return 'has a leading zero, which the node refuses in a hex number';
+  if (/^0x[0-9a-fA-F]+$/.test(v)) return BigInt(v) > INT64_MAX ? 'is above 2^63 - 1, the highest block number the node takes' : null;
+  return `is not a hex block number (0x...), a block hash (0x and 64 hex digits) or one of ${EVM_BLOCK_TAGS.join(', ')}`;
 }

@@ -6,7 +6,7 @@ import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
 import type { OptionSpec, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { METRICS } from '../streams/chain_metrics.js';
 import { UsageError } from '../errors.js';
-import { isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
+import { evmBlockProblem, isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
 import type { SourceConfig } from '../sources/client.js';
 
@@ -115,11 +115,16 @@ function checkOption(spec: OptionSpec, v: unknown, path: string, network: Networ
       return isChainRef(v) ? v : bad(CHAIN_REF_PROBLEM(v));
     case 'blockchain_id[]':
       return list((x) => (isChainRef(x) ? null : CHAIN_REF_PROBLEM(x)));
-    case 'chain_address[]':
+    case 'x_address[]':
+      // xvm.getUTXOs reads an address of its own chain only (avalanchego vms/components/avax/addresses.go, ParseLocalAddress).
       return list((x) => {
-        const p = primaryAddressProblem(x, network);
-        return p ? `${describe(x)} is not a P-/X-chain address (bech32): it ${p}` : null;
+        const p = primaryAddressProblem(x, network, ['X']);
+        return p ? `${describe(x)} is not an X-chain address (X- and bech32): it ${p}` : null;
       });
+    case 'evm_block': {
+      const p = evmBlockProblem(v);
+      return p ? bad(`${describe(v)} ${p}`) : v;
+    }
   }
 }
 

@@ -51,7 +51,8 @@ export type OptionKind =
   | 'cb58_id[]' // 32-byte ids in cb58: subnets, assets
   | 'blockchain_id' // a cb58 blockchain id or the alias P, X or C
   | 'blockchain_id[]'
-  | 'chain_address[]'; // P-/X- address of any network, or of the entry's `network` when it has one
+  | 'x_address[]' // X- address of any network, or of the entry's `network` when it has one
+  | 'evm_block'; // a block as an EVM node takes it: hex number, hash or tag (latest, ...)
 
 export interface OptionSpec {
   kind: OptionKind;

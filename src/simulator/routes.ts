@@ -104,8 +104,7 @@ function networkParam(raw: string): Network {
 function addressesParam(q: URLSearchParams, name: string, network: Network): string[] | undefined {
   const list = listParam(q, name);
   for (const a of list ?? []) {
-    // ids.ts also takes C-; the rewards endpoints take X- and P- only.
-    const problem = a.startsWith('C-') ? 'has a C- prefix; use P-, X- or none' : primaryAddressProblem(a, network);
+    const problem = primaryAddressProblem(a, network);
     if (problem) throw badRequest(`${name}: "${a}" ${problem}`);
   }
   return list;

@@ -17,7 +17,7 @@ export const feeConfig: StreamDecl = {
   extract: feeConfigPage,
   options: {
     blockchainIds: BLOCKCHAIN_IDS_OPTION,
-    block: { kind: 'string', doc: 'the block to ask at: a number, a hash or latest (default latest)' },
+    block: { kind: 'evm_block', doc: 'the block to ask at: a number in hex (0x...), a hash or latest (default latest)' },
   },
   key: ['node_url', 'snapshot_at', 'blockchain_id'],
   columns: [

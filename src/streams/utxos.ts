@@ -160,7 +160,7 @@ export const utxos: StreamDecl = {
   extract: utxoPages,
   pageSize: { min: 1, max: UTXO_LIMIT, default: UTXO_LIMIT, note: 'the node returns at most 1024 a call' },
   options: {
-    addresses: { kind: 'chain_address[]', required: true, doc: 'owners (X-avax1...), asked together' },
+    addresses: { kind: 'x_address[]', required: true, doc: 'owners (X-avax1...), asked together' },
     blockchainIds: { kind: 'blockchain_id[]', doc: 'asset chains: X (default) or ids of chains running the same VM; one partition each' },
     sourceChain: { kind: 'blockchain_id', doc: "atomic UTXOs exported to this chain from that one (P, C or an id) instead of the chain's own" },
   },

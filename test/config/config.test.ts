@@ -1,13 +1,17 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { checkPipeline, loadPipeline } from '../../src/config/pipeline.js';
 import { encodeNodeId, encodePrimaryAddress, nodeIdProblem, primaryAddressProblem } from '../../src/ids.js';
 import { UsageError } from '../../src/errors.js';
+import { cli } from '../lake-fixture.js';
 
 const NODE = encodeNodeId(new Uint8Array(20).fill(7));
 const PADDR = encodePrimaryAddress('mainnet', new Uint8Array(20).fill(9), 'P');
+const BARE = PADDR.slice(2);
+const XADDR = `X-${BARE}`;
+const CADDR = `C-${BARE}`;
 const C = '0xB97EF9Ef8734C71904D8002F8b6Bc66Dd9c48a6E';
 
 function problems(doc: unknown): string {
@@ -105,5 +109,48 @@ describe('pipeline config', () => {
     writeFileSync(f, 'name: x\nstreams:\n  - table: [unclosed\n');
     expect(() => loadPipeline(f)).toThrow(/bad\.yaml:\d+:\d+: invalid YAML/);
     expect(() => loadPipeline(join(dir, 'missing.yaml'))).toThrow(/cannot read the pipeline: ENOENT/);
+  });
+});
+
+describe('identifiers as strict as the services that take them', () => {
+  const one = (entry: Record<string, unknown>) => problems(base([entry]));
+  const accepted = (entry: Record<string, unknown>) => checkPipeline(base([entry]), 'p').streams[0]!;
+  const DATA_ADDRESS = 'is not a mainnet P-/X-chain address (bech32): it has the chain prefix "C-" (only P-, X- or none here)';
+
+  it.each([
+    [{ table: 'historical_rewards', network: 'mainnet', addresses: [PADDR, CADDR] }, `streams[0].addresses[1]: "${CADDR}" ${DATA_ADDRESS}`],
+    [{ table: 'pending_rewards', network: 'mainnet', addresses: [CADDR] }, `streams[0].addresses[0]: "${CADDR}" ${DATA_ADDRESS}`],
+    [{ table: 'delegators', network: 'mainnet', rewardAddresses: [CADDR] }, `streams[0].rewardAddresses[0]: "${CADDR}" ${DATA_ADDRESS}`],
+    [{ table: 'address_chains', network: 'mainnet', addresses: [CADDR] }, `streams[0].addresses[0]: "${CADDR}" ${DATA_ADDRESS}`],
+    [{ table: 'historical_rewards', network: 'mainnet', addresses: [`Q-${BARE}`] }, `streams[0].addresses[0]: "Q-${BARE}" is not a mainnet P-/X-chain address (bech32): it has the chain prefix "Q-" (only P-, X- or none here)`],
+    [{ table: 'utxos', addresses: [PADDR] }, `streams[0].addresses[0]: "${PADDR}" is not an X-chain address (X- and bech32): it has the chain prefix "P-" (only X- here)`],
+    [{ table: 'utxos', addresses: [XADDR, BARE] }, `streams[0].addresses[1]: "${BARE}" is not an X-chain address (X- and bech32): it has no chain prefix (only X- here)`],
+    [{ table: 'fee_config', blockchainIds: ['C'], block: '12345' }, 'streams[0].block: "12345" is a decimal number: the node takes a block number in hex'],
+    [{ table: 'fee_config', blockchainIds: ['C'], block: 12345 }, 'streams[0].block: 12345 is a decimal number: the node takes a block number in hex (12345 is "0x3039")'],
+    [{ table: 'fee_config', blockchainIds: ['C'], block: '0x03039' }, 'streams[0].block: "0x03039" has a leading zero, which the node refuses in a hex number'],
+    [{ table: 'fee_config', blockchainIds: ['C'], block: '0x8000000000000000' }, 'streams[0].block: "0x8000000000000000" is above 2^63 - 1, the highest block number the node takes'],
+    [{ table: 'fee_config', blockchainIds: ['C'], block: 'newest' }, 'streams[0].block: "newest" is not a hex block number (0x...), a block hash (0x and 64 hex digits) or one of latest, earliest, pending, accepted, finalized, safe'],
+  ])('%j is refused, naming the place', (entry, message) => {
+    const lines = one(entry).split('\n');
+    expect(lines).toEqual([`pipelines/x.yaml: ${message}`]);
+  });
+
+  it('takes the forms the services take', () => {
+    expect(accepted({ table: 'historical_rewards', network: 'mainnet', addresses: [PADDR, encodePrimaryAddress('mainnet', new Uint8Array(20).fill(3), 'X')] }).addresses).toHaveLength(2);
+    expect(accepted({ table: 'pending_rewards', network: 'mainnet', addresses: [BARE] }).addresses).toEqual([BARE]);
+    expect(accepted({ table: 'delegators', network: 'mainnet', rewardAddresses: [XADDR] }).rewardAddresses).toEqual([XADDR]);
+    expect(accepted({ table: 'address_chains', network: 'mainnet', addresses: [PADDR] }).addresses).toEqual([PADDR]);
+    expect(accepted({ table: 'utxos', addresses: [XADDR] }).addresses).toEqual([XADDR]);
+    for (const block of ['0x0', '0x3039', `0x${'ab'.repeat(32)}`, 'latest', 'accepted', '0x7fffffffffffffff']) expect(accepted({ table: 'fee_config', blockchainIds: ['C'], block }).block).toBe(block);
+  });
+
+  it('a bad value ends the command with exit 2, the file and the place', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cl-'));
+    const f = join(dir, 'c.yaml');
+    writeFileSync(f, `name: x\nstreams:\n  - { table: pending_rewards, network: mainnet, addresses: ["${CADDR}"] }\n`);
+    const r = cli(['run', f, '--dry-run', '--lake', join(dir, 'lake')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${f}: streams[0].addresses[0]: "${CADDR}" ${DATA_ADDRESS}`);
+    expect(existsSync(join(dir, 'lake'))).toBe(false);
   });
 });
