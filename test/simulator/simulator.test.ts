@@ -46,6 +46,17 @@ async function pageAll(sim: Simulator, path: string, field: string, pageSize?: n
   throw new Error('paging did not stop');
 }
 
+/** Keyed requests that all get through, each answer announcing the budget and what is left of it. */
+async function spendKeyed(sim: Simulator, path: string, key: Record<string, string>, o: { requests: number; weight: number; quota: number; policy: string }): Promise<void> {
+  for (let i = 1; i <= o.requests; i++) {
+    const r = await call(sim, path, key);
+    expect(r.status).toBe(200);
+    expect(r.headers.get('ratelimit-policy')).toBe(o.policy);
+    expect(r.headers.get('ratelimit-limit')).toBe(String(o.quota));
+    expect(r.headers.get('ratelimit-remaining')).toBe(String(o.quota - o.weight * i));
+  }
+}
+
 function expectDataError(r: Reply, status: number, mentions: string): void {
   expect(r.status).toBe(status);
   expect(typeof r.body.message).toBe('string');
@@ -548,13 +559,7 @@ describe('api keys and rate limits', () => {
     try {
       const path = withParams('/v1/networks/mainnet/rewards', { nodeIds: DEMO.nodeIds[0] });
       const key = { 'x-data-api-key': 'k' };
-      for (let i = 1; i <= 4; i++) {
-        const r = await call(sim, path, key);
-        expect(r.status).toBe(200);
-        expect(r.headers.get('ratelimit-policy')).toBe('400;w=5, 1000000;w=86400');
-        expect(r.headers.get('ratelimit-limit')).toBe('400');
-        expect(r.headers.get('ratelimit-remaining')).toBe(String(400 - 100 * i));
-      }
+      await spendKeyed(sim, path, key, { requests: 4, weight: 100, quota: 400, policy: '400;w=5, 1000000;w=86400' });
       clock += 2500;
       const limited = await call(sim, path, key);
       expect(limited.status).toBe(429);
@@ -576,13 +581,7 @@ describe('api keys and rate limits', () => {
     try {
       const path = `${transfersPath(DEMO.contracts.erc20)}?pageSize=1`;
       const key = { 'x-data-api-key': 'k1' };
-      for (let i = 1; i <= 5; i++) {
-        const r = await call(sim, path, key);
-        expect(r.status).toBe(200);
-        expect(r.headers.get('ratelimit-policy')).toBe('100;w=60, 1000;w=86400');
-        expect(r.headers.get('ratelimit-limit')).toBe('100');
-        expect(r.headers.get('ratelimit-remaining')).toBe(String(100 - 20 * i));
-      }
+      await spendKeyed(sim, path, key, { requests: 5, weight: 20, quota: 100, policy: '100;w=60, 1000;w=86400' });
       const limited = await call(sim, path, key);
       expectDataError(limited, 429, 'Rate limit');
       expect(limited.headers.get('retry-after')).toBe('50');
