@@ -1,14 +1,16 @@
 #!/usr/bin/env node
 // Rate-bound benchmark: how much of a service's compute-unit budget chainlake's scheduler turns into
-// pages, against the simulator with its production rate limit on (fixed one-minute windows,
-// per-endpoint weights, 429 + retry-after, a block for clients that keep sending while limited).
+// pages, against the simulator with its production rate limit on (fixed one-minute windows, or
+// 5-second ones announced in ratelimit-policy, per-endpoint weights, 429 + retry-after, a block for
+// clients that keep sending while limited).
 //
 // Every scenario gets its own simulator behind a loopback proxy that adds latency (the services
 // answer in a few hundred ms; the simulator in under one) and counts, by the time each request
 // reached the simulator, the CU it accepted in each of its windows. All scenarios run at once, in
 // the same wall time, until a number of whole windows have passed; only whole windows are
 // reported, since a run that starts inside a window may get more than a window's budget in its
-// first minute. Real one-minute windows, real time: nothing is scaled.
+// first minute. Real one-minute windows, real time: nothing is scaled. A minute holds exactly twelve
+// 5-second windows, so the share of the budget per minute is that of its twelve windows.
 //
 //   node bench/rate.mjs [--windows 3] [--latency-ms 250] [--budget 6000] [--concurrency 4]
 import http from 'node:http';
@@ -105,7 +107,7 @@ async function latencyProxy(target, latencyMs) {
 
 /** chainlake: every partition pages concurrently through one client, as a run does. */
 async function chainlake(url, partitions, until, source = {}) {
-  const client = new Client('data', { url, keyHeader: 'x-data-api-key', concurrency: CONCURRENCY, requestsPerSecond: 0, timeoutMs: 30_000, retries: 10, ...source });
+  const client = new Client('data', { url, concurrency: CONCURRENCY, requestsPerSecond: 0, timeoutMs: 30_000, retries: 10, ...source });
   const stop = new AbortController();
   const timer = setTimeout(() => stop.abort(new Error('bench over')), until - Date.now());
   let pages = 0;
@@ -163,6 +165,8 @@ const scenarios = [
   { name: 'budget unknown, no key (429s only)', budget: BUDGET, run: (url, until) => chainlake(url, MIXED, until) },
   { name: 'budget unknown, keyed (ratelimit-* headers)', budget: BUDGET, keyed: true, run: (url, until) => chainlake(url, MIXED, until, { apiKey: KEY }) },
   { name: 'budget unknown, no key, 2,500 CU/min', budget: 2500, run: (url, until) => chainlake(url, MIXED, until) },
+  // As production: the key read under one header name only, the budget announced per 5 seconds.
+  { name: 'budget unknown, keyed, 5-second window (ratelimit-policy)', budget: BUDGET, keyed: true, windowSeconds: 5, keyHeader: 'x-glacier-api-key', run: (url, until) => chainlake(url, MIXED, until, { apiKey: KEY }) },
   { name: 'transfers only: chainlake, budget unknown', budget: BUDGET, pair: 'a', run: (url, until) => chainlake(url, transfers, until) },
   { name: 'transfers only: naive sequential loop', budget: BUDGET, pair: 'a', naive: true, run: (url, until) => naive(url, transfers, until) },
   { name: 'transfers only: chainlake, budget unknown', budget: BUDGET, latency: 50, pair: 'b', run: (url, until) => chainlake(url, transfers, until) },
@@ -180,7 +184,12 @@ console.log(`client: concurrency ${CONCURRENCY}; proxy latency ${LATENCY} ms unl
 
 const running = await Promise.all(
   scenarios.map(async (s) => {
-    const sim = await startSimulator({ seed: 1, rateLimit: { data: { cuPerMinute: s.budget } }, ...(s.keyed ? { apiKeys: [KEY] } : {}) });
+    const sim = await startSimulator({
+      seed: 1,
+      rateLimit: { data: { cuPerMinute: s.budget, ...(s.windowSeconds ? { windowSeconds: s.windowSeconds } : {}) } },
+      ...(s.keyed ? { apiKeys: [KEY] } : {}),
+      ...(s.keyHeader ? { keyHeader: s.keyHeader } : {}),
+    });
     const proxy = await latencyProxy(sim.url, s.latency ?? LATENCY);
     return { s, sim, proxy };
   }),
