@@ -604,7 +604,7 @@ describe('configuration of the node tables', () => {
     expect(check({ table: 'fee_config', blockchainIds: ['Q'] })).toThrow(/streams\[0\]\.blockchainIds\[0\]: "Q" is not a blockchain id \(cb58 of 32 bytes\) or one of P, X, C/);
     expect(check({ table: 'assets', assetIds: ['abc'] })).toThrow(/streams\[0\]\.assetIds\[0\]: "abc" is not an id \(cb58 of 32 bytes\)/);
     expect(check({ table: 'node_uptime', subnetIds: [AVAX_ASSET_ID, AVAX_ASSET_ID] })).toThrow(/streams\[0\]\.subnetIds\[1\]: ".*" is listed twice/);
-    expect(check({ table: 'utxos', addresses: ['X-avax1bad'] })).toThrow(/streams\[0\]\.addresses\[0\]: "X-avax1bad" is not a P-\/X-chain address \(bech32\): it is not valid bech32/);
+    expect(check({ table: 'utxos', addresses: ['X-avax1bad'] })).toThrow(/streams\[0\]\.addresses\[0\]: "X-avax1bad" is not an X-chain address \(X- and bech32\): it is not valid bech32/);
     expect(check({ table: 'utxos', addresses: [xAddress(0)], sourceChain: 'Z' })).toThrow(/streams\[0\]\.sourceChain: "Z" is not a blockchain id/);
     expect(check({ table: 'utxos', addresses: [xAddress(0)], pageSize: 1025 })).toThrow(/streams\[0\]\.pageSize: 1025 is out of bounds for \/ext\/bc\/\{chain\} \(1 to 1024\): the node returns at most 1024 a call/);
     expect(check({ table: 'health_checks', tags: [''] })).toThrow(/streams\[0\]\.tags\[0\]: "" is not a non-empty string/);
