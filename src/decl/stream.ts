@@ -13,6 +13,7 @@ export type ColumnType =
   | 'timestamptz' // from Unix seconds
   | 'amount'
   | 'varchar[]'
+  | 'integer[]'
   | 'json';
 
 export interface Column {
@@ -166,6 +167,11 @@ export interface StreamDecl {
    * compare ASCII only: no case mapping, slicing or length of text that may not be ASCII.
    */
   bytesSafe?: boolean;
+  /**
+   * Its answers hold JSON numbers a double may change (a node's uint64 fields, prices): they are
+   * parsed keeping each such number's text (src/json.ts), here and when raw pages are replayed.
+   */
+  exactNumbers?: boolean;
   columns: Column[];
 }
 

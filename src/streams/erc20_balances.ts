@@ -17,6 +17,8 @@ export const erc20Balances: StreamDecl = {
   items: 'erc20TokenBalances',
   extract: erc20Pages,
   weight: 20,
+  // Prices are JSON numbers (Money.value): kept as sent.
+  exactNumbers: true,
   pageSize: { min: 1, max: 500, default: 500 },
   options: {
     ...BALANCE_OPTIONS,

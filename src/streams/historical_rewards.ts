@@ -9,6 +9,8 @@ export const historicalRewards: StreamDecl = {
   endpoint: '/v1/networks/{network}/rewards',
   items: 'historicalRewards',
   weight: 100,
+  // Prices are JSON numbers (Money.value): kept as sent.
+  exactNumbers: true,
   pageSize: { min: 1, max: 100, default: 100 },
   options: {
     ...rewardsOptions,

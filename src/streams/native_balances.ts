@@ -66,6 +66,8 @@ export const nativeBalances: StreamDecl = {
   items: 'nativeTokenBalance',
   extract: nativePages,
   weight: 20,
+  // Prices are JSON numbers (Money.value): kept as sent.
+  exactNumbers: true,
   pageSize: { min: 0, max: 0, default: 0 },
   options: BALANCE_OPTIONS,
   partitions: balancePartitions,
