@@ -28,11 +28,13 @@ export interface RequestContext {
   weight?: number;
   /** The listing the request belongs to, for fair shares of the budget; default: the path and query without the page token. */
   flow?: string;
+  /** Parse the answer keeping the text of numbers a double would change (StreamDecl.exactNumbers). */
+  exact?: boolean;
 }
 
-/** Another request on behalf of the same partition: counted, stopped and shared as `x`'s, named `endpoint`. */
-export function onBehalf(x: Pick<RequestContext, 'stats' | 'signal' | 'flow'>, endpoint: string, weight?: number): RequestContext {
-  return { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow };
+/** Another request on behalf of the same partition: counted, stopped, shared and parsed as `x`'s, named `endpoint`. */
+export function onBehalf(x: Pick<RequestContext, 'stats' | 'signal' | 'flow' | 'exact'>, endpoint: string, weight?: number): RequestContext {
+  return { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow, exact: x.exact };
 }
 
 export interface GetOptions extends RequestContext {
@@ -69,7 +71,13 @@ export interface ClientPort {
   post(path: string, body: unknown, o: PostOptions): Promise<unknown>;
   /** What node snapshots are stamped with. */
   readonly baseUrl: string;
+  /** The asset chain's JSON-RPC namespace when the pipeline pins it (`sources.node.assetNamespace`). */
+  readonly assetNamespace?: AssetNamespace;
 }
+
+/** The asset chain's method prefix: AvalancheGo registers `avm`, the reference names it `xvm`. */
+export type AssetNamespace = 'avm' | 'xvm';
+export const ASSET_NAMESPACES: readonly AssetNamespace[] = ['avm', 'xvm'];
 
 export interface Page {
   items: unknown[];
