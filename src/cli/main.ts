@@ -244,6 +244,8 @@ interface SimArgs {
   metricsCuPerDay?: number;
   blockSeconds?: number;
   apiKeys?: string;
+  nodeShape?: 'avalanchego' | 'reference';
+  nodeAdmin?: boolean;
 }
 
 async function cmdSim(a: SimArgs): Promise<number> {
@@ -263,6 +265,7 @@ async function cmdSim(a: SimArgs): Promise<number> {
     ...(data || metrics ? { rateLimit: { data, metrics, ...(a.blockSeconds !== undefined ? { blockSeconds: a.blockSeconds } : {}) } } : {}),
     ...(a.faults ? { faults: { rate: a.faults, kinds: kinds as never, seed: a.faultSeed, slowMs: a.slowMs } } : {}),
     ...(a.apiKeys ? { apiKeys: a.apiKeys.split(',') } : {}),
+    node: { shape: a.nodeShape ?? 'avalanchego', admin: a.nodeAdmin === true },
   });
   process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data, metrics and node services at ${sim.url}\n`);
   await new Promise<void>((resolve) => {
@@ -395,7 +398,9 @@ export async function main(argv: string[]): Promise<void> {
             .option('metrics-cu-per-minute', { type: 'number', requiresArg: true, describe: 'metrics service budget (turns rate limiting on)' })
             .option('metrics-cu-per-day', { type: 'number', requiresArg: true, describe: 'metrics service daily budget' })
             .option('block-seconds', { type: 'number', requiresArg: true, describe: 'how long a client that keeps sending while limited is blocked' })
-            .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' }),
+            .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' })
+            .option('node-shape', { type: 'string', choices: ['avalanchego', 'reference'], default: 'avalanchego', describe: "how the node answers: as AvalancheGo (namespace avm, uint64 as JSON numbers, -32000 errors) or as the reference documents it (namespace xvm, uint64 as strings)" })
+            .option('node-admin', { type: 'boolean', describe: "serve the node's admin API reads at /ext/admin (a node has it off unless --api-admin-enabled=true)" }),
         async (a) => exit(await cmdSim(a as never)),
       )
       .command(exportOpCommand(exit))
