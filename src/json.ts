@@ -48,25 +48,57 @@ function numberOf(text: string): number | ExactNumber {
 
 /**
  * Number tokens that may not survive a double: 16 digits or more, or a fraction or an exponent.
- * Every JSON number follows `:`, `,` or `[` (and whitespace), or starts the text; text inside
- * strings may match too, which only costs the exact parse.
+ * A JSON number inside an object or a list follows `:`, `,` or `[` (and whitespace); text inside
+ * strings may match too, which only costs the exact parse. A pattern led by that character is the
+ * fast one: the regex engine skips to it.
  */
-const SUSPECT = /(?:^|[:,[])\s*(-?(?=[0-9]{16}|[0-9]*[.eE])[0-9][0-9.eE+-]*)/g;
+const SUSPECT = /[:,[][ \t\n\r]*(-?[0-9](?:[0-9]{15}|[0-9]*[.eE])[0-9.eE+-]*)/g;
+const NUMBER_FIRST = /^[ \t\n\r]*-?[0-9]/;
 
-function allSurvive(text: string): boolean {
-  SUSPECT.lastIndex = 0;
-  for (let m = SUSPECT.exec(text); m; m = SUSPECT.exec(text)) if (!survives(m[1]!)) return false;
+/** The numbers under these keys only (`"value": 27.41`): a literal the regex engine finds fast. */
+const keyed = new Map<string, RegExp>();
+
+function keyedNumbers(keys: readonly string[]): RegExp {
+  const id = keys.join(',');
+  let re = keyed.get(id);
+  if (!re) {
+    re = new RegExp(`"(?:${keys.map((k) => k.replace(/[^A-Za-z0-9_]/g, '\\$&')).join('|')})":[ \\t\\n\\r]*(-?[0-9][0-9.eE+-]*)`, 'g');
+    keyed.set(id, re);
+  }
+  return re;
+}
+
+function allSurvive(text: string, keys?: readonly string[]): boolean {
+  if (NUMBER_FIRST.test(text)) return survives(text.trim());
+  const re = keys ? keyedNumbers(keys) : SUSPECT;
+  re.lastIndex = 0;
+  for (let m = re.exec(text); m; m = re.exec(text)) if (!survives(m[1]!)) return false;
   return true;
 }
 
 /**
- * JSON.parse, but a number a double would change is an ExactNumber with its text as sent. Throws
- * a SyntaxError for text that is not JSON, as JSON.parse does.
+ * JSON.parse, but a number a double would change is an ExactNumber with its text as sent. With
+ * `keys`, only the numbers under those keys are looked at first (a price's `value`): a page whose
+ * other numbers a double changes is still parsed by JSON.parse when those keys' numbers survive.
+ * Throws a SyntaxError for text that is not JSON, as JSON.parse does.
  */
-export function parseExact(text: string): unknown {
-  if (allSurvive(text)) return JSON.parse(text);
+export function parseExact(text: string, keys?: readonly string[]): unknown {
+  if (allSurvive(text, keys)) return JSON.parse(text);
   // As JSON.parse: the last of a repeated key wins (lossless-json keeps `__proto__` an own field too).
   return parse(text, null, { parseNumber: numberOf, onDuplicateKey: ({ newValue }) => newValue });
+}
+
+/**
+ * Which numbers of a page to keep as sent: all that a double would change (true), or those under
+ * the given keys (a price's `value`); false or absent: JSON.parse.
+ */
+export type Exactness = boolean | readonly string[];
+
+/** The parser of pages read with this exactness. */
+export function parserFor(exact: Exactness | undefined): (text: string) => unknown {
+  if (!exact) return JSON.parse;
+  const keys = exact === true ? undefined : exact;
+  return (text) => parseExact(text, keys);
 }
 
 /** JSON text of `v` without space, as JSON.stringify writes it, an ExactNumber as its text. */

@@ -1,6 +1,7 @@
 // What a declaration's extractor asks of the services, and what it yields: the client as a port
 // (sources/client.ts implements it), the options of one request, a listing's options, and the page.
 // Nothing here depends on how requests are sent, so declarations sit below the sources.
+import type { Exactness } from '../json.js';
 
 /** Counters one stream keeps of its requests (the run report prints them). */
 export interface RequestStats {
@@ -29,7 +30,7 @@ export interface RequestContext {
   /** The listing the request belongs to, for fair shares of the budget; default: the path and query without the page token. */
   flow?: string;
   /** Parse the answer keeping the text of numbers a double would change (StreamDecl.exactNumbers). */
-  exact?: boolean;
+  exact?: Exactness;
 }
 
 /** Another request on behalf of the same partition: counted, stopped, shared and parsed as `x`'s, named `endpoint`. */

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { brotliDecompressSync, constants, createBrotliCompress } from 'node:zlib';
 import type { WrittenFile } from './parquet.js';
 import { bytesParsable } from '../bytes.js';
-import { parseExact, stringifyExact } from '../json.js';
+import { parseExact, parserFor, stringifyExact, type Exactness } from '../json.js';
 
 export const RAW_SUFFIX = '.ndjson.br';
 let seq = 0;
@@ -43,11 +43,11 @@ export interface RawPage {
  * The pages of a raw file. With `bytes`, a file that allows it is parsed as bytes, one char per
  * byte; with `exact`, numbers a double would change are kept as sent (src/json.ts).
  */
-export function* readRawPages(file: string, o: { bytes?: boolean; exact?: boolean } = {}): Generator<RawPage> {
+export function* readRawPages(file: string, o: { bytes?: boolean; exact?: Exactness } = {}): Generator<RawPage> {
   const buf = brotliDecompressSync(readFileSync(file));
   const bytes = o.bytes === true && bytesParsable(buf);
   const text = bytes ? buf.toString('latin1') : buf.toString('utf8');
-  const parse = o.exact ? parseExact : JSON.parse;
+  const parse = parserFor(o.exact);
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);

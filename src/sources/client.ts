@@ -8,7 +8,7 @@ import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
 import { bytesParsable } from '../bytes.js';
-import { parseExact } from '../json.js';
+import { parserFor } from '../json.js';
 import type { AssetNamespace, ClientPort, GetOptions, PostOptions } from '../decl/request.js';
 import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
@@ -226,7 +226,7 @@ export class Client implements ClientPort {
       );
     }
     try {
-      const body: unknown = o.exact ? parseExact(text) : JSON.parse(text);
+      const body: unknown = parserFor(o.exact)(text);
       o.onBody?.(raw, asBytes);
       o.onStatus?.(res.status);
       return body;

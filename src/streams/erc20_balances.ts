@@ -1,4 +1,5 @@
 import type { Page } from '../decl/request.js';
+import { PRICE_KEYS } from './common.js';
 import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { snapshotBlock, stamped } from './chain_reads.js';
 import { BALANCE_OPTIONS, balancePartitions, SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, TOKEN_FIELDS, VALUE_COLUMNS } from './native_balances.js';
@@ -18,7 +19,7 @@ export const erc20Balances: StreamDecl = {
   extract: erc20Pages,
   weight: 20,
   // Prices are JSON numbers (Money.value): kept as sent.
-  exactNumbers: true,
+  exactNumbers: PRICE_KEYS,
   pageSize: { min: 1, max: 500, default: 500 },
   options: {
     ...BALANCE_OPTIONS,

@@ -1,5 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
+import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck, PRICE_KEYS } from './common.js';
 
 const isObject = (v: unknown) => v !== null && typeof v === 'object';
 
@@ -19,7 +19,7 @@ export const ercTransfers: StreamDecl = {
   items: 'transfers',
   weight: 20,
   // Prices are JSON numbers (Money.value): kept as sent.
-  exactNumbers: true,
+  exactNumbers: PRICE_KEYS,
   pageSize: { min: 1, max: 100, default: 100 },
   options: {
     chainId: { kind: 'evm_chain_id', required: true, doc: 'EVM chain id (43114) or blockchain id' },

@@ -53,27 +53,28 @@ export function explode(items: unknown[], path: string, batch: Batch): unknown[]
 
 /**
  * The fields a declaration reads, as a tree: `true` where a field is read whole (a JSON column, a
- * list), else the fields read inside it. Any other field, at the top or inside an object read in
- * part, is drift. Fields chainlake adds itself (`_snapshot`, `_chain`, `_parent`, ...) are whole.
+ * list), else the fields read inside it, with the path they sit at (`erc20Token.price.`). Any
+ * other field, at the top or inside an object read in part, is drift. Fields chainlake adds itself
+ * (`_snapshot`, `_chain`, `_parent`, ...) are whole.
  */
-export type KnownFields = Map<string, KnownFields | true>;
+export interface KnownFields {
+  prefix: string;
+  fields: Map<string, KnownFields | true>;
+}
 
 export function knownFields(decl: StreamDecl): KnownFields {
-  const root: KnownFields = new Map([
-    ['_parent', true],
-    ['_value', true],
-  ]);
+  const root: KnownFields = { prefix: '', fields: new Map([['_parent', true], ['_value', true]]) };
   const add = (path: string) => {
     const parts = path.split('.');
     if (parts[0]!.startsWith('_')) parts.length = 1;
     let node = root;
     for (const [i, k] of parts.entries()) {
-      const at = node.get(k);
+      const at = node.fields.get(k);
       if (at === true) return;
-      if (i === parts.length - 1) node.set(k, true);
+      if (i === parts.length - 1) node.fields.set(k, true);
       else {
-        const next: KnownFields = at ?? new Map();
-        node.set(k, next);
+        const next: KnownFields = at ?? { prefix: `${node.prefix}${k}.`, fields: new Map() };
+        node.fields.set(k, next);
         node = next;
       }
     }
@@ -188,7 +189,7 @@ export class Transformer {
         this.batch.rejects.push({ reason: 'item is not an object', raw: stringifyExact(item) ?? 'undefined' });
         continue;
       }
-      this.drift(item as Record<string, unknown>, this.known, '');
+      this.drift(item as Record<string, unknown>, this.known);
       s.over = 0;
       const line = this.row(item as Record<string, unknown>, s, this.ctx);
       if (line instanceof V.Bad) {
@@ -214,18 +215,18 @@ export class Transformer {
   }
 
   /** Counts the fields of `obj` that `known` does not read, and those inside objects it reads in part. */
-  private drift(obj: Record<string, unknown>, known: KnownFields, prefix: string): void {
+  private drift(obj: Record<string, unknown>, known: KnownFields): void {
     for (const k in obj) {
-      const sub = known.get(k);
+      const sub = known.fields.get(k);
       if (sub === true) continue;
       if (sub === undefined) {
-        const name = this.bytes ? fromBytes(prefix + k) : prefix + k;
+        const name = this.bytes ? fromBytes(known.prefix + k) : known.prefix + k;
         this.batch.extraFields[name] = (this.batch.extraFields[name] ?? 0) + 1;
         continue;
       }
       const v = obj[k];
       // Plain objects only: a list, or a number kept exact (an object too), is a value.
-      if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) this.drift(v as Record<string, unknown>, sub, `${prefix}${k}.`);
+      if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) this.drift(v as Record<string, unknown>, sub);
     }
   }
 

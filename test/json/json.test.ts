@@ -74,3 +74,24 @@ describe('an integer past 2^53 that a double happens to hold', () => {
     expect(exactText((parseExact('{"amount":10925074219523490}') as { amount: unknown }).amount)).toBe('10925074219523490');
   });
 });
+
+describe('a number alone', () => {
+  it('is kept as text too when a double would change it', () => {
+    expect(exactText(parseExact(' 18446744073709551615 '))).toBe('18446744073709551615');
+    expect(parseExact('27.41')).toBe(27.41);
+    expect(() => parseExact('12 13')).toThrow(SyntaxError);
+  });
+});
+
+describe('parseExact with keys (a price stream: Money.value)', () => {
+  it('looks at the numbers under those keys only: a page whose prices a double holds is JSON.parse\'s', () => {
+    const fine = '{"price":{"value":27.41},"value":"5","blockTimestamp":1700000000,"other":0.10000000000000001}';
+    expect(parseExact(fine, ['value'])).toEqual(JSON.parse(fine));
+    const dust = '{"price":{"value":0.000000123456789012345678},"value":"5","other":0.10000000000000001}';
+    const v = parseExact(dust, ['value']) as { price: { value: unknown }; value: unknown; other: unknown };
+    expect(exactText(v.price.value)).toBe('0.000000123456789012345678');
+    // Read exactly, the page keeps the other numbers' text too; strings stay strings.
+    expect(exactText(v.other)).toBe('0.10000000000000001');
+    expect(v.value).toBe('5');
+  });
+});
