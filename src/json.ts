@@ -125,8 +125,3 @@ export function stringifyExact(v: unknown): string | undefined {
   const s = JSON.stringify(v);
   return inexact ? write(v) : s;
 }
-
-/** An ExactNumber's text, or undefined for anything else. */
-export function exactText(v: unknown): string | undefined {
-  return v instanceof ExactNumber ? v.text : undefined;
-}

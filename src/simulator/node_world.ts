@@ -95,7 +95,6 @@ function amountOf(r: Rng): ExactNumber {
  * for an unknown method and bad params, info.uptime per subnet.
  */
 export type NodeShape = 'avalanchego' | 'reference';
-export const NODE_SHAPES: readonly NodeShape[] = ['avalanchego', 'reference'];
 
 export interface NodeOptions {
   shape?: NodeShape;

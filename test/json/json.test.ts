@@ -1,7 +1,10 @@
 // JSON numbers kept as sent (src/json.ts): what a double would change stays its text, the rest is
 // JSON.parse's; written back, the text is the text that came.
 import { describe, expect, it } from 'vitest';
-import { ExactNumber, exactText, parseExact, stringifyExact } from '../../src/json.js';
+import { ExactNumber, parseExact, stringifyExact } from '../../src/json.js';
+
+/** An ExactNumber's text, or undefined for anything else. */
+const exactText = (v: unknown) => (v instanceof ExactNumber ? v.text : undefined);
 
 const texts = (v: unknown): unknown => (v instanceof ExactNumber ? `#${v.text}` : Array.isArray(v) ? v.map(texts) : v !== null && typeof v === 'object' ? Object.fromEntries(Object.entries(v).map(([k, x]) => [k, texts(x)])) : v);
 
