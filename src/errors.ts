@@ -21,3 +21,9 @@ export class ServiceError extends Error {
     super(message);
   }
 }
+
+/**
+ * A partition the source does not serve (a node without the admin API): nothing to land and no
+ * failure. The run goes on and its report says why.
+ */
+export class Skipped extends Error {}

@@ -650,6 +650,12 @@ export interface LakeTables {
     observed_uptime: Int32;
     /** subnets the peer tracks */
     tracked_subnets: List<Utf8>;
+    /** the next network upgrade as the peer announced it in its handshake (UTC) */
+    upgrade_time: TimestampMicrosecond;
+    /** proposals (ACP numbers) the peer supports */
+    supported_acps: List<Int32>;
+    /** proposals (ACP numbers) the peer objects to */
+    objected_acps: List<Int32>;
   };
   node_uptime: {
     /** the node asked (the `node` source url) */
@@ -810,6 +816,8 @@ export interface LakeTables {
     blockchain_id: Utf8;
     /** the time asked for (NULL: the latest block time) */
     asked_at: TimestampMicrosecond;
+    /** the chain's EVM chain id (ethRules.ChainID) */
+    evm_chain_id: Int64;
     /** eth (ethRules), avalanche (avalancheRules) or precompile */
     kind: Utf8;
     /** IsCancun, IsDurango, ..., or the precompile config name */
@@ -970,6 +978,28 @@ export interface LakeTables {
     threshold: Int32;
     /** owners (written like the listed addresses: X-avax1...) */
     addresses: List<Utf8>;
+  };
+  chain_aliases: {
+    /** the node asked (the `node` source url) */
+    node_url: Utf8;
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** blockchain id (cb58; an alias in the pipeline is resolved with info.getBlockchainID) */
+    blockchain_id: Utf8;
+    /** the aliases (P, platform, ...; the id itself is one too), as the node lists them; NULL: the node runs no such chain */
+    aliases: List<Utf8>;
+  };
+  logger_levels: {
+    /** the node asked (the `node` source url) */
+    node_url: Utf8;
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** the logger */
+    logger_name: Utf8;
+    /** level written to its log file (OFF, FATAL, ERROR, WARN, INFO, TRACE, DEBUG, VERBO) */
+    log_level: Utf8;
+    /** level written to the console */
+    display_level: Utf8;
   };
   operations: {
     /** operation id given by the service */

@@ -7,6 +7,7 @@ import type { SourceConfig } from '../src/sources/client.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { expect } from 'vitest';
 import type { RunReport } from '../src/pipeline/report.js';
+import { stringifyExact } from '../src/json.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
 
@@ -81,8 +82,8 @@ export async function lakeRows(lake: string, sql: string): Promise<Array<Record<
   }
 }
 
-/** Values as one comparable line (∅ for a missing one, JSON for lists and objects). */
-export const line = (...xs: unknown[]) => xs.map((x) => (x === undefined || x === null ? '∅' : typeof x === 'object' ? JSON.stringify(x) : String(x))).join('|');
+/** Values as one comparable line (∅ for a missing one, JSON for lists and objects, a number kept exact as its text). */
+export const line = (...xs: unknown[]) => xs.map((x) => (x === undefined || x === null ? '∅' : typeof x === 'object' ? stringifyExact(x) : String(x))).join('|');
 export const sorted = (xs: string[]) => [...xs].sort();
 
 /** Runs the built CLI as a child process without blocking this one (a simulator here keeps answering). */

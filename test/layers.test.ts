@@ -9,15 +9,16 @@ import { describe, expect, it } from 'vitest';
 /**
  * Lowest first: a file may import files of its own stage and of the stages before it, never of a
  * stage after it. At the bottom the vocabulary every stage shares: errors, the identifier codec,
- * the rules of the request bodies, UTF-8 pages as bytes, and the declarations (decl/: streams,
- * pages, the client port). Then the runtime, in the order a row travels, then what reads the lake,
- * the commands, and the library's entry.
+ * the rules of the request bodies, UTF-8 pages as bytes, JSON numbers kept as sent, and the
+ * declarations (decl/: streams, pages, the client port). Then the runtime, in the order a row
+ * travels, then what reads the lake, the commands, and the library's entry.
  */
 const ORDER = [
   'errors',
   'ids',
   'requests',
   'bytes',
+  'json',
   'decl',
   'tables',
   'sources',
@@ -38,7 +39,7 @@ const ORDER = [
  * The simulator stands beside the runtime, not in it: it may import the vocabulary up to this
  * stage (so that it and chainlake agree on what is valid), and only the cli starts it.
  */
-const SIMULATOR = { stage: 'simulator', importsUpTo: 'bytes', importedFrom: 'cli' };
+const SIMULATOR = { stage: 'simulator', importsUpTo: 'json', importedFrom: 'cli' };
 
 const SRC = resolve('src');
 
@@ -281,7 +282,7 @@ describe('the import scanner', () => {
     const up: Import = { from: 'sources/client.ts', to: 'config/pipeline.ts', line: 1, spec: '../config/pipeline.js' };
     expect(wrongWay(up)).toBe('sources imports config, a stage above it');
     expect(wrongWay({ ...up, to: 'simulator/world.ts' })).toBe('sources imports the simulator (only cli starts it)');
-    expect(wrongWay({ ...up, from: 'simulator/evm.ts', to: 'streams/index.ts' })).toBe('the simulator imports streams, above bytes');
+    expect(wrongWay({ ...up, from: 'simulator/evm.ts', to: 'streams/index.ts' })).toBe('the simulator imports streams, above json');
     expect(wrongWay({ ...up, from: 'config/pipeline.ts', to: 'sources/client.ts' })).toBeUndefined();
     const ring = [
       { ...up, from: 'transform/a.ts', to: 'transform/b.ts' },

@@ -247,6 +247,8 @@ interface SimArgs {
   apiKeys?: string;
   keyHeader?: string;
   avgTpsNextKey?: 'nextPageToken' | 'nextPageStartKey';
+  nodeShape?: 'avalanchego' | 'reference';
+  nodeAdmin?: boolean;
 }
 
 async function cmdSim(a: SimArgs): Promise<number> {
@@ -274,6 +276,7 @@ async function cmdSim(a: SimArgs): Promise<number> {
     ...(a.apiKeys ? { apiKeys: a.apiKeys.split(',') } : {}),
     ...(a.keyHeader ? { keyHeader: a.keyHeader } : {}),
     ...(a.avgTpsNextKey ? { avgTpsNextKey: a.avgTpsNextKey } : {}),
+    node: { shape: a.nodeShape ?? 'avalanchego', admin: a.nodeAdmin === true },
   });
   process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data, metrics and node services at ${sim.url}\n`);
   await new Promise<void>((resolve) => {
@@ -409,7 +412,9 @@ export async function main(argv: string[]): Promise<void> {
             .option('rate-window-seconds', { type: 'number', requiresArg: true, describe: 'length of the rate-limit windows, announced in ratelimit-policy (default 60; the budgets stay per minute)' })
             .option('api-keys', { type: 'string', requiresArg: true, describe: 'comma list of valid keys (others get 401)' })
             .option('key-header', { type: 'string', requiresArg: true, describe: 'read the key from this header only, as production does (default: x-glacier-api-key and x-data-api-key)' })
-            .option('avg-tps-next-key', { type: 'string', choices: ['nextPageToken', 'nextPageStartKey'], describe: 'how avg_tps names its next page (default nextPageToken; nextPageStartKey is the legacy schema)' }),
+            .option('avg-tps-next-key', { type: 'string', choices: ['nextPageToken', 'nextPageStartKey'], describe: 'how avg_tps names its next page (default nextPageToken; nextPageStartKey is the legacy schema)' })
+            .option('node-shape', { type: 'string', choices: ['avalanchego', 'reference'], default: 'avalanchego', describe: "how the node answers: as AvalancheGo (namespace avm, uint64 as JSON numbers, -32000 errors) or as the reference documents it (namespace xvm, uint64 as strings)" })
+            .option('node-admin', { type: 'boolean', describe: "serve the node's admin API reads at /ext/admin (a node has it off unless --api-admin-enabled=true)" }),
         async (a) => exit(await cmdSim(a as never)),
       )
       .command(exportOpCommand(exit))

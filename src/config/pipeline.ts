@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
 import type { OptionSpec, StreamConfig, StreamDecl } from '../decl/stream.js';
+import { ASSET_NAMESPACES, type AssetNamespace } from '../decl/request.js';
 import { METRICS } from '../streams/chain_metrics.js';
 import { UsageError } from '../errors.js';
 import { evmBlockProblem, isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
@@ -38,6 +39,7 @@ const SOURCE_KEYS: Record<string, 'string' | 'int'> = {
   tier: 'string',
   cuPerMinute: 'int',
   cuPerDay: 'int',
+  assetNamespace: 'string',
 };
 
 export const SOURCE_DEFAULTS = { concurrency: 4, requestsPerSecond: 0, timeoutMs: 30_000, retries: 6 };
@@ -208,6 +210,10 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
       else src.keyHeader = s.toLowerCase();
     } else if (key === 'tier') {
       tier = s;
+    } else if (key === 'assetNamespace') {
+      if (name !== 'node') out.push({ path: `${at}.assetNamespace`, message: `belongs to the node source (the asset chain's JSON-RPC namespace)` });
+      else if (!(ASSET_NAMESPACES as readonly string[]).includes(s)) out.push({ path: `${at}.assetNamespace`, message: `${describe(s)} is not one of ${ASSET_NAMESPACES.join(', ')} (leave it out to find it on the first call)` });
+      else src.assetNamespace = s as AssetNamespace;
     }
   }
   if (src.concurrency < 1) out.push({ path: `${at}.concurrency`, message: 'must be at least 1' });

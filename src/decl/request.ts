@@ -1,6 +1,7 @@
 // What a declaration's extractor asks of the services, and what it yields: the client as a port
 // (sources/client.ts implements it), the options of one request, a listing's options, and the page.
 // Nothing here depends on how requests are sent, so declarations sit below the sources.
+import type { Exactness } from '../json.js';
 
 /** Counters one stream keeps of its requests (the run report prints them). */
 export interface RequestStats {
@@ -28,11 +29,13 @@ export interface RequestContext {
   weight?: number;
   /** The listing the request belongs to, for fair shares of the budget; default: the path and query without the page token. */
   flow?: string;
+  /** Parse the answer keeping the text of numbers a double would change (StreamDecl.exactNumbers). */
+  exact?: Exactness;
 }
 
-/** Another request on behalf of the same partition: counted, stopped and shared as `x`'s, named `endpoint`. */
-export function onBehalf(x: Pick<RequestContext, 'stats' | 'signal' | 'flow'>, endpoint: string, weight?: number): RequestContext {
-  return { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow };
+/** Another request on behalf of the same partition: counted, stopped, shared and parsed as `x`'s, named `endpoint`. */
+export function onBehalf(x: Pick<RequestContext, 'stats' | 'signal' | 'flow' | 'exact'>, endpoint: string, weight?: number): RequestContext {
+  return { endpoint, stats: x.stats, signal: x.signal, weight, flow: x.flow, exact: x.exact };
 }
 
 export interface GetOptions extends RequestContext {
@@ -69,7 +72,13 @@ export interface ClientPort {
   post(path: string, body: unknown, o: PostOptions): Promise<unknown>;
   /** What node snapshots are stamped with. */
   readonly baseUrl: string;
+  /** The asset chain's JSON-RPC namespace when the pipeline pins it (`sources.node.assetNamespace`). */
+  readonly assetNamespace?: AssetNamespace;
 }
+
+/** The asset chain's method prefix: AvalancheGo registers `avm`, the reference names it `xvm`. */
+export type AssetNamespace = 'avm' | 'xvm';
+export const ASSET_NAMESPACES: readonly AssetNamespace[] = ['avm', 'xvm'];
 
 export interface Page {
   items: unknown[];

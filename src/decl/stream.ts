@@ -1,6 +1,7 @@
 // A stream is declared once, as data: where it is served, how it is paged and partitioned, how it
 // refreshes, and its columns. Every stage (config, extract, transform, load, docs) reads these.
 import type { ClientPort, Page, PaginateOptions, RequestContext } from './request.js';
+import type { Exactness } from '../json.js';
 
 /** Column types as landed in Parquet. `amount` lands as `<name>` DECIMAL(38,0) plus `<name>_raw` VARCHAR. */
 export type ColumnType =
@@ -13,6 +14,7 @@ export type ColumnType =
   | 'timestamptz' // from Unix seconds
   | 'amount'
   | 'varchar[]'
+  | 'integer[]'
   | 'json';
 
 export interface Column {
@@ -167,6 +169,12 @@ export interface StreamDecl {
    * compare ASCII only: no case mapping, slicing or length of text that may not be ASCII.
    */
   bytesSafe?: boolean;
+  /**
+   * Its answers hold JSON numbers a double may change: they are parsed keeping each such number's
+   * text (src/json.ts), here and when raw pages are replayed. `true`: any number (a node's uint64
+   * fields); a list of keys: the numbers under them (a price's `value`).
+   */
+  exactNumbers?: Exactness;
   columns: Column[];
 }
 

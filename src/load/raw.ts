@@ -7,14 +7,16 @@ import { join } from 'node:path';
 import { brotliDecompressSync, constants, createBrotliCompress } from 'node:zlib';
 import type { WrittenFile } from './parquet.js';
 import { bytesParsable } from '../bytes.js';
+import { parseExact, parserFor, stringifyExact, type Exactness } from '../json.js';
 
 export const RAW_SUFFIX = '.ndjson.br';
 let seq = 0;
 
 /** A raw page as one line: a body is JSON, whose strings cannot hold a raw newline, but the body
- * itself may be pretty-printed; re-serialising only then keeps the common path free. */
+ * itself may be pretty-printed; re-serialising only then keeps the common path free. Numbers keep
+ * the digits they were sent with. */
 export function rawLine(page: string): string {
-  return page.includes('\n') ? JSON.stringify(JSON.parse(page)) : page;
+  return page.includes('\n') ? stringifyExact(parseExact(page))! : page;
 }
 
 /**
@@ -37,16 +39,20 @@ export interface RawPage {
   bytes: boolean;
 }
 
-/** The pages of a raw file. With `bytes`, a file that allows it is parsed as bytes, one char per byte. */
-export function* readRawPages(file: string, o: { bytes?: boolean } = {}): Generator<RawPage> {
+/**
+ * The pages of a raw file. With `bytes`, a file that allows it is parsed as bytes, one char per
+ * byte; with `exact`, numbers a double would change are kept as sent (src/json.ts).
+ */
+export function* readRawPages(file: string, o: { bytes?: boolean; exact?: Exactness } = {}): Generator<RawPage> {
   const buf = brotliDecompressSync(readFileSync(file));
   const bytes = o.bytes === true && bytesParsable(buf);
   const text = bytes ? buf.toString('latin1') : buf.toString('utf8');
+  const parse = parserFor(o.exact);
   let start = 0;
   while (start < text.length) {
     let end = text.indexOf('\n', start);
     if (end < 0) end = text.length;
-    if (end > start) yield { page: JSON.parse(text.slice(start, end)), bytes };
+    if (end > start) yield { page: parse(text.slice(start, end)), bytes };
     start = end + 1;
   }
 }

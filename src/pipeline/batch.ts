@@ -8,6 +8,7 @@ import type { Page } from '../decl/request.js';
 import { Transformer, type Batch } from '../transform/rows.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { compressRawPages, rawLine } from '../load/raw.js';
+import { stringifyExact } from '../json.js';
 import { Spool } from '../load/spool.js';
 import { RAW, REJECTS, slug, type StateStore } from '../state/store.js';
 
@@ -60,7 +61,7 @@ export class BatchPath {
     if (this.o.keepRaw) {
       // A body as sent is kept as its bytes, unless it is pretty-printed over several lines.
       if (page.raw && !page.raw.includes(0x0a)) this.spool.raw.appendBytes(page.raw);
-      else this.spool.raw.append([rawLine(page.raw?.toString('utf8') ?? JSON.stringify(page.items))]);
+      else this.spool.raw.append([rawLine(page.raw?.toString('utf8') ?? stringifyExact(page.items)!)]);
     }
     this.transformer.push(page.items, page.bytes);
     this.spool.rows.append(this.transformer.takeLines(), page.bytes);

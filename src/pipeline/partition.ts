@@ -100,7 +100,7 @@ export class PartitionRun {
   /** The pages of the partition's listing for `query`, from `startToken` on. */
   pages(query: Record<string, string>, startToken?: string): AsyncGenerator<Page> {
     const { decl, partition, report, cfg } = this.job;
-    const request = { endpoint: decl.endpoint, stats: report, signal: this.o.signal, weight: decl.weight, flow: `${decl.table}/${partition.id}` };
+    const request = { endpoint: decl.endpoint, stats: report, signal: this.o.signal, weight: decl.weight, flow: `${decl.table}/${partition.id}`, exact: decl.exactNumbers };
     const base: PaginateOptions = {
       ...request,
       path: fillPath(decl.endpoint, partition.path),

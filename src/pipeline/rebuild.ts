@@ -85,7 +85,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       signal.throwIfAborted();
     }
     report.rawFiles++;
-    for (const { page, bytes } of readRawPages(store.path(f), { bytes: decl.bytesSafe })) {
+    for (const { page, bytes } of readRawPages(store.path(f), { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
       report.pages++;
       const body = Array.isArray(page) ? undefined : (page as Record<string, unknown>);
       const items = body ? body[decl.items] : page;

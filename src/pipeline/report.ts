@@ -21,6 +21,8 @@ export interface StreamReport extends RequestStats {
   extraFields: Record<string, number>;
   seconds: number;
   errors: string[];
+  /** Partitions the source does not serve (a node without the admin API), each with the reason: no rows, no failure. */
+  skips: string[];
 }
 
 export interface RunReport {
@@ -37,7 +39,7 @@ export interface RunReport {
 }
 
 export function newStreamReport(table: string): StreamReport {
-  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, restarts: 0, extraFields: {}, seconds: 0, errors: [], ...newRequestStats() };
+  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, restarts: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
 }
 
 export function saveReport(lake: string, r: RunReport): string {
@@ -76,6 +78,8 @@ export function formatReport(r: RunReport): string {
   const budgets = Object.entries(r.budgets ?? {}).map(([svc, b]) => `${svc} ${b.cuPerMinute === null ? 'no limit seen' : `${b.cuPerMinute} CU/min`} (${b.source})`);
   const head = `run ${r.runId} of ${r.pipeline}: ${r.status} in ${(r.seconds ?? 0).toFixed(1)} s (lake ${r.lake})${budgets.length ? `; budgets: ${budgets.join(', ')}` : ''}`;
   const errors = r.streams.flatMap((s) => s.errors.map((e) => `  ${s.table}: ${e}`));
+  // Reports of runs before skips were kept have none.
+  const skips = r.streams.flatMap((s) => (s.skips ?? []).map((e) => `  ${s.table}: ${e}`));
   const drift = r.streams.filter((s) => Object.keys(s.extraFields).length).map((s) => `  ${s.table}: ${Object.entries(s.extraFields).map(([k, n]) => `${k} (${n})`).join(', ')}`);
   const faults = r.streams.filter((s) => Object.keys(s.faults).length).map((s) => `  ${s.table}: ${Object.entries(s.faults).map(([k, n]) => `${k} x${n}`).join(', ')}`);
   return [
@@ -83,6 +87,7 @@ export function formatReport(r: RunReport): string {
     textTable(['table', 'partitions', 'requests', 'pages', 'rows', 'retries', '429s', 'restarts', 'rejects', '>38 digits', 'seconds'], rows),
     ...(faults.length ? ['failed attempts by kind (retried):', ...faults] : []),
     ...(drift.length ? ['fields the declarations do not read (ignored):', ...drift] : []),
+    ...(skips.length ? ['skipped (the source does not serve them; no rows, not a failure):', ...skips] : []),
     ...(errors.length ? ['errors:', ...errors] : []),
   ].join('\n');
 }

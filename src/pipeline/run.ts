@@ -11,7 +11,7 @@ import { STREAM_BY_TABLE } from '../streams/index.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { STAGING, StateStore } from '../state/store.js';
 import { LakeLock } from '../state/lock.js';
-import { UsageError } from '../errors.js';
+import { Skipped, UsageError } from '../errors.js';
 import { newStreamReport, saveReport, type RunReport, type StreamReport } from './report.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { append } from './append.js';
@@ -108,6 +108,12 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
           o.logger.info({ table: job.decl.table, partition: job.partition.id }, 'partition done');
           return out;
         } catch (err) {
+          if (err instanceof Skipped) {
+            job.report.partitionsDone++;
+            job.report.skips.push(`${job.partition.id}: ${err.message}`);
+            o.logger.warn({ table: job.decl.table, partition: job.partition.id, reason: err.message }, 'partition skipped');
+            return undefined;
+          }
           job.report.errors.push(`${job.partition.id}: ${describeError(err)}`);
           o.logger.error({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition failed');
           return undefined;

@@ -6,6 +6,7 @@ import type { ChainInfo, Erc20Token, EvmWorld, Money } from './evm.js';
 import { Rng, hashKey, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { fromUsd, type Currency } from './staking.js';
+import { ExactNumber } from '../json.js';
 
 export const EPOCH_BLOCKS = 1800;
 
@@ -45,6 +46,8 @@ interface Token {
   decimals: number;
   logoUri?: string;
   priceUsd?: number;
+  /** A price with more digits than a double holds, the same text in every currency (a dust token). */
+  priceText?: string;
   spam: boolean;
   /** a token whose balances run past DECIMAL(38) */
   huge: boolean;
@@ -56,15 +59,19 @@ const NATIVE: Record<string, { name: string; symbol: string; priceUsd?: number }
   '432204': { name: 'Lake', symbol: 'LAKE', priceUsd: 0.0042 },
 };
 
+/** 24 significant digits: a double keeps 17, and writes 1.2345678901234568e-7. */
+export const DUST_PRICE = '0.000000123456789012345678';
+
 /** Tokens only balances know of: held, never transferred in the world's listings. */
 const EXTRA_TOKENS: ReadonlyArray<Omit<Token, 'address'>> = [
   { name: 'Lake Staked AVAX', symbol: 'lsAVAX', decimals: 18, priceUsd: 29.87, spam: false, huge: false },
   { name: 'Bridged Ether', symbol: 'WETH.e', decimals: 18, priceUsd: 2471.5, spam: false, huge: false },
+  { name: 'Lake Dust', symbol: 'DUST', decimals: 18, priceText: DUST_PRICE, spam: false, huge: false },
   { name: 'Claim $LAKE at lake-rewards.example.invalid', symbol: 'CLAIM', decimals: 18, spam: true, huge: true },
   { name: 'Visit airdrop.example.invalid', symbol: 'AIRDROP', decimals: 0, spam: true, huge: false },
 ];
 
-function money(currency: Currency, value: number): Money {
+function money(currency: Currency, value: number | ExactNumber): Money {
   return { currencyCode: currency, value };
 }
 
@@ -139,6 +146,9 @@ export class BalanceWorld {
         const price = fromUsd(t.priceUsd, currency, 6);
         b.price = money(currency, price);
         b.balanceValue = money(currency, valueOf(balance, t.decimals, price));
+      } else if (t.priceText !== undefined) {
+        b.price = money(currency, new ExactNumber(t.priceText));
+        b.balanceValue = money(currency, valueOf(balance, t.decimals, Number(t.priceText)));
       }
       out.push(b);
     }

@@ -31,11 +31,15 @@ export class HttpError extends Error {
   }
 }
 
-/** An answer whose status the handler decides (a node's health: 200, or 503 when unhealthy). */
+/**
+ * An answer whose status the handler decides (a node's health: 200, or 503 when unhealthy); with
+ * `type`, the body is text of that content type (a node's 415 is plain text).
+ */
 export class Reply {
   constructor(
     readonly status: number,
     readonly body: unknown,
+    readonly type?: string,
   ) {}
 }
 
@@ -49,6 +53,7 @@ export class RpcFault extends Error {
   }
 }
 
+/** A parameter the method cannot read (a node's own APIs answer all of these -32000 with one message). */
 export const invalidParams = (message: string) => new RpcFault(-32602, message);
 export const serverError = (message: string) => new RpcFault(-32000, message);
 export const notAvailable = (method: string) => new RpcFault(-32601, `the method ${method} does not exist/is not available`);

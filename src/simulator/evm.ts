@@ -1,5 +1,6 @@
 // The EVM side of the simulated world: chains, token contracts, addresses, and the token transfers
 // and internal transactions, each produced on demand from (seed, listing, index).
+import type { ExactNumber } from '../json.js';
 import { cb58Encode } from '../ids.js';
 import { amountOf, edgeClassAt, randomClass } from './amounts.js';
 import { Rng, hashKey, labelBytes } from './hash.js';
@@ -21,7 +22,8 @@ export interface RichAddress {
 
 export interface Money {
   currencyCode: string;
-  value: number;
+  /** A JSON number; an ExactNumber where a double would not hold the price's digits. */
+  value: number | ExactNumber;
 }
 
 export interface Erc20Token {

@@ -1,8 +1,11 @@
 // The simulated node's state (docs/services.md, Node JSON-RPC): what its info, health, asset
-// chain (xvm) and EVM chain methods answer. Everything is a function of the seed and the world's
-// clock. Calls are parsed in node_params.ts and dispatched in node_routes.ts; UTXO bytes are
-// utxo_codec.ts's.
+// chain, EVM chain and admin methods answer. Everything is a function of the seed and the world's
+// clock. It answers as AvalancheGo does, or as the reference documents the node (NodeShape); a
+// uint64 is an ExactNumber here, which AvalancheGo writes as a JSON number and the reference as a
+// decimal string. Calls are parsed in node_params.ts and dispatched in node_routes.ts; UTXO bytes
+// are utxo_codec.ts's.
 import { cb58Encode, encodePrimaryAddress } from '../ids.js';
+import { ExactNumber } from '../json.js';
 import { invalidParams, serverError } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
 import { Rng, labelBytes } from './hash.js';
@@ -35,6 +38,8 @@ const ALIASES: Record<string, string> = { P: PRIMARY_NETWORK_ID, X: X_CHAIN_ID.m
 const X_GENESIS = Date.UTC(2023, 3, 25) / 1000;
 const X_BLOCK_SECONDS = 30;
 const UINT64_MAX = 18446744073709551615n;
+/** 2^53 + 1: the smallest integer a double cannot hold. */
+export const FIRST_INEXACT = 9_007_199_254_740_993n;
 /** Addresses of the asset chain with UTXOs and activity. */
 const X_ADDRESSES = 6;
 /** Health checks run this often (the node flag --health-check-frequency). */
@@ -69,13 +74,42 @@ export interface AssetDescription {
   denomination: string;
 }
 
+/** A uint64 of the node's answers. */
+const u64 = (v: number | bigint | string) => new ExactNumber(String(v));
+
 /** Amounts in the asset's smallest unit: mostly ordinary, some past 2^53, a few near the uint64 limit. */
-function amountOf(r: Rng): string {
+function amountOf(r: Rng): ExactNumber {
   const p = r.float();
-  if (p < 0.08) return (UINT64_MAX - r.bigBelow(1_000_000n)).toString();
-  if (p < 0.25) return (9_007_199_254_740_993n + r.bigBelow(10n ** 17n)).toString();
-  return String(r.range(1_000, 5_000_000) * 1_000_000 + r.int(1_000_000));
+  if (p < 0.08) return u64(UINT64_MAX - r.bigBelow(1_000_000n));
+  if (p < 0.25) return u64(FIRST_INEXACT + r.bigBelow(10n ** 17n));
+  return u64(r.range(1_000, 5_000_000) * 1_000_000 + r.int(1_000_000));
 }
+
+/**
+ * How the node answers. `avalanchego` (the default): as AvalancheGo does, read in its source: the
+ * asset chain's namespace is `avm`, uint64 fields are JSON numbers, every error of its own APIs is
+ * -32000 on HTTP 200 (with `data: null`), a POST without `Content-Type: application/json` gets
+ * 415, info.uptime ignores subnetID, peers carry upgradeTime and their ACP votes, ethRules
+ * carries ChainID, and a health check not run yet has Go's zero time. `reference`: as the
+ * reference documents it: namespace `xvm`, uint64 fields as decimal strings, -32601 and -32602
+ * for an unknown method and bad params, info.uptime per subnet.
+ */
+export type NodeShape = 'avalanchego' | 'reference';
+
+export interface NodeOptions {
+  shape?: NodeShape;
+  /** Serve the admin API's reads at /ext/admin (a node has it off unless --api-admin-enabled=true). */
+  admin?: boolean;
+}
+
+/** Loggers of the node (the main one, http, one per chain by alias) and their levels. */
+const LOGGERS: Record<string, { logLevel: string; displayLevel: string }> = {
+  C: { logLevel: 'INFO', displayLevel: 'INFO' },
+  P: { logLevel: 'INFO', displayLevel: 'INFO' },
+  X: { logLevel: 'INFO', displayLevel: 'INFO' },
+  http: { logLevel: 'INFO', displayLevel: 'WARN' },
+  main: { logLevel: 'DEBUG', displayLevel: 'INFO' },
+};
 
 export type HealthKind = 'health' | 'readiness' | 'liveness';
 
@@ -84,9 +118,13 @@ interface Check {
   error?: string;
   timestamp: string;
   duration: number;
-  contiguousFailures: number;
-  timeOfFirstFailure: string | null;
+  /** AvalancheGo leaves these out when 0 and null (omitempty) */
+  contiguousFailures?: number;
+  timeOfFirstFailure?: string | null;
 }
+
+/** What a check not run yet reports (AvalancheGo's notYetRunResult): Go's zero time. */
+export const NOT_YET_RUN = { error: 'not yet run', timestamp: '0001-01-01T00:00:00Z', duration: 0 } as const;
 
 export interface HealthReport {
   checks: Record<string, Check>;
@@ -102,7 +140,21 @@ export interface EvmChain {
 }
 
 export class NodeWorld {
-  constructor(private readonly world: NodeSource) {}
+  readonly shape: NodeShape;
+  readonly admin: boolean;
+
+  constructor(
+    private readonly world: NodeSource,
+    opts: NodeOptions = {},
+  ) {
+    this.shape = opts.shape ?? 'avalanchego';
+    this.admin = opts.admin ?? false;
+  }
+
+  /** The asset chain's method prefix. */
+  get assetNamespace(): 'avm' | 'xvm' {
+    return this.shape === 'avalanchego' ? 'avm' : 'xvm';
+  }
 
   private get seed(): number {
     return this.world.seed;
@@ -181,35 +233,72 @@ export class NodeWorld {
         const r = Rng.of(this.seed, 'peer', i);
         const seen = Rng.of(this.seed, 'peer-seen', i, t);
         const ip = `198.51.100.${10 + i}:9651`;
-        return {
+        const at = {
           ip, publicIP: r.chance(0.8) ? ip : '', nodeID, version: r.pick(['avalanchego/1.13.4', 'avalanchego/1.13.3', 'avalanchego/1.13.2']),
-          lastSent: iso(t - seen.int(5), seen.int(1e9)), lastReceived: iso(t - seen.int(8), seen.int(1e9)),
-          benched: r.chance(0.15) ? [C_CHAIN_ID] : [], observedUptime: String(seen.range(94, 100)),
-          trackedSubnets: r.chance(0.3) ? [LAKESIDE_SUBNET_ID] : [],
         };
+        const seenAt = { lastSent: iso(t - seen.int(5), seen.int(1e9)), lastReceived: iso(t - seen.int(8), seen.int(1e9)) };
+        const benched = r.chance(0.15) ? [C_CHAIN_ID] : [];
+        const observed = { observedUptime: String(seen.range(94, 100)), trackedSubnets: r.chance(0.3) ? [LAKESIDE_SUBNET_ID] : [] };
+        if (this.shape === 'reference') return { ...at, ...seenAt, benched, ...observed };
+        // The fields of AvalancheGo's peer.Info in its order, then benched; ACP sets are written sorted.
+        const votes = [176, 194, 226].filter(() => r.chance(0.5));
+        const upgradeTime = u64(Date.parse(this.upgrades()[r.chance(0.7) ? 'graniteTime' : 'fortunaTime'] as string) / 1000);
+        return { ...at, upgradeTime, ...seenAt, ...observed, supportedACPs: votes.filter((n) => n !== 226), objectedACPs: votes.filter((n) => n === 226), benched };
       });
   }
 
+  /** AvalancheGo (v1.11.12 on) takes no subnetID: the answer is the primary network's whatever was asked. */
   uptime(subnetId?: string): Obj {
+    if (this.shape === 'avalanchego') subnetId = undefined;
     if (subnetId !== undefined && subnetId !== PRIMARY_NETWORK_ID && !this.subnets().some((s) => s.subnetId === subnetId)) {
-      throw serverError(`subnet ${subnetId} is not tracked by this node`);
+      throw serverError(`couldn't get node uptime: subnet ${subnetId} is not tracked by this node`);
     }
     const r = Rng.of(this.seed, 'uptime', subnetId ?? PRIMARY_NETWORK_ID, Math.floor(this.now / 3600));
     return { rewardingStakePercentage: (95 + r.int(50_001) / 10_000).toFixed(4), weightedAveragePercentage: (92 + r.int(80_001) / 10_000).toFixed(4) };
   }
 
+  // ---- admin ----
+
+  /** admin.getChainAliases: the aliases of a chain the node runs (its id is one), null for another (a Go nil slice). */
+  chainAliases(id: string): string[] | null {
+    const named = Object.entries(ALIASES).filter(([, v]) => v === id).map(([k]) => k);
+    const vm: Record<string, string> = { P: 'platform', X: 'avm', C: 'evm' };
+    if (named.length) return [...named.flatMap((k) => [k, vm[k]!]), id];
+    return this.evmChain(id) ? [id] : null;
+  }
+
+  /** admin.getLoggerLevel: one logger's levels, or every logger's. */
+  loggerLevels(name?: string): Record<string, { logLevel: string; displayLevel: string }> {
+    if (!name) return { ...LOGGERS };
+    const l = LOGGERS[name];
+    if (!l) throw serverError(`logger "${name}" not found`);
+    return { [name]: l };
+  }
+
   // ---- health ----
+
+  /**
+   * The subnet-EVM chain the node started to run at WORLD_NOW (AvalancheGo's shape): its health
+   * check, registered then, has not run until the next round of checks.
+   */
+  newChain(): EvmChain | undefined {
+    if (this.shape !== 'avalanchego') return undefined;
+    const lake = CHAINS.find((c) => c.chainId === '432204')!.blockchainId;
+    const id = this.subnets().flatMap((s) => s.blockchains.map((b) => b.blockchainId)).find((b) => b !== lake && this.evmChain(b)?.subnetEvm);
+    return id === undefined ? undefined : this.evmChain(id);
+  }
 
   /**
    * Health reports. Every check passes, but for diskspace, which fails through every third hour
    * of Unix time (WORLD_NOW is in one): the node is then unhealthy (503), while ready and live.
-   * The subnet chain's check is tagged with its subnet; `tags` keeps untagged checks and those.
+   * The subnet chains' checks are tagged with their subnet; `tags` keeps untagged checks and those.
    */
   health(kind: HealthKind, tags: string[] = []): HealthReport {
     if (kind === 'liveness') return { checks: {}, healthy: true };
     const t = this.now;
     const last = t - (t % CHECK_SECONDS);
     const lake = CHAINS.find((c) => c.chainId === '432204')!.blockchainId;
+    const fresh = t >= WORLD_NOW ? this.newChain() : undefined;
     const all: Array<[string, string | undefined, () => unknown]> = [
       ['C', undefined, () => ({ consensus: { outstandingBlocks: 0, lastAcceptedHeight: this.world.headBlock('43114') }, vm: null })],
       ['P', undefined, () => ({ consensus: { outstandingBlocks: 0 }, vm: { percentConnected: 0.97 } })],
@@ -220,17 +309,21 @@ export class NodeWorld {
       ['diskspace', undefined, () => ({ availableDiskBytes: String(412_000_000_000 - (t % 3600) * 1000) })],
       ['network', undefined, () => ({ connectedPeers: 12, sendFailRate: 0, timeSinceLastMsgReceived: '1.2s', timeSinceLastMsgSent: '800ms' })],
       ['router', undefined, () => ({ longestRunningRequest: '0s', outstandingRequests: 0 })],
+      ...(fresh ? [[fresh.blockchainId, fresh.subnet.subnetId, () => ({ consensus: { outstandingBlocks: 0 }, vm: null })] as [string, string, () => unknown]] : []),
     ];
     const ready = new Set(['bootstrapped', 'C', 'P', 'X', lake]);
     const checks: Record<string, Check> = {};
     for (const [name, tag, message] of all) {
       if (kind === 'readiness' && !ready.has(name)) continue;
       if (tag !== undefined && tags.length > 0 && !tags.includes(tag)) continue;
+      if (name === fresh?.blockchainId && last <= WORLD_NOW) {
+        checks[name] = { ...NOT_YET_RUN };
+        continue;
+      }
       const r = Rng.of(this.seed, 'check', name, last);
       const failing = name === 'diskspace' && Math.floor(t / 3600) % 3 === 0;
-      const check: Check = {
-        timestamp: iso(last, r.int(1e9)), duration: 20_000 + r.int(2_000_000), contiguousFailures: 0, timeOfFirstFailure: null,
-      };
+      const check: Check = { timestamp: iso(last, r.int(1e9)), duration: 20_000 + r.int(2_000_000) };
+      if (this.shape === 'reference') Object.assign(check, { contiguousFailures: 0, timeOfFirstFailure: null });
       const m = message();
       if (m !== undefined) check.message = m;
       if (failing) {
@@ -287,13 +380,18 @@ export class NodeWorld {
   }
 
   activeRules(c: EvmChain, at: number): Obj {
-    const durango = Date.parse(this.upgrades().durangoTime as string) / 1000;
-    const etna = Date.parse(this.upgrades().etnaTime as string) / 1000;
-    const ethRules = {
-      IsHomestead: true, IsEIP150: true, IsEIP155: true, IsEIP158: true, IsByzantium: true, IsConstantinople: true,
-      IsPetersburg: true, IsIstanbul: true, IsCancun: at >= etna,
+    const time = (k: string) => Date.parse(this.upgrades()[k] as string) / 1000;
+    const [durango, etna, fortuna, granite] = ['durangoTime', 'etnaTime', 'fortunaTime', 'graniteTime'].map(time) as [number, number, number, number];
+    const classic = { IsHomestead: true, IsEIP150: true, IsEIP155: true, IsEIP158: true, IsByzantium: true, IsConstantinople: true, IsPetersburg: true, IsIstanbul: true };
+    // AvalancheGo: libevm's params.Rules whole (ChainID, a *big.Int, first) and subnet-EVM's avalanche rules.
+    const ethRules =
+      this.shape === 'reference'
+        ? { ...classic, IsCancun: at >= etna }
+        : { ChainID: c.config.chainId, ...classic, IsBerlin: true, IsLondon: true, IsMerge: true, IsShanghai: at >= durango, IsCancun: at >= etna, IsPrague: false, IsVerkle: false };
+    const avalancheRules = {
+      IsSubnetEVM: (c.config.subnetEVMTimestamp ?? 0) <= at, IsDurango: at >= durango, IsEtna: at >= etna,
+      ...(this.shape === 'reference' ? {} : { IsFortuna: at >= fortuna, IsGranite: at >= granite, IsHelicon: false }),
     };
-    const avalancheRules = { IsSubnetEVM: (c.config.subnetEVMTimestamp ?? 0) <= at, IsDurango: at >= durango, IsEtna: at >= etna };
     const precompiles: Obj = {};
     const off = new Map<string, number>();
     for (const u of this.upgradesOf(c)) for (const [k, v] of Object.entries(u)) if ((v as Obj).disable) off.set(k, (v as Obj).blockTimestamp as number);
@@ -317,12 +415,13 @@ export class NodeWorld {
       out.push({
         validationID: id32(Rng.of(this.seed, 'validation-id', c.blockchainId, k)),
         nodeID,
-        weight: k === 0 ? (9_007_199_254_740_993n + r.bigBelow(1_000_000n)).toString() : String(c.subnet.isL1 ? 20 + r.int(1000) : 2_000_000_000_000 + r.int(1e9)),
-        startTimestamp: WORLD_NOW - (30 + r.int(300)) * DAY,
+        // The first validator weighs 2^53 + 1, which a double makes 2^53.
+        weight: u64(k === 0 ? FIRST_INEXACT : c.subnet.isL1 ? 20 + r.int(1000) : 2_000_000_000_000 + r.int(1e9)),
+        startTimestamp: u64(WORLD_NOW - (30 + r.int(300)) * DAY),
         isActive: c.subnet.isL1 ? v.chance(0.9) : true,
         isL1Validator: c.subnet.isL1,
         isConnected: v.chance(0.85),
-        uptimeSeconds: 86_400 * 20 + v.int(86_400 * 10),
+        uptimeSeconds: u64(86_400 * 20 + v.int(86_400 * 10)),
         uptimePercentage: Number((90 + v.int(100_000) / 10_000).toFixed(4)),
       });
     }
@@ -356,7 +455,7 @@ export class NodeWorld {
     const r = Rng.of(this.seed, 'xvm-block', h);
     const txs = Array.from({ length: r.int(4) }, (_, i) => this.xvmTx(h, i));
     return {
-      parentID: this.xvmBlockId(h - 1), height: String(h), time: String(X_GENESIS + h * X_BLOCK_SECONDS),
+      parentID: this.xvmBlockId(h - 1), height: u64(h), time: u64(X_GENESIS + h * X_BLOCK_SECONDS),
       merkleRoot: PRIMARY_NETWORK_ID, txs, id: this.xvmBlockId(h),
     };
   }
@@ -367,13 +466,17 @@ export class NodeWorld {
       txID: id32(r), outputIndex: r.int(4), assetID: this.pickAsset(r), fxID: SECP_FX_ID,
       input: { amount: amountOf(r), signatureIndices: r.chance(0.2) ? [0, 1] : [0] },
     });
+    let outputs = 0;
     const output = () => {
       const owners = [xAddress(r.int(X_ADDRESSES))];
       if (r.chance(0.2)) owners.push(xAddress(r.int(X_ADDRESSES)));
       const addresses = [...new Set(owners)];
+      // The first output of every fifth block's first transaction is the uint64 maximum.
+      const amount = outputs++ === 0 && i === 0 && h % 5 === 0 ? u64(UINT64_MAX) : amountOf(r);
       return {
         assetID: this.pickAsset(r), fxID: SECP_FX_ID,
-        output: { addresses, amount: amountOf(r), locktime: r.chance(0.1) ? String(WORLD_NOW + r.int(365 * DAY)) : '0', threshold: 1 + r.int(addresses.length) },
+        // Keys in the order Go writes a map: AvalancheGo marshals the output through one.
+        output: { addresses, amount, locktime: u64(r.chance(0.1) ? WORLD_NOW + r.int(365 * DAY) : 0), threshold: 1 + r.int(addresses.length) },
       };
     };
     const many = <T>(lo: number, hi: number, f: () => T) => Array.from({ length: r.range(lo, hi) }, f);
@@ -411,7 +514,8 @@ export class NodeWorld {
       // Address 0 owns most, so its listing takes several pages.
       const first = k % 3 === 0 ? 0 : r.int(X_ADDRESSES);
       const owners = r.chance(0.25) ? [...new Set([xAddress(first), xAddress((first + 1) % X_ADDRESSES)])] : [xAddress(first)];
-      const base = { txId: id32(r), outputIndex: r.int(5), assetId: this.pickAsset(r), amount: amountOf(r), locktime: r.chance(0.1) ? String(WORLD_NOW + r.int(DAY * 90)) : '0', threshold: 1 + r.int(owners.length), owners };
+      const amount = k === 0 ? UINT64_MAX.toString() : amountOf(r).text;
+      const base = { txId: id32(r), outputIndex: r.int(5), assetId: this.pickAsset(r), amount, locktime: r.chance(0.1) ? String(WORLD_NOW + r.int(DAY * 90)) : '0', threshold: 1 + r.int(owners.length), owners };
       return { ...base, ...encodeUtxo(base) };
     });
   }

@@ -11,8 +11,11 @@ export interface RouteContext {
   tokens: PageTokens;
   params: readonly string[];
   query: URLSearchParams;
-  /** The parsed JSON body of a POST. */
+  /** The parsed JSON body of a POST (not for a route that reads its own body). */
   body?: unknown;
+  /** The body as sent and its content type, for a route that reads its own body. */
+  text: string;
+  contentType?: string;
   operations: SimOperations;
   /** The key avg_tps names its next page by (SimulatorOptions.avgTpsNextKey); default nextPageToken. */
   avgTpsNextKey?: AvgTpsNextKey;
@@ -28,6 +31,8 @@ export interface Route {
   weight: number;
   /** default GET */
   method?: 'POST';
+  /** The handler checks the content type and parses the body itself (the node answers those in its own way). */
+  ownBody?: boolean;
   /** status of a success; default 200 */
   status?: number;
   handle(ctx: RouteContext): unknown;

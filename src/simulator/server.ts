@@ -11,6 +11,8 @@ import { matchRoute, serviceOfPath } from './routes.js';
 import type { AvgTpsNextKey } from './route.js';
 import { PageTokens } from './tokens.js';
 import { buildWorld, type World } from './world.js';
+import type { NodeOptions } from './node_world.js';
+import { stringifyExact } from '../json.js';
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port */
@@ -47,6 +49,8 @@ export interface SimulatorOptions {
   dataTokenTtlMs?: number;
   /** How avg_tps names its next page: nextPageToken (the reference, default) or nextPageStartKey (the legacy response schema). */
   avgTpsNextKey?: AvgTpsNextKey;
+  /** the node: as AvalancheGo answers (default) or as the reference documents it; the admin API off unless set */
+  node?: NodeOptions;
 }
 
 export interface SimulatorStats {
@@ -79,6 +83,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const world = buildWorld({
     ...(opts.seed !== undefined ? { seed: opts.seed } : {}), ...(opts.scale !== undefined ? { scale: opts.scale } : {}),
     ...(opts.worldNow !== undefined ? { now: opts.worldNow } : {}),
+    ...(opts.node !== undefined ? { node: opts.node } : {}),
   });
   const tokens = new PageTokens(`chainlake-sim:${world.seed}:${world.scale}`, now, opts.dataTokenTtlMs);
   const faults = opts.faults ? new FaultInjector(opts.faults) : undefined;
@@ -98,15 +103,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   const timers = new Set<NodeJS.Timeout>();
   const operations = new SimOperations(world, now);
 
+  /** JSON with every number as the world holds it: an ExactNumber (a node's uint64, a price) is written as its text. */
   function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-    sendText(res, status, JSON.stringify(body), headers);
+    sendText(res, status, stringifyExact(body)!, headers);
   }
 
   /** Encoded once: the bytes sent are the bytes counted. */
-  function sendText(res: http.ServerResponse, status: number, text: string, headers: Record<string, string>): void {
+  function sendText(res: http.ServerResponse, status: number, text: string, headers: Record<string, string>, type = JSON_TYPE): void {
     const bytes = Buffer.from(text);
     stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
-    res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(bytes.length) });
+    res.writeHead(status, { ...headers, 'content-type': type, 'content-length': String(bytes.length) });
     res.end(bytes);
   }
 
@@ -120,14 +126,14 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       return;
     }
     if (kind === 'truncated') {
-      const bytes = Buffer.from(JSON.stringify(body));
+      const bytes = Buffer.from(stringifyExact(body)!);
       stats.byStatus[status] = (stats.byStatus[status] ?? 0) + 1;
       res.writeHead(status, { ...headers, 'content-type': JSON_TYPE, 'content-length': String(bytes.length) });
       res.write(bytes.subarray(0, Math.floor(bytes.length / 2)), () => res.destroy());
       return;
     }
     if (kind === 'malformed') {
-      sendText(res, status, JSON.stringify(body).replace('"', "'"), headers);
+      sendText(res, status, stringifyExact(body)!.replace('"', "'"), headers);
       return;
     }
     send(res, status, body, headers);
@@ -211,18 +217,20 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
 
     let status = route.status ?? 200;
     let body: unknown;
+    let textType: string | undefined;
     try {
       let posted: unknown;
-      if (route.method === 'POST') {
+      if (route.method === 'POST' && !route.ownBody) {
         try {
           posted = JSON.parse(bodyText);
         } catch {
           throw new HttpError(400, 'the body is not valid JSON');
         }
       }
-      body = route.handle({ world, tokens, params, query: url.searchParams, body: posted, operations, avgTpsNextKey: opts.avgTpsNextKey });
+      body = route.handle({ world, tokens, params, query: url.searchParams, body: posted, text: bodyText, contentType: req.headers['content-type'], operations, avgTpsNextKey: opts.avgTpsNextKey });
       if (body instanceof Reply) {
         status = body.status;
+        textType = body.type;
         body = body.body;
       }
     } catch (err) {
@@ -234,7 +242,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         body = errorBody(service, 500, 'Internal server error');
       }
     }
-    sendFaulty(res, fault, status, body, headers);
+    if (textType) sendText(res, status, String(body), headers, textType);
+    else sendFaulty(res, fault, status, body, headers);
   }
 
   const server = http.createServer((req, res) => {

@@ -19,7 +19,7 @@ import { BlockWorld, type Block, type BlockTransaction } from './blocks.js';
 import { BalanceWorld, type Erc20BalanceQuery, type Erc20TokenBalance, type NativeTokenBalance } from './balances.js';
 import { buildSubnets, type Subnet } from './subnets.js';
 import { Catalog, type AddressChains, type ContractMetadata, type SupportedChain } from './catalog.js';
-import { NodeWorld } from './node_world.js';
+import { NodeWorld, type NodeOptions } from './node_world.js';
 import {
   METRIC_CHAIN_IDS, SeriesWorld, type Metric, type MetricPoint, type MetricQuery,
 } from './series.js';
@@ -37,6 +37,8 @@ export interface WorldOptions {
    * world stands at WORLD_NOW and serves its newest metric points final.
    */
   now?: number | (() => number);
+  /** How the node answers (as AvalancheGo, by default, or as the reference) and whether it serves the admin API. */
+  node?: NodeOptions;
 }
 
 export class World {
@@ -70,7 +72,7 @@ export class World {
     this.blocks = new BlockWorld(this.seed, this.evm);
     this.balances = new BalanceWorld(this.seed, this.evm);
     this.catalog = new Catalog(this.seed, this.evm);
-    this.node = new NodeWorld(this);
+    this.node = new NodeWorld(this, opts.node);
   }
 
   /** The world's current time, Unix seconds (WORLD_NOW, 2025-11-01T00:00:00Z, unless clocked). */

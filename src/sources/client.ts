@@ -9,7 +9,8 @@ import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
 import { API_KEY_HEADERS } from '../requests.js';
 import { bytesParsable } from '../bytes.js';
-import type { ClientPort, GetOptions, PostOptions } from '../decl/request.js';
+import { parserFor } from '../json.js';
+import type { AssetNamespace, ClientPort, GetOptions, PostOptions } from '../decl/request.js';
 import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
 import { FairScheduler, type Grant } from './scheduler.js';
@@ -32,6 +33,8 @@ export interface SourceConfig {
   /** Compute-unit budget (from `tier`, or set); left out, it is learnt from the service's answers. */
   cuPerMinute?: number;
   cuPerDay?: number;
+  /** The node's asset chain namespace; left out, the first call of a run finds it. */
+  assetNamespace?: AssetNamespace;
 }
 
 const NO_RETRY = new Set([400, 401, 403, 404]);
@@ -108,6 +111,10 @@ export class Client implements ClientPort {
 
   get baseUrl(): string {
     return this.src.url;
+  }
+
+  get assetNamespace(): AssetNamespace | undefined {
+    return this.src.assetNamespace;
   }
 
   /** A service may echo the key it was sent (`Invalid API key: ...`): it never goes further. */
@@ -220,7 +227,7 @@ export class Client implements ClientPort {
       );
     }
     try {
-      const body: unknown = JSON.parse(text);
+      const body: unknown = parserFor(o.exact)(text);
       o.onBody?.(raw, asBytes);
       o.onStatus?.(res.status);
       return body;

@@ -5,7 +5,8 @@ import { BLOCKCHAIN_IDS_OPTION, CHAIN_SNAPSHOT, CHAIN_SNAPSHOT_COLUMNS, call, ch
 /**
  * One row per rule: the answer's maps of rule -> boolean (ethRules, avalancheRules) and of
  * precompile -> config (precompiles, active when listed) in one long shape, so a rule a newer
- * node adds is a new row rather than a new column.
+ * node adds is a new row rather than a new column. ethRules also holds the chain's id
+ * (`"ChainID": 43114`, the Go struct's *big.Int): a column of every row, not a rule.
  */
 const rulesPage = chainSnapshot(async (x, chain) => {
   const at = x.config.timestamp as number | undefined;
@@ -15,11 +16,13 @@ const rulesPage = chainSnapshot(async (x, chain) => {
     if (m === null || typeof m !== 'object' || Array.isArray(m)) throw new RunError(`eth_getActiveRulesAt: ${k} is not a map`);
     return Object.entries(m as Record<string, unknown>);
   };
+  const eth = map('ethRules');
+  const chainId = eth.find(([rule]) => rule === 'ChainID')?.[1];
   return [
-    ...map('ethRules').map(([rule, active]) => ({ kind: 'eth', rule, active })),
+    ...eth.filter(([rule]) => rule !== 'ChainID').map(([rule, active]) => ({ kind: 'eth', rule, active })),
     ...map('avalancheRules').map(([rule, active]) => ({ kind: 'avalanche', rule, active })),
     ...map('precompiles').map(([rule, config]) => ({ kind: 'precompile', rule, active: true, config })),
-  ].map((i) => ({ ...i, askedAt: at }));
+  ].map((i) => ({ ...i, askedAt: at, chainId }));
 });
 
 export const activeRules: StreamDecl = {
@@ -38,6 +41,7 @@ export const activeRules: StreamDecl = {
   columns: [
     ...CHAIN_SNAPSHOT_COLUMNS,
     { name: 'asked_at', type: 'timestamptz', from: 'askedAt', doc: 'the time asked for (NULL: the latest block time)' },
+    { name: 'evm_chain_id', type: 'bigint', from: 'chainId', doc: "the chain's EVM chain id (ethRules.ChainID)" },
     { name: 'kind', type: 'varchar', from: 'kind', required: true, doc: 'eth (ethRules), avalanche (avalancheRules) or precompile' },
     { name: 'rule', type: 'varchar', from: 'rule', required: true, doc: 'IsCancun, IsDurango, ..., or the precompile config name' },
     { name: 'active', type: 'boolean', from: 'active', required: true, doc: 'the rule is in force (a listed precompile is)' },

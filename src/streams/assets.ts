@@ -1,23 +1,24 @@
 import type { Page } from '../decl/request.js';
 import type { ExtractContext, StreamDecl } from '../decl/stream.js';
-import { blockchainIdOf, call, fields, ofChain } from './node_reads.js';
-import { CHAIN_COLUMN, xvmPath } from './xvm_reads.js';
+import { blockchainIdOf, fields, ofChain } from './node_reads.js';
+import { CHAIN_COLUMN, assetCall } from './xvm_reads.js';
 
 async function* assetPage(x: ExtractContext): AsyncGenerator<Page> {
   const { chain, asset } = x.partition.path as { chain: string; asset: string };
-  const [id, r] = await Promise.all([blockchainIdOf(x, chain), call(x, xvmPath(chain), 'xvm.getAssetDescription', { assetID: asset })]);
-  yield { items: ofChain([fields(r, 'xvm.getAssetDescription')], id) };
+  const [id, r] = await Promise.all([blockchainIdOf(x, chain), assetCall(x, chain, 'getAssetDescription', { assetID: asset })]);
+  yield { items: ofChain([fields(r, 'getAssetDescription')], id) };
 }
 
 export const assets: StreamDecl = {
   table: 'assets',
-  doc: 'descriptions of listed assets of the asset chain (xvm.getAssetDescription), one request per asset (dimension)',
+  doc: 'descriptions of listed assets of the asset chain (avm.getAssetDescription), one request per asset (dimension)',
   service: 'node',
   endpoint: '/ext/bc/{chain}',
-  methods: ['xvm.getAssetDescription'],
+  methods: ['avm.getAssetDescription'],
   items: 'asset',
   extract: assetPage,
   weight: 1,
+  exactNumbers: true,
   pageSize: { min: 0, max: 0, default: 0 },
   options: {
     assetIds: { kind: 'cb58_id[]', required: true, doc: 'asset ids (cb58); one partition each' },

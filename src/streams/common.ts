@@ -40,6 +40,12 @@ export function blockRangeCheck(s: Record<string, unknown>): Array<[string, stri
   return a !== undefined && b !== undefined && a >= b ? [['endBlock', `startBlock ${a} must be below endBlock ${b} (endBlock is exclusive)`]] : [];
 }
 
+/**
+ * The key of a price's number: a Money object's `value`, a JSON number (docs/services.md, Data
+ * service). The streams that land prices parse those numbers exactly.
+ */
+export const PRICE_KEYS: readonly string[] = ['value'];
+
 export const CURRENCIES = ['usd', 'eur', 'aud', 'cad', 'chf', 'clp', 'cny', 'czk', 'dkk', 'gbp', 'hkd', 'huf', 'jpy', 'nzd'] as const;
 
 /** Query-shaped partitions (rewards, delegators) are named by their query, so that state survives reordering keys. */

@@ -1,4 +1,5 @@
 import type { Page } from '../decl/request.js';
+import { PRICE_KEYS } from './common.js';
 import type { ExtractContext, StreamDecl } from '../decl/stream.js';
 import { snapshotBlock, stamped } from './chain_reads.js';
 import { BALANCE_OPTIONS, balancePartitions, SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, TOKEN_FIELDS, VALUE_COLUMNS } from './native_balances.js';
@@ -17,6 +18,8 @@ export const erc20Balances: StreamDecl = {
   items: 'erc20TokenBalances',
   extract: erc20Pages,
   weight: 20,
+  // Prices are JSON numbers (Money.value): kept as sent.
+  exactNumbers: PRICE_KEYS,
   pageSize: { min: 1, max: 500, default: 500 },
   options: {
     ...BALANCE_OPTIONS,

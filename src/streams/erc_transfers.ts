@@ -1,5 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
+import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck, PRICE_KEYS } from './common.js';
 
 const isObject = (v: unknown) => v !== null && typeof v === 'object';
 
@@ -18,6 +18,8 @@ export const ercTransfers: StreamDecl = {
   endpoint: '/v1/chains/{chainId}/tokens/{address}/transfers',
   items: 'transfers',
   weight: 20,
+  // Prices are JSON numbers (Money.value): kept as sent.
+  exactNumbers: PRICE_KEYS,
   pageSize: { min: 1, max: 100, default: 100 },
   options: {
     chainId: { kind: 'evm_chain_id', required: true, doc: 'EVM chain id (43114) or blockchain id' },
@@ -40,6 +42,9 @@ export const ercTransfers: StreamDecl = {
   // tokenType only looks at which keys are present. (internal_transactions is not: its id hashes
   // and lowercases text.)
   bytesSafe: true,
+  // Not landed: a token's ercType repeats which token object it is (token_type); an ERC-721's
+  // ownerAddress is its owner now, not a fact of the transfer.
+  knownFields: ['erc20Token.ercType', 'erc721Token.ercType', 'erc1155Token.ercType', 'erc721Token.ownerAddress'],
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'chain id as given in the pipeline' },
     ...BLOCK_COLUMNS,

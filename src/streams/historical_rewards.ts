@@ -1,5 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { CURRENCIES, joinList, queryPartition, STAKING_COLUMNS } from './common.js';
+import { CURRENCIES, joinList, PRICE_KEYS, queryPartition, STAKING_COLUMNS } from './common.js';
 import { rewardsOptions, rewardsCheck } from './pending_rewards.js';
 
 export const historicalRewards: StreamDecl = {
@@ -9,6 +9,8 @@ export const historicalRewards: StreamDecl = {
   endpoint: '/v1/networks/{network}/rewards',
   items: 'historicalRewards',
   weight: 100,
+  // Prices are JSON numbers (Money.value): kept as sent.
+  exactNumbers: PRICE_KEYS,
   pageSize: { min: 1, max: 100, default: 100 },
   options: {
     ...rewardsOptions,

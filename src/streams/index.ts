@@ -31,6 +31,8 @@ import { xvmInputs } from './xvm_inputs.js';
 import { xvmOutputs } from './xvm_outputs.js';
 import { assets } from './assets.js';
 import { utxos } from './utxos.js';
+import { chainAliases } from './chain_aliases.js';
+import { loggerLevels } from './logger_levels.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -63,6 +65,8 @@ export const STREAMS: readonly StreamDecl[] = [
   xvmOutputs,
   assets,
   utxos,
+  chainAliases,
+  loggerLevels,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

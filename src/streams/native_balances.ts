@@ -1,7 +1,7 @@
 import type { Page } from '../decl/request.js';
 import { RunError } from '../errors.js';
 import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
-import { CHAIN_ID_COLUMN, CURRENCIES, joinList } from './common.js';
+import { CHAIN_ID_COLUMN, CURRENCIES, joinList, PRICE_KEYS } from './common.js';
 import { CHAIN_ID_OPTION, getJson, snapshotBlock, stamped } from './chain_reads.js';
 
 export const BALANCE_OPTIONS: Record<string, OptionSpec> = {
@@ -66,6 +66,8 @@ export const nativeBalances: StreamDecl = {
   items: 'nativeTokenBalance',
   extract: nativePages,
   weight: 20,
+  // Prices are JSON numbers (Money.value): kept as sent.
+  exactNumbers: PRICE_KEYS,
   pageSize: { min: 0, max: 0, default: 0 },
   options: BALANCE_OPTIONS,
   partitions: balancePartitions,

@@ -37,5 +37,8 @@ export const nodePeers: StreamDecl = {
     { name: 'benched', type: 'varchar[]', from: 'benched', doc: 'chains the peer is benched on' },
     { name: 'observed_uptime', type: 'integer', from: 'observedUptime', doc: "this node's primary-network uptime as the peer observes it (percent)" },
     { name: 'tracked_subnets', type: 'varchar[]', from: 'trackedSubnets', doc: 'subnets the peer tracks' },
+    { name: 'upgrade_time', type: 'timestamptz', from: 'upgradeTime', doc: 'the next network upgrade as the peer announced it in its handshake (UTC)' },
+    { name: 'supported_acps', type: 'integer[]', from: 'supportedACPs', doc: 'proposals (ACP numbers) the peer supports' },
+    { name: 'objected_acps', type: 'integer[]', from: 'objectedACPs', doc: 'proposals (ACP numbers) the peer objects to' },
   ],
 };

@@ -2,15 +2,35 @@
 // snapshot stamp (when, and which node), blockchain aliases resolved to ids, and the node's
 // RFC 3339 times read as Unix seconds.
 import { isBlockchainId } from '../ids.js';
-import { RunError } from '../errors.js';
+import { RunError, ServiceError, Skipped } from '../errors.js';
 import type { Page } from '../decl/request.js';
-import { rpc } from '../sources/jsonrpc.js';
+import { isMissingMethod, rpc } from '../sources/jsonrpc.js';
 import { stamped } from './chain_reads.js';
 import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 
 /** One JSON-RPC call at `path` (e.g. /ext/info) on behalf of the partition. */
 export function call(x: ExtractContext, path: string, method: string, params: unknown = {}): Promise<unknown> {
   return rpc(x.client, path, method, params, x);
+}
+
+/** The admin API: off unless the node runs with --api-admin-enabled=true. */
+export const ADMIN = '/ext/admin';
+
+/**
+ * One call to the admin API. A node without it answers 404 at /ext/admin (or, behind a server
+ * that knows no such method, a JSON-RPC error saying so): the partition is skipped with the reason,
+ * not failed.
+ */
+export async function adminCall(x: ExtractContext, method: string, params: unknown = {}): Promise<unknown> {
+  try {
+    return await call(x, ADMIN, method, params);
+  } catch (err) {
+    if (err instanceof ServiceError && err.status === 404) {
+      throw new Skipped(`the node does not serve the admin API (POST ${ADMIN} answered 404; it is off unless the node runs with --api-admin-enabled=true)`);
+    }
+    if (isMissingMethod(err)) throw new Skipped(`the node does not serve ${method} (${err.rpcMessage})`);
+    throw err;
+  }
 }
 
 /** A result that must be an object (the fields of a method's answer). */
@@ -55,6 +75,7 @@ export const SNAPSHOT_KEY_DOC = 'a snapshot of the node per run: each run adds o
 export const NODE_SNAPSHOT = {
   service: 'node',
   weight: 1,
+  exactNumbers: true,
   pageSize: { min: 0, max: 0, default: 0 },
   refresh: 'merge',
   mergeScope: 'partition',
@@ -121,11 +142,16 @@ export function chainSnapshot(fetch: (x: ExtractContext, chain: string) => Promi
 
 const RFC3339 = /^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(?:\.\d+)?(Z|[+-]\d\d:\d\d)$/;
 
+/** Go's zero time, which the node writes for a time it does not have (a health check not yet run). */
+export const GO_ZERO_TIME = '0001-01-01T00:00:00Z';
+
 /**
  * An RFC 3339 time (the node sends nanoseconds) as Unix seconds, the form TIMESTAMPTZ columns
- * land from; the fraction of the second is dropped. Anything else is passed on to be rejected.
+ * land from; the fraction of the second is dropped. Go's zero time is no time (NULL). Anything
+ * else is passed on to be rejected.
  */
 export function isoSeconds(v: unknown): unknown {
+  if (v === GO_ZERO_TIME) return undefined;
   if (typeof v !== 'string') return v;
   const m = RFC3339.exec(v);
   if (!m) return v;

@@ -26,6 +26,8 @@ export const pendingRewards: StreamDecl = {
   refresh: 'replace',
   mergeScope: 'table',
   key: ['network', 'tx_hash', 'reward_type'],
+  // Not landed: the asset's name and type (secp256k1), the same for every pending reward.
+  knownFields: ['estimatedReward.name', 'estimatedReward.type'],
   columns: [
     ...STAKING_COLUMNS,
     { name: 'progress', type: 'double', from: 'progress', required: true, doc: 'share of the staking period elapsed' },

@@ -4,12 +4,12 @@ import { cb58Encode } from '../ids.js';
 import { RunError } from '../errors.js';
 import type { Page } from '../decl/request.js';
 import type { Column, ExtractContext, StreamDecl } from '../decl/stream.js';
-import { NODE_SNAPSHOT, NODE_SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, blockchainIdOf, call, fields, nodeSnapshot, ofChain, stamped } from './node_reads.js';
-import { CHAIN_COLUMN, xvmPath } from './xvm_reads.js';
+import { NODE_SNAPSHOT, NODE_SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC, blockchainIdOf, fields, nodeSnapshot, ofChain, stamped } from './node_reads.js';
+import { CHAIN_COLUMN, assetCall } from './xvm_reads.js';
 
 type Item = Record<string, unknown>;
 
-/** The most UTXOs xvm.getUTXOs returns at once (a larger or missing limit becomes this). */
+/** The most UTXOs getUTXOs returns at once (a larger or missing limit becomes this). */
 export const UTXO_LIMIT = 1024;
 
 const sha256 = (b: Uint8Array) => createHash('sha256').update(b).digest();
@@ -114,8 +114,8 @@ async function* utxoPages(x: ExtractContext): AsyncGenerator<Page> {
   let last: string | undefined;
   for (;;) {
     const params = { addresses, limit, encoding: 'hex', ...(startIndex === undefined ? {} : { startIndex }), ...(sourceChain ? { sourceChain } : {}) };
-    const r = fields(await call(x, xvmPath(chain), 'xvm.getUTXOs', params), 'xvm.getUTXOs');
-    if (!Array.isArray(r.utxos)) throw new RunError('xvm.getUTXOs: the answer has no utxos list');
+    const r = fields(await assetCall(x, chain, 'getUTXOs', params), 'getUTXOs');
+    if (!Array.isArray(r.utxos)) throw new RunError('getUTXOs: the answer has no utxos list');
     const fresh = r.utxos.filter((u) => {
       if (typeof u !== 'string') return true;
       const k = u.toLowerCase();
@@ -127,7 +127,7 @@ async function* utxoPages(x: ExtractContext): AsyncGenerator<Page> {
     const fetched = r.numFetched === undefined ? r.utxos.length : Number(r.numFetched);
     if (!(fetched >= limit)) break;
     const end = JSON.stringify(r.endIndex);
-    if (r.endIndex === undefined || end === last) throw new RunError(`xvm.getUTXOs: a full page (${fetched}) whose endIndex ${end ?? 'is missing'}${end === last ? ' did not move' : ''}: paging would not end`);
+    if (r.endIndex === undefined || end === last) throw new RunError(`getUTXOs: a full page (${fetched}) whose endIndex ${end ?? 'is missing'}${end === last ? ' did not move' : ''}: paging would not end`);
     last = end;
     startIndex = r.endIndex;
   }
@@ -152,10 +152,10 @@ const UTXO_COLUMNS: Column[] = [
 
 export const utxos: StreamDecl = {
   table: 'utxos',
-  doc: 'the UTXOs of listed addresses on the asset chain (xvm.getUTXOs, paged, each UTXO once), decoded, one row per UTXO per snapshot',
+  doc: 'the UTXOs of listed addresses on the asset chain (avm.getUTXOs, paged, each UTXO once), decoded, one row per UTXO per snapshot',
   ...NODE_SNAPSHOT,
   endpoint: '/ext/bc/{chain}',
-  methods: ['xvm.getUTXOs'],
+  methods: ['avm.getUTXOs'],
   items: 'utxos',
   extract: utxoPages,
   pageSize: { min: 1, max: UTXO_LIMIT, default: UTXO_LIMIT, note: 'the node returns at most 1024 a call' },

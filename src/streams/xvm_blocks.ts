@@ -3,7 +3,7 @@ import { CHAIN_COLUMN, XVM_STREAM, xvmPages } from './xvm_reads.js';
 
 export const xvmBlocks: StreamDecl = {
   table: 'xvm_blocks',
-  doc: 'blocks of the asset chain (xvm) by height range, one request per block (the head from xvm.getHeight)',
+  doc: 'blocks of the asset chain (the avm, or xvm, namespace) by height range, one request per block (the head from getHeight)',
   ...XVM_STREAM,
   items: 'block',
   extract: xvmPages((b) => [b]),

@@ -1,9 +1,12 @@
-// The asset chain (xvm) by height: xvm.getHeight pins the head, xvm.getBlockByHeight (encoding
-// json) fetches each block. Blocks, transactions, inputs and outputs are each their own stream
-// over the same range of blocks (a stream lands one table): each fetches the blocks and makes
-// its rows of them, so a pipeline lists only the tables it wants and each resumes on its own.
-import type { Page } from '../decl/request.js';
+// The asset chain by height: getHeight pins the head, getBlockByHeight (encoding json) fetches
+// each block. Blocks, transactions, inputs and outputs are each their own stream over the same
+// range of blocks (a stream lands one table): each fetches the blocks and makes its rows of them,
+// so a pipeline lists only the tables it wants and each resumes on its own. The methods' prefix is
+// the node's: AvalancheGo registers the service as `avm`, the reference names it `xvm`
+// (docs/services.md, Node JSON-RPC); the first call of a run finds which.
+import type { AssetNamespace, ClientPort, Page } from '../decl/request.js';
 import { RunError } from '../errors.js';
+import { isMissingMethod } from '../sources/jsonrpc.js';
 import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
 import { windowPages, windowUpTo } from './chain_reads.js';
 import { blockchainIdOf, call, chainPartitions, fields } from './node_reads.js';
@@ -15,6 +18,40 @@ export function xvmPath(chain: string): string {
   return `/ext/bc/${encodeURIComponent(chain)}`;
 }
 
+/** The namespace each node client of a run answers in, once a first call found it. */
+const namespaces = new WeakMap<ClientPort, Promise<AssetNamespace>>();
+
+/**
+ * Calls `method` (getHeight, getUTXOs, ...) of the asset chain at `chain` in the node's namespace:
+ * the pinned one, the one a first call found, or else this call finds it by asking `avm` first (a
+ * node running AvalancheGo) and `xvm` when the node has no such service.
+ */
+export async function assetCall(x: ExtractContext, chain: string, method: string, params: unknown): Promise<unknown> {
+  const path = xvmPath(chain);
+  const pinned = x.client.assetNamespace;
+  if (pinned) return call(x, path, `${pinned}.${method}`, params);
+  // A first call that failed for another reason found nothing: this call asks again.
+  const known = await namespaces.get(x.client)?.catch(() => undefined);
+  if (known) return call(x, path, `${known}.${method}`, params);
+  const first = call(x, path, `avm.${method}`, params).then(
+    (result) => ({ ns: 'avm' as const, result }),
+    async (err: unknown) => {
+      if (!isMissingMethod(err)) throw err;
+      const result = await call(x, path, `xvm.${method}`, params).catch((again: unknown) => {
+        if (!isMissingMethod(again)) throw again;
+        throw new RunError(
+          `${path}: the node has neither avm.${method} nor xvm.${method} (${err.rpcMessage}; ${again.rpcMessage}): is ${chain} an asset chain? (sources.node.assetNamespace pins the namespace)`,
+        );
+      });
+      return { ns: 'xvm' as const, result };
+    },
+  );
+  const ns = first.then((f) => f.ns);
+  ns.catch(() => undefined);
+  namespaces.set(x.client, ns);
+  return (await first).result;
+}
+
 function digits(v: unknown, what: string): number {
   const n = typeof v === 'string' && /^[0-9]+$/.test(v) ? Number(v) : typeof v === 'number' ? v : NaN;
   if (!Number.isSafeInteger(n) || n < 0) throw new RunError(`${what}: ${JSON.stringify(v)} is not a height`);
@@ -22,12 +59,12 @@ function digits(v: unknown, what: string): number {
 }
 
 export async function xvmHeight(x: ExtractContext, chain: string): Promise<number> {
-  return digits(fields(await call(x, xvmPath(chain), 'xvm.getHeight', {}), 'xvm.getHeight').height, 'xvm.getHeight');
+  return digits(fields(await assetCall(x, chain, 'getHeight', {}), 'getHeight').height, 'getHeight');
 }
 
 async function xvmBlock(x: ExtractContext, chain: string, height: number): Promise<Item> {
-  const r = fields(await call(x, xvmPath(chain), 'xvm.getBlockByHeight', { height: String(height), encoding: 'json' }), 'xvm.getBlockByHeight');
-  return fields(r.block, `xvm.getBlockByHeight ${height}`);
+  const r = fields(await assetCall(x, chain, 'getBlockByHeight', { height: String(height), encoding: 'json' }), 'getBlockByHeight');
+  return fields(r.block, `getBlockByHeight ${height}`);
 }
 
 /** The rows one table makes of a block; `block` is stamped with the chain's id under `_chain`. */
@@ -46,7 +83,8 @@ export function xvmPages(rowsOf: BlockRows): (x: ExtractContext) => AsyncGenerat
 export const XVM_STREAM = {
   service: 'node',
   endpoint: '/ext/bc/{chain}',
-  methods: ['xvm.getHeight', 'xvm.getBlockByHeight'],
+  methods: ['avm.getHeight', 'avm.getBlockByHeight'],
+  exactNumbers: true,
   weight: 1,
   // One block per request: the method takes no page size.
   pageSize: { min: 0, max: 0, default: 0 },

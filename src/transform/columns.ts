@@ -51,6 +51,7 @@ export const COLUMN_TYPES: Record<ColumnType, ColumnTypeSpec> = {
     ],
   },
   'varchar[]': { convert: 'varcharList', stage: 'JSON.stringify(x)', parts: as('VARCHAR', 'VARCHAR[]', (q) => `CAST(from_json(${q}, '["VARCHAR"]') AS VARCHAR[])`) },
+  'integer[]': { convert: 'integerList', stage: 'JSON.stringify(x)', parts: as('VARCHAR', 'INTEGER[]', (q) => `CAST(from_json(${q}, '["INTEGER"]') AS INTEGER[])`) },
   json: { convert: 'json', stage: 'x', parts: as('VARCHAR', 'JSON', (q) => `CAST(${q} AS JSON)`) },
 };
 

@@ -4,6 +4,7 @@ import type { DeriveContext, Partition, StreamDecl } from '../decl/stream.js';
 import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
 import { fromBytes } from '../bytes.js';
+import { stringifyExact } from '../json.js';
 import type { BlockKeys, Carry } from '../state/cursor.js';
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';
@@ -42,7 +43,7 @@ export function explode(items: unknown[], path: string, batch: Batch): unknown[]
     const list = get(item as Record<string, unknown>);
     if (list === undefined || list === null) continue;
     if (!Array.isArray(list)) {
-      batch.rejects.push({ reason: `${path}: expected a list`, raw: JSON.stringify(item) });
+      batch.rejects.push({ reason: `${path}: expected a list`, raw: stringifyExact(item)! });
       continue;
     }
     for (const e of list) out.push(e !== null && typeof e === 'object' && !Array.isArray(e) ? { ...e, _parent: item } : { _value: e, _parent: item });
@@ -50,11 +51,37 @@ export function explode(items: unknown[], path: string, batch: Batch): unknown[]
   return out;
 }
 
-/** Top-level item fields the declaration reads; any other field is drift. */
-export function knownFields(decl: StreamDecl): Set<string> {
-  const out = new Set<string>([...(decl.knownFields ?? []), '_parent', '_value']);
-  for (const c of decl.columns) for (const p of c.from === undefined ? [] : Array.isArray(c.from) ? c.from : [c.from]) out.add(p.split('.')[0]!);
-  return out;
+/**
+ * The fields a declaration reads, as a tree: `true` where a field is read whole (a JSON column, a
+ * list), else the fields read inside it, with the path they sit at (`erc20Token.price.`). Any
+ * other field, at the top or inside an object read in part, is drift. Fields chainlake adds itself
+ * (`_snapshot`, `_chain`, `_parent`, ...) are whole.
+ */
+export interface KnownFields {
+  prefix: string;
+  fields: Map<string, KnownFields | true>;
+}
+
+export function knownFields(decl: StreamDecl): KnownFields {
+  const root: KnownFields = { prefix: '', fields: new Map([['_parent', true], ['_value', true]]) };
+  const add = (path: string) => {
+    const parts = path.split('.');
+    if (parts[0]!.startsWith('_')) parts.length = 1;
+    let node = root;
+    for (const [i, k] of parts.entries()) {
+      const at = node.fields.get(k);
+      if (at === true) return;
+      if (i === parts.length - 1) node.fields.set(k, true);
+      else {
+        const next: KnownFields = at ?? { prefix: `${node.prefix}${k}.`, fields: new Map() };
+        node.fields.set(k, next);
+        node = next;
+      }
+    }
+  };
+  for (const f of decl.knownFields ?? []) add(f);
+  for (const c of decl.columns) for (const p of c.from === undefined ? [] : Array.isArray(c.from) ? c.from : [c.from]) add(p);
+  return root;
 }
 
 function getter(path: string): (item: Record<string, unknown>) => unknown {
@@ -77,7 +104,7 @@ export class Transformer {
   private batch!: Batch;
   private carry: Carry;
   private readonly ctx: DeriveContext;
-  private readonly known: Set<string>;
+  private readonly known: KnownFields;
   private skip?: { block: number; keys: Set<string> };
   /** Highest block seen and the keys of its rows (append streams), across batches. */
   private top?: { block: number; keys: Set<string> };
@@ -159,18 +186,14 @@ export class Transformer {
     const cursor = this.decl.blockCursor !== undefined;
     for (const item of items) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-        this.batch.rejects.push({ reason: 'item is not an object', raw: JSON.stringify(item) ?? 'undefined' });
+        this.batch.rejects.push({ reason: 'item is not an object', raw: stringifyExact(item) ?? 'undefined' });
         continue;
       }
-      for (const k in item) {
-        if (this.known.has(k)) continue;
-        const name = bytes ? fromBytes(k) : k;
-        this.batch.extraFields[name] = (this.batch.extraFields[name] ?? 0) + 1;
-      }
+      this.drift(item as Record<string, unknown>, this.known);
       s.over = 0;
       const line = this.row(item as Record<string, unknown>, s, this.ctx);
       if (line instanceof V.Bad) {
-        this.batch.rejects.push({ reason: line.reason, raw: JSON.stringify(item) });
+        this.batch.rejects.push({ reason: line.reason, raw: stringifyExact(item)! });
         continue;
       }
       if (cursor) {
@@ -189,6 +212,22 @@ export class Transformer {
     }
     if (bytes) for (const r of this.batch.rejects.slice(rejected)) Object.assign(r, { reason: fromBytes(r.reason), raw: fromBytes(r.raw) });
     this.bytes = false;
+  }
+
+  /** Counts the fields of `obj` that `known` does not read, and those inside objects it reads in part. */
+  private drift(obj: Record<string, unknown>, known: KnownFields): void {
+    for (const k in obj) {
+      const sub = known.fields.get(k);
+      if (sub === true) continue;
+      if (sub === undefined) {
+        const name = this.bytes ? fromBytes(known.prefix + k) : known.prefix + k;
+        this.batch.extraFields[name] = (this.batch.extraFields[name] ?? 0) + 1;
+        continue;
+      }
+      const v = obj[k];
+      // Plain objects only: a list, or a number kept exact (an object too), is a value.
+      if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) this.drift(v as Record<string, unknown>, sub);
+    }
   }
 
   /** Hands over the staged lines so far (to spool them); the counts stay with the batch. */

@@ -1,5 +1,7 @@
 // Conversions of single values as the services send them. Each returns the value to stage, or a
-// Bad with the reason the row breaks its schema. Nothing is rounded: big integers stay text.
+// Bad with the reason the row breaks its schema. Nothing is rounded: big integers stay text, and a
+// JSON number a double would change arrives as an ExactNumber (src/json.ts) whose text is used.
+import { ExactNumber, stringifyExact } from '../json.js';
 
 export class Bad {
   constructor(readonly reason: string) {}
@@ -10,13 +12,14 @@ const INT64_MAX = 9223372036854775807n;
 const EVM = /^0x[0-9a-fA-F]{40}$/;
 
 function show(v: unknown): string {
-  const s = JSON.stringify(v) ?? String(v);
+  const s = stringifyExact(v) ?? String(v);
   return s.length > 80 ? `${s.slice(0, 77)}...` : s;
 }
 
 /** Digits of a non-negative integer sent as a string (or as a number small enough to be exact). */
 function integerText(v: unknown): string | Bad {
   if (typeof v === 'string' && DIGITS.test(v)) return v;
+  if (v instanceof ExactNumber && DIGITS.test(v.text)) return v.text;
   if (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) return String(v);
   return new Bad(`expected a non-negative integer as decimal digits, got ${show(v)}`);
 }
@@ -40,12 +43,12 @@ export function bigint(v: unknown): string | Bad {
 }
 
 export function integer(v: unknown): number | Bad {
-  const n = typeof v === 'string' && /^-?[0-9]+$/.test(v) ? Number(v) : v;
+  const n = (typeof v === 'string' && /^-?[0-9]+$/.test(v)) || v instanceof ExactNumber ? Number(v) : v;
   return typeof n === 'number' && Number.isInteger(n) && n >= -2147483648 && n <= 2147483647 ? n : new Bad(`expected a 32-bit integer, got ${show(v)}`);
 }
 
 export function double(v: unknown): number | Bad {
-  const n = typeof v === 'string' && v.trim() !== '' ? Number(v) : v;
+  const n = (typeof v === 'string' && v.trim() !== '') || v instanceof ExactNumber ? Number(v) : v;
   return typeof n === 'number' && Number.isFinite(n) ? n : new Bad(`expected a number, got ${show(v)}`);
 }
 
@@ -68,6 +71,8 @@ export function evmAddress(v: unknown): string | Bad {
 
 export function varchar(v: unknown): string | Bad {
   if (typeof v === 'string') return v;
+  // A number as sent: an ExactNumber's text, or a double whose text is what was sent.
+  if (v instanceof ExactNumber) return v.text;
   if (typeof v === 'number' && Number.isFinite(v)) return String(v);
   return new Bad(`expected a string, got ${show(v)}`);
 }
@@ -76,6 +81,19 @@ export function varcharList(v: unknown): string[] | Bad {
   return Array.isArray(v) && v.every((x) => typeof x === 'string') ? (v as string[]) : new Bad(`expected a list of strings, got ${show(v)}`);
 }
 
+export function integerList(v: unknown): number[] | Bad {
+  if (!Array.isArray(v)) return new Bad(`expected a list of integers, got ${show(v)}`);
+  const out: number[] = [];
+  for (const x of v) {
+    const n = integer(x);
+    if (n instanceof Bad) return new Bad(`expected a list of 32-bit integers, got ${show(v)}`);
+    out.push(n);
+  }
+  return out;
+}
+
+/** JSON text, numbers with the digits they were sent with (an ExactNumber alone is a JSON number). */
 export function json(v: unknown): string | Bad {
-  return v !== null && typeof v === 'object' ? JSON.stringify(v) : new Bad(`expected an object, got ${show(v)}`);
+  if (v instanceof ExactNumber) return v.text;
+  return v !== null && typeof v === 'object' ? stringifyExact(v)! : new Bad(`expected an object, got ${show(v)}`);
 }

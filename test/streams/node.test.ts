@@ -1,12 +1,15 @@
 // The node tables (docs/node.md; docs/services.md, Node JSON-RPC): pipelines run in-process against the simulator's node, and
 // each table is compared row for row with what the simulator's world served; JSON-RPC errors,
-// health answered with 503, UTXO paging with repeats, and resuming the asset chain's blocks.
+// health answered with 503, UTXO paging with repeats, and resuming the asset chain's blocks. The
+// row-for-row suite and the JSON-RPC errors run against a node shaped as the reference documents
+// it (the xvm namespace, uint64 fields as strings, -32601 and -32602); node_production.test.ts
+// runs every table against a node that answers as AvalancheGo does.
 import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { checkPipeline, type Pipeline } from '../../src/config/pipeline.js';
+import { checkPipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import type { RunReport } from '../../src/pipeline/report.js';
 import { Client } from '../../src/sources/client.js';
@@ -14,6 +17,7 @@ import { newRequestStats } from '../../src/decl/request.js';
 import { RpcError, rpc } from '../../src/sources/jsonrpc.js';
 import { AVAX_ASSET_ID, NODE_DEMO, assetId, xAddress } from '../../src/simulator/node_world.js';
 import type { SimUtxo } from '../../src/simulator/utxo_codec.js';
+import { asStrings } from '../../src/simulator/node_routes.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { PRIMARY_NETWORK_ID, X_CHAIN_ID } from '../../src/simulator/subnets.js';
 import { DEMO } from '../../src/simulator/world.js';
@@ -22,6 +26,7 @@ import { labelBytes } from '../../src/simulator/hash.js';
 import { encodePrimaryAddress } from '../../src/ids.js';
 import { StateStore } from '../../src/state/store.js';
 import { expectCleanRun, json, lakeRows, line, quiet, scriptedServer, sorted, source } from '../helpers.js';
+import { ADDRESSES, ASSET_IDS, WINDOW, nodePipeline, nodeStreams, plainSubnetChain } from './node_fixture.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-node-'));
 const C_CHAIN = CHAINS.find((c) => c.chainId === '43114')!.blockchainId;
@@ -34,13 +39,14 @@ const secs = (t: string | null | undefined) => (t == null ? null : Math.floor(Da
 const js = (text: string | null) => (text === null ? null : JSON.stringify(JSON.parse(text)));
 const sha = (hex: string) => createHash('sha256').update(Buffer.from(hex.slice(2, -8), 'hex')).digest('hex');
 
-function pipeline(url: string, streams: Array<Record<string, unknown>>, extra: Record<string, unknown> = {}): Pipeline {
-  return checkPipeline({ name: 'node', sources: { node: { url, ...extra } }, streams }, 'node.yaml');
-}
+/** As the reference documents the node: the asset chain's namespace pinned to its xvm. */
+const REFERENCE = { assetNamespace: 'xvm' };
+
+const pipeline = nodePipeline;
 
 type Obj = Record<string, any>;
 
-describe('node tables, row for row against the simulated node', () => {
+describe('node tables, row for row against the simulated node shaped as the reference', () => {
   let sim: Simulator;
   let lake: string;
   let report: RunReport;
@@ -48,35 +54,17 @@ describe('node tables, row for row against the simulated node', () => {
   let t1: number;
   /** A subnet-EVM chain of a plain subnet (not an L1) of this seed's world. */
   let other: string;
-  const start = NODE_DEMO.xvmHead - 25;
-  const end = NODE_DEMO.xvmHead + 1;
-  const addresses = [xAddress(0), xAddress(1)];
-  const assetIds = [AVAX_ASSET_ID, assetId(0), assetId(2)];
+  const { start, end } = WINDOW;
   const stream = (table: string) => report.streams.find((s) => s.table === table)!;
 
   beforeAll(async () => {
-    sim = await startSimulator({ seed: 17 });
-    const n = sim.world.node;
-    other = [...sim.world.subnets('mainnet')].filter((s) => !s.isL1).flatMap((s) => s.blockchains.map((b) => b.blockchainId)).find((id) => n.evmChain(id)?.subnetEvm)!;
-    expect(other).toBeDefined();
+    sim = await startSimulator({ seed: 17, node: { shape: 'reference' } });
+    other = plainSubnetChain(sim);
     lake = tmp();
     const p = pipeline(sim.url, [
-      { table: 'node_info' },
-      { table: 'node_peers' },
-      { table: 'node_uptime', subnetIds: [NODE_DEMO.subnetId] },
-      { table: 'health_checks' },
-      { table: 'subnet_validators', blockchainIds: [NODE_DEMO.evmChain, other] },
-      { table: 'fee_config', blockchainIds: [NODE_DEMO.evmChain, other] },
-      { table: 'chain_config', blockchainIds: [NODE_DEMO.evmChain, other, 'C'] },
-      { table: 'active_rules', blockchainIds: [NODE_DEMO.evmChain] },
-      { table: 'xvm_blocks', startBlock: start, endBlock: end },
-      { table: 'xvm_transactions', startBlock: start, endBlock: end },
-      { table: 'xvm_inputs', startBlock: start, endBlock: end },
-      { table: 'xvm_outputs', startBlock: start, endBlock: end },
-      { table: 'assets', assetIds },
-      { table: 'utxos', addresses, pageSize: 5 },
+      ...nodeStreams(other),
       { table: 'utxos', addresses: [xAddress(2)], sourceChain: 'P' },
-    ]);
+    ], REFERENCE);
     t0 = Math.floor(Date.now() / 1000);
     report = await runPipeline(p, { lake, logger: quiet, flushRows: 40 });
     t1 = Math.ceil(Date.now() / 1000);
@@ -242,7 +230,7 @@ describe('node tables, row for row against the simulated node', () => {
     const type = (u: Obj) => ('importedInputs' in u ? 'import' : 'exportedOutputs' in u ? 'export' : 'initialStates' in u ? 'create_asset' : 'base');
     const wantTxs = txs.map(({ b, t, i }) => {
       const u = t.unsignedTx;
-      return line(X, b.height, t.id, i, type(u), u.networkID, u.memo, u.sourceChain, u.destinationChain, u.inputs.length + (u.importedInputs?.length ?? 0), u.outputs.length + (u.exportedOutputs?.length ?? 0), t.credentials.length, JSON.stringify(u));
+      return line(X, b.height, t.id, i, type(u), u.networkID, u.memo, u.sourceChain, u.destinationChain, u.inputs.length + (u.importedInputs?.length ?? 0), u.outputs.length + (u.exportedOutputs?.length ?? 0), t.credentials.length, JSON.stringify(asStrings(u)));
     });
     const gotTxs = (
       await rows(lake, `SELECT blockchain_id, block_height, tx_id, tx_index, tx_type, network_id, memo, source_chain, destination_chain, input_count, output_count, credential_count, unsigned_tx FROM xvm_transactions`)
@@ -283,15 +271,15 @@ describe('node tables, row for row against the simulated node', () => {
   });
 
   it('assets: the description of each listed asset', async () => {
-    const want = sim.world.node.assets().filter((a) => assetIds.includes(a.assetID)).map((a) => line(X_CHAIN_ID.mainnet, a.assetID, a.name, a.symbol, a.denomination));
+    const want = sim.world.node.assets().filter((a) => ASSET_IDS.includes(a.assetID)).map((a) => line(X_CHAIN_ID.mainnet, a.assetID, a.name, a.symbol, a.denomination));
     const got = (await rows(lake, `SELECT blockchain_id, asset_id, name, symbol, denomination FROM assets`)).map((r) => line(r.blockchain_id, r.asset_id, r.name, r.symbol, r.denomination));
-    expect(got).toHaveLength(assetIds.length);
+    expect(got).toHaveLength(ASSET_IDS.length);
     expect(sorted(got)).toEqual(sorted(want));
   });
 
   it('utxos: every UTXO of the addresses once, though the node listed some twice; decoded, with a stable id', async () => {
     const n = sim.world.node;
-    const listed = addresses.flatMap((a) => n.utxosOf(a));
+    const listed = ADDRESSES.flatMap((a) => n.utxosOf(a));
     const unique = new Map<string, SimUtxo>(listed.map((u) => [u.hex, u]));
     // Owners of two listed addresses are listed under each: the paging must have met repeats.
     expect(listed.length).toBeGreaterThan(unique.size);
@@ -333,7 +321,7 @@ describe('the public server', () => {
 describe('JSON-RPC errors', () => {
   let sim: Simulator;
   beforeAll(async () => {
-    sim = await startSimulator({ seed: 4 });
+    sim = await startSimulator({ seed: 4, node: { shape: 'reference' } });
   });
   afterAll(async () => {
     await sim?.close();
@@ -345,7 +333,7 @@ describe('JSON-RPC errors', () => {
       { table: 'fee_config', blockchainIds: ['C', NODE_DEMO.evmChain] },
       { table: 'assets', assetIds: [unknownAsset, AVAX_ASSET_ID] },
       { table: 'utxos', addresses: [FUJI_X] },
-    ]);
+    ], REFERENCE);
     const lake = tmp();
     const r = await runPipeline(p, { lake, logger: quiet });
     expect(r.status).toBe('failed');
@@ -373,7 +361,7 @@ describe('JSON-RPC errors', () => {
     const above = await fail(call('/ext/bc/X', 'xvm.getBlockByHeight', { height: String(sim.world.node.xvmHeight() + 1), encoding: 'json' }));
     expect((above as RpcError).code).toBe(-32000);
     const uptime = await fail(call('/ext/info', 'info.uptime', { subnetID: assetId(5) }));
-    expect((uptime as Error).message).toContain(`info.uptime: JSON-RPC error -32000: subnet ${assetId(5)} is not tracked by this node`);
+    expect((uptime as Error).message).toContain(`info.uptime: JSON-RPC error -32000: couldn't get node uptime: subnet ${assetId(5)} is not tracked by this node`);
     // No such chain on the node: an HTTP 404, not retried.
     const chain = await fail(call(`/ext/bc/${assetId(1)}/rpc`, 'eth_feeConfig', []));
     expect(chain).not.toBeInstanceOf(RpcError);
@@ -453,7 +441,7 @@ describe('utxo paging', () => {
       const lake = tmp();
       const r = await runPipeline(pipeline(server.url, [{ table: 'utxos', addresses: [xAddress(0)], blockchainIds: [X_CHAIN_ID.mainnet], pageSize: 1 }], { retries: 0 }), { lake, logger: quiet });
       expect(r.status).toBe('failed');
-      expect(r.streams[0]!.errors.join()).toContain('xvm.getUTXOs: a full page (1) whose endIndex {"address":"X-avax1x","utxo":"same"} did not move: paging would not end');
+      expect(r.streams[0]!.errors.join()).toContain('getUTXOs: a full page (1) whose endIndex {"address":"X-avax1x","utxo":"same"} did not move: paging would not end');
       expect(calls).toBe(2);
     } finally {
       await server.close();
@@ -510,11 +498,11 @@ describe('xvm_blocks', () => {
       req.on('data', (c) => (body += c));
       req.on('end', () => {
         const b = JSON.parse(body || '{}');
-        if (b.method === 'xvm.getBlockByHeight') {
+        if (b.method === 'avm.getBlockByHeight') {
           heights.push(Number(b.params.height));
           if (++blockCalls === failAt) return json(res, 200, { jsonrpc: '2.0', id: b.id, error: { code: -32000, message: 'cut here' } });
         }
-        fetch(sim.url + req.url, { method: req.method, body: req.method === 'POST' ? body : undefined }).then(async (r) => {
+        fetch(sim.url + req.url, { method: req.method, headers: { 'content-type': req.headers['content-type'] ?? '' }, body: req.method === 'POST' ? body : undefined }).then(async (r) => {
           res.writeHead(r.status, { 'content-type': 'application/json' });
           res.end(await r.text());
         });
@@ -525,7 +513,7 @@ describe('xvm_blocks', () => {
     const lake = tmp();
     const cut = await runPipeline(p, { lake, logger: quiet, flushRows: 1 });
     expect(cut.status).toBe('failed');
-    expect(cut.streams[0]!.errors.join()).toContain('xvm.getBlockByHeight: JSON-RPC error -32000: cut here');
+    expect(cut.streams[0]!.errors.join()).toContain('avm.getBlockByHeight: JSON-RPC error -32000: cut here');
     const token = new StateStore(lake).load('xvm_blocks', 'X').cursor.window?.token;
     expect(token).toMatch(/^\d+$/);
     const resumeAt = Number(token);

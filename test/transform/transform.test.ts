@@ -176,3 +176,19 @@ describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', (
     expect([...readRawPages(join(dir, 'plain'))].map((p) => p.bytes)).toEqual([false, false]);
   });
 });
+
+describe('schema drift inside nested objects', () => {
+  it('counts a field no column reads by its path, inside an object read in part as at the top; objects read whole hold none', () => {
+    const t = new Transformer(ercTransfers, partition);
+    const token = { address: '0x' + 'c'.repeat(40), name: 'T', symbol: 'TT', decimals: 6, ercType: 'ERC-20', price: { currencyCode: 'usd', value: 1.5, source: 'x' }, newField: 1 };
+    t.push([
+      transfer({ value: '5', erc20Token: token, from: { ...addr('a'), label: 'exchange' }, extra: 1 }),
+      // NFT metadata is a JSON column: whatever it holds is read.
+      transfer({ logIndex: 4, erc721Token: { address: '0x' + 'd'.repeat(40), name: 'N', symbol: 'NN', ercType: 'ERC-721', tokenId: '7', tokenUri: 'x', metadata: { anything: { deep: 1 } } } }),
+    ]);
+    const b = t.take();
+    expect(b.rejects).toEqual([]);
+    expect(b.rows).toBe(2);
+    expect(b.extraFields).toEqual({ extra: 1, 'erc20Token.newField': 1, 'erc20Token.price.source': 1, 'from.label': 1 });
+  });
+});

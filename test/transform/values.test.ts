@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import * as V from '../../src/transform/values.js';
+import { ExactNumber } from '../../src/json.js';
 
 const UINT256_MAX = '115792089237316195423570985008687907853269984665640564039457584007913129639935';
 
@@ -52,5 +53,33 @@ describe('other values', () => {
     expect(V.double(0.25)).toBe(0.25);
     expect(V.double('abc')).toBeInstanceOf(V.Bad);
     expect(V.boolean('true')).toBeInstanceOf(V.Bad);
+  });
+});
+
+describe('numbers kept exact (ExactNumber, src/json.ts)', () => {
+  const big = new ExactNumber('18446744073709551615');
+  it('land their digits as sent where a column takes digits, text or JSON', () => {
+    expect(V.amount(big)).toEqual({ raw: '18446744073709551615', decimal: '18446744073709551615' });
+    expect(V.bigint(new ExactNumber('9007199254740993'))).toBe('9007199254740993');
+    expect(V.bigint(big)).toBeInstanceOf(V.Bad);
+    expect(V.timestamp(new ExactNumber('9007199254740993'))).toBeInstanceOf(V.Bad);
+    expect(V.varchar(new ExactNumber('0.000000123456789012345678'))).toBe('0.000000123456789012345678');
+    expect(V.json({ amount: big, list: [new ExactNumber('1.0')] })).toBe('{"amount":18446744073709551615,"list":[1.0]}');
+    expect(V.json(big)).toBe('18446744073709551615');
+  });
+  it('read as the nearest double where a column is one, and are refused as what they are not', () => {
+    expect(V.double(new ExactNumber('0.000000123456789012345678'))).toBe(1.2345678901234568e-7);
+    expect(V.integer(new ExactNumber('1.0'))).toBe(1);
+    expect(V.integer(big)).toBeInstanceOf(V.Bad);
+    expect(V.amount(new ExactNumber('1.5e30'))).toBeInstanceOf(V.Bad);
+    const bad = V.boolean(big) as V.Bad;
+    expect(bad.reason).toBe('expected true or false, got 18446744073709551615');
+  });
+  it('integer lists: numbers of 32 bits, as AvalancheGo writes its ACP sets', () => {
+    expect(V.integerList([23, 176, 194])).toEqual([23, 176, 194]);
+    expect(V.integerList([])).toEqual([]);
+    expect(V.integerList([1, 'x'])).toBeInstanceOf(V.Bad);
+    expect(V.integerList([2 ** 40])).toBeInstanceOf(V.Bad);
+    expect(V.integerList('1,2')).toBeInstanceOf(V.Bad);
   });
 });
