@@ -8,6 +8,7 @@ export type ColumnType =
   | 'varchar'
   | 'evm_address' // varchar, lowercased
   | 'bigint' // from a decimal string or an integer number
+  | 'ubigint' // the same, 0 to 2^64-1: a uint64 that may use its top bit (a locktime)
   | 'integer'
   | 'double'
   | 'boolean'

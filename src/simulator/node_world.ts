@@ -472,11 +472,14 @@ export class NodeWorld {
       if (r.chance(0.2)) owners.push(xAddress(r.int(X_ADDRESSES)));
       const addresses = [...new Set(owners)];
       // The first output of every fifth block's first transaction is the uint64 maximum.
-      const amount = outputs++ === 0 && i === 0 && h % 5 === 0 ? u64(UINT64_MAX) : amountOf(r);
+      const n = outputs++;
+      const amount = n === 0 && i === 0 && h % 5 === 0 ? u64(UINT64_MAX) : amountOf(r);
+      // And its second output is locked for good: a locktime of the uint64 maximum (its top bit set).
+      const lock = (t: number) => u64(n === 1 && i === 0 && h % 5 === 0 ? UINT64_MAX : t);
       return {
         assetID: this.pickAsset(r), fxID: SECP_FX_ID,
         // Keys in the order Go writes a map: AvalancheGo marshals the output through one.
-        output: { addresses, amount, locktime: u64(r.chance(0.1) ? WORLD_NOW + r.int(365 * DAY) : 0), threshold: 1 + r.int(addresses.length) },
+        output: { addresses, amount, locktime: lock(r.chance(0.1) ? WORLD_NOW + r.int(365 * DAY) : 0), threshold: 1 + r.int(addresses.length) },
       };
     };
     const many = <T>(lo: number, hi: number, f: () => T) => Array.from({ length: r.range(lo, hi) }, f);
@@ -515,7 +518,7 @@ export class NodeWorld {
       const first = k % 3 === 0 ? 0 : r.int(X_ADDRESSES);
       const owners = r.chance(0.25) ? [...new Set([xAddress(first), xAddress((first + 1) % X_ADDRESSES)])] : [xAddress(first)];
       const amount = k === 0 ? UINT64_MAX.toString() : amountOf(r).text;
-      const base = { txId: id32(r), outputIndex: r.int(5), assetId: this.pickAsset(r), amount, locktime: r.chance(0.1) ? String(WORLD_NOW + r.int(DAY * 90)) : '0', threshold: 1 + r.int(owners.length), owners };
+      const base = { txId: id32(r), outputIndex: r.int(5), assetId: this.pickAsset(r), amount, locktime: ((t) => (k === 1 ? UINT64_MAX.toString() : t))(r.chance(0.1) ? String(WORLD_NOW + r.int(DAY * 90)) : '0'), threshold: 1 + r.int(owners.length), owners };
       return { ...base, ...encodeUtxo(base) };
     });
   }

@@ -145,7 +145,7 @@ const UTXO_COLUMNS: Column[] = [
   { name: 'asset_id', type: 'varchar', derive: field('assetId'), doc: 'asset' },
   { name: 'type_id', type: 'integer', derive: field('typeId'), doc: 'output type (7 a transfer output, 6 a mint output; others leave the columns below NULL)' },
   { name: 'amount', type: 'amount', derive: field('amount'), doc: "amount (uint64, the asset's smallest unit)" },
-  { name: 'locktime', type: 'bigint', derive: field('locktime'), doc: 'Unix time before which it cannot be spent' },
+  { name: 'locktime', type: 'ubigint', derive: field('locktime'), doc: 'Unix time before which it cannot be spent' },
   { name: 'threshold', type: 'integer', derive: field('threshold'), doc: 'signatures of the addresses needed to spend it' },
   { name: 'addresses', type: 'varchar[]', derive: field('addresses'), doc: 'owners (written like the listed addresses: X-avax1...)' },
 ];

@@ -17,7 +17,7 @@ export const xvmOutputs: StreamDecl = {
     { name: 'asset_id', type: 'varchar', from: 'assetID', required: true, doc: 'asset' },
     { name: 'fx_id', type: 'varchar', from: 'fxID', doc: 'feature extension' },
     { name: 'amount', type: 'amount', from: 'output.amount', doc: 'amount (uint64, the asset\'s smallest unit)' },
-    { name: 'locktime', type: 'bigint', from: 'output.locktime', doc: 'Unix time before which it cannot be spent' },
+    { name: 'locktime', type: 'ubigint', from: 'output.locktime', doc: 'Unix time before which it cannot be spent' },
     { name: 'threshold', type: 'integer', from: 'output.threshold', doc: 'signatures of the addresses needed to spend it' },
     { name: 'addresses', type: 'varchar[]', from: 'output.addresses', doc: 'owners' },
   ],

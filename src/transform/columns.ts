@@ -37,6 +37,7 @@ export const COLUMN_TYPES: Record<ColumnType, ColumnTypeSpec> = {
   },
   evm_address: { convert: 'evmAddress', stage: 'x', parts: as('VARCHAR', 'VARCHAR') },
   bigint: { convert: 'bigint', stage: 'x', parts: as('VARCHAR', 'BIGINT', (q) => `CAST(${q} AS BIGINT)`) },
+  ubigint: { convert: 'ubigint', stage: 'x', parts: as('VARCHAR', 'UBIGINT', (q) => `CAST(${q} AS UBIGINT)`) },
   integer: { convert: 'integer', stage: 'String(x)', parts: as('INTEGER', 'INTEGER') },
   double: { convert: 'double', stage: 'String(x)', parts: as('DOUBLE', 'DOUBLE') },
   boolean: { convert: 'boolean', stage: 'String(x)', parts: as('BOOLEAN', 'BOOLEAN') },

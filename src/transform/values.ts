@@ -9,6 +9,7 @@ export class Bad {
 
 const DIGITS = /^[0-9]+$/;
 const INT64_MAX = 9223372036854775807n;
+const UINT64_MAX = 18446744073709551615n;
 const EVM = /^0x[0-9a-fA-F]{40}$/;
 
 function show(v: unknown): string {
@@ -40,6 +41,13 @@ export function bigint(v: unknown): string | Bad {
   const t = integerText(v);
   if (t instanceof Bad) return t;
   return BigInt(t) <= INT64_MAX ? t : new Bad(`${show(v)} does not fit BIGINT`);
+}
+
+/** UBIGINT (a uint64 of the node: a locktime) staged as its digits; DuckDB casts it. */
+export function ubigint(v: unknown): string | Bad {
+  const t = integerText(v);
+  if (t instanceof Bad) return t;
+  return BigInt(t) <= UINT64_MAX ? t : new Bad(`${show(v)} does not fit UBIGINT (uint64)`);
 }
 
 export function integer(v: unknown): number | Bad {

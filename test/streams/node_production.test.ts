@@ -129,6 +129,10 @@ describe('every node table against a node that answers as AvalancheGo does', () 
     }
     const [max] = await rows(lake, `SELECT count(*) n FROM xvm_outputs WHERE amount_raw = '${UINT64_MAX}'`);
     expect(Number(max!.n)).toBeGreaterThan(0);
+    // A locktime of the uint64 maximum (top bit set: past BIGINT) lands whole, as UBIGINT.
+    const [lock] = await rows(lake, `SELECT count(*) n, any_value(typeof(locktime)) t FROM xvm_outputs WHERE locktime = ${UINT64_MAX}::UBIGINT`);
+    expect(Number(lock!.n)).toBeGreaterThan(0);
+    expect(lock!.t).toBe('UBIGINT');
   });
 
   it('subnet_validators: a weight of 2^53 + 1 lands as 9007199254740993, every field as served', async () => {
@@ -217,8 +221,8 @@ describe('every node table against a node that answers as AvalancheGo does', () 
     expect(sorted(configs)).toEqual(sorted([NODE_DEMO.evmChain, other, C_CHAIN].map((id) => line(id, n.chainConfig(n.evmChain(id)!).chainId))));
     const assets = (await rows(lake, `SELECT asset_id, denomination FROM assets`)).map((r) => line(r.asset_id, r.denomination));
     expect(sorted(assets)).toEqual(sorted(n.assets().filter((a) => ASSET_IDS.includes(a.assetID)).map((a) => line(a.assetID, a.denomination))));
-    const utxos = new Set(ADDRESSES.flatMap((a) => n.utxosOf(a)).map((u) => line(u.txId, u.amount)));
-    const got = (await rows(lake, `SELECT tx_id, amount_raw FROM utxos`)).map((r) => line(r.tx_id, r.amount_raw));
+    const utxos = new Set(ADDRESSES.flatMap((a) => n.utxosOf(a)).map((u) => line(u.txId, u.amount, u.locktime)));
+    const got = (await rows(lake, `SELECT tx_id, amount_raw, locktime FROM utxos`)).map((r) => line(r.tx_id, r.amount_raw, r.locktime));
     expect(sorted(got)).toEqual(sorted([...utxos]));
   });
 
