@@ -2,7 +2,7 @@
 // returns it checked, or throws the node's error naming the parameter (-32602 for a malformed
 // one; -32000 where the node parses the value but refuses it).
 import { bech32 } from '@scure/base';
-import { isBlockchainId, nodeIdProblem } from '../ids.js';
+import { evmBlockProblem, isBlockchainId, nodeIdProblem } from '../ids.js';
 import { invalidParams, serverError } from './errors.js';
 
 type Obj = Record<string, unknown>;
@@ -99,12 +99,11 @@ export function startIndexParam(p: Obj): { address: string; utxo: string } | und
   return s as { address: string; utxo: string } | undefined;
 }
 
-/** The block argument of eth_feeConfig: a number (hex or decimal), a hash, `latest`, or none. */
+/** The block argument of eth_feeConfig, as subnet-evm decodes it (the rule chainlake checks too), or none. */
 export function blockParam(params: unknown): unknown {
   const [blk] = paramsArray(params);
-  if (blk !== undefined && blk !== 'latest' && !(typeof blk === 'string' && /^(0x[0-9a-fA-F]{1,16}|0x[0-9a-fA-F]{64}|[0-9]+)$/.test(blk))) {
-    throw invalidParams(`invalid argument 0: ${JSON.stringify(blk)} is not a block number, hash or latest`);
-  }
+  const problem = blk === undefined ? null : evmBlockProblem(blk);
+  if (problem) throw invalidParams(`invalid argument 0: ${JSON.stringify(blk)} ${problem}`);
   return blk;
 }
 

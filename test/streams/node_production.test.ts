@@ -332,6 +332,9 @@ describe('errors as AvalancheGo answers them', () => {
     expect(((await fail(call('eth_nope', []))) as RpcError).code).toBe(-32601);
     expect(isMissingMethod(await fail(call('eth_nope', [])))).toBe(true);
     expect(((await fail(call('eth_feeConfig', ['soon']))) as RpcError).code).toBe(-32602);
+    // The block as subnet-evm decodes it: hex without a leading zero, a hash or a tag; never decimal.
+    for (const bad of ['12', '0x0c']) expect(((await fail(call('eth_feeConfig', [bad]))) as RpcError).code, bad).toBe(-32602);
+    for (const good of ['0xc', 'accepted', 'latest']) expect(await call('eth_feeConfig', [good]), good).toHaveProperty('feeConfig');
   });
 
   it('a POST without Content-Type: application/json gets 415 in plain text', async () => {
