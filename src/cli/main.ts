@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
 import { loadPipeline, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
+import { VERSION } from '../version.js';
 import { runPipeline } from '../pipeline/run.js';
 import { formatReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
@@ -287,11 +288,6 @@ async function cmdSim(a: SimArgs): Promise<number> {
   return 0;
 }
 
-/** The package's version, from the package.json two folders up (dist/cli/ or src/cli/). */
-function packageVersion(): string {
-  return (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
-}
-
 export async function main(argv: string[]): Promise<void> {
   // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -422,7 +418,7 @@ export async function main(argv: string[]): Promise<void> {
       .demandCommand(1, 'give a command: run, query, status, tables, check, report, warehouse, export, rebuild, compact, sim, export-op or aggregate-signatures')
       .strict()
       .help()
-      .version(packageVersion())
+      .version(VERSION)
       .exitProcess(false)
       .fail((msg, err) => {
         // yargs reports its own validation failures as YError: those are usage errors too.

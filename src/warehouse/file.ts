@@ -6,10 +6,11 @@
 // renamed over it: a reader sees the old file or the new one, and a connection open on the old
 // file keeps reading it. Only a file that carries the marker is replaced, so a database of the
 // user's that happens to sit at the path is never overwritten.
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readFileSync, readSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, existsSync, lstatSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
+import { VERSION } from '../version.js';
 import { sqlString } from '../load/parquet.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { ident } from './check.js';
@@ -22,8 +23,6 @@ export const MARKER = '_chainlake';
 export function defaultWarehousePath(lake: string): string {
   return join(dirname(resolve(lake)), 'warehouse.duckdb');
 }
-
-const VERSION = (JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string }).version;
 
 /** DuckDB's main header starts with an 8-byte checksum and then these bytes. */
 const DUCKDB_MAGIC = Buffer.from('DUCK');
