@@ -11,7 +11,8 @@ interface Holder {
   since: string;
 }
 
-function alive(pid: number): boolean {
+/** Whether a process of this host with this pid exists (EPERM: it does, owned by another user). */
+export function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

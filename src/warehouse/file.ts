@@ -12,6 +12,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { sqlString } from '../load/parquet.js';
+import { alive } from '../state/lock.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
@@ -120,11 +121,7 @@ function removeStale(file: string): void {
     if (!f.startsWith(prefix)) continue;
     const pid = Number(f.slice(prefix.length).replace(/\.wal$/, ''));
     if (!Number.isSafeInteger(pid) || pid === process.pid) continue;
-    try {
-      process.kill(pid, 0);
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'ESRCH') rmSync(join(dirname(file), f), { force: true });
-    }
+    if (!alive(pid)) rmSync(join(dirname(file), f), { force: true });
   }
 }
 
