@@ -3,7 +3,7 @@
 // page token of the next page, the newest block's keys and the transform's carry), so a killed run
 // resumes at the page after its last commit. The rules of the cursor itself are state/cursor.ts.
 import { REBUILD, type PartitionState } from '../state/store.js';
-import { afterWindow, nextWindowStart, skipAt, type Cursor } from '../state/cursor.js';
+import { afterWindow, skipAt, windowToFetch, type Cursor } from '../state/cursor.js';
 import { Transformer } from '../transform/rows.js';
 import { PageTokenError } from '../extract/paginate.js';
 import type { Moves, Staged } from './batch.js';
@@ -24,8 +24,8 @@ export async function append(p: PartitionRun): Promise<void> {
   let cursor = track().cursor;
   let window = cursor.window;
   if (!window) {
-    const start = nextWindowStart(cursor, cfg[bc.startOption] as number | undefined);
-    if (cfgEnd !== undefined && start >= cfgEnd && !rebuilding) return;
+    const start = windowToFetch(cursor, cfg[bc.startOption] as number | undefined, cfgEnd, rebuilding);
+    if (start === undefined) return;
     const query: Record<string, string> = { ...partition.query, ...p.pageSize };
     if (start > 0) query[bc.start] = String(start);
     if (cfgEnd !== undefined) query[bc.end] = String(cfgEnd);

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import type { Pipeline, SourceName } from '../config/pipeline.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
 import { StateStore, type PartitionState } from '../state/store.js';
-import { nextWindowStart, type Cursor } from '../state/cursor.js';
+import { windowToFetch, type Cursor } from '../state/cursor.js';
 import type { Refresh, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { planJobs } from './run.js';
 import { minute, textTable } from './report.js';
@@ -94,8 +94,8 @@ function partitionStart(decl: StreamDecl, cfg: StreamConfig, state: PartitionSta
       const what = state.rebuild ? 'resumes the full refresh in progress' : 'resumes the window being paged';
       return { start: 'resume', from: `${what}: from block ${at}${w.token ? ', at its stored page token' : ''}, ${upTo}`, requests: span(at), fromBlock: at };
     }
-    const from = nextWindowStart(cursor, cfg[bc.startOption] as number | undefined);
-    if (end !== undefined && from >= end && !rebuilding) return { start: 'done', from: `every block below ${end} is committed: nothing to fetch`, requests: 0 };
+    const from = windowToFetch(cursor, cfg[bc.startOption] as number | undefined, end, rebuilding);
+    if (from === undefined) return { start: 'done', from: `every block below ${end} is committed: nothing to fetch`, requests: 0 };
     if (rebuilding) return { start: 'full refresh', from: `${state.rebuild ? 'resumes the full refresh in progress' : 'rebuilds'} from block ${from} ${upTo}`, requests: span(from), fromBlock: from };
     if (cursor.nextBlock !== undefined) return { start: 'resume', from: `resumes at block ${from} ${upTo}`, requests: span(from), fromBlock: from };
     return { start: 'new', from: `from block ${from}${from === 0 ? ' (genesis)' : ''} ${upTo}`, requests: span(from), fromBlock: from };

@@ -42,6 +42,15 @@ export function nextWindowStart(cursor: Cursor, startBlock: number | undefined):
   return Math.max(startBlock ?? 0, cursor.nextBlock ?? 0);
 }
 
+/**
+ * The first block of the next window, or undefined when there is none to fetch: every block below
+ * the configured end is committed, and no full refresh asks for them again.
+ */
+export function windowToFetch(cursor: Cursor, startBlock: number | undefined, endBlock: number | undefined, rebuilding: boolean): number | undefined {
+  const start = nextWindowStart(cursor, startBlock);
+  return endBlock !== undefined && start >= endBlock && !rebuilding ? undefined : start;
+}
+
 /** The rows of a window's first block committed already, skipped when that block is fetched again. */
 export function skipAt(cursor: Cursor, start: number): BlockKeys | undefined {
   return cursor.nextBlock === start ? cursor.skip : undefined;
