@@ -7,7 +7,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { STREAMS } from '../streams/index.js';
 import { arrowResult, arrowTypeName } from '../warehouse/arrow.js';
 import { emptySelect, LAKE_TABLES } from '../warehouse/views.js';
-import { docOf, tableList, tableReference } from './tables.js';
+import { columnDoc } from '../transform/columns.js';
+import { tableList, tableReference } from './tables.js';
 
 /** docs/tables.md: the list of tables, then each table's reference (tables.ts renders both). */
 export function tablesDoc(): string {
@@ -42,7 +43,7 @@ export async function lakeTypes(): Promise<string> {
       const lines = fields.map((f) => {
         const type = arrowTypeName(f.type);
         for (const name of type.match(/\w+/g)!) used.add(name);
-        const doc = docOf(d, f.name);
+        const doc = columnDoc(d, f.name);
         return `${doc ? `    /** ${doc.replace(/\*\//g, '* /')} */\n` : ''}    ${f.name}: ${type};`;
       });
       tables.push(`  ${d.table}: {\n${lines.join('\n')}\n  };`);

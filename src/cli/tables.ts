@@ -5,7 +5,7 @@ import { UsageError } from '../errors.js';
 import { textTable } from '../pipeline/report.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
-import { landedColumns } from '../transform/columns.js';
+import { columnDoc, landedColumns } from '../transform/columns.js';
 
 export type Style = 'markdown' | 'text';
 
@@ -36,13 +36,6 @@ function endpointText(d: StreamDecl): string {
   return d.methods ? `\`POST ${d.endpoint}\` JSON-RPC ${d.methods.map((m) => `\`${m}\``).join(', ')} (node source)` : `\`GET ${d.endpoint}\` (node source)`;
 }
 
-/** A column's doc; `<amount>_raw` gets one of its own. */
-export function docOf(d: StreamDecl, name: string): string {
-  const c = d.columns.find((x) => x.name === name || `${x.name}_raw` === name);
-  if (!c) return '';
-  return c.name === name ? c.doc : `exact digits of ${c.name} as received`;
-}
-
 /** What the reference says of a table, with `code` spans (the text style drops the backticks). */
 function tableFacts(d: StreamDecl): { lines: Array<[string, string[]]>; columns: string[][] } {
   const keys = Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.doc}`);
@@ -55,7 +48,7 @@ function tableFacts(d: StreamDecl): { lines: Array<[string, string[]]>; columns:
       ['key', [`${d.key.map((k) => `\`${k}\``).join(', ')}${d.keyDoc ? ` (${d.keyDoc})` : ''}`]],
       ['files', [`\`<lake>/${d.table}/${d.folder ? `${d.folder.key}=<${d.folder.partition}>/` : ''}*.parquet\``]],
     ],
-    columns: landedColumns(d).map(([name, type]) => [name, type, docOf(d, name)]),
+    columns: landedColumns(d).map(([name, type]) => [name, type, columnDoc(d, name)]),
   };
 }
 

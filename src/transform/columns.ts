@@ -73,3 +73,10 @@ export function stagedColumns(decl: StreamDecl): StagedColumn[] {
 export function landedColumns(decl: StreamDecl): Array<[string, string]> {
   return partsOf(decl).map(({ name, part }) => [name, part.landed]);
 }
+
+/** The doc of a landed column (as named in the lake); an amount's `_raw` twin gets one of its own. */
+export function columnDoc(decl: StreamDecl, name: string): string {
+  const c = decl.columns.find((x) => x.name === name || `${x.name}_raw` === name);
+  if (!c) return '';
+  return c.name === name ? c.doc : `exact digits of ${c.name} as received`;
+}

@@ -14,6 +14,7 @@ import { VERSION } from '../version.js';
 import { sqlString } from '../load/parquet.js';
 import { alive } from '../state/lock.js';
 import { REJECTS, RUNS } from '../state/store.js';
+import { columnDoc } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, viewSql } from './views.js';
@@ -133,10 +134,12 @@ async function build(conn: DuckDBConnection, lake: string): Promise<Omit<Warehou
   for (const sql of await viewSql(lake)) await conn.run(sql);
   for (const decl of LAKE_TABLES) {
     await comment(conn, `VIEW ${ident(decl.table)}`, decl.doc);
-    const docs = new Map(decl.columns.flatMap((c) => (c.type === 'amount' ? [[c.name, c.doc], [`${c.name}_raw`, `${c.doc} (its digits exactly as received)`]] : [[c.name, c.doc]])));
     // Only columns the files have: a table's files from before a column was declared lack it.
     const have = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = ${sqlString(decl.table)}`)).getRowObjects().map((r) => String(r.column_name));
-    for (const name of have) if (docs.get(name)) await comment(conn, `COLUMN ${ident(decl.table)}.${ident(name)}`, docs.get(name)!);
+    for (const name of have) {
+      const doc = columnDoc(decl, name);
+      if (doc) await comment(conn, `COLUMN ${ident(decl.table)}.${ident(name)}`, doc);
+    }
   }
   await comment(conn, `VIEW ${REJECTS}`, 'rows that broke their schema, with the reason and the raw JSON');
   await comment(conn, `VIEW ${RUNS}`, 'run reports (_runs/*.json in the lake), one row per run');
