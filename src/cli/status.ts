@@ -3,7 +3,7 @@
 // addresses) are shortened in the middle of their longest parts, cursors and times are given
 // shorter. `--format json` prints every partition whole, for scripts.
 import type { PartitionState } from '../state/store.js';
-import type { Cursor } from '../state/cursor.js';
+import { highest, listingsOf, type Cursor } from '../state/cursor.js';
 import { minute, textTable } from '../pipeline/report.js';
 
 const ELLIPSIS = '…';
@@ -45,9 +45,18 @@ export function shortenId(id: string, max: number): string {
 /** The cursor in words; `short` keeps what tells partitions apart (the block, the newest point). */
 export function cursorText(c: Cursor, short: boolean): string {
   if (c.window) {
-    const top = c.window.top?.block;
-    if (short) return `paging, ${top !== undefined ? `at block ${top}` : `from block ${c.window.query.startBlock ?? 0}`}`;
-    return `paging from block ${c.window.query.startBlock ?? 0}${top !== undefined ? `, newest block committed ${top}` : ''}`;
+    const listings = listingsOf(c.window);
+    const top = highest(listings.map((l) => l.top))?.block;
+    const from = 'chunks' in c.window ? c.window.start : (c.window.query.startBlock ?? 0);
+    const newest = top !== undefined ? `, newest block committed ${top}` : '';
+    if (!('chunks' in c.window) || listings.length === 1) {
+      if (short) return `paging, ${top !== undefined ? `at block ${top}` : `from block ${from}`}`;
+      return `paging from block ${from}${newest}`;
+    }
+    const done = listings.filter((l) => l.done).length;
+    const ranges = `${done} of ${listings.length} ranges done, ${listings.length - done} in flight`;
+    if (short) return `paging, ${ranges}`;
+    return `paging blocks ${from} to ${c.window.end! - 1}: ${ranges} (${c.window.splits} split off)${newest}`;
   }
   if (c.nextBlock !== undefined) {
     const kept = c.skip?.keys.length;

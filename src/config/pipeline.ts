@@ -42,7 +42,8 @@ const SOURCE_KEYS: Record<string, 'string' | 'int'> = {
   assetNamespace: 'string',
 };
 
-export const SOURCE_DEFAULTS = { concurrency: 4, requestsPerSecond: 0, timeoutMs: 30_000, retries: 6 };
+// No `concurrency`: left out, a client keeps as many requests under way as its budget needs at the latency it sees.
+export const SOURCE_DEFAULTS = { requestsPerSecond: 0, timeoutMs: 30_000, retries: 6 };
 
 /** `${VAR}` reads the environment; an unset variable reads as empty. */
 export function interpolate(s: string): string {
@@ -216,7 +217,7 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
       else src.assetNamespace = s as AssetNamespace;
     }
   }
-  if (src.concurrency < 1) out.push({ path: `${at}.concurrency`, message: 'must be at least 1' });
+  if (src.concurrency !== undefined && src.concurrency < 1) out.push({ path: `${at}.concurrency`, message: 'must be at least 1' });
   if (tier !== undefined) {
     if (name !== 'data') {
       const published = name === 'metrics' ? `one published budget, ${METRICS_BUDGET.cuPerMinute} CU/min and ${METRICS_BUDGET.cuPerDay} CU/day` : 'no published budget';

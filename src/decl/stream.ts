@@ -152,7 +152,21 @@ export interface StreamDecl {
    * With `append`: the block column and the query parameters bounding a window. `perBlock`: the
    * window is fetched a block a request, after one request that pins the chain's head.
    */
-  blockCursor?: { column: string; start: string; end: string; startOption: string; endOption: string; perBlock?: boolean };
+  blockCursor?: {
+    column: string;
+    start: string;
+    end: string;
+    startOption: string;
+    endOption: string;
+    perBlock?: boolean;
+    /**
+     * The chain's newest block. With it a window without an endBlock ends at the head found when
+     * it begins, and is fetched as block ranges (chunks) at once, each its own listing, as many as
+     * the stream's `chunks` option allows. The listing must be newest first for a range to be split
+     * while under way.
+     */
+    head?: (x: ExtractContext) => Promise<number>;
+  };
   key: string[];
   keyDoc?: string;
   /** Top-level fields read by derive functions only (so they do not count as drift). */
@@ -178,6 +192,9 @@ export interface StreamDecl {
   exactNumbers?: Exactness;
   columns: Column[];
 }
+
+/** Chunks of one window fetched at once, at most, unless a stream's `chunks` option says otherwise. */
+export const DEFAULT_CHUNKS = 16;
 
 /** The hive folder of a partition's files (`chain=43114`), or '' for tables without one. */
 export function folderOf(decl: StreamDecl, values: Record<string, string>): string {

@@ -42,10 +42,11 @@ export class BatchPath {
     private readonly partition: Partition,
     private readonly store: StateStore,
     private readonly writer: ParquetWriter,
-    private readonly o: { runId: string; keepRaw: boolean },
+    private readonly o: { runId: string; keepRaw: boolean; tag?: string },
     public transformer: Transformer = new Transformer(decl, partition),
   ) {
-    this.prefix = slug(partition.id);
+    // A chunk's files carry its tag: `rebuild` replays the raw pages of each listing apart.
+    this.prefix = o.tag ? `${slug(partition.id)}.${o.tag}` : slug(partition.id);
   }
 
   private get spool(): { dir: string; rows: Spool; raw: Spool } {

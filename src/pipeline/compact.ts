@@ -8,6 +8,7 @@ import { STREAM_BY_TABLE, streamOf } from '../streams/index.js';
 import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { slug, type StateStore, type PartitionState } from '../state/store.js';
+import { listingsOf } from '../state/cursor.js';
 import { withLockedWriter } from './locked.js';
 import { UsageError } from '../errors.js';
 
@@ -54,7 +55,7 @@ export function planGroups(files: Array<{ file: string; rows: number }>, target:
 /** The data files of a partition that a compaction may rewrite. */
 function dataFiles(state: PartitionState): string[] {
   // A window being paged may be replaced whole by a restart (an expired page token): its files stay apart.
-  const open = new Set(state.cursor.window?.files ?? []);
+  const open = new Set(listingsOf(state.cursor.window).flatMap((l) => l.files));
   return state.files.filter((f) => f.startsWith(`${state.table}/`) && !open.has(f));
 }
 

@@ -3,11 +3,13 @@
 // adds to the stream's report. How it refreshes is append.ts or merge.ts.
 import type { Logger } from 'pino';
 import type { Client } from '../sources/client.js';
-import type { Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import type { ExtractContext, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import type { Page, PaginateOptions } from '../decl/request.js';
 import { paginate, type PageTokenError } from '../extract/paginate.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import type { StateStore, PartitionState } from '../state/store.js';
+import PQueue from 'p-queue';
+import type { Transformer } from '../transform/rows.js';
 import { BatchPath, type Moves, type Staged } from './batch.js';
 import type { StreamReport } from './report.js';
 
@@ -77,16 +79,41 @@ export class PartitionRun {
     this.state = this.store.commit(next, moves, deletes);
   }
 
-  page(page: Page): void {
+  page(page: Page, batches = this.batches): void {
     this.job.report.pages++;
-    this.batches.add(page);
+    batches.add(page);
   }
 
-  /** Writes the batch so far to staging, named for where each file will land (under `base`). */
-  async stage(base = ''): Promise<Staged> {
+  /** The run's signal: a stop (SIGTERM, SIGINT) ends the partition after its commits so far. */
+  get signal(): AbortSignal | undefined {
+    return this.o.signal;
+  }
+
+  /** A batch path of its own, for one of several listings of the partition fetched at once (chunks); `tag` marks its files. */
+  newBatchPath(transformer: Transformer, tag?: string): BatchPath {
+    const { decl, partition } = this.job;
+    return new BatchPath(decl, partition, this.store, this.writer, { runId: this.o.runId, keepRaw: this.o.keepRaw !== false, tag }, transformer);
+  }
+
+  /** Requests the service could have under way beyond those it has (ClientPort.room): room for another chunk. */
+  get room(): number {
+    return this.client.room?.() ?? 0;
+  }
+
+  /**
+   * Writes the batch so far to staging, named for where each file will land (under `base`). The
+   * batches of a partition's chunks are written one at a time: they share its writer.
+   */
+  stage(base = '', batches = this.batches): Promise<Staged> {
+    return this.writes.add(() => this.write(base, batches));
+  }
+
+  private readonly writes = new PQueue({ concurrency: 1 });
+
+  private async write(base: string, batches: BatchPath): Promise<Staged> {
     const { decl, partition, report } = this.job;
-    const closed = this.batches.close();
-    const staged = await this.batches.write(closed, base);
+    const closed = batches.close();
+    const staged = await batches.write(closed, base);
     const { batch } = closed;
     report.rows += batch.rows;
     report.rejects += batch.rejects.length;
@@ -97,10 +124,14 @@ export class PartitionRun {
     return staged;
   }
 
-  /** The pages of the partition's listing for `query`, from `startToken` on. */
-  pages(query: Record<string, string>, startToken?: string): AsyncGenerator<Page> {
+  /**
+   * The partition's requests as an extractor sees them, for `query` from `startToken` on. Every
+   * listing of the partition (its chunks too) is one flow: partitions share the budget equally,
+   * whatever the number of their chunks.
+   */
+  context(query: Record<string, string> = { ...this.job.partition.query }, startToken?: string, signal = this.o.signal): ExtractContext {
     const { decl, partition, report, cfg } = this.job;
-    const request = { endpoint: decl.endpoint, stats: report, signal: this.o.signal, weight: decl.weight, flow: `${decl.table}/${partition.id}`, exact: decl.exactNumbers };
+    const request = { endpoint: decl.endpoint, stats: report, signal, weight: decl.weight, flow: `${decl.table}/${partition.id}`, exact: decl.exactNumbers };
     const base: PaginateOptions = {
       ...request,
       path: fillPath(decl.endpoint, partition.path),
@@ -110,8 +141,7 @@ export class PartitionRun {
       // Pages as bytes only where the paginator hands them straight to the transform.
       bytes: decl.bytesSafe === true && !decl.extract,
     };
-    if (!decl.extract) return paginate(this.client, base);
-    return decl.extract({
+    return {
       ...request,
       client: this.client,
       path: base.path,
@@ -119,8 +149,15 @@ export class PartitionRun {
       partition,
       config: cfg,
       startToken,
-      paginate: (o = {}) => paginate(this.client, { ...base, startToken: undefined, ...o }),
-    });
+      paginate: (o = {}) => paginate(this.client, { ...base, ...o }),
+    };
+  }
+
+  /** The pages of the partition's listing for `query`, from `startToken` on; `signal` stops it (default: the run's). */
+  pages(query: Record<string, string>, startToken?: string, signal?: AbortSignal): AsyncGenerator<Page> {
+    const x = this.context(query, startToken, signal ?? this.o.signal);
+    if (!this.job.decl.extract) return x.paginate();
+    return this.job.decl.extract({ ...x, paginate: (o = {}) => x.paginate({ startToken: undefined, ...o }) });
   }
 
   /** A refused page token: the listing starts again, up to MAX_RESTARTS times a run. */

@@ -8,7 +8,7 @@ import { existsSync } from 'node:fs';
 import type { Pipeline, SourceName } from '../config/pipeline.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
 import { StateStore, type PartitionState } from '../state/store.js';
-import { windowToFetch, type Cursor } from '../state/cursor.js';
+import { listingRange, listingsOf, windowToFetch, type Cursor } from '../state/cursor.js';
 import type { Refresh, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { planJobs } from './run.js';
 import { minute, textTable } from './report.js';
@@ -87,11 +87,17 @@ function partitionStart(decl: StreamDecl, cfg: StreamConfig, state: PartitionSta
     const end = cfg[bc.endOption] as number | undefined;
     const upTo = end === undefined ? 'to the head' : `to block ${end} (exclusive)`;
     const span = (from: number) => (bc.perBlock && end !== undefined ? 1 + Math.max(0, end - from) : 1);
-    const w = cursor.window;
+    const listings = listingsOf(cursor.window);
+    const what = state.rebuild ? 'resumes the full refresh in progress' : 'resumes the window being paged';
+    if (listings.length > 1) {
+      const left = listings.filter((l) => !l.done);
+      const at = Math.min(...left.map((l) => listingRange(l, bc).from));
+      return { start: 'resume', from: `${what}: ${left.length} of ${listings.length} block ranges left, the lowest from block ${at}, ${upTo}`, requests: left.length, fromBlock: at };
+    }
+    const w = listings[0];
     if (w) {
       // A block-by-block window's token starts with the block it continues at.
       const at = bc.perBlock && w.token ? Number(/^\d+/.exec(w.token)?.[0] ?? w.query[bc.start] ?? 0) : Number(w.query[bc.start] ?? 0);
-      const what = state.rebuild ? 'resumes the full refresh in progress' : 'resumes the window being paged';
       return { start: 'resume', from: `${what}: from block ${at}${w.token ? ', at its stored page token' : ''}, ${upTo}`, requests: span(at), fromBlock: at };
     }
     const from = windowToFetch(cursor, cfg[bc.startOption] as number | undefined, end, rebuilding);

@@ -13,6 +13,7 @@ import { nextToken } from '../extract/paginate.js';
 import { UsageError } from '../errors.js';
 import { withLockedWriter } from './locked.js';
 import { BatchPath, type Moves } from './batch.js';
+import { Transformer } from '../transform/rows.js';
 import { commitTable } from './merge.js';
 
 export interface RebuildReport {
@@ -34,6 +35,11 @@ export interface RebuildReport {
 function fetchOrder(file: string): [number, number] {
   const m = /-(\d{13})-(\d+)\.ndjson\.br$/.exec(file);
   return m ? [Number(m[1]), Number(m[2])] : [0, 0];
+}
+
+/** The chunk a raw file was fetched by (its tag, see append.ts), or '' for a partition's one listing. */
+function chunkOf(file: string): string {
+  return /\.(chunk\d+)-\d+-\d{13}-\d+\.ndjson\.br$/.exec(file)?.[1] ?? '';
 }
 
 interface Replayed {
@@ -79,11 +85,26 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     const [tb, sb] = fetchOrder(b);
     return ta - tb || sa - sb;
   });
+  // The chunks of a window were fetched at once, their pages interleaved in time: each listing
+  // is replayed apart, in its own order, with its own carry. A chunk's last page may hold rows
+  // of the range split off it, which the run dropped: such a partition is merged by key.
+  const first = new Map<string, number>();
+  raws.forEach((f, i) => first.set(chunkOf(f), first.get(chunkOf(f)) ?? i));
+  if (raws.some((f) => chunkOf(f) !== '')) {
+    out.final = false;
+    raws.sort((a, b) => first.get(chunkOf(a))! - first.get(chunkOf(b))!);
+  }
+  let listing: string | undefined;
   for (const f of raws) {
     if (signal?.aborted) {
       await writing; // the writer's connection closes next: no COPY may be under way
       signal.throwIfAborted();
     }
+    if (listing !== undefined && chunkOf(f) !== listing) {
+      await flush();
+      batches.transformer = new Transformer(decl, partition);
+    }
+    listing = chunkOf(f);
     report.rawFiles++;
     for (const { page, bytes } of readRawPages(store.path(f), { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
       report.pages++;

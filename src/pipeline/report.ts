@@ -17,6 +17,9 @@ export interface StreamReport extends RequestStats {
   skipped: number;
   /** Listings restarted from their first page after a refused (expired) page token. */
   restarts: number;
+  /** Block ranges fetched as listings of their own (chunks of a window), and those split off a chunk under way. */
+  chunks: number;
+  splits: number;
   /** Item fields no column reads (schema drift): ignored, counted here. */
   extraFields: Record<string, number>;
   seconds: number;
@@ -39,7 +42,7 @@ export interface RunReport {
 }
 
 export function newStreamReport(table: string): StreamReport {
-  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, restarts: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
+  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, restarts: 0, chunks: 0, splits: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
 }
 
 export function saveReport(lake: string, r: RunReport): string {

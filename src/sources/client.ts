@@ -22,8 +22,8 @@ export interface SourceConfig {
   apiKey?: string;
   /** The one header to send the key in; left out, it goes under every name the service is known to read (API_KEY_HEADERS). */
   keyHeader?: string;
-  /** Requests in flight at once. */
-  concurrency: number;
+  /** Requests in flight at once; left out, as many as the budget needs at the latency seen (inflightTarget). */
+  concurrency?: number;
   /** Cap on requests started per second (0: none). */
   requestsPerSecond: number;
   /** Per-request timeout. */
@@ -88,9 +88,33 @@ export interface BudgetState {
   cuPerDay: number | null;
 }
 
+/** Requests under way at once when the pipeline sets no `concurrency`: at least, and at most. */
+export const AUTO_INFLIGHT = { min: 4, max: 64 } as const;
+/** Headroom over budget rate x latency: latency varies from request to request. */
+const INFLIGHT_MARGIN = 1.25;
+/** Weight of the newest sample in the running means of latency and request weight. */
+const EWMA = 0.2;
+
+/**
+ * Requests to keep under way so that the budget is spent at the latency seen: rate (requests per
+ * second the budget allows) x latency, with a margin, within AUTO_INFLIGHT. At least the minimum
+ * while the budget or the latency is not known yet.
+ */
+export function inflightTarget(cuPerMinute: number, weight: number, latencyMs: number | undefined): number {
+  if (!Number.isFinite(cuPerMinute) || latencyMs === undefined || !(weight > 0)) return AUTO_INFLIGHT.min;
+  const perSecond = cuPerMinute / 60 / weight;
+  const n = Math.ceil(perSecond * (latencyMs / 1000) * INFLIGHT_MARGIN) + 1;
+  return Math.min(AUTO_INFLIGHT.max, Math.max(AUTO_INFLIGHT.min, n));
+}
+
 export class Client implements ClientPort {
   private readonly queue: PQueue;
   private readonly scheduler: FairScheduler;
+  /** Running means of a successful request's latency (sent to body read) and of the weight granted. */
+  private latencyMs?: number;
+  private weight?: number;
+  /** Requests asked for and not finished (waiting for the budget, a slot, or an answer). */
+  private active = 0;
 
   constructor(
     readonly service: Service,
@@ -98,7 +122,7 @@ export class Client implements ClientPort {
     private readonly opts: ClientOptions = {},
   ) {
     this.queue = new PQueue({
-      concurrency: src.concurrency,
+      concurrency: src.concurrency ?? AUTO_INFLIGHT.min,
       ...(src.requestsPerSecond > 0 ? { intervalCap: src.requestsPerSecond, interval: 1000 } : {}),
     });
     this.scheduler = new FairScheduler(new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay }));
@@ -107,6 +131,22 @@ export class Client implements ClientPort {
   budgetState(): BudgetState {
     const b = this.scheduler.budget;
     return { source: b.source, cuPerMinute: b.limit === Infinity ? null : Math.round(b.cuPerMinute), cuPerDay: b.dayLimit === Infinity ? null : b.dayLimit };
+  }
+
+  /** Requests to keep under way: the pipeline's `concurrency`, else what the budget needs at the latency seen. */
+  inflightTarget(): number {
+    return this.src.concurrency ?? inflightTarget(this.scheduler.budget.cuPerMinute, this.weight ?? 1, this.latencyMs);
+  }
+
+  /** How many more requests could be under way: a listing may be split (chunks) while this is above 0. */
+  room(): number {
+    return this.inflightTarget() - this.active;
+  }
+
+  private observe(latencyMs: number, weight: number): void {
+    this.latencyMs = this.latencyMs === undefined ? latencyMs : this.latencyMs + EWMA * (latencyMs - this.latencyMs);
+    this.weight = this.weight === undefined ? weight : this.weight + EWMA * (weight - this.weight);
+    if (this.src.concurrency === undefined) this.queue.concurrency = this.inflightTarget();
   }
 
   get baseUrl(): string {
@@ -142,7 +182,14 @@ export class Client implements ClientPort {
     let last = '';
     let attempts = 0;
     const once = async (): Promise<unknown> => {
-      const grant = await this.scheduler.acquire(weight, flow, o.signal);
+      this.active++;
+      let grant: Grant;
+      try {
+        grant = await this.scheduler.acquire(weight, flow, o.signal);
+      } catch (err) {
+        this.active--;
+        throw err;
+      }
       try {
         return await this.queue.add(async () => {
           attempts++;
@@ -152,6 +199,7 @@ export class Client implements ClientPort {
           return this.attempt(method, url, body, shown, o, grant);
         });
       } finally {
+        this.active--;
         grant.finish();
       }
     };
@@ -199,10 +247,12 @@ export class Client implements ClientPort {
     let res: Response;
     let raw: Buffer;
     const deadline = new Deadline(this.src.timeoutMs, o.signal);
+    const sent = performance.now();
     try {
       res = await fetch(url, { method, headers, body, signal: deadline.signal });
       grant.answer(res.status, (name) => res.headers.get(name));
       raw = Buffer.from(await res.arrayBuffer());
+      if (res.status < 300) this.observe(performance.now() - sent, o.weight ?? 1);
     } catch (err) {
       if (o.signal?.aborted) throw new AbortError(o.signal.reason ?? 'aborted');
       const e = err as Error & { cause?: { code?: string } };

@@ -14,28 +14,104 @@ export interface Carry {
   seen?: Record<string, number>;
 }
 
+/**
+ * One listing of an append window: a block range paged with its own page tokens. A window is one
+ * listing, or several (chunks) fetched at once, each committed with its own checkpoint.
+ */
+export interface Listing {
+  /** The listing's query: its page tokens belong to it. */
+  query: Record<string, string>;
+  token?: string;
+  /** Highest block committed by this listing and its keys. */
+  top?: BlockKeys;
+  carry?: Carry;
+  /** Files and rows committed by this listing: a restart (expired page token) replaces them. */
+  files: string[];
+  rows?: number;
+  /**
+   * A chunk whose range was split after its listing began: rows below this block are the other
+   * chunk's. They are dropped, and (the listing being newest first) the listing ends at the first.
+   */
+  floor?: number;
+  /** Lowest block committed by this listing (newest first: what is below is still to come). */
+  low?: number;
+  /** Every row of the listing's range is committed. */
+  done?: boolean;
+}
+
+/** A window split into chunks: [start, end) covered by the chunks' ranges, disjoint. */
+export interface ChunkedWindow {
+  start: number;
+  /** The pipeline's endBlock, or the head pinned when the window began, plus one; none: the listing runs to the head as it pages. */
+  end?: number;
+  /** `end` is the pipeline's endBlock: once the window is done, every block below it is. */
+  endConfigured: boolean;
+  chunks: Listing[];
+  /** Ranges split off a chunk under way (work stealing). */
+  splits: number;
+}
+
 export interface Cursor {
   /** append: where the next window starts (inclusive); everything below is committed. */
   nextBlock?: number;
   /** append: rows of block `nextBlock` already committed, by key (skipped when refetched). */
   skip?: BlockKeys;
-  /** append: a window being paged, with the page token to continue from. */
-  window?: {
-    query: Record<string, string>;
-    token?: string;
-    /** Highest block committed in this window and its keys. */
-    top?: BlockKeys;
-    carry?: Carry;
-    /** Files and rows committed by this window: a restart (expired page token) replaces them. */
-    files: string[];
-    rows?: number;
-  };
+  /** append: a window being paged: one listing (with the page token to continue from), or chunks. */
+  window?: Listing | ChunkedWindow;
   /** merge with a time cursor: the newest committed point (Unix seconds). */
   newest?: number;
   /** merge: when the partition was last fetched. */
   refreshedAt?: string;
 }
 
+/** The block parameters of a listing's query (a declaration's blockCursor). */
+export interface BlockParams {
+  start: string;
+  end: string;
+}
+
+/** An open window as chunks: a window of one listing (unsplit, as written before chunks) is one chunk. */
+export function chunkedWindow(w: Listing | ChunkedWindow, bp: BlockParams): ChunkedWindow {
+  if ('chunks' in w) return w;
+  const end = w.query[bp.end];
+  return { start: Number(w.query[bp.start] ?? 0), end: end === undefined ? undefined : Number(end), endConfigured: end !== undefined, chunks: [w], splits: 0 };
+}
+
+/** The listings of an open window. */
+export function listingsOf(w: Listing | ChunkedWindow | undefined): Listing[] {
+  if (!w) return [];
+  return 'chunks' in w ? w.chunks : [w];
+}
+
+/** The range [from, to) a listing is answerable for: its query's, raised to its floor. */
+export function listingRange(l: Listing, bp: BlockParams): { from: number; to: number } {
+  const from = Math.max(Number(l.query[bp.start] ?? 0), l.floor ?? 0);
+  const to = l.query[bp.end] === undefined ? Infinity : Number(l.query[bp.end]);
+  return { from, to };
+}
+
+/** The highest of some blocks' keys; keys of the same block add up. */
+export function highest(tops: Array<BlockKeys | undefined>): BlockKeys | undefined {
+  let best: { block: number; keys: Set<string> } | undefined;
+  for (const t of tops) {
+    if (!t) continue;
+    if (!best || t.block > best.block) best = { block: t.block, keys: new Set(t.keys) };
+    else if (t.block === best.block) for (const k of t.keys) best.keys.add(k);
+  }
+  return best && { block: best.block, keys: [...best.keys] };
+}
+
+/**
+ * A range [from, to) cut in two at its middle, for work stealing: the upper part stays with the
+ * listing under way (newest first, it has fetched down to `low` at most), the lower part becomes a
+ * chunk of its own. Undefined when there is nothing left to share: fewer than two blocks below
+ * what the listing has reached.
+ */
+export function splitPoint(from: number, to: number, low: number | undefined): number | undefined {
+  const top = Math.min(to - 1, low ?? to - 1);
+  if (top - from < 1) return undefined;
+  return from + Math.ceil((top - from + 1) / 2);
+}
 
 /** The first block of an append partition's next window: the configured start, or where its committed rows end, whichever is later. */
 export function nextWindowStart(cursor: Cursor, startBlock: number | undefined): number {
@@ -73,21 +149,11 @@ export function afterWindow(start: number, end: number | undefined, top: BlockKe
  * (the next run refetches that block and skips exactly those keys).
  */
 export function coveredRange(c: Cursor): { high?: number; hw?: { block: number; keys: number } } {
-  let high: number | undefined;
-  let hw: { block: number; keys: number } | undefined;
-  if (c.nextBlock !== undefined) {
-    if (c.skip && c.skip.block === c.nextBlock) {
-      high = c.nextBlock;
-      hw = { block: c.skip.block, keys: c.skip.keys.length };
-    } else {
-      // Ended at an exclusive endBlock, or nothing committed at the start block yet.
-      high = c.nextBlock - 1;
-    }
-  }
-  const top = c.window?.top;
-  if (top && (high === undefined || top.block >= high)) {
-    high = top.block;
-    hw = { block: top.block, keys: top.keys.length };
-  }
-  return { high, hw };
+  // Rows of the skipped block found again by the window add to the keys the cursor skips.
+  const skip = c.skip && c.skip.block === c.nextBlock ? c.skip : undefined;
+  const top = highest([skip, ...listingsOf(c.window).map((l) => l.top)]);
+  // Without rows at the high-water block: ended at an exclusive endBlock, or nothing committed at the start block yet.
+  const below = c.nextBlock === undefined ? undefined : c.nextBlock - 1;
+  if (top && (below === undefined || top.block > below)) return { high: top.block, hw: { block: top.block, keys: top.keys.length } };
+  return { high: below };
 }

@@ -2,9 +2,9 @@
 // the window of blocks a run covers, and fetching many things a few at a time while yielding them
 // in order.
 import { RunError } from '../errors.js';
-import { onBehalf, type Page } from '../decl/request.js';
+import { onBehalf, type ClientPort, type Page } from '../decl/request.js';
 import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
-import type { ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import { DEFAULT_CHUNKS, type ExtractContext, type OptionSpec, type Partition, type StreamConfig, type StreamDecl } from '../decl/stream.js';
 
 export const LATEST_BLOCKS = '/v1/chains/{chainId}/blocks';
 export const ONE_BLOCK = '/v1/chains/{chainId}/blocks/{blockId}';
@@ -43,6 +43,31 @@ export async function latestBlock(x: ExtractContext, chainId: string): Promise<B
   if (!Array.isArray(blocks) || blocks.length === 0) throw new RunError(`${LATEST_BLOCKS}: the answer lists no block`);
   return blockRef(blocks[0], LATEST_BLOCKS);
 }
+
+/** Heads pinned by each client (one a run per service), by chain: the partitions of a chain share one. */
+const heads = new WeakMap<ClientPort, Map<string, Promise<number>>>();
+
+/** A chain's head, asked once per client: every window of a run on that chain ends at the same block. */
+function pinnedHead(x: ExtractContext): Promise<number> {
+  const chainId = x.partition.path.chainId!;
+  let byChain = heads.get(x.client);
+  if (!byChain) heads.set(x.client, (byChain = new Map()));
+  let head = byChain.get(chainId);
+  if (!head) {
+    head = latestBlock(x, chainId).then((b) => b.number);
+    head.catch(() => byChain.delete(chainId)); // a failed ask is asked again by the next partition
+    byChain.set(chainId, head);
+  }
+  return head;
+}
+
+/** A block-ranged listing of a chain's data service, fetched in chunks below the head (StreamDecl.blockCursor.head). */
+export const CHUNKED_BLOCK_CURSOR = { ...BLOCK_CURSOR, head: pinnedHead };
+
+/** The option of a chunked listing. */
+export const CHUNKS_OPTION: Record<string, OptionSpec> = {
+  chunks: { kind: 'int', min: 1, doc: `block ranges of a window fetched at once, at most (default ${DEFAULT_CHUNKS}; 1: one listing, page after page)` },
+};
 
 export function getBlock(x: ExtractContext, chainId: string, n: number): Promise<unknown> {
   return getJson(x, `${chainPath(chainId)}/blocks/${n}`, ONE_BLOCK, {}, BLOCK_CU);

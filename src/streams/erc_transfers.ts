@@ -1,5 +1,6 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck, PRICE_KEYS } from './common.js';
+import { addressColumns, BLOCK_COLUMNS, BLOCK_RANGE_OPTIONS, blockRangeCheck, PRICE_KEYS } from './common.js';
+import { CHUNKED_BLOCK_CURSOR, CHUNKS_OPTION } from './chain_reads.js';
 
 const isObject = (v: unknown) => v !== null && typeof v === 'object';
 
@@ -25,6 +26,7 @@ export const ercTransfers: StreamDecl = {
     chainId: { kind: 'evm_chain_id', required: true, doc: 'EVM chain id (43114) or blockchain id' },
     contracts: { kind: 'evm_address[]', required: true, doc: 'token contracts; one partition each' },
     ...BLOCK_RANGE_OPTIONS,
+    ...CHUNKS_OPTION,
   },
   check: blockRangeCheck,
   partitions: (s) =>
@@ -35,7 +37,7 @@ export const ercTransfers: StreamDecl = {
       values: { chainId: String(s.chainId) },
     })),
   refresh: 'append',
-  blockCursor: BLOCK_CURSOR,
+  blockCursor: CHUNKED_BLOCK_CURSOR,
   // An ERC-1155 batch transfer carries several token ids under one log index.
   key: ['chain_id', 'token_address', 'tx_hash', 'log_index', 'token_id'],
   folder: { key: 'chain', partition: 'chainId' },

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { StreamDecl } from '../decl/stream.js';
-import { addressColumns, BLOCK_COLUMNS, BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
+import { addressColumns, BLOCK_COLUMNS, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
+import { CHUNKED_BLOCK_CURSOR, CHUNKS_OPTION } from './chain_reads.js';
 
 const CONTENT = ['txHash', 'blockNumber', 'from.address', 'to.address', 'internalTxType', 'value', 'gasUsed', 'gasLimit', 'isReverted'];
 
@@ -34,6 +35,7 @@ export const internalTransactions: StreamDecl = {
     chainId: { kind: 'evm_chain_id', required: true, doc: 'EVM chain id (43114) or blockchain id' },
     addresses: { kind: 'evm_address[]', required: true, doc: 'addresses whose internal transactions to list; one partition each' },
     ...BLOCK_RANGE_OPTIONS,
+    ...CHUNKS_OPTION,
   },
   check: blockRangeCheck,
   partitions: (s) =>
@@ -44,7 +46,7 @@ export const internalTransactions: StreamDecl = {
       values: { chainId: String(s.chainId), address: a.toLowerCase() },
     })),
   refresh: 'append',
-  blockCursor: BLOCK_CURSOR,
+  blockCursor: CHUNKED_BLOCK_CURSOR,
   key: ['chain_id', 'address', 'internal_tx_id'],
   keyDoc: 'internal_tx_id is a hash of the transaction hash, block, from, to, type, value, gas and revert flag, plus the occurrence among identical siblings',
   folder: { key: 'chain', partition: 'chainId' },

@@ -108,6 +108,15 @@ export class Transformer {
   private skip?: { block: number; keys: Set<string> };
   /** Highest block seen and the keys of its rows (append streams), across batches. */
   private top?: { block: number; keys: Set<string> };
+  /**
+   * A chunk's floor (append streams): rows below this block are another chunk's. They are dropped
+   * and `reachedFloor` is set: in a listing that is newest first, every later row is below too.
+   */
+  floor?: number;
+  reachedFloor = false;
+  /** Lowest block of the rows kept, and whether every row came at or below the one before (newest first). */
+  low?: number;
+  newestFirst = true;
 
   constructor(
     readonly decl: StreamDecl,
@@ -199,6 +208,12 @@ export class Transformer {
       if (cursor) {
         const b = s.block;
         const key = bytes ? fromBytes(s.key) : s.key;
+        if (this.floor !== undefined && b < this.floor) {
+          this.reachedFloor = true;
+          continue;
+        }
+        if (this.low !== undefined && b > this.low) this.newestFirst = false;
+        if (this.low === undefined || b < this.low) this.low = b;
         if (this.skip && b === this.skip.block && this.skip.keys.has(key)) {
           this.batch.skipped++;
           continue;

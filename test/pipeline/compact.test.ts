@@ -12,6 +12,7 @@ import { compactLake, planGroups } from '../../src/pipeline/compact.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
+import { listingsOf, type Cursor } from '../../src/state/cursor.js';
 import { lakeContents, quiet } from '../helpers.js';
 import { RunError } from '../../src/errors.js';
 
@@ -72,13 +73,14 @@ describe('compact', () => {
     expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
     clock.t = later;
     const store = new StateStore(lake);
-    const open = () => store.all().filter((s) => (s.cursor.window?.files.length ?? 0) > 1);
+    const windowFiles = (c: Cursor) => listingsOf(c.window).flatMap((l) => l.files);
+    const open = () => store.all().filter((s) => windowFiles(s.cursor).length > 1);
     const ac = new AbortController();
     const cut = runPipeline(p, { lake, logger: quiet, flushRows: 40, signal: ac.signal });
     const timer = setInterval(() => open().length > 0 && ac.abort(new Error('cut')), 2);
     expect((await cut).status).toBe('failed');
     clearInterval(timer);
-    const windows = open().map((s) => ({ table: s.table, partition: s.partition, files: s.cursor.window!.files }));
+    const windows = open().map((s) => ({ table: s.table, partition: s.partition, files: windowFiles(s.cursor) }));
     expect(windows.length).toBeGreaterThan(0);
 
     const before = await lakeContents(lake);
