@@ -112,27 +112,33 @@ export interface Recorded {
  */
 export async function recordingProxy(
   target: string,
-  o: { refuse?: (r: Recorded) => boolean } = {},
-): Promise<{ url: string; requests: Recorded[]; close(): Promise<void> }> {
+  o: { refuse?: (r: Recorded) => boolean; delayMs?: number } = {},
+): Promise<{ url: string; requests: Recorded[]; inFlight: { now: number; most: number }; close(): Promise<void> }> {
   const requests: Recorded[] = [];
+  const inFlight = { now: 0, most: 0 };
   const to = new URL(target);
   const server = await scriptedServer((req, res) => {
     const chunks: Buffer[] = [];
+    inFlight.most = Math.max(inFlight.most, ++inFlight.now);
+    res.on('close', () => inFlight.now--);
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks);
       const r: Recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8') };
       requests.push(r);
       if (o.refuse?.(r)) return json(res, 400, { statusCode: 400, error: 'Bad Request', message: 'refused by the test proxy' });
-      const out = httpRequest({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
-        res.writeHead(answer.statusCode ?? 502, answer.headers);
-        answer.pipe(res);
-      });
-      out.on('error', () => res.destroy());
-      out.end(body);
+      // As a service far away answers: later (a simulator on loopback answers at once).
+      setTimeout(() => {
+        const out = httpRequest({ host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers }, (answer) => {
+          res.writeHead(answer.statusCode ?? 502, answer.headers);
+          answer.pipe(res);
+        });
+        out.on('error', () => res.destroy());
+        out.end(body);
+      }, o.delayMs ?? 0);
     });
   });
-  return { url: server.url, requests, close: server.close };
+  return { url: server.url, requests, inFlight, close: server.close };
 }
 
 /** The simulator that accepts only `apiKey`, behind a recording proxy (`proxy.url` is where to send). */

@@ -54,7 +54,17 @@ interface Chunk {
   more: boolean;
   /** Lowest block its listing has sent in this run (rows still in the batch included). */
   low?: number;
+  /** Items its listing has sent in this run, and the highest block among them: its density. */
+  items: number;
+  high?: number;
 }
+
+/**
+ * A chunk is split only while it has at least this many pages left by its density (rows a block so
+ * far): a split costs a page or two (the new chunk's last page, the rows of the old one's last
+ * page that are the new chunk's), which pays only where many pages are left.
+ */
+const SPLIT_PAGES = 4;
 
 class WindowRun {
   private readonly chunks: Chunk[];
@@ -74,7 +84,7 @@ class WindowRun {
     private readonly rebuilding: boolean,
     private readonly maxChunks: number,
   ) {
-    this.chunks = w.chunks.map((saved) => ({ saved, status: saved.done ? 'done' : 'waiting', more: saved.token !== undefined }));
+    this.chunks = w.chunks.map((saved) => ({ saved, status: saved.done ? 'done' : 'waiting', more: saved.token !== undefined, items: 0 }));
     this.splits = w.splits;
     this.base = rebuilding ? `${REBUILD}/` : '';
     const outer = p.signal;
@@ -121,20 +131,22 @@ class WindowRun {
   }
 
   /**
-   * The chunk under way with the most blocks left gives the lower half of them to a new chunk.
-   * Only blocks below what its listing has reached (and committed) go: the rows it holds stay its own.
+   * The chunk under way with the most rows left (by the density of what its listing sent so far)
+   * gives the lower half of its blocks to a new chunk. Only blocks below what its listing has
+   * reached (and committed) go: the rows it holds stay its own.
    */
   private split(): Chunk | undefined {
     if (this.unordered || this.w.end === undefined) return undefined;
+    const pageSize = Number(this.p.pageSize.pageSize ?? 1);
     let best: { c: Chunk; from: number; mid: number; left: number } | undefined;
     for (const c of this.chunks) {
-      if (c.status !== 'fetching' || !c.more) continue;
+      if (c.status !== 'fetching' || !c.more || c.low === undefined || c.high === undefined) continue;
       const { from, to } = listingRange(c.saved, this.bc);
-      const reached = Math.min(c.low ?? Infinity, c.saved.low ?? Infinity);
-      const mid = splitPoint(from, to, Number.isFinite(reached) ? reached : undefined);
+      const reached = Math.min(c.low, c.saved.low ?? Infinity);
+      const mid = splitPoint(from, to, reached);
       if (mid === undefined) continue;
-      const left = Math.min(to - 1, reached) - from;
-      if (!best || left > best.left) best = { c, from, mid, left };
+      const left = (c.items / (c.high - c.low + 1)) * (reached - from);
+      if (left >= SPLIT_PAGES * pageSize && (!best || left > best.left)) best = { c, from, mid, left };
     }
     if (!best) return undefined;
     const { c, from, mid } = best;
@@ -142,8 +154,7 @@ class WindowRun {
     if (from > 0) query[this.bc.start] = String(from);
     else delete query[this.bc.start];
     c.saved = { ...c.saved, floor: mid };
-    // A range split off a listing with pages to come is presumed to have some too.
-    const chunk: Chunk = { saved: { query, files: [] }, status: 'waiting', more: true };
+    const chunk: Chunk = { saved: { query, files: [] }, status: 'waiting', more: false, items: 0 };
     this.chunks.push(chunk);
     this.splits++;
     this.p.job.report.splits++;
@@ -177,6 +188,8 @@ class WindowRun {
           const last = page.next === undefined || (transformer.reachedFloor && transformer.newestFirst);
           c.more = !last;
           c.low = transformer.low;
+          c.high = transformer.topBlock;
+          c.items += page.items.length;
           this.launch();
           if (!last && transformer.rows < p.flushRows) continue;
           const staged = await p.stage(this.base, batches);
@@ -198,6 +211,8 @@ class WindowRun {
         query = { ...c.saved.query };
         if (from > 0) query[this.bc.start] = String(from);
         token = undefined;
+        c.items = 0;
+        c.low = c.high = undefined;
         transformer = fresh();
         batches.restart(transformer);
       }

@@ -157,3 +157,21 @@ export function coveredRange(c: Cursor): { high?: number; hw?: { block: number; 
   if (top && (below === undefined || top.block > below)) return { high: top.block, hw: { block: top.block, keys: top.keys.length } };
   return { high: below };
 }
+
+/**
+ * Whether a chunked window's ranges cover it once: from its start to its end, each chunk beginning
+ * where the one below ends. Undefined when they do; else the first gap or overlap.
+ */
+export function tilingProblem(w: ChunkedWindow, bp: BlockParams): string | undefined {
+  const ranges = w.chunks.map((l) => listingRange(l, bp)).sort((a, b) => a.from - b.from);
+  let at = w.start;
+  for (const r of ranges) {
+    if (r.from > at) return `no chunk covers blocks ${at} to ${r.from - 1}`;
+    if (r.from < at) return `blocks ${r.from} to ${Math.min(at, r.to) - 1} are in two chunks`;
+    at = r.to;
+  }
+  const end = w.end ?? Infinity;
+  if (at < end) return `no chunk covers blocks ${at} to ${end === Infinity ? 'the head' : end - 1}`;
+  if (at > end) return `a chunk reaches past the window's end (${end})`;
+  return undefined;
+}

@@ -166,6 +166,11 @@ export class Transformer {
     if (this.top) this.skip = { block: this.top.block, keys: new Set(this.top.keys) };
   }
 
+  /** The highest block seen so far (getTop without copying its keys). */
+  get topBlock(): number | undefined {
+    return this.top?.block;
+  }
+
   /** The highest block seen so far and the keys of its rows. */
   getTop(): BlockKeys | undefined {
     return this.top && { block: this.top.block, keys: [...this.top.keys] };

@@ -9,7 +9,7 @@ import { LAKE_TABLES } from './views.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/parquet.js';
 import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
-import { coveredRange } from '../state/cursor.js';
+import { coveredRange, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
 import { query } from './query.js';
 
@@ -241,6 +241,55 @@ function blockRange(decl: StreamDecl): Check | undefined {
 }
 
 /**
+ * A window fetched in chunks: the chunks' ranges cover the window once (no block in two chunks, none
+ * in none), and every row a chunk committed lies in its range. With the block cursor's check, the
+ * committed range of a partition keeps no hole while its chunks are under way: each chunk's rows
+ * are its own listing's, and a resumed chunk continues its listing where its commit left it.
+ */
+function chunkRanges(decl: StreamDecl): Check | undefined {
+  const bc = decl.blockCursor;
+  if (!bc?.head) return undefined;
+  return {
+    check: 'chunks cover their window, rows within their chunk',
+    table: decl.table,
+    async run(ctx) {
+      const store = new StateStore(ctx.lake);
+      const open = ctx.states.filter((s) => s.table === decl.table && s.cursor.window !== undefined && 'chunks' in s.cursor.window);
+      if (open.length === 0) return skip('no window being fetched in chunks');
+      const problems: string[] = [];
+      const files: string[] = [];
+      let chunks = 0;
+      for (const s of open) {
+        const w = s.cursor.window as ChunkedWindow;
+        chunks += w.chunks.length;
+        const gap = tilingProblem(w, bc);
+        if (gap) problems.push(`${s.partition}: ${gap}`);
+        for (const l of w.chunks) {
+          const { from, to } = listingRange(l, bc);
+          for (const f of l.files) if (f.startsWith(`${decl.table}/`)) files.push(`(${sqlString(s.partition)}, ${sqlString(store.path(f))}, ${from}, ${Number.isFinite(to) ? to : 'NULL'})`);
+        }
+      }
+      if (files.length) {
+        await ctx.conn.run(`CREATE OR REPLACE TEMP TABLE _check_chunks (part VARCHAR, path VARCHAR, lo BIGINT, hi BIGINT)`);
+        for (let i = 0; i < files.length; i += 500) await ctx.conn.run(`INSERT INTO _check_chunks VALUES ${files.slice(i, i + 500).join(', ')}`);
+        const paths = (await rows(ctx.conn, `SELECT DISTINCT path FROM _check_chunks`)).map((r) => sqlString(String(r.path)));
+        const b = ident(bc.column);
+        const bad = await rows(
+          ctx.conn,
+          `SELECT c.part, c.lo, c.hi, count(*) AS outside, min(r.${b}) AS lowest, max(r.${b}) AS highest
+           FROM read_parquet([${paths.join(', ')}], filename = true, union_by_name = true, hive_partitioning = false) r JOIN _check_chunks c ON r.filename = c.path
+           WHERE r.${b} < c.lo OR (c.hi IS NOT NULL AND r.${b} >= c.hi)
+           GROUP BY ALL ORDER BY ALL`,
+        );
+        for (const r of bad.slice(0, EXAMPLES)) problems.push(`${r.part}: ${plural(num(r.outside), 'row')} of the chunk of blocks ${r.lo} to ${r.hi === null ? 'the head' : num(r.hi) - 1} lie outside it (${r.lowest} to ${r.highest})`);
+      }
+      if (problems.length === 0) return pass(`${plural(open.length, 'window')} in ${plural(chunks, 'chunk')}: covered once, rows within their chunk`);
+      return fail(problems.slice(0, EXAMPLES).join('; '));
+    },
+  };
+}
+
+/**
  * A table with one row per block (key = the chain + the block column): every block from a partition's
  * first to its last committed block is there. Tables of events (transfers) have no such rule, as
  * most blocks carry none of them.
@@ -397,7 +446,7 @@ export function checksFor(decls: readonly StreamDecl[] = LAKE_TABLES): Check[] {
   const out: Check[] = [];
   for (const d of decls) {
     out.push(keyUnique(d));
-    const extra = [amountsExact(d), filesOwned(d), rowsMatchState(d), blockRange(d), blocksContiguous(d)];
+    const extra = [amountsExact(d), filesOwned(d), rowsMatchState(d), blockRange(d), chunkRanges(d), blocksContiguous(d)];
     for (const c of extra) if (c) out.push(c);
     if (d.table === 'chain_metrics') out.push(metricsAligned(), metricsComplete(), txCountVsBlocks());
     if (d.table === 'block_transactions') out.push(blockTransactionsVsBlocks());

@@ -293,6 +293,8 @@ beforeAll(async () => {
   // The failing service: 401, 403, 503 forever, 500 forever, resets forever, by route.
   failing = await scriptedServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname.toLowerCase();
+    // The chain's head answers: the transfers listings, split below it, fail by contract.
+    if (path.endsWith('/blocks')) return json(res, 200, { blocks: [{ blockNumber: '71234567', blockTimestamp: 1700000000 }] });
     if (path.includes(`/tokens/${C.erc20.toLowerCase()}/`)) return json(res, 401, { statusCode: 401, message: 'Unauthorized', error: 'Unauthorized' });
     if (path.includes(`/tokens/${C.erc721.toLowerCase()}/`)) return json(res, 403, { statusCode: 403, message: 'Forbidden resource', error: 'Forbidden' });
     if (path.includes(`/tokens/${C.erc1155.toLowerCase()}/`)) return json(res, 503, { statusCode: 503, message: 'Service Unavailable', error: 'Service Unavailable' });
@@ -520,7 +522,7 @@ describe('the API key never leaks', () => {
     const echo = await scriptedServer((req, res) => {
       const key = String(req.headers[OTHER_HEADER!] ?? '');
       const path = new URL(req.url ?? '/', 'http://x').pathname.toLowerCase();
-      if (path.includes('/tokens/')) return json(res, 401, { statusCode: 401, message: `Invalid API key: ${key}`, error: 'Unauthorized' });
+      if (path.includes('/tokens/') || path.endsWith('/blocks')) return json(res, 401, { statusCode: 401, message: `Invalid API key: ${key}`, error: 'Unauthorized' });
       return json(res, 500, { statusCode: 500, message: [`upstream refused key ${key}`], error: 'Internal Server Error' });
     });
     try {

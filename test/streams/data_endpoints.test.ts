@@ -12,6 +12,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from '../../src/simulator/series.js';
 import { StateStore } from '../../src/state/store.js';
+import { listingsOf } from '../../src/state/cursor.js';
 import { expectCleanRun, lakeRows, line, quiet, scriptedServer, sorted } from '../helpers.js';
 
 const TABLES = ['blocks', 'block_transactions', 'native_balances', 'erc20_balances', 'subnets', 'blockchains', 'contracts', 'address_chains', 'chains'];
@@ -289,7 +290,7 @@ describe('resuming block_transactions inside a block', () => {
       const cut = await runPipeline(p, { lake, logger: quiet, flushRows: 1 });
       expect(cut.status).toBe('failed');
       expect(cut.streams[0]!.errors.join()).toContain('cut here');
-      const token = new StateStore(lake).load('block_transactions', '43114').cursor.window?.token;
+      const token = listingsOf(new StateStore(lake).load('block_transactions', '43114').cursor.window)[0]?.token;
       const m = /^(\d+):(.+)$/.exec(token ?? '');
       expect(m, `checkpoint token ${token}`).not.toBeNull();
       const [, block, inner] = m!;

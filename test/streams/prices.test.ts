@@ -54,7 +54,7 @@ describe('prices kept as sent', () => {
       res.end(`{"transfers":[${items.join(',')}]}`);
     });
     try {
-      const p = checkPipeline({ name: 'p', sources: { data: { url: server.url } }, streams: [{ table: 'erc_transfers', chainId: '43114', contracts: ['0x' + 'c'.repeat(40)] }] }, 'p.yaml');
+      const p = checkPipeline({ name: 'p', sources: { data: { url: server.url } }, streams: [{ table: 'erc_transfers', chainId: '43114', contracts: ['0x' + 'c'.repeat(40)], chunks: 1 }] }, 'p.yaml');
       const lake = tmp();
       const r = await runPipeline(p, { lake, logger: quiet });
       expect(r.status).toBe('ok');

@@ -1,0 +1,165 @@
+// One listing, the whole budget: a block-ranged listing is fetched as chunks at once (append.ts),
+// and its table, cursor and checks are those of the same listing paged one page after another.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { StateStore } from '../../src/state/store.js';
+import { listingsOf, tilingProblem, type ChunkedWindow } from '../../src/state/cursor.js';
+import { ercTransfers } from '../../src/streams/erc_transfers.js';
+import { lakeContents, quiet, recordingProxy } from '../helpers.js';
+import { cli } from '../lake-fixture.js';
+
+const CONTRACT = '0xb10644cea485f69a5f8859e127911157a0d6d30d';
+const tmp = () => mkdtempSync(join(tmpdir(), 'cl-chunks-'));
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+
+async function sim(): Promise<Simulator> {
+  const s = await startSimulator({ port: 0, seed: 7 });
+  closers.push(() => s.close());
+  return s;
+}
+
+/** One contract's transfers, in pages of 10 so that the listing runs to many pages. */
+function pipeline(url: string, chunks?: number): Pipeline {
+  const p = loadPipeline('pipelines/demo.yaml');
+  for (const s of Object.values(p.sources)) s.url = url;
+  p.streams = [{ table: 'erc_transfers', chainId: '43114', contracts: [CONTRACT], pageSize: 10, ...(chunks ? { chunks } : {}) }];
+  return p;
+}
+
+/** The lake of one listing paged one page after another: what chunks must give back. */
+async function oneListing(s: Simulator): Promise<{ lake: string; pages: number }> {
+  const lake = tmp();
+  const r = await runPipeline(pipeline(s.url, 1), { lake, logger: quiet, flushRows: 30 });
+  expect(r.status).toBe('ok');
+  expect(r.streams[0]!.chunks).toBe(1);
+  return { lake, pages: r.streams[0]!.pages };
+}
+
+const stateOf = (lake: string) => new StateStore(lake).all().find((s) => s.table === 'erc_transfers')!;
+
+describe('chunks of a block-ranged listing', () => {
+  it('fetches ranges at once below the pinned head; the table and the cursor are those of one listing', async () => {
+    const s = await sim();
+    const one = await oneListing(s);
+    // Answers come 20 ms late, as from a service far away: one listing would have one request under way.
+    const proxy = await recordingProxy(s.url, { delayMs: 20 });
+    closers.push(() => proxy.close());
+    const lake = tmp();
+    const r = await runPipeline(pipeline(proxy.url), { lake, logger: quiet, flushRows: 30 });
+    expect(r.status).toBe('ok');
+    const t = r.streams[0]!;
+    expect(t.chunks).toBeGreaterThan(2);
+    expect(t.splits).toBe(t.chunks - 1);
+    expect(proxy.inFlight.most).toBeGreaterThan(2);
+    // Each chunk's last page may hold rows of the range below it (dropped), and a range may be empty.
+    expect(t.pages).toBeLessThanOrEqual(one.pages + 2 * t.chunks);
+    expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
+    expect(stateOf(lake).cursor).toEqual(stateOf(one.lake).cursor);
+    expect(stateOf(lake).rows).toBe(stateOf(one.lake).rows);
+
+    // Every transfers request stays below the head asked once at the start, within disjoint ranges.
+    const head = s.world.headBlock('43114');
+    const heads = proxy.requests.filter((q) => /\/blocks\?/.test(q.url));
+    expect(heads).toHaveLength(1);
+    const listings = new Map<string, { start: number; end: number }>();
+    for (const q of proxy.requests.filter((x) => x.url.includes('/transfers'))) {
+      const u = new URL(q.url, 'http://x');
+      const end = Number(u.searchParams.get('endBlock'));
+      expect(end).toBeLessThanOrEqual(head + 1);
+      listings.set(`${u.searchParams.get('startBlock') ?? 0}-${end}`, { start: Number(u.searchParams.get('startBlock') ?? 0), end });
+    }
+    expect(listings.size).toBe(t.chunks);
+    expect(cli(['check', '--lake', lake]).code).toBe(0);
+  });
+
+  it('stopped again and again at any moment, each rerun resumes every chunk: the table equals one listing', async () => {
+    const s = await sim();
+    const one = await oneListing(s);
+    const proxy = await recordingProxy(s.url, { delayMs: 5 });
+    closers.push(() => proxy.close());
+    const lake = tmp();
+    const p = pipeline(proxy.url);
+    // Seeded stops: after 1 to 40 requests of each attempt.
+    let seed = 11;
+    const next = () => (seed = (seed * 48271) % 2147483647);
+    let stops = 0;
+    let chunkedStates = 0;
+    for (let attempt = 0; attempt < 30; attempt++) {
+      const ac = new AbortController();
+      const at = proxy.requests.length + 1 + (next() % 40);
+      const timer = setInterval(() => proxy.requests.length >= at && ac.abort(new Error('stopped by the test')), 1);
+      const r = await runPipeline(p, { lake, logger: quiet, flushRows: 20, signal: ac.signal });
+      clearInterval(timer);
+      if (r.status === 'ok') break;
+      stops++;
+      const w = stateOf(lake)?.cursor.window;
+      if (w && 'chunks' in w) {
+        chunkedStates++;
+        expect(tilingProblem(w as ChunkedWindow, ercTransfers.blockCursor!)).toBeUndefined();
+      }
+    }
+    expect(stops).toBeGreaterThan(3);
+    expect(chunkedStates).toBeGreaterThan(0);
+    if (stateOf(lake).cursor.window) expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    expect(stateOf(lake).cursor.window).toBeUndefined();
+    expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
+    expect(stateOf(lake).cursor).toEqual(stateOf(one.lake).cursor);
+    expect(cli(['check', '--lake', lake]).code).toBe(0);
+  });
+
+  it('a refused page token restarts that chunk alone; the table has no duplicate', async () => {
+    const s = await sim();
+    const one = await oneListing(s);
+    let tokened = 0;
+    // The sixth request that carries a page token is refused, as an expired token is.
+    const proxy = await recordingProxy(s.url, { delayMs: 5, refuse: (q) => q.url.includes('pageToken=') && ++tokened === 6 });
+    closers.push(() => proxy.close());
+    const lake = tmp();
+    const r = await runPipeline(pipeline(proxy.url), { lake, logger: quiet, flushRows: 20 });
+    expect(r.status).toBe('ok');
+    expect(r.streams[0]!.restarts).toBe(1);
+    expect(r.streams[0]!.chunks).toBeGreaterThan(1);
+    expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
+    expect(stateOf(lake).rows).toBe(stateOf(one.lake).rows);
+  });
+
+  it('chunks: 1 pages one listing, as before chunks', async () => {
+    const s = await sim();
+    const proxy = await recordingProxy(s.url, { delayMs: 5 });
+    closers.push(() => proxy.close());
+    const r = await runPipeline(pipeline(proxy.url, 1), { lake: tmp(), logger: quiet, flushRows: 30 });
+    expect(r.status).toBe('ok');
+    expect(r.streams[0]!.splits).toBe(0);
+    expect(proxy.inFlight.most).toBe(1);
+    expect(proxy.requests.every((q) => !/\/blocks\?/.test(q.url) && !q.url.includes('endBlock'))).toBe(true);
+  });
+
+  it('an open window in chunks: status says how many ranges are done', async () => {
+    const s = await sim();
+    const proxy = await recordingProxy(s.url, { delayMs: 10 });
+    closers.push(() => proxy.close());
+    const lake = tmp();
+    const ac = new AbortController();
+    const run = runPipeline(pipeline(proxy.url), { lake, logger: quiet, flushRows: 20, signal: ac.signal });
+    const timer = setInterval(() => {
+      const w = new StateStore(lake).all()[0]?.cursor.window;
+      if (w && listingsOf(w).some((l) => l.done) && listingsOf(w).some((l) => !l.done)) ac.abort(new Error('stopped by the test'));
+    }, 1);
+    expect((await run).status).toBe('failed');
+    clearInterval(timer);
+    const w = stateOf(lake).cursor.window as ChunkedWindow;
+    const done = w.chunks.filter((l) => l.done).length;
+    const out = cli(['status', '--lake', lake, '--format', 'json']);
+    expect(out.code).toBe(0);
+    const text = cli(['status', '--lake', lake]);
+    expect(text.stdout).toContain(`${done} of ${w.chunks.length} ranges done`);
+  });
+});
