@@ -85,7 +85,9 @@ torture: build
 ## bench/rate.mjs: rate-bound, against the simulator with its rate limit on (about 4 minutes)
 ## bench/cpu.mjs: CPU-bound rows/s (replay and end to end) and peak RSS at 1M and 5M rows (about 10 minutes)
 ## bench/arrow.mjs: Arrow record batches against staged lines as the transform -> load hand-off (about 2 minutes)
-BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs
+## bench/chunks.mjs: one contract's transfers at 250 ms, 800 ms and 2 s a page, a chainlake run against the official
+## client's sequential loop, and the share of the rate budget used (about 70 seconds)
+BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs bench/chunks.mjs
 bench: build
 	@for s in $(BENCH_SCRIPTS); do echo "== $$s"; node $$s || exit $$?; echo; done
 

@@ -13,17 +13,16 @@
 // 5-second windows, so the share of the budget per minute is that of its twelve windows.
 //
 //   node bench/rate.mjs [--windows 3] [--latency-ms 250] [--budget 6000] [--concurrency 4]
-import http from 'node:http';
 import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { startSimulator } from '../dist/simulator/server.js';
-import { matchRoute } from '../dist/simulator/routes.js';
 import { contractAddress } from '../dist/simulator/evm.js';
 import { DEMO } from '../dist/simulator/world.js';
 import { Client } from '../dist/sources/client.js';
 import { newRequestStats } from '../dist/decl/request.js';
 import { paginate } from '../dist/extract/paginate.js';
 import { TIERS } from '../dist/sources/budget.js';
+import { latencyProxy, MINUTE } from './proxy.mjs';
 
 const { values: args } = parseArgs({
   options: {
@@ -43,7 +42,6 @@ const WINDOWS = Number(args.windows);
 const LATENCY = Number(args['latency-ms']);
 const BUDGET = Number(args.budget);
 const CONCURRENCY = Number(args.concurrency);
-const MINUTE = 60_000;
 const KEY = 'bench-key';
 
 const transfers = [0, 1, 2, 3, 4, 5].map((i) => {
@@ -61,49 +59,6 @@ const rewards = DEMO.nodeIds.map((nodeId) => ({
 const MIXED = [...transfers, ...rewards];
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
-
-/** A proxy that delays each request, then counts what the simulator made of it. */
-async function latencyProxy(target, latencyMs) {
-  const counts = { requests: 0, limited: 0, blocked: 0, acceptedByWindow: new Map(), limitedByWindow: new Map(), cuByFlow: new Map() };
-  const agent = new http.Agent({ keepAlive: true });
-  const server = http.createServer((req, res) => {
-    setTimeout(() => {
-      const arrived = Date.now();
-      const url = new URL(req.url, target);
-      const up = http.request(url, { method: req.method, headers: req.headers, agent }, (answer) => {
-        counts.requests++;
-        if (answer.statusCode === 429) {
-          counts.limited++;
-          const w = Math.floor(arrived / MINUTE);
-          counts.limitedByWindow.set(w, (counts.limitedByWindow.get(w) ?? 0) + 1);
-        }
-        if (answer.statusCode === 200) {
-          const segments = url.pathname.split('/').slice(1).map(decodeURIComponent);
-          const weight = matchRoute(segments)?.route.weight ?? 0;
-          const w = Math.floor(arrived / MINUTE);
-          counts.acceptedByWindow.set(w, (counts.acceptedByWindow.get(w) ?? 0) + weight);
-          url.searchParams.delete('pageToken');
-          const flow = `${url.pathname}?${url.searchParams}`;
-          counts.cuByFlow.set(flow, (counts.cuByFlow.get(flow) ?? 0) + weight);
-        }
-        res.writeHead(answer.statusCode, answer.headers);
-        answer.pipe(res);
-      });
-      up.on('error', () => res.destroy());
-      req.pipe(up);
-    }, latencyMs);
-  });
-  await new Promise((r) => server.listen(0, '127.0.0.1', r));
-  return {
-    url: `http://127.0.0.1:${server.address().port}`,
-    counts,
-    close: () => new Promise((r) => {
-      server.closeAllConnections();
-      server.close(() => r());
-      agent.destroy();
-    }),
-  };
-}
 
 /** chainlake: every partition pages concurrently through one client, as a run does. */
 async function chainlake(url, partitions, until, source = {}) {
