@@ -178,11 +178,15 @@ class WindowRun {
     // After a restart: what the listing committed before goes with the first commit of the new one.
     let restarted = false;
     let restarts = 0;
+    // The next page's token while the batch holds pages not committed yet.
+    let pending: string | undefined;
+    const checkpoint = (next: string | undefined): Omit<Listing, 'files'> => ({ query, token: next, top: transformer.getTop(), carry: transformer.getCarry(), low: transformer.low });
     for (;;) {
       try {
         for await (const page of p.pages(query, token, this.signal)) {
           transformer.floor = c.saved.floor;
           p.page(page, batches);
+          pending = page.next;
           if (!transformer.newestFirst) this.unordered = true;
           // The first row below the floor ends the chunk, if the listing is newest first.
           const last = page.next === undefined || (transformer.reachedFloor && transformer.newestFirst);
@@ -192,8 +196,9 @@ class WindowRun {
           c.items += page.items.length;
           this.launch();
           if (!last && transformer.rows < p.flushRows) continue;
+          pending = undefined;
           const staged = await p.stage(this.base, batches);
-          this.save(c, staged, { query, token: last ? undefined : page.next, top: transformer.getTop(), carry: transformer.getCarry(), low: transformer.low }, last, restarted);
+          this.save(c, staged, checkpoint(last ? undefined : page.next), last, restarted);
           restarted = false;
           if (last) {
             c.status = 'done';
@@ -204,6 +209,13 @@ class WindowRun {
         c.status = 'stopped';
         return;
       } catch (err) {
+        // Stopped (SIGTERM, or another chunk failed): the pages fetched so far commit, up to the
+        // token of the next one, rather than be fetched again.
+        if (pending !== undefined && this.signal.aborted && !(err instanceof PageTokenError)) {
+          const next = pending;
+          pending = undefined;
+          this.save(c, await p.stage(this.base, batches), checkpoint(next), false, restarted);
+        }
         if (!(err instanceof PageTokenError)) throw err;
         p.restarted(err, ++restarts);
         restarted = true;

@@ -1,6 +1,6 @@
 // One listing, the whole budget: a block-ranged listing is fetched as chunks at once (append.ts),
 // and its table, cursor and checks are those of the same listing paged one page after another.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -87,14 +87,14 @@ describe('chunks of a block-ranged listing', () => {
     closers.push(() => proxy.close());
     const lake = tmp();
     const p = pipeline(proxy.url);
-    // Seeded stops: after 1 to 40 requests of each attempt.
+    // Seeded stops: after 1 to 12 requests of each attempt (a stop commits the pages fetched).
     let seed = 11;
     const next = () => (seed = (seed * 48271) % 2147483647);
     let stops = 0;
     let chunkedStates = 0;
-    for (let attempt = 0; attempt < 30; attempt++) {
+    for (let attempt = 0; attempt < 60; attempt++) {
       const ac = new AbortController();
-      const at = proxy.requests.length + 1 + (next() % 40);
+      const at = proxy.requests.length + 1 + (next() % 12);
       const timer = setInterval(() => proxy.requests.length >= at && ac.abort(new Error('stopped by the test')), 1);
       const r = await runPipeline(p, { lake, logger: quiet, flushRows: 20, signal: ac.signal });
       clearInterval(timer);
@@ -106,7 +106,7 @@ describe('chunks of a block-ranged listing', () => {
         expect(tilingProblem(w as ChunkedWindow, ercTransfers.blockCursor!)).toBeUndefined();
       }
     }
-    expect(stops).toBeGreaterThan(3);
+    expect(stops).toBeGreaterThan(4);
     expect(chunkedStates).toBeGreaterThan(0);
     if (stateOf(lake).cursor.window) expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
     expect(stateOf(lake).cursor.window).toBeUndefined();
@@ -161,5 +161,31 @@ describe('chunks of a block-ranged listing', () => {
     expect(out.code).toBe(0);
     const text = cli(['status', '--lake', lake]);
     expect(text.stdout).toContain(`${done} of ${w.chunks.length} ranges done`);
+    expect(cli(['check', '--lake', lake]).code).toBe(0);
+
+    // The check's proof: a chunk missing from the state is a hole; a row outside its chunk, a double.
+    const store = new StateStore(lake);
+    const state = stateOf(lake);
+    const file = join(lake, '_state', 'erc_transfers', readdirSync(join(lake, '_state', 'erc_transfers')).find((f) => f.endsWith('.json'))!);
+    const original = readFileSync(file, 'utf8');
+    const edit = (f: (w: ChunkedWindow) => void) => {
+      const s = JSON.parse(original) as typeof state;
+      f(s.cursor.window as ChunkedWindow);
+      writeFileSync(file, JSON.stringify(s));
+    };
+    edit((win) => win.chunks.splice(win.chunks.findIndex((l) => !l.done), 1));
+    const hole = cli(['check', '--lake', lake, '--format', 'json']);
+    expect(hole.code).toBe(1);
+    expect(hole.stdout).toMatch(/no chunk covers blocks \d+ to \d+/);
+    // A chunk with rows committed answers for fewer blocks than it holds rows of.
+    edit((win) => {
+      const l = win.chunks.find((x) => x.files.some((f) => f.startsWith('erc_transfers/')) && x.top)!;
+      l.floor = l.top!.block;
+    });
+    const outside = cli(['check', '--lake', lake, '--format', 'json']);
+    expect(outside.code).toBe(1);
+    expect(outside.stdout).toMatch(/rows? of the chunk of blocks \d+ to \d+ lie outside it/);
+    writeFileSync(file, original);
+    expect(store.all()).toHaveLength(1);
   });
 });

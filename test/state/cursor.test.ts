@@ -1,0 +1,73 @@
+// The rules of a chunked window (state/cursor.ts) and of the requests kept under way (sources/client.ts).
+import { describe, expect, it } from 'vitest';
+import { chunkedWindow, coveredRange, highest, listingRange, splitPoint, tilingProblem, type ChunkedWindow } from '../../src/state/cursor.js';
+import { AUTO_INFLIGHT, inflightTarget } from '../../src/sources/client.js';
+import { cursorText } from '../../src/cli/status.js';
+
+const bp = { start: 'startBlock', end: 'endBlock' };
+const chunk = (from: number, to: number, more: Partial<ChunkedWindow['chunks'][number]> = {}) => ({ query: { startBlock: String(from), endBlock: String(to) }, files: [], ...more });
+
+describe('chunked windows', () => {
+  it('splitPoint shares only blocks below what the listing reached, and never leaves a side empty', () => {
+    expect(splitPoint(0, 100, undefined)).toBe(50);
+    // Newest first, it has reached block 40: the rows it holds (40 and up) stay its own.
+    expect(splitPoint(0, 100, 40)).toBe(21);
+    expect(splitPoint(10, 100, 11)).toBe(11);
+    expect(splitPoint(10, 100, 10)).toBeUndefined();
+    expect(splitPoint(10, 11, undefined)).toBeUndefined();
+    for (const [from, to, low] of [[0, 2, 1], [5, 9, 8], [0, 1000, 3]] as const) {
+      const mid = splitPoint(from, to, low)!;
+      expect(mid).toBeGreaterThan(from);
+      expect(mid).toBeLessThanOrEqual(low);
+    }
+  });
+
+  it('a listing answers for its query raised to its floor', () => {
+    expect(listingRange(chunk(0, 100), bp)).toEqual({ from: 0, to: 100 });
+    expect(listingRange(chunk(0, 100, { floor: 60 }), bp)).toEqual({ from: 60, to: 100 });
+    expect(listingRange({ query: {}, files: [] }, bp)).toEqual({ from: 0, to: Infinity });
+  });
+
+  it('tilingProblem finds a gap, an overlap and a chunk past the end', () => {
+    const w = (chunks: ChunkedWindow['chunks']): ChunkedWindow => ({ start: 10, end: 100, endConfigured: false, chunks, splits: 0 });
+    expect(tilingProblem(w([chunk(10, 100, { floor: 50 }), chunk(10, 50)]), bp)).toBeUndefined();
+    expect(tilingProblem(w([chunk(10, 100, { floor: 60 }), chunk(10, 50)]), bp)).toBe('no chunk covers blocks 50 to 59');
+    expect(tilingProblem(w([chunk(10, 100, { floor: 40 }), chunk(10, 50)]), bp)).toBe('blocks 40 to 49 are in two chunks');
+    expect(tilingProblem(w([chunk(10, 90)]), bp)).toBe('no chunk covers blocks 90 to 99');
+    expect(tilingProblem(w([chunk(10, 120)]), bp)).toBe("a chunk reaches past the window's end (100)");
+  });
+
+  it('a window of one listing, as written before chunks, reads as one chunk', () => {
+    const legacy = { query: { startBlock: '500', pageSize: '100' }, token: 't', files: ['a'] };
+    expect(chunkedWindow(legacy, bp)).toEqual({ start: 500, end: undefined, endConfigured: false, chunks: [legacy], splits: 0 });
+    const ended = { query: { startBlock: '5', endBlock: '9' }, files: [] };
+    expect(chunkedWindow(ended, bp)).toMatchObject({ start: 5, end: 9, endConfigured: true });
+  });
+
+  it('the newest block committed is the highest of the chunks, with the keys of the skipped block added', () => {
+    expect(highest([undefined, { block: 5, keys: ['a'] }, { block: 9, keys: ['b'] }, { block: 9, keys: ['c', 'b'] }])).toEqual({ block: 9, keys: ['b', 'c'] });
+    const window: ChunkedWindow = { start: 500, end: 900, endConfigured: false, splits: 1, chunks: [chunk(500, 900, { floor: 700, top: { block: 800, keys: ['x'] } }), chunk(500, 700, { top: { block: 500, keys: ['y'] } })] };
+    expect(coveredRange({ nextBlock: 500, skip: { block: 500, keys: ['a'] }, window })).toEqual({ high: 800, hw: { block: 800, keys: 1 } });
+    // Rows found again in the skipped block add to its keys.
+    const low: ChunkedWindow = { ...window, chunks: [chunk(500, 900, { floor: 700 }), chunk(500, 700, { top: { block: 500, keys: ['y'] } })] };
+    expect(coveredRange({ nextBlock: 500, skip: { block: 500, keys: ['a'] }, window: low })).toEqual({ high: 500, hw: { block: 500, keys: 2 } });
+  });
+
+  it('status tells the ranges done and in flight', () => {
+    const window: ChunkedWindow = { start: 500, end: 900, endConfigured: false, splits: 2, chunks: [chunk(500, 900, { floor: 700, done: true }), chunk(500, 600), chunk(600, 700, { done: true })] };
+    expect(cursorText({ window }, true)).toBe('paging, 2 of 3 ranges done, 1 in flight');
+    expect(cursorText({ window }, false)).toBe('paging blocks 500 to 899: 2 of 3 ranges done, 1 in flight (2 split off)');
+  });
+});
+
+describe('requests under way', () => {
+  it('are the budget rate x the latency, with a margin, within bounds', () => {
+    // 6,000 CU a minute of 20 CU requests: 5 a second.
+    expect(inflightTarget(6000, 20, 2000)).toBe(Math.ceil(5 * 2 * 1.25) + 1);
+    expect(inflightTarget(6000, 20, 800)).toBe(6);
+    expect(inflightTarget(6000, 20, 250)).toBe(AUTO_INFLIGHT.min);
+    expect(inflightTarget(Infinity, 20, 800)).toBe(AUTO_INFLIGHT.min);
+    expect(inflightTarget(6000, 20, undefined)).toBe(AUTO_INFLIGHT.min);
+    expect(inflightTarget(1_000_000, 1, 5000)).toBe(AUTO_INFLIGHT.max);
+  });
+});
