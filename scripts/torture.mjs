@@ -2,7 +2,7 @@
 // Crash-safety torture test: "kill -9 at any instant, rerun, tables equal an uninterrupted run".
 //
 //   node scripts/torture.mjs [--kills N] [--compact-kills M] [--seed S] [--pipeline FILE]
-//                            [--flush-rows F] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]
+//                            [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]
 //   node scripts/torture.mjs --compare LAKE_A LAKE_B     (only step 4, on two existing lakes)
 //
 // 1. starts the simulator (`chainlake sim --port 0 --seed S`);
@@ -23,6 +23,9 @@
 //    uninterrupted compaction of the control lake (which must still equal the clean lake), and
 //    reruns it until one exits 0: the comparison then reads the compacted lake. Logs:
 //    <tmp>/logs/compact-NNNN.log.
+// --rounds: a run that exits 0 before the N kills have landed ends a round: its lake is compared
+// with the clean one as in step 4 and emptied, so that the kills land on backfills (a window fetched
+// in chunks, say) rather than on reruns that find nothing new. scripts/chunks.yaml is made for it.
 // Exit 0: PASS; 1: FAIL (mismatch, a broken invariant, a run that exited 2, a hang); 2: bad usage.
 // Environment: TORTURE_KILLS, TORTURE_COMPACT_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
 import { spawn } from 'node:child_process';
@@ -41,7 +44,7 @@ function usage(msg) {
     process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^#!.*\n/, '').replace(/^\/\/ ?/gm, '') + '\n');
     process.exit(0);
   }
-  process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]\n`);
+  process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]\n`);
   process.exit(2);
 }
 
@@ -57,6 +60,7 @@ function parseArgs(argv) {
     attemptTimeout: '120',
     timeout: undefined,
     quiet: false,
+    rounds: false,
   };
   const valued = { '--kills': 'kills', '--compact-kills': 'compactKills', '--seed': 'seed', '--pipeline': 'pipeline', '--flush-rows': 'flushRows', '--attempt-timeout': 'attemptTimeout', '--timeout': 'timeout' };
   for (let i = 0; i < argv.length; i++) {
@@ -69,6 +73,7 @@ function parseArgs(argv) {
       if (!o.compare[1]) usage('--compare needs two lake folders');
     } else if (a === '--keep') o.keep = true;
     else if (a === '--quiet') o.quiet = true;
+    else if (a === '--rounds') o.rounds = true;
     else if (a === '--help' || a === '-h') usage('help');
     else if (valued[a]) {
       v ??= argv[++i];
@@ -646,7 +651,7 @@ async function main() {
     const phases = { start: 0, run: 0, end: 0 };
 
     const pidToAttempt = new Map();
-    const stats = { attempts: 0, sigkill: 0, sigterm: 0, finishedBeforeKill: 0, exit1: 0, halfCommits: 0, tmpState: 0, staged: 0, reruns: 0 };
+    const stats = { attempts: 0, sigkill: 0, sigterm: 0, finishedBeforeKill: 0, exit1: 0, halfCommits: 0, tmpState: 0, staged: 0, reruns: 0, rounds: 0 };
     const MAX_RERUNS = 20;
     let done = false;
     let kills = 0;
@@ -691,12 +696,23 @@ async function main() {
         const tail = stderrTail(log);
         if (!r.killed || kill.signal !== 'SIGTERM') say(`             exit 1 without SIGTERM: ${tail}`);
       }
+      if (opts.rounds && kills < opts.kills && !r.killed && r.code === 0) {
+        // A round ends: its lake must equal the clean one; the next round backfills from nothing.
+        stats.rounds++;
+        for (const t of lakeTables(clean)) {
+          const c = await compareTable(clean, tortured, t, pidToAttempt, unstable[t]);
+          if (!c.ok) failures.push(`round ${stats.rounds}: ${t}: clean ${c.clean} rows, tortured ${c.tortured} (extra ${c.extra}, missing ${c.missing})`);
+        }
+        for (const d of await compareStates(clean, tortured)) failures.push(`round ${stats.rounds}: state: ${d}`);
+        rmSync(tortured, { recursive: true, force: true });
+        continue;
+      }
       if (!r.killed && r.code === 0) expectMs = r.ms;
       if (Number.isFinite(r.startupMs) && !r.killed) startupMs = r.startupMs;
       if (kills >= opts.kills && !r.killed && r.code === 0) done = true;
     }
     say(
-      `kills: ${kills} (SIGKILL ${stats.sigkill}, SIGTERM ${stats.sigterm}); attempts ${stats.attempts}; reruns after the kills ${stats.reruns}; runs that ended before their kill ${stats.finishedBeforeKill}; exit-1 runs ${stats.exit1}`,
+      `kills: ${kills} (SIGKILL ${stats.sigkill}, SIGTERM ${stats.sigterm}); attempts ${stats.attempts}; reruns after the kills ${stats.reruns}; runs that ended before their kill ${stats.finishedBeforeKill}; exit-1 runs ${stats.exit1}${opts.rounds ? `; rounds ended (each lake equal to the clean one) ${stats.rounds}` : ''}`,
     );
     say(`kills landed: ${phases.start} before the first log line (start, lock, roll-forward), ${phases.run} while the run worked, ${phases.end} after "run finished"`);
     say(`kill moments: ${stats.halfCommits} left a half-done commit (rolled forward by the next run), ${stats.tmpState} a state temp file, ${stats.staged} staged files`);

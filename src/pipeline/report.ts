@@ -84,10 +84,13 @@ export function formatReport(r: RunReport): string {
   // Reports of runs before skips were kept have none.
   const skips = r.streams.flatMap((s) => (s.skips ?? []).map((e) => `  ${s.table}: ${e}`));
   const drift = r.streams.filter((s) => Object.keys(s.extraFields).length).map((s) => `  ${s.table}: ${Object.entries(s.extraFields).map(([k, n]) => `${k} (${n})`).join(', ')}`);
+  // Reports of runs before chunks have no counts of them.
+  const chunked = r.streams.filter((s) => (s.splits ?? 0) > 0).map((s) => `  ${s.table}: ${s.chunks} block ranges, ${s.splits} split off a range under way`);
   const faults = r.streams.filter((s) => Object.keys(s.faults).length).map((s) => `  ${s.table}: ${Object.entries(s.faults).map(([k, n]) => `${k} x${n}`).join(', ')}`);
   return [
     head,
     textTable(['table', 'partitions', 'requests', 'pages', 'rows', 'retries', '429s', 'restarts', 'rejects', '>38 digits', 'seconds'], rows),
+    ...(chunked.length ? ['listings fetched as block ranges at once:', ...chunked] : []),
     ...(faults.length ? ['failed attempts by kind (retried):', ...faults] : []),
     ...(drift.length ? ['fields the declarations do not read (ignored):', ...drift] : []),
     ...(skips.length ? ['skipped (the source does not serve them; no rows, not a failure):', ...skips] : []),

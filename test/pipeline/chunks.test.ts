@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
+import { formatReport } from '../../src/pipeline/report.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { StateStore } from '../../src/state/store.js';
 import { listingsOf, tilingProblem, type ChunkedWindow } from '../../src/state/cursor.js';
@@ -58,6 +59,7 @@ describe('chunks of a block-ranged listing', () => {
     const t = r.streams[0]!;
     expect(t.chunks).toBeGreaterThan(2);
     expect(t.splits).toBe(t.chunks - 1);
+    expect(formatReport(r)).toContain(`erc_transfers: ${t.chunks} block ranges, ${t.splits} split off a range under way`);
     expect(proxy.inFlight.most).toBeGreaterThan(2);
     // Each chunk's last page may hold rows of the range below it (dropped), and a range may be empty.
     expect(t.pages).toBeLessThanOrEqual(one.pages + 2 * t.chunks);
