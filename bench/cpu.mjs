@@ -8,7 +8,9 @@
 //      alone on a sample of them: the transform to staged lines, and DuckDB writing those lines
 //      as zstd Parquet with one thread (its floor on one core) and with two.
 // The CLI runs as users run it (bin/chainlake.js as a program, so with its shebang's V8 flags).
-// Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12]
+//   4. one contract's 1M rows fetched as 16 block ranges at once (chunks; `concurrency: 16` lets
+//      16 requests be under way): rows/s and peak RSS of that run.
+// Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12] [--chunk-rows 1000000]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
@@ -174,6 +176,30 @@ for (const rows of sizes) {
   }
 }
 
+/** One contract of about `rows` transfers, its window fetched as 16 chunks at once. */
+async function oneContract(rows) {
+  const world = buildWorld({ seed: 1, scale: 1 });
+  const [contract] = world
+    .contractsOf('43114')
+    .map((c) => c.address)
+    .sort((a, b) => world.transferCountFor('43114', b) - world.transferCountFor('43114', a));
+  const scale = Math.max(1, Math.ceil(rows / world.transferCountFor('43114', contract)));
+  const total = buildWorld({ seed: 1, scale }).transferCountFor('43114', contract);
+  const sim = await startSim(scale);
+  const dir = mkdtempSync(join(tmpdir(), 'chainlake-bench-'));
+  const pipeline = join(dir, 'bench.yaml');
+  writeFileSync(pipeline, `name: bench\nsources:\n  data: { url: "${sim.url}", concurrency: 16 }\nstreams:\n  - table: erc_transfers\n    chainId: "43114"\n    contracts: ["${contract}"]\n    chunks: 16\n`);
+  try {
+    const run = timed(['run', pipeline, '--lake', join(dir, 'lake')]);
+    const chunks = /erc_transfers: (\d+) block ranges, (\d+) split off/.exec(run.stdout);
+    return { rows: total, run, chunks: chunks ? Number(chunks[1]) : 1 };
+  } finally {
+    sim.stop();
+    if (!process.argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
+  }
+}
+const chunked = await oneContract(Number(arg('chunk-rows', '1000000')));
+
 const fmt = (n) => Math.round(n).toLocaleString('en-US');
 console.log(`\nCPU-bound (${cpus()[0]?.model ?? 'cpu'} x${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version})`);
 for (const r of results) {
@@ -192,3 +218,5 @@ if (results.length >= 2) {
   const [a, b] = results;
   console.log(`  peak RSS ratio ${fmt(b.rows)} / ${fmt(a.rows)} rows: run ${(b.run.rssMB / a.run.rssMB).toFixed(2)}, replay ${(b.replay.rssMB / a.replay.rssMB).toFixed(2)} (flat: within 1.10)`);
 }
+console.log(`  ${fmt(chunked.rows)} erc_transfers rows of one contract, 16 block ranges at once (${chunked.chunks} in all)`);
+console.log(`    end to end on the simulator (run)       ${fmt(chunked.rows / chunked.run.seconds)} rows/s, peak RSS ${fmt(chunked.run.rssMB)} MB`);

@@ -1,9 +1,10 @@
 // Shares one service's budget among the requests of every stream and partition of a run. Waiting
 // requests are served by start-time fair queueing over flows (a flow is a partition's listing):
 // a request's tag is its flow's CU served so far, and the lowest tag goes first, so every flow
-// gets an equal share of the CU whatever its endpoint's weight. A partition pages one request at
-// a time, so a flow whose request is under way still counts as active: it keeps its place rather
-// than rejoining at the back. A flow that comes back after being idle starts level with the
+// gets an equal share of the CU whatever its endpoint's weight. The chunks of a partition (block
+// ranges fetched at once) are one flow: each of their requests takes the flow's next tag, so they
+// share the partition's part, served in the order they asked. A flow whose request is under way
+// still counts as active: it keeps its place rather than rejoining at the back. A flow that comes back after being idle starts level with the
 // least-served active flow (no credit for the time away), and a flow that is slow to ask again
 // (slow answers, slow writes) has nothing waiting, so it holds up no one. The head of the queue is
 // never overtaken, so a heavy request is not starved by a stream of light ones.
