@@ -448,6 +448,38 @@ describe('FairScheduler', () => {
     expect(served).toBeGreaterThanOrEqual(118);
   });
 
+  it('a partition in eight chunks gets the share of one partition, and its chunks share it in turn', async () => {
+    const s = new FairScheduler(new RateBudget({ cuPerMinute: 1200 }));
+    const served = new Map<string, number>();
+    const t0 = Date.now();
+    const end = t0 + MIN - 1000;
+    // Each listing has one request under way at a time, answered 500 ms after it is granted.
+    // Counted after the first 2 s, within one window: the burst a window opens with goes to
+    // whoever is waiting then (the small partition has one request to send, the big one eight).
+    const listing = async (flow: string, name: string) => {
+      while (Date.now() < end) {
+        const g = await s.acquire(20, flow);
+        if (Date.now() - t0 >= 2000) served.set(name, (served.get(name) ?? 0) + 1);
+        await new Promise((r) => setTimeout(r, 500));
+        g.finish();
+      }
+    };
+    const chunks = Array.from({ length: 8 }, (_, i) => listing('big', `big/${i}`));
+    const all = Promise.all([...chunks, listing('small', 'small')]);
+    await vi.advanceTimersByTimeAsync(MIN + 5000);
+    await all;
+    const big = [...served].filter(([k]) => k.startsWith('big/')).map(([, n]) => n);
+    const small = served.get('small')!;
+    const bigTotal = big.reduce((a, b) => a + b, 0);
+    // A request a second, taken in turn whenever both wait: about half each, whatever the number
+    // of chunks (a burst the budget allows goes to the requests waiting then: more of the big
+    // partition's), and the big partition's part in turn over its chunks.
+    expect(small + bigTotal).toBeGreaterThanOrEqual(55);
+    expect(small / (small + bigTotal)).toBeGreaterThanOrEqual(0.4);
+    expect(big).toHaveLength(8);
+    expect(Math.max(...big) - Math.min(...big)).toBeLessThanOrEqual(1);
+  });
+
   it('an abort while waiting rejects, and the queue moves on', async () => {
     const s = new FairScheduler(new RateBudget({ cuPerMinute: 100 }));
     const g = await s.acquire(100, 'a');
