@@ -147,7 +147,18 @@ export interface StreamDecl {
   /** With `merge`: a time series fetched from its newest committed point on (refetched, as the
    * service may still change it). `start` is the query parameter, when the endpoint has one;
    * without it, paging stops at the first page older than that point (the listing is newest first). */
-  timeCursor?: { column: string; start?: string; startOption?: string };
+  timeCursor?: {
+    column: string;
+    start?: string;
+    startOption?: string;
+    /**
+     * The query parameter ending a range, and the seconds between two points of a partition's
+     * series (its query): with both, a series with a known start is fetched as ranges of a page
+     * each, at once (at most the stream's `chunks`).
+     */
+    end?: string;
+    step?: (query: Record<string, string>) => number;
+  };
   /**
    * With `append`: the block column and the query parameters bounding a window. `perBlock`: the
    * window is fetched a block a request, after one request that pins the chain's head.

@@ -3,13 +3,13 @@
 // complete fetch replaces it. With `mergeScope: 'table'` the rows of every partition merge into
 // the table's one set of files, in one commit at the end of the stream (commitTable, which
 // `rebuild` uses too).
-import type { StreamDecl } from '../decl/stream.js';
+import { DEFAULT_CHUNKS, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { RAW, REBUILD, REJECTS, slug, TABLE_PARTITION, type StateStore } from '../state/store.js';
 import type { Cursor } from '../state/cursor.js';
 import { Transformer } from '../transform/rows.js';
 import { PageTokenError } from '../extract/paginate.js';
-import type { Moves, Staged } from './batch.js';
+import type { BatchPath, Moves, Staged } from './batch.js';
 import type { Job, PartitionRun } from './partition.js';
 
 const isRaw = (f: string) => f.startsWith(`${RAW}/`) || f.startsWith(`${REBUILD}/${RAW}/`);
@@ -21,13 +21,40 @@ export interface TableMergeInput {
   fresh: string[];
 }
 
-/** Fetches the partition (from its newest point on, for series), then merges by key. */
-export async function merge(p: PartitionRun): Promise<TableMergeInput | undefined> {
+/**
+ * The time ranges of a series fetched at once: a series has a point per interval, so how many
+ * pages a range holds is known before asking. From its start (the newest committed point, or
+ * `startTimestamp`) to its end (`endTimestamp`, or now), in ranges of a page each, at most
+ * `chunks` fetched at once. One range (the query as is) where the start is not known.
+ */
+export function timeRanges(decl: StreamDecl, query: Record<string, string>, now: number): Array<Record<string, string>> {
+  const tc = decl.timeCursor;
+  if (!tc?.start || !tc.end || !tc.step || query[tc.start] === undefined) return [query];
+  const from = Number(query[tc.start]);
+  const to = query[tc.end] !== undefined ? Number(query[tc.end]) : now;
+  const span = tc.step(query) * Number(query.pageSize ?? 1);
+  if (!(to - from > span)) return [query];
+  const out: Array<Record<string, string>> = [];
+  for (let a = from; a < to; a += span) {
+    const q = { ...query, [tc.start]: String(a) };
+    // A second before the next range's first point: the range holds the same points whether the
+    // service reads its end as inclusive or exclusive. The last range keeps the query's end.
+    if (a + span < to) q[tc.end] = String(a + span - 1);
+    out.push(q);
+  }
+  return out;
+}
+
+/** One range's listing: its staged batches and its newest point. */
+interface Fetched {
+  fresh: Staged[];
+  top?: number;
+}
+
+/** Pages one listing of the partition to its end into `batches`, staging as it goes. */
+async function fetchListing(p: PartitionRun, query: Record<string, string>, newest: number | undefined, batches: BatchPath): Promise<Fetched> {
   const { decl, partition } = p.job;
   const tc = decl.timeCursor;
-  const newest = p.fullRefresh ? undefined : p.state.cursor.newest;
-  const query: Record<string, string> = { ...partition.query, ...p.pageSize };
-  if (tc?.start && newest !== undefined) query[tc.start] = String(Math.max(Number(query[tc.start] ?? 0), newest));
   let fresh: Staged[] = [];
   let restarts = 0;
   let top: number | undefined;
@@ -35,7 +62,7 @@ export async function merge(p: PartitionRun): Promise<TableMergeInput | undefine
   for (;;) {
     try {
       for await (const page of p.pages(query)) {
-        p.page(page);
+        p.page(page, batches);
         let oldest: number | undefined;
         if (tc) {
           for (const item of page.items) {
@@ -49,19 +76,45 @@ export async function merge(p: PartitionRun): Promise<TableMergeInput | undefine
         // Without a start parameter the listing is newest first: once a page reaches below the
         // newest committed point, the rest is committed already.
         const reachedCommitted = tc && !tc.start && newest !== undefined && oldest !== undefined && oldest < newest;
-        if (page.next !== undefined && !reachedCommitted && p.batches.transformer.rows < p.flushRows) continue;
-        fresh.push(await p.stage());
+        if (page.next !== undefined && !reachedCommitted && batches.transformer.rows < p.flushRows) continue;
+        fresh.push(await p.stage('', batches));
         if (reachedCommitted) break;
       }
-      break;
+      return { fresh, top };
     } catch (err) {
       if (!(err instanceof PageTokenError)) throw err;
       p.restarted(err, ++restarts);
       fresh = [];
       top = undefined;
-      p.batches.restart(new Transformer(decl, partition));
+      batches.restart(new Transformer(decl, partition));
     }
   }
+}
+
+/** Fetches the partition (from its newest point on, for series), then merges by key. */
+export async function merge(p: PartitionRun): Promise<TableMergeInput | undefined> {
+  const { decl, partition, cfg } = p.job;
+  const tc = decl.timeCursor;
+  const newest = p.fullRefresh ? undefined : p.state.cursor.newest;
+  const query: Record<string, string> = { ...partition.query, ...p.pageSize };
+  if (tc?.start && newest !== undefined) query[tc.start] = String(Math.max(Number(query[tc.start] ?? 0), newest));
+  const ranges = timeRanges(decl, query, Math.floor(Date.now() / 1000));
+  let fetched: Fetched[];
+  if (ranges.length === 1) fetched = [await fetchListing(p, query, newest, p.batches)];
+  else {
+    // Each range its own listing and batch path, its raw pages named for it (rebuild replays them apart).
+    const limit = (cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS;
+    p.job.report.chunks += ranges.length;
+    fetched = new Array<Fetched>(ranges.length);
+    let next = 0;
+    const worker = async () => {
+      for (let i = next++; i < ranges.length; i = next++) fetched[i] = await fetchListing(p, ranges[i]!, newest, p.newBatchPath(new Transformer(decl, partition), `chunk${ranges[i]![tc!.start!]}`));
+    };
+    await Promise.all(Array.from({ length: Math.min(limit, ranges.length) }, worker));
+  }
+  const fresh = fetched.flatMap((f) => f.fresh);
+  const tops = fetched.map((f) => f.top).filter((t): t is number => t !== undefined);
+  const top = tops.length ? Math.max(...tops) : undefined;
   const freshData = fresh.flatMap((f) => f.data.map(([s]) => s));
   const sideMoves = fresh.flatMap((f) => f.side);
   const rows = fresh.reduce((n, f) => n + f.rows, 0);

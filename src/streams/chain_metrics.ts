@@ -1,4 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
+import { CHUNKS_OPTION } from './chain_reads.js';
 
 /** The 17 metrics of the metrics service (docs/services.md, Metrics service). */
 export const METRICS = [
@@ -7,6 +8,10 @@ export const METRICS = [
   'maxTps', 'avgGasPrice', 'maxGasPrice', 'feesPaid',
 ] as const;
 export const TIME_INTERVALS = ['hour', 'day', 'week', 'month'] as const;
+
+const DAY = 86_400;
+/** Seconds between two points of an interval, at most (a month: 31 days). */
+const INTERVAL_SECONDS: Record<(typeof TIME_INTERVALS)[number], number> = { hour: 3600, day: DAY, week: 7 * DAY, month: 31 * DAY };
 
 /** Metrics named cumulative*, avg*, max*, and contracts, deployers, feesPaid accept only `day`. */
 export function dayOnly(metric: string): boolean {
@@ -27,6 +32,7 @@ export const chainMetrics: StreamDecl = {
     timeInterval: { kind: 'enum', values: TIME_INTERVALS, doc: 'hour, day (default), week or month' },
     startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; points at or after' },
     endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; points before' },
+    ...CHUNKS_OPTION,
   },
   check: (s) => {
     const interval = (s.timeInterval as string | undefined) ?? 'day';
@@ -55,7 +61,7 @@ export const chainMetrics: StreamDecl = {
   },
   refresh: 'merge',
   mergeScope: 'partition',
-  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', step: (q) => INTERVAL_SECONDS[q.timeInterval as (typeof TIME_INTERVALS)[number]] ?? DAY },
   key: ['chain_id', 'metric', 'time_interval', 'timestamp'],
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'EVM chain id or total/mainnet/testnet' },

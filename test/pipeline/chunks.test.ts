@@ -13,6 +13,7 @@ import { listingsOf, tilingProblem, type ChunkedWindow } from '../../src/state/c
 import { ercTransfers } from '../../src/streams/erc_transfers.js';
 import { lakeContents, quiet, recordingProxy } from '../helpers.js';
 import { cli } from '../lake-fixture.js';
+import { WORLD_NOW } from '../../src/simulator/evm.js';
 
 const CONTRACT = '0xb10644cea485f69a5f8859e127911157a0d6d30d';
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-chunks-'));
@@ -44,7 +45,7 @@ async function oneListing(s: Simulator): Promise<{ lake: string; pages: number }
   return { lake, pages: r.streams[0]!.pages };
 }
 
-const stateOf = (lake: string) => new StateStore(lake).all().find((s) => s.table === 'erc_transfers')!;
+const stateOf = (lake: string, table = 'erc_transfers') => new StateStore(lake).all().find((s) => s.table === table)!;
 
 describe('chunks of a block-ranged listing', () => {
   it('fetches ranges at once below the pinned head; the table and the cursor are those of one listing', async () => {
@@ -189,5 +190,30 @@ describe('chunks of a block-ranged listing', () => {
     expect(outside.stdout).toMatch(/rows? of the chunk of blocks \d+ to \d+ lie outside it/);
     writeFileSync(file, original);
     expect(store.all()).toHaveLength(1);
+  });
+
+  it('an hourly series fetched as ranges of a page each, at once: the same points as one listing', async () => {
+    const s = await sim();
+    const series = (url: string, chunks?: number): Pipeline => {
+      const p = loadPipeline('pipelines/demo.yaml');
+      for (const x of Object.values(p.sources)) x.url = url;
+      // 200 days of hours: three pages of 2,160 points.
+      p.streams = [{ table: 'chain_metrics', chainIds: ['43114'], metrics: ['txCount'], timeInterval: 'hour', startTimestamp: WORLD_NOW - 200 * 86400, ...(chunks ? { chunks } : {}) }];
+      return p;
+    };
+    const one = tmp();
+    expect((await runPipeline(series(s.url, 1), { lake: one, logger: quiet })).status).toBe('ok');
+    const proxy = await recordingProxy(s.url, { delayMs: 20 });
+    closers.push(() => proxy.close());
+    const lake = tmp();
+    const r = await runPipeline(series(proxy.url), { lake, logger: quiet });
+    expect(r.status).toBe('ok');
+    const asked = proxy.requests.filter((q) => q.url.includes('/metrics/'));
+    expect(r.streams[0]!.chunks).toBeGreaterThanOrEqual(3);
+    expect(asked.length).toBe(r.streams[0]!.chunks);
+    expect(proxy.inFlight.most).toBeGreaterThanOrEqual(3);
+    expect(await lakeContents(lake)).toEqual(await lakeContents(one));
+    expect(stateOf(lake, 'chain_metrics').cursor.newest).toBe(stateOf(one, 'chain_metrics').cursor.newest);
+    expect(cli(['check', '--lake', lake]).code).toBe(0);
   });
 });
