@@ -98,12 +98,12 @@ export async function merge(p: PartitionRun): Promise<TableMergeInput | undefine
   const newest = p.fullRefresh ? undefined : p.state.cursor.newest;
   const query: Record<string, string> = { ...partition.query, ...p.pageSize };
   if (tc?.start && newest !== undefined) query[tc.start] = String(Math.max(Number(query[tc.start] ?? 0), newest));
-  const ranges = timeRanges(decl, query, Math.floor(Date.now() / 1000));
+  const limit = (cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS;
+  const ranges = limit > 1 ? timeRanges(decl, query, Math.floor(Date.now() / 1000)) : [query];
   let fetched: Fetched[];
   if (ranges.length === 1) fetched = [await fetchListing(p, query, newest, p.batches)];
   else {
     // Each range its own listing and batch path, its raw pages named for it (rebuild replays them apart).
-    const limit = (cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS;
     p.job.report.chunks += ranges.length;
     fetched = new Array<Fetched>(ranges.length);
     let next = 0;

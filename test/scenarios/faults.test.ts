@@ -59,7 +59,8 @@ describe('injected faults', () => {
     const cleanLake = tmp();
     const p = (url: string) => {
       const x = demo(url);
-      x.streams = x.streams.filter((s) => s.table === 'chain_metrics').map((s) => ({ ...s, pageSize: 50 }));
+      // One listing a series (no time ranges at once), paged 50 points at a time: tokens to expire.
+      x.streams = x.streams.filter((s) => s.table === 'chain_metrics').map((s) => ({ ...s, pageSize: 50, chunks: 1 }));
       return x;
     };
     await runPipeline(p(clean.url), { lake: cleanLake, logger: quiet });
