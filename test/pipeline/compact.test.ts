@@ -14,6 +14,7 @@ import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
 import { lakeContents, quiet } from '../helpers.js';
 import { RunError } from '../../src/errors.js';
+import { LakeLock } from '../../src/state/lock.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 const closers: Array<() => Promise<void>> = [];
@@ -141,7 +142,7 @@ describe('compact', () => {
     await expect(compactLake(lake, ['erc_transfers', 'internal_transactions'], { logger, targetRows: 500, signal: ac.signal })).rejects.toThrow(/stopped by SIGTERM/);
     expect(filesOf('erc_transfers')).toBeLessThan(before.erc);
     expect(filesOf('internal_transactions')).toBe(before.internal);
-    expect(existsSync(join(lake, '_lock'))).toBe(false);
+    expect(await LakeLock.held(lake)).toBe(false);
     expect(await lakeContents(lake)).toEqual(want);
     await compactLake(lake, [], { logger: quiet, targetRows: 500 });
     expect(filesOf('internal_transactions')).toBeLessThan(before.internal);
@@ -158,7 +159,7 @@ describe('compact', () => {
     const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     expect(code, stderr).toBe(1);
     expect(stderr).toMatch(/chainlake: stopped by SIGTERM/);
-    expect(existsSync(join(cli, '_lock'))).toBe(false);
+    expect(await LakeLock.held(cli)).toBe(false);
     expect(await lakeContents(cli)).toEqual(want);
   });
 
