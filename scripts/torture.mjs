@@ -3,6 +3,7 @@
 //
 //   node scripts/torture.mjs [--kills N] [--compact-kills M] [--seed S] [--pipeline FILE]
 //                            [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]
+//                            [--unreaped]
 //   node scripts/torture.mjs --compare LAKE_A LAKE_B     (only step 4, on two existing lakes)
 //
 // 1. starts the simulator (`chainlake sim --port 0 --seed S`);
@@ -17,7 +18,8 @@
 // 4. after every attempt checks the lake's invariants (every .parquet in a table folder readable,
 //    every file a state lists present or pending, no file in a table folder that no state owns),
 //    and at the end compares every table of both lakes as multisets of rows (EXCEPT ALL both ways),
-//    the partitions' state counters and cursors, and that _lock is gone;
+//    the partitions' state counters and cursors, and that no lock is held at the end; a rerun that
+//    the lock refused (in use by another run, though every earlier run is dead) fails the torture;
 // 5. before that comparison, compacts the tortured lake (`chainlake compact`) with kills the same
 //    way, M of them (default: half of N, rounded up), with a delay up to 1.1 x the length of an
 //    uninterrupted compaction of the control lake (which must still equal the clean lake), and
@@ -26,11 +28,14 @@
 // --rounds: a run that exits 0 before the N kills have landed ends a round: its lake is compared
 // with the clean one as in step 4 and emptied, so that the kills land on backfills (a window fetched
 // in chunks, say) rather than on reruns that find nothing new. scripts/chunks.yaml is made for it.
+// --unreaped starts every command under a parent that never reaps it (as in a container whose PID 1
+// does not reap): a killed run stays a zombie while the next one starts, and its lock must not
+// refuse that one. Linux only (the end of a run is read from /proc).
 // Exit 0: PASS; 1: FAIL (mismatch, a broken invariant, a run that exited 2, a hang); 2: bad usage.
 // Environment: TORTURE_KILLS, TORTURE_COMPACT_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { constants as osConstants, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -44,7 +49,7 @@ function usage(msg) {
     process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^#!.*\n/, '').replace(/^\/\/ ?/gm, '') + '\n');
     process.exit(0);
   }
-  process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]\n`);
+  process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet] [--unreaped]\n`);
   process.exit(2);
 }
 
@@ -61,6 +66,7 @@ function parseArgs(argv) {
     timeout: undefined,
     quiet: false,
     rounds: false,
+    unreaped: false,
   };
   const valued = { '--kills': 'kills', '--compact-kills': 'compactKills', '--seed': 'seed', '--pipeline': 'pipeline', '--flush-rows': 'flushRows', '--attempt-timeout': 'attemptTimeout', '--timeout': 'timeout' };
   for (let i = 0; i < argv.length; i++) {
@@ -72,6 +78,7 @@ function parseArgs(argv) {
       o.compare = [argv[++i], argv[++i]];
       if (!o.compare[1]) usage('--compare needs two lake folders');
     } else if (a === '--keep') o.keep = true;
+    else if (a === '--unreaped') o.unreaped = true;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--rounds') o.rounds = true;
     else if (a === '--help' || a === '-h') usage('help');
@@ -95,6 +102,7 @@ function parseArgs(argv) {
   o.pipeline = resolve(o.pipeline);
   if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
   if (o.compare) o.compare = o.compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
+  if (o.unreaped && !existsSync('/proc/self/stat')) usage('--unreaped reads the end of a run from /proc: Linux only');
   else if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) usage('dist/ is missing: run `npm run build` (or `make torture`)');
   return o;
 }
@@ -118,8 +126,17 @@ const rand = prng(opts.seed);
 
 // -------------------------------------------------------------------------------------- processes
 const children = new Set();
+/** Commands started with --unreaped: not children of this process. */
+const grandchildren = new Set();
 function cleanupChildren() {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  for (const pid of grandchildren) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
 }
 process.on('exit', cleanupChildren);
 for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
@@ -184,33 +201,113 @@ function spawnOnce(args, log, kill) {
   const fd = openSync(log, 'w');
   const t0 = performance.now();
   const epoch = Date.now();
-  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
+  const started = opts.unreaped ? spawnUnreaped(args, fd) : spawnChild(args, fd);
   closeSync(fd);
-  children.add(child);
-  return new Promise((res) => {
-    const r = { pid: child.pid, killed: false, timedOut: false, signalSentAt: undefined };
+  return started.then(({ pid, send, ended }) => {
+    const r = { pid, killed: false, timedOut: false, signalSentAt: undefined };
     let killTimer;
+    let over = false;
     const cap = Math.max(1000, Math.min(opts.attemptTimeout * 1000, deadline - Date.now()));
     const capTimer = setTimeout(() => {
       r.timedOut = true;
-      child.kill('SIGKILL');
+      send('SIGKILL');
     }, cap);
     if (kill) {
       killTimer = setTimeout(() => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
+        if (over) return;
         r.killed = true;
         r.signalSentAt = performance.now() - t0;
         r.signalEpoch = Date.now();
-        child.kill(kill.signal);
+        send(kill.signal);
       }, kill.delayMs);
     }
-    child.on('exit', (code, signal) => {
+    return ended.then(({ code, signal }) => {
+      over = true;
       clearTimeout(capTimer);
       clearTimeout(killTimer);
-      children.delete(child);
-      res({ ...r, code, signal, ms: performance.now() - t0, startupMs: firstLogAt(log) - epoch });
+      return { ...r, code, signal, ms: performance.now() - t0, startupMs: firstLogAt(log) - epoch };
     });
   });
+}
+
+/** A child of this process, reaped by Node as it ends. */
+async function spawnChild(args, fd) {
+  const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
+  children.add(child);
+  const ended = new Promise((res) =>
+    child.on('exit', (code, signal) => {
+      children.delete(child);
+      res({ code, signal });
+    }),
+  );
+  return { pid: child.pid, send: (sig) => child.exitCode === null && child.signalCode === null && child.kill(sig), ended };
+}
+
+/** Keepers (`sleep`) of the commands started with --unreaped, the newest last. */
+const keepers = [];
+/** --unreaped: the last command's pid, and how many commands started while the one before was a zombie. */
+const unreaped = { last: 0, besideZombie: 0 };
+
+/** The fields of /proc/<pid>/stat after the command name (undefined once the pid is gone). */
+function procStat(pid) {
+  try {
+    const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return f.slice(f.lastIndexOf(')') + 2).split(' ');
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The command under a parent that never reaps it: sh starts it in the background, says its pid on
+ * fd 3 and becomes `sleep`. Its end is read from /proc (state Z, and the exit status). The
+ * previous command's keeper goes when this one ends, so every command starts while the one before
+ * it is still a zombie (if it was killed).
+ */
+async function spawnUnreaped(args, fd) {
+  if (unreaped.last && procStat(unreaped.last)?.[0] === 'Z') unreaped.besideZombie++;
+  const keeper = spawn('sh', ['-c', '"$@" 3>&- & echo $! >&3; exec sleep 100000', 'sh', process.execPath, ...args], { cwd: ROOT, stdio: ['ignore', fd, fd, 'pipe'] });
+  children.add(keeper);
+  keeper.on('exit', () => children.delete(keeper));
+  keepers.push(keeper);
+  // The keeper (sleep) keeps fd 3 open: the pid is the first line, not the whole stream.
+  const pid = await new Promise((res, rej) => {
+    let said = '';
+    keeper.stdio[3].on('data', (d) => {
+      said += d;
+      if (said.includes('\n')) res(Number(said.trim()));
+    });
+    keeper.on('exit', () => rej(new Fail(`the shell starting ${args.join(' ')} ended before saying its pid`)));
+  });
+  if (!Number.isSafeInteger(pid) || pid <= 0) throw new Fail(`the shell said no pid for ${args.join(' ')}`);
+  grandchildren.add(pid);
+  unreaped.last = pid;
+  const status = () => procStat(pid);
+  const ended = new Promise((res) => {
+    const poll = setInterval(() => {
+      const f = status();
+      if (f && f[0] !== 'Z') return;
+      clearInterval(poll);
+      // exit_code (field 52 of proc(5)) as waitpid reports it.
+      const w = f ? Number(f[49]) : 0;
+      const signal = w & 0x7f ? Object.keys(osConstants.signals).find((k) => osConstants.signals[k] === (w & 0x7f)) : null;
+      for (const k of keepers.splice(0, keepers.length - 1)) k.kill('SIGKILL');
+      grandchildren.delete(pid);
+      res({ code: signal ? null : (w >> 8) & 0xff, signal });
+    }, 10);
+  });
+  return {
+    pid,
+    send: (sig) => {
+      const f = status();
+      try {
+        if (f && f[0] !== 'Z') process.kill(pid, sig);
+      } catch {
+        // ended meanwhile
+      }
+    },
+    ended,
+  };
 }
 
 // ------------------------------------------------------------------------------------- lake files
@@ -267,7 +364,7 @@ function loadStates(lake) {
  *   listed by some state, or a replaced file a pending commit is about to delete;
  * - every file a state lists exists, or is still in staging waiting for a pending move.
  */
-function inspectLake(lake) {
+async function inspectLake(lake) {
   const { states, tmp } = loadStates(lake);
   const problems = [];
   const owned = new Set();
@@ -296,7 +393,7 @@ function inspectLake(lake) {
   }
   const staging = join(lake, '_staging');
   const stagingFiles = walk(staging).length;
-  return { problems, pending, tmp: tmp.length, stagingFiles, lock: existsSync(join(lake, '_lock')), files, states };
+  return { problems, pending, tmp: tmp.length, stagingFiles, lock: await lockHeld(lake), files, states };
 }
 
 // ----------------------------------------------------------------------------------------- DuckDB
@@ -492,6 +589,17 @@ async function compareStates(clean, tortured) {
   return out;
 }
 
+/** Whether a command's log says the lake's lock refused it. */
+function refusedByLock(log) {
+  return readFileSync(log, 'utf8').includes('in use by another chainlake run');
+}
+
+/** Whether a writer's lock is held in the lake (none after a command that ended, SIGTERM included). */
+async function lockHeld(lake) {
+  const { LakeLock } = await import(join(ROOT, 'dist', 'state', 'lock.js'));
+  return LakeLock.held(lake);
+}
+
 /** Time (epoch ms) of a run's first JSON log line: the CLI has loaded and opened the lake. */
 function firstLogAt(log) {
   try {
@@ -546,7 +654,7 @@ const lpad = (s, n) => String(s).padStart(n);
 
 /** The lake after an attempt (`r`, from spawnOnce, with the `kill` it was given), its broken invariants, and a line for the log. */
 async function inspectAttempt(lake, r, kill) {
-  const after = inspectLake(lake);
+  const after = await inspectLake(lake);
   const bad = [...after.problems, ...(await unreadable(lake, after.files))];
   const what = r.killed
     ? `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}`
@@ -561,7 +669,9 @@ async function inspectAttempt(lake, r, kill) {
 function judgeAttempt(name, r, kill, log, { after, bad, what }, failures) {
   if (r.timedOut) throw new Fail(`${name}: still running after ${opts.attemptTimeout} s (killed); log ${log}`);
   if (r.code === 2) throw new Fail(`${name}: exit 2 (usage/config error): ${stderrTail(log)}; log ${log}`);
-  if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`${name}: exited ${r.code} after SIGTERM but left _lock`);
+  if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`${name}: exited ${r.code} after SIGTERM but left its lock held`);
+  // Every earlier command is dead by now (killed or ended): its lock must not refuse this one.
+  if (refusedByLock(log)) failures.push(`${name}: refused by the lock of a dead run: ${stderrTail(log)}`);
   for (const b of bad) failures.push(`${name} (${what}): ${b}`);
   if (bad.length) say(`             INVARIANT BROKEN: ${bad.slice(0, 3).join(' | ')}${bad.length > 3 ? ` (+${bad.length - 3})` : ''}`);
 }
@@ -651,7 +761,7 @@ async function main() {
     const phases = { start: 0, run: 0, end: 0 };
 
     const pidToAttempt = new Map();
-    const stats = { attempts: 0, sigkill: 0, sigterm: 0, finishedBeforeKill: 0, exit1: 0, halfCommits: 0, tmpState: 0, staged: 0, reruns: 0, rounds: 0 };
+    const stats = { attempts: 0, sigkill: 0, sigterm: 0, finishedBeforeKill: 0, exit1: 0, halfCommits: 0, tmpState: 0, staged: 0, reruns: 0, rounds: 0, refused: 0 };
     const MAX_RERUNS = 20;
     let done = false;
     let kills = 0;
@@ -691,6 +801,7 @@ async function main() {
           `attempt ${lpad(n, 3)}: ${pad(seen.what, 40)} last log${r.killed ? ' before the signal' : ''}: ${pad(lastLog(log, r.killed ? r.signalEpoch : Infinity), 60)} after: ${after.pending} half-done commit(s), ${after.tmp} state tmp, ${after.stagingFiles} staged file(s)${after.lock ? ', lock left' : ''}`,
         );
       judgeAttempt(`attempt ${n}`, r, kill, log, seen, failures);
+      if (refusedByLock(log)) stats.refused++;
       if (r.code === 1) {
         stats.exit1++;
         const tail = stderrTail(log);
@@ -714,18 +825,19 @@ async function main() {
     say(
       `kills: ${kills} (SIGKILL ${stats.sigkill}, SIGTERM ${stats.sigterm}); attempts ${stats.attempts}; reruns after the kills ${stats.reruns}; runs that ended before their kill ${stats.finishedBeforeKill}; exit-1 runs ${stats.exit1}${opts.rounds ? `; rounds ended (each lake equal to the clean one) ${stats.rounds}` : ''}`,
     );
+    say(`runs refused by the lock: ${stats.refused} of ${stats.attempts}${opts.unreaped ? `; runs started while the one before was a zombie (--unreaped): ${unreaped.besideZombie}` : ''}`);
     say(`kills landed: ${phases.start} before the first log line (start, lock, roll-forward), ${phases.run} while the run worked, ${phases.end} after "run finished"`);
     say(`kill moments: ${stats.halfCommits} left a half-done commit (rolled forward by the next run), ${stats.tmpState} a state temp file, ${stats.staged} staged files`);
 
     const compactionKills = opts.compactKills > 0 ? await tortureCompaction({ clean, control, tortured, logs, unstable, pidToAttempt, failures }) : 0;
 
     // ------------------------------------------------------------------------------- final checks
-    const fin = inspectLake(tortured);
-    if (fin.lock) failures.push('_lock is still there after the final run');
+    const fin = await inspectLake(tortured);
+    if (fin.lock) failures.push('the lock is still held after the final run');
     if (fin.pending) failures.push(`${fin.pending} partition state(s) still carry a pending commit after the final run`);
     for (const p of fin.problems) failures.push(`final lake: ${p}`);
     for (const p of await unreadable(tortured, fin.files)) failures.push(`final lake: ${p}`);
-    const cleanInspect = inspectLake(clean);
+    const cleanInspect = await inspectLake(clean);
     for (const p of cleanInspect.problems) failures.push(`clean lake: ${p}`);
 
     const tables = lakeTables(clean);
@@ -763,7 +875,8 @@ async function main() {
 
 /** --compare A B: the table comparison and lake invariants of two existing lakes. */
 async function compareOnly([a, b]) {
-  const problems = [...inspectLake(b).problems, ...(await unreadable(b, inspectLake(b).files))];
+  const inspected = await inspectLake(b);
+  const problems = [...inspected.problems, ...(await unreadable(b, inspected.files))];
   for (const p of problems) say(`${b}: ${p}`);
   let ok = problems.length === 0;
   say(`${pad('table', 22)} ${lpad('A', 8)} ${lpad('B', 8)} ${lpad('extra', 6)} ${lpad('missing', 7)}  result`);

@@ -40,11 +40,12 @@ export type RequestFields = Pick<OperationRow, 'first_date' | 'last_date' | 'opt
 export async function withLake<T>(lake: string, f: (store: StateStore) => Promise<T>, onWait?: (holder: string) => void): Promise<T> {
   const store = new StateStore(lake);
   const lock = await LakeLock.acquire(store.lake, { wait: true, ...(onWait ? { onWait } : {}) });
+  store.fence = () => lock.assertHeld();
   try {
     store.recover();
     return await f(store);
   } finally {
-    lock.release();
+    await lock.release();
   }
 }
 

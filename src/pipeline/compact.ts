@@ -96,7 +96,7 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
   for (const t of tables) streamOf('compact', t);
-  return withLockedWriter(lake, { wait: o.wait }, async (store, writer) => {
+  return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, async (store, writer) => {
     const reports: CompactReport[] = [];
     const states = store.all();
     const names = tables.length ? tables : [...new Set(states.map((s) => s.table))].filter((t) => STREAM_BY_TABLE.has(t));

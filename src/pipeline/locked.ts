@@ -8,10 +8,12 @@ import { STAGING, StateStore } from '../state/store.js';
  * Runs `work` with the lake's lock and a Parquet writer. What an earlier process left half done is
  * finished or dropped first (store.recover), and `work`'s own staging is cleared when it succeeds;
  * the writer closes and the lock goes whatever happens (a writer that fails to open included).
+ * Nothing is committed once the lock was lost (the store's fence).
  */
-export async function withLockedWriter<T>(lake: string, o: { wait?: boolean }, work: (store: StateStore, writer: ParquetWriter) => Promise<T>): Promise<T> {
+export async function withLockedWriter<T>(lake: string, o: { wait?: boolean; onNote?: (note: string) => void }, work: (store: StateStore, writer: ParquetWriter) => Promise<T>): Promise<T> {
   const store = new StateStore(lake);
-  const lock = await LakeLock.acquire(store.lake, { wait: o.wait });
+  const lock = await LakeLock.acquire(store.lake, o);
+  store.fence = () => lock.assertHeld();
   let writer: ParquetWriter | undefined;
   try {
     writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
@@ -21,6 +23,6 @@ export async function withLockedWriter<T>(lake: string, o: { wait?: boolean }, w
     return out;
   } finally {
     writer?.close();
-    lock.release();
+    await lock.release();
   }
 }

@@ -73,7 +73,8 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
   const reports = new Map<string, StreamReport>();
   const jobs = planJobs(p, reports);
   const report: RunReport = { runId: runId(), pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
-  const lock = await LakeLock.acquire(store.lake, { wait: o.wait, signal: o.signal, onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake') });
+  const lock = await LakeLock.acquire(store.lake, { wait: o.wait, signal: o.signal, onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake'), onNote: (note) => o.logger.warn(note) });
+  store.fence = () => lock.assertHeld();
   const t0 = performance.now();
   const writers: ParquetWriter[] = [];
   try {
@@ -157,7 +158,7 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     report.seconds = (performance.now() - t0) / 1000;
     if (report.status === 'running') report.status = 'failed';
     saveReport(store.lake, report);
-    lock.release();
+    await lock.release();
   }
   o.logger.info({ run: report.runId, status: report.status, seconds: report.seconds }, 'run finished');
   return report;

@@ -1,24 +1,33 @@
-// One lake, one writer. The lock is a file created exclusively; a lock whose process is gone (same
-// host, pid not alive) is taken over, so a kill -9 never wedges the lake.
-import { hostname } from 'node:os';
-import { mkdirSync, openSync, closeSync, readFileSync, unlinkSync, writeSync } from 'node:fs';
+// One lake, one writer. The lake's lock is a lease (lease.ts) kept in the lake's _lock folder
+// (lease_file.ts) or in the backend a caller gives: its holder renews it while it works, a holder
+// that is provably dead or silent past the bound is taken over, and a holder that lost it commits
+// nothing more (the StateStore's fence calls assertHeld).
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunError } from '../errors.js';
+import { RunError, UsageError } from '../errors.js';
+import { Lease, type LeaseBackend, type LeaseRecord } from './lease.js';
+import { FileLeaseBackend } from './lease_file.js';
 
-interface Holder {
-  pid: number;
-  host: string;
-  since: string;
+export const LOCK = '_lock';
+export const LEASE_SECONDS_ENV = 'CHAINLAKE_LEASE_SECONDS';
+export const DEFAULT_LEASE_SECONDS = 30;
+
+/** The lease's bound in milliseconds: CHAINLAKE_LEASE_SECONDS, else 30 s. */
+export function leaseBound(env: NodeJS.ProcessEnv = process.env): number {
+  const v = env[LEASE_SECONDS_ENV];
+  if (v === undefined || v === '') return DEFAULT_LEASE_SECONDS * 1000;
+  const s = Number(v);
+  if (!Number.isFinite(s) || s <= 0) throw new UsageError(`${LEASE_SECONDS_ENV}=${v}: the lock's lease bound is a number of seconds above 0 (default ${DEFAULT_LEASE_SECONDS})`);
+  return s * 1000;
 }
 
-/** Whether a process of this host with this pid exists (EPERM: it does, owned by another user). */
-export function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === 'EPERM';
-  }
+export interface LockOptions {
+  /** Milliseconds a holder may go without renewing before others take the lock over (default: leaseBound()). */
+  bound?: number;
+  /** Where the lock lives; the lake's _lock folder unless given. */
+  backend?: LeaseBackend;
+  /** What a user should be told: a lock taken over, a store that ignores conditional writes. */
+  onNote?: (note: string) => void;
 }
 
 export class LockHeld extends RunError {
@@ -30,15 +39,20 @@ export class LockHeld extends RunError {
   }
 }
 
+function describe(h: LeaseRecord): string {
+  if (h.bound === Infinity) return `pid ${h.pid} on ${h.host} since ${h.since}, by an older chainlake whose lock holds while that process lives`;
+  return `pid ${h.pid} on ${h.host} since ${h.since}; its lease was renewed at ${h.renewed} and expires at ${new Date(Date.parse(h.renewed) + h.bound).toISOString()} unless renewed`;
+}
+
 export class LakeLock {
-  private constructor(private readonly file: string) {}
+  private constructor(private readonly lease: Lease) {}
 
   /** Takes the lock; with `wait`, polls until the other writer is done instead of refusing. */
-  static async acquire(lake: string, o: { wait?: boolean; signal?: AbortSignal; onWait?: (holder: string) => void } = {}): Promise<LakeLock> {
+  static async acquire(lake: string, o: LockOptions & { wait?: boolean; signal?: AbortSignal; onWait?: (holder: string) => void } = {}): Promise<LakeLock> {
     let told = false;
     for (;;) {
       try {
-        return LakeLock.tryAcquire(lake);
+        return await LakeLock.tryAcquire(lake, o);
       } catch (err) {
         if (!o.wait || !(err instanceof LockHeld)) throw err;
         if (!told) o.onWait?.(err.holder);
@@ -49,42 +63,39 @@ export class LakeLock {
     }
   }
 
-  static tryAcquire(lake: string): LakeLock {
-    mkdirSync(lake, { recursive: true });
-    const file = join(lake, '_lock');
-    for (let attempt = 0; attempt < 3; attempt++) {
-      try {
-        const fd = openSync(file, 'wx');
-        const me: Holder = { pid: process.pid, host: hostname(), since: new Date().toISOString() };
-        writeSync(fd, JSON.stringify(me));
-        closeSync(fd);
-        return new LakeLock(file);
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      }
-      let holder: Holder | undefined;
-      try {
-        holder = JSON.parse(readFileSync(file, 'utf8')) as Holder;
-      } catch {
-        holder = undefined; // half-written by a process killed between open and write
-      }
-      if (holder && (holder.host !== hostname() || alive(holder.pid))) {
-        throw new LockHeld(lake, `pid ${holder.pid} on ${holder.host} since ${holder.since}`);
-      }
-      try {
-        unlinkSync(file);
-      } catch {
-        // another process took it over first; try again
-      }
-    }
-    throw new RunError(`could not take the lock of ${lake}`);
+  /** Whether anyone holds the lake's lock (a record is there, live or not). */
+  static async held(lake: string, backend: LeaseBackend = new FileLeaseBackend(join(lake, LOCK))): Promise<boolean> {
+    return (await backend.read()) !== undefined;
   }
 
-  release(): void {
-    try {
-      unlinkSync(this.file);
-    } catch {
-      // already gone
+  static async tryAcquire(lake: string, o: LockOptions = {}): Promise<LakeLock> {
+    const bound = o.bound ?? leaseBound();
+    let backend = o.backend;
+    if (!backend) {
+      mkdirSync(lake, { recursive: true });
+      backend = new FileLeaseBackend(join(lake, LOCK));
     }
+    const taken = await Lease.take(backend, { bound });
+    if ('holder' in taken) throw new LockHeld(lake, describe(taken.holder));
+    if (!backend.conditional)
+      o.onNote?.(`the store at ${backend.where} ignores conditional writes: the lock is read back after a pause and at every renewal, and the last writer keeps it; two writers that start within that pause can both get past it, so start one at a time`);
+    const t = taken.tookOver;
+    if (t) o.onNote?.(`took over the lake's lock from ${t.from ? `pid ${t.from.pid} on ${t.from.host} (since ${t.from.since})` : 'an unreadable record'}: ${t.why}`);
+    return new LakeLock(taken.lease);
+  }
+
+  /** Whether another process took the lock over (found at a renewal). */
+  get lost(): boolean {
+    return this.lease.lost;
+  }
+
+  /** Throws (exit 1) unless this process surely still holds the lock: the fence before a commit. */
+  assertHeld(): void {
+    this.lease.assertHeld();
+  }
+
+  /** Stops renewing and removes the lock if it is still this process's. */
+  async release(): Promise<void> {
+    await this.lease.release();
   }
 }

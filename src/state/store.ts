@@ -71,6 +71,8 @@ export function slug(partition: string): string {
 
 export class StateStore {
   readonly lake: string;
+  /** Throws when this process may no longer write the lake (its lock was taken over): checked before every commit and recovery. */
+  fence?: () => void;
 
   constructor(lake: string) {
     this.lake = resolve(lake);
@@ -114,6 +116,7 @@ export class StateStore {
    * `next.files` must already list the targets and not the deleted files.
    */
   commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = []): PartitionState {
+    this.fence?.();
     const rel = (p: string) => relative(this.lake, this.path(p));
     const pendingMoves = moves.map(([s, t]): [string, string] => [rel(s), rel(t)]);
     for (const [s] of pendingMoves) fsyncPath(this.path(s));
@@ -150,6 +153,7 @@ export class StateStore {
    * holding the lake lock, before anything else touches the lake.
    */
   recover(): { rolledForward: number } {
+    this.fence?.();
     let rolledForward = 0;
     const root = this.path(STATE);
     if (existsSync(root)) {

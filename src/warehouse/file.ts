@@ -12,7 +12,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { sqlString } from '../load/parquet.js';
-import { alive } from '../state/lock.js';
+import { alive } from '../state/process.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { columnDoc } from '../transform/columns.js';
 import { ident } from './check.js';

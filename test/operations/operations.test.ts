@@ -13,6 +13,7 @@ import { MAX_EXPORT_DAYS } from '../../src/simulator/operations.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
 import { json, keyedSimulator, runCli, scriptedServer, type Recorded } from '../helpers.js';
+import { LakeLock } from '../../src/state/lock.js';
 
 const KEY = 'sk-OPS-SENTINEL-5d2e';
 const ADDRESS = '0x' + 'ab'.repeat(20);
@@ -101,7 +102,7 @@ describe('export-op against the simulator', () => {
     }
     // Nothing half-done is left: no staged file, no lock.
     expect(filesUnder(join(lake, '_staging'))).toEqual([]);
-    expect(existsSync(join(lake, '_lock'))).toBe(false);
+    expect(await LakeLock.held(lake)).toBe(false);
     // The table is checked and exported like every other: key unique, files owned, rows as committed.
     const checked = await runCli(['check', '--lake', lake]);
     expect(checked.code, checked.stdout).toBe(0);

@@ -15,6 +15,7 @@ import { StateStore } from '../../src/state/store.js';
 import { listingsOf, type Cursor } from '../../src/state/cursor.js';
 import { lakeContents, quiet } from '../helpers.js';
 import { RunError } from '../../src/errors.js';
+import { LakeLock } from '../../src/state/lock.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 const closers: Array<() => Promise<void>> = [];
@@ -143,7 +144,7 @@ describe('compact', () => {
     await expect(compactLake(lake, ['erc_transfers', 'internal_transactions'], { logger, targetRows: 500, signal: ac.signal })).rejects.toThrow(/stopped by SIGTERM/);
     expect(filesOf('erc_transfers')).toBeLessThan(before.erc);
     expect(filesOf('internal_transactions')).toBe(before.internal);
-    expect(existsSync(join(lake, '_lock'))).toBe(false);
+    expect(await LakeLock.held(lake)).toBe(false);
     expect(await lakeContents(lake)).toEqual(want);
     await compactLake(lake, [], { logger: quiet, targetRows: 500 });
     expect(filesOf('internal_transactions')).toBeLessThan(before.internal);
@@ -160,7 +161,7 @@ describe('compact', () => {
     const code = await new Promise<number | null>((r) => child.on('exit', (c) => r(c)));
     expect(code, stderr).toBe(1);
     expect(stderr).toMatch(/chainlake: stopped by SIGTERM/);
-    expect(existsSync(join(cli, '_lock'))).toBe(false);
+    expect(await LakeLock.held(cli)).toBe(false);
     expect(await lakeContents(cli)).toEqual(want);
   });
 

@@ -90,20 +90,22 @@ describe('the dry run against a lake', () => {
   });
 
   it('says where each partition resumes, from the committed state, and changes nothing (no lock either)', async () => {
-    const before = listing(lake);
+    // The lock's folder aside: the test itself takes and releases the lock, a new version there.
+    const lakeFiles = () => listing(lake).filter((f) => !f.startsWith('_lock/'));
+    const before = lakeFiles();
     // A run holding the lake does not stop a dry run, which takes no lock.
-    const lock = LakeLock.tryAcquire(lake);
+    const lock = await LakeLock.tryAcquire(lake);
     const server = await countingServer();
     let r;
     try {
       r = await runCli(['run', 'pipelines/demo.yaml', '--dry-run', '--format', 'json', '--lake', lake, ...urls(server.url)]);
       expect(server.requests).toHaveLength(0);
     } finally {
-      lock.release();
+      await lock.release();
       await server.close();
     }
     expect(r.code).toBe(0);
-    expect(listing(lake)).toEqual(before);
+    expect(lakeFiles()).toEqual(before);
     const plan = JSON.parse(r.stdout) as RunPlan;
     const store = new StateStore(lake);
     const of = (table: string) => plan.streams.filter((s) => s.table === table).flatMap((s) => s.partitions);

@@ -10,6 +10,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { lakeContents, quiet } from '../helpers.js';
 import { RunError } from '../../src/errors.js';
+import { LakeLock } from '../../src/state/lock.js';
 
 const closers: Array<() => Promise<void>> = [];
 afterEach(async () => {
@@ -67,7 +68,7 @@ describe('rebuild from raw pages', () => {
       },
     } as unknown as AbortSignal;
     await expect(rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20, signal })).rejects.toThrow(/stopped by SIGTERM/);
-    expect(existsSync(join(lake, '_lock'))).toBe(false);
+    expect(await LakeLock.held(lake)).toBe(false);
     expect(await lakeContents(lake)).toEqual(landed);
     await rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20 });
     expect(await lakeContents(lake)).toEqual(landed);

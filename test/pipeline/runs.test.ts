@@ -80,7 +80,7 @@ describe('one writer per lake', () => {
     const dir = tmp();
     const p = join(dir, 'p.yaml');
     writeFileSync(p, `name: lock\nsources:\n  metrics: { url: "${sim.url}" }\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n`);
-    const held = LakeLock.tryAcquire(lake);
+    const held = await LakeLock.tryAcquire(lake);
     const run = (args: string[]) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
         const c = spawn(process.execPath, [BIN, 'run', p, '--lake', lake, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
@@ -93,7 +93,7 @@ describe('one writer per lake', () => {
     expect(refused.stderr).toContain('is in use by another chainlake run');
     const waiting = run(['--wait']);
     await new Promise((r) => setTimeout(r, 1500));
-    held.release();
+    await held.release();
     expect((await waiting).code).toBe(0);
   });
 });

@@ -20,6 +20,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { API_KEY_HEADERS } from '../../src/requests.js';
 import { scriptedServer, json } from '../helpers.js';
+import { LakeLock } from '../../src/state/lock.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 /** The key from the environment (`apiKey: "${CHAINLAKE_API_KEY}"`). */
@@ -393,7 +394,7 @@ afterAll(async () => {
 });
 
 describe('the API key never leaks', () => {
-  it('the runs did what they should: retries and faults, failures exit 1 naming the endpoint, bad configs exit 2', () => {
+  it('the runs did what they should: retries and faults, failures exit 1 naming the endpoint, bad configs exit 2', async () => {
     expect(R.envRun!.code, R.envRun!.stderr.slice(-2000)).toBe(0);
     const [a] = runReports(join(lakes, 'a')).filter((r) => r.pipeline === 'sec_env' && r.status === 'ok');
     expect(a).toBeDefined();
@@ -406,7 +407,7 @@ describe('the API key never leaks', () => {
 
     expect(R.literalKilled!.signal).toBe('SIGKILL');
     expect(walk(join(lakes, 'b-killed', '_staging')).length + walk(join(lakes, 'b-killed', '_state')).length).toBeGreaterThan(0);
-    expect(existsSync(join(lakes, 'b-killed', '_lock'))).toBe(true);
+    expect(await LakeLock.held(join(lakes, 'b-killed'))).toBe(true);
     expect(R.literalResume!.code, R.literalResume!.stderr.slice(-2000)).toBe(0);
 
     for (const r of [R.failRun!, R.failOnA!]) {
@@ -477,7 +478,7 @@ describe('the API key never leaks', () => {
 
   it('no key in any byte of any file chainlake wrote (lakes, state, reports, rejects, staging, lock, cwd, tmp)', () => {
     const files = [...walk(lakes), ...walk(work), ...walk(join(root, 'tmp'))];
-    const kinds = new Set(files.map((f) => (f.endsWith('.parquet') ? 'parquet' : f.includes('/_state/') ? 'state' : f.includes('/_runs/') ? 'run' : f.includes('/_staging/') ? 'staging' : f.endsWith('_lock') ? 'lock' : 'other')));
+    const kinds = new Set(files.map((f) => (f.endsWith('.parquet') ? 'parquet' : f.includes('/_state/') ? 'state' : f.includes('/_runs/') ? 'run' : f.includes('/_staging/') ? 'staging' : f.includes('/_lock/') ? 'lock' : 'other')));
     for (const k of ['parquet', 'state', 'run', 'lock']) expect(kinds, `no ${k} file was written`).toContain(k);
     // Staged batches: those a killed run left, and those read while runs were writing them.
     expect(kinds.has('staging') || staged.length > 0, 'no staged file was seen').toBe(true);

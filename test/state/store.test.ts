@@ -1,10 +1,8 @@
-import { hostname } from 'node:os';
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { StateStore, writeAtomic, slug } from '../../src/state/store.js';
-import { LakeLock } from '../../src/state/lock.js';
 import { ParquetWriter } from '../../src/load/parquet.js';
 import { Transformer } from '../../src/transform/rows.js';
 import { chainMetrics } from '../../src/streams/chain_metrics.js';
@@ -60,17 +58,6 @@ describe('state store commit protocol', () => {
       expect(name.startsWith('..')).toBe(false);
       expect(() => store.stagingDir('t', id)).not.toThrow();
     }
-  });
-});
-
-describe('lake lock', () => {
-  it('refuses a second writer and takes over a lock left by a dead process', () => {
-    const root = lake();
-    const a = LakeLock.tryAcquire(root);
-    expect(() => LakeLock.tryAcquire(root)).toThrow(/in use by another chainlake run/);
-    a.release();
-    writeFileSync(join(root, '_lock'), JSON.stringify({ pid: 2 ** 22 + 12345, host: hostname(), since: 'x' }));
-    LakeLock.tryAcquire(root).release();
   });
 });
 
