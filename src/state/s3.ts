@@ -111,7 +111,10 @@ export class S3Objects implements ObjectStore {
       await client.send(new HeadBucketCommand({ Bucket: loc.bucket }));
     } catch (err) {
       // HEAD has no body: a missing bucket is a bare 404.
-      throw statusOf(err) === 404 ? s3.explain('open', '', Object.assign(new Error('no such bucket'), { name: 'NoSuchBucket' })) : s3.explain('open', '', err);
+      if (statusOf(err) === 404) throw s3.explain('open', '', Object.assign(new Error('no such bucket'), { name: 'NoSuchBucket' }));
+      if (statusOf(err) === 403)
+        throw new RunError(`${loc.url}: the store refused access to the bucket (HTTP 403): check the credentials (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE) and the bucket's permissions`);
+      throw s3.explain('open', '', err);
     }
     return s3;
   }
