@@ -83,7 +83,8 @@ torture: build
 
 ## bench: the benchmarks (they print figures; they are not tests): each script in BENCH_SCRIPTS in turn.
 ## bench/rate.mjs: rate-bound, against the simulator with its rate limit on (about 4 minutes)
-## bench/cpu.mjs: CPU-bound rows/s (replay and end to end) and peak RSS at 1M and 5M rows (about 10 minutes)
+## bench/cpu.mjs: CPU-bound rows/s (replay and end to end, into a local lake and into an s3:// lake on
+## loopback, s3rver) and peak RSS at 1M and 5M rows (about 15 minutes)
 ## bench/arrow.mjs: Arrow record batches against staged lines as the transform -> load hand-off (about 2 minutes)
 BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs
 bench: build

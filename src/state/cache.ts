@@ -124,6 +124,22 @@ export class Mirror {
     return Object.values(this.index).reduce((n, e) => n + e.size, 0);
   }
 
+  /**
+   * Keeps the copies of `committed` keys (and the states) only, and of those no more than `bound`
+   * bytes: the oldest copies go first (a writer fetches one again when it needs it).
+   */
+  trim(committed: Set<string>, bound: number): void {
+    this.prune((key) => key.startsWith('_state/') || committed.has(key));
+    let bytes = this.bytes();
+    for (const [key, e] of Object.entries(this.index)) {
+      if (bytes <= bound) break;
+      if (key.startsWith('_state/')) continue;
+      this.forget(key);
+      bytes -= e.size;
+    }
+    this.save();
+  }
+
   save(): void {
     writeAtomic(this.indexFile, JSON.stringify(this.index));
   }

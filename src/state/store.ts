@@ -17,7 +17,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Cursor } from './cursor.js';
 import { DiskObjects, writeAtomic, type ObjectStore } from './objects.js';
 import { isObjectUrl, ObjectLock, S3LeaseBackend, S3Objects } from './s3.js';
-import { Mirror, workFolder } from './cache.js';
+import { cacheBound, Mirror, workFolder } from './cache.js';
 import { LakeLock } from './lock.js';
 
 export { writeAtomic } from './objects.js';
@@ -205,7 +205,7 @@ export class StateStore {
     const pendingMoves = moves.map(([s, t]): [string, string] => [rel(s), rel(t)]);
     // Staged files go to the lake (on disk: to the disk) before the state names them; files of the
     // lake already (a rebuild's under _rebuild/) are moved where they are.
-    for (const [s] of pendingMoves) if (s.startsWith(`${STAGING}/`)) await this.objects.upload(s, this.path(s));
+    await Promise.all(pendingMoves.filter(([s]) => s.startsWith(`${STAGING}/`)).map(([s]) => this.objects.upload(s, this.path(s))));
     const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel) } };
     await this.writeState(state);
     await this.apply(state);
@@ -218,24 +218,30 @@ export class StateStore {
   /** Carries out pending moves and deletes; safe to repeat. */
   private async apply(state: PartitionState): Promise<void> {
     const moved: string[] = [];
-    for (const [from, to] of state.pending?.moves ?? []) {
-      const etag = await this.objects.move(from, to);
-      if (etag === undefined) continue;
-      moved.push(to);
-      if (this.mirror) {
-        // The staged file is the committed file's content: kept as its local copy.
-        const src = this.path(from);
-        if (existsSync(src)) {
-          mkdirSync(dirname(this.path(to)), { recursive: true });
-          renameSync(src, this.path(to));
-          this.mirror.record(to, etag, statSync(this.path(to)).size);
+    // One after the other on disk (each is a rename); at once on a store (each is a copy and a delete).
+    await Promise.all(
+      (state.pending?.moves ?? []).map(async ([from, to]) => {
+        const etag = await this.objects.move(from, to);
+        if (etag === undefined) return;
+        moved.push(to);
+        if (this.mirror) {
+          // The staged file is the committed file's content: kept as its local copy.
+          const src = this.path(from);
+          if (existsSync(src)) {
+            mkdirSync(dirname(this.path(to)), { recursive: true });
+            renameSync(src, this.path(to));
+            this.mirror.record(to, etag, statSync(this.path(to)).size);
+          }
         }
-      }
-    }
-    for (const f of state.pending?.deletes ?? []) {
-      await this.objects.delete(f);
-      this.mirror?.forget(f);
-    }
+      }),
+    );
+    // Replaced files go once the new ones are in place.
+    await Promise.all(
+      (state.pending?.deletes ?? []).map(async (f) => {
+        await this.objects.delete(f);
+        this.mirror?.forget(f);
+      }),
+    );
     if (this.objects instanceof DiskObjects) this.objects.syncDirs(moved);
   }
 
@@ -266,8 +272,10 @@ export class StateStore {
       }
     }
     if (this.mirror) {
-      for (const o of await this.objects.list(`${STAGING}/`)) await this.objects.delete(o.key);
-      this.mirror.save();
+      await Promise.all((await this.objects.list(`${STAGING}/`)).map((o) => this.objects.delete(o.key)));
+      // The work folder keeps copies of committed files for merges and compactions, within the cache's bound.
+      const committed = new Set(this.all().flatMap((s) => [...s.files, ...(s.rebuild?.files ?? [])]));
+      this.mirror.trim(committed, cacheBound());
     }
     rmSync(this.path(STAGING), { recursive: true, force: true });
     return { rolledForward };
