@@ -183,6 +183,7 @@ if (arg('stages')) {
   process.exit(0);
 }
 const s3 = process.argv.includes('--no-s3') ? undefined : await startS3();
+// Stopped at the end, or by a failure's exit: its pipe would otherwise keep this process alive.
 process.on('exit', () => s3?.stop());
 for (const rows of sizes) {
   const p = plan(rows);
@@ -230,3 +231,4 @@ if (results.length >= 2) {
   const [a, b] = results;
   console.log(`  peak RSS ratio ${fmt(b.rows)} / ${fmt(a.rows)} rows: run ${(b.run.rssMB / a.run.rssMB).toFixed(2)}, replay ${(b.replay.rssMB / a.replay.rssMB).toFixed(2)} (flat: within 1.10)`);
 }
+s3?.stop();
