@@ -182,7 +182,7 @@ export async function readableLake(lake: string, o: { data?: boolean; mustExist?
       if (attempt === 3) throw new RunError(`${s3.where}: committed files changed under three reads in a row (${missing.slice(0, 3).join(', ')}); is a compaction running? Try again`);
     }
     touch(dirname(dir));
-    evictOthers(dirname(dirname(dir)));
+    evictOthers(cacheRoot());
   } finally {
     lock.release();
   }

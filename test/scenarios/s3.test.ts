@@ -99,6 +99,19 @@ describe('a lake on S3', () => {
     expect(missing.stderr).toContain(`--lake s3://${BUCKET}/nothing-here: no lake there`);
   });
 
+  it('a lake URL that is not s3://bucket/prefix, or a bucket that does not exist, exits 2 naming it', async () => {
+    for (const [lake, says] of [
+      ['gs://b/lake', '--lake gs://b/lake: gs:// is not a lake location; give a folder or s3://bucket/prefix'],
+      ['s3://ab/lake', '--lake s3://ab/lake: "ab" is not a bucket name'],
+      [`s3://${BUCKET}/a/../b`, 'has an empty, . or .. part'],
+      ['s3://no-such-bucket/lake', '--lake s3://no-such-bucket/lake: the bucket no-such-bucket does not exist at this endpoint'],
+    ]) {
+      const r = await runCli([...RUN, '--lake', lake!, '--quiet'], env);
+      expect(r.code, lake).toBe(2);
+      expect(r.stderr, lake).toContain(says);
+    }
+  });
+
   it('compaction and rebuild on the store equal them on disk', async () => {
     const url = `s3://${BUCKET}/compacted`;
     const r = await runCli([...RUN, '--lake', url, '--quiet'], env);

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ObjectLock, probeConditional, S3LeaseBackend, S3Objects } from '../../src/state/s3.js';
 import { StateStore } from '../../src/state/store.js';
-import { readableLake } from '../../src/state/cache.js';
+import { readableLake, readFolder } from '../../src/state/cache.js';
 import { LockHeld } from '../../src/state/lock.js';
 import { BUCKET, s3Env, s3Proxy, startS3, useEnv, type S3Server } from '../s3-fixture.js';
 
@@ -179,6 +179,47 @@ describe('the commit protocol without rename', () => {
     expect(s.pending).toBeUndefined();
     expect(s.files).toEqual(['t/chain=1/b.parquet']);
     expect(await next.local(s.files)).toEqual([next.path('t/chain=1/b.parquet')]);
+  });
+});
+
+describe('the read cache', () => {
+  /** A lake of one partition whose state lists one object of `mb` megabytes. */
+  async function lakeOf(mb: number, name = 'big.bin'): Promise<string> {
+    const url = lakeUrl();
+    const o = await S3Objects.open(url);
+    await o.put(`t/${name}`, Buffer.alloc(mb * 1024 * 1024, 7));
+    await o.put('_state/t/p.json', JSON.stringify({ table: 't', partition: 'p', files: [`t/${name}`], rows: 1, rejects: 0, cursor: {} }));
+    return url;
+  }
+
+  it('copies what the states list, drops what they no longer list, refuses a lake over the bound and evicts other lakes first', async () => {
+    const back = useEnv({ CHAINLAKE_CACHE: mkdtempSync(join(tmpdir(), 'cl-cache-')), CHAINLAKE_CACHE_MB: '1' });
+    try {
+      const a = await lakeOf(2);
+      await expect(readableLake(a)).rejects.toThrow(/its committed files take 2 MB, more than the read cache's bound of 1 MB: raise CHAINLAKE_CACHE_MB/);
+      process.env.CHAINLAKE_CACHE_MB = '3';
+      const dirA = await readableLake(a);
+      expect(dirA).toBe(readFolder(a));
+      expect(readFileSync(join(dirA, 't/big.bin')).length).toBe(2 * 1024 * 1024);
+      // A new commit names another file: the old copy goes, the new one comes.
+      const o = await S3Objects.open(a);
+      await o.put('t/small.bin', 'x');
+      await o.put('_state/t/p.json', JSON.stringify({ table: 't', partition: 'p', files: ['t/small.bin'], rows: 1, rejects: 0, cursor: {} }));
+      await readableLake(a);
+      expect(existsSync(join(dirA, 't/big.bin'))).toBe(false);
+      expect(readFileSync(join(dirA, 't/small.bin'), 'utf8')).toBe('x');
+      // Two lakes of 2 MB do not fit in 3: reading the second evicts the copies read before it, oldest first.
+      const b = await lakeOf(2);
+      const dirB = await readableLake(b);
+      expect(existsSync(dirA) && existsSync(dirB)).toBe(true);
+      const c = await lakeOf(2);
+      const dirC = await readableLake(c);
+      expect(existsSync(dirB)).toBe(false);
+      expect(existsSync(dirA)).toBe(false);
+      expect(readFileSync(join(dirC, 't/big.bin')).length).toBe(2 * 1024 * 1024);
+    } finally {
+      back();
+    }
   });
 });
 
