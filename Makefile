@@ -83,7 +83,8 @@ torture: build
 
 ## bench: the benchmarks (they print figures; they are not tests): each script in BENCH_SCRIPTS in turn.
 ## bench/rate.mjs: rate-bound, against the simulator with its rate limit on (about 4 minutes)
-## bench/cpu.mjs: CPU-bound rows/s (replay and end to end) and peak RSS at 1M and 5M rows (about 10 minutes)
+## bench/cpu.mjs: CPU-bound rows/s (replay and end to end, into a local lake and into an s3:// lake on
+## loopback, s3rver) and peak RSS at 1M and 5M rows (about 15 minutes)
 ## bench/arrow.mjs: Arrow record batches against staged lines as the transform -> load hand-off (about 2 minutes)
 ## bench/chunks.mjs: one contract's transfers at 250 ms, 800 ms and 2 s a page, a chainlake run against the official
 ## client's sequential loop, and the share of the rate budget used (about 70 seconds)

@@ -7,10 +7,13 @@
 //   3. the ceiling: JSON.parse of the same raw pages, in this process; and what each stage does
 //      alone on a sample of them: the transform to staged lines, and DuckDB writing those lines
 //      as zstd Parquet with one thread (its floor on one core) and with two.
+//   4. the same run into a lake on object storage (s3://, s3rver on loopback in its own process,
+//      bench/s3rver.mjs) beside the local lake: rows/s against the local run's, and peak RSS
+//      (--no-s3 leaves it out).
 // The CLI runs as users run it (bin/chainlake.js as a program, so with its shebang's V8 flags).
-//   4. one contract's 1M rows fetched as 16 block ranges at once (chunks; `concurrency: 16` lets
+//   5. one contract's 1M rows fetched as 16 block ranges at once (chunks; `concurrency: 16` lets
 //      16 requests be under way): rows/s and peak RSS of that run.
-// Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12] [--chunk-rows 1000000]
+// Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12] [--chunk-rows 1000000] [--no-s3]
 import { spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
@@ -42,6 +45,36 @@ function plan(rows) {
     total += big.transferCountFor('43114', c);
   }
   return { scale, contracts: chosen, total };
+}
+
+/** s3rver in its own process, and the environment a CLI needs to use it (set on this process: the timed CLIs inherit it). */
+function startS3() {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [join(root, 'bench', 's3rver.mjs'), 'bench'], { stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.on('data', (d) => {
+      const m = /s3rver at (http:\/\/127\.0\.0\.1:\d+)/.exec(String(d));
+      if (!m) return;
+      const cache = mkdtempSync(join(tmpdir(), 'chainlake-bench-cache-'));
+      Object.assign(process.env, {
+        AWS_ACCESS_KEY_ID: 'S3RVER',
+        AWS_SECRET_ACCESS_KEY: 'bench',
+        AWS_REGION: 'us-east-1',
+        AWS_ENDPOINT_URL_S3: m[1],
+        CHAINLAKE_S3_PATH_STYLE: '1',
+        CHAINLAKE_CACHE: cache,
+        AWS_EC2_METADATA_DISABLED: 'true',
+      });
+      resolve({
+        url: m[1],
+        stop: () => {
+          child.kill('SIGTERM');
+          rmSync(cache, { recursive: true, force: true });
+        },
+      });
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => reject(new Error(`s3rver exited ${code}`)));
+  });
 }
 
 function startSim(scale) {
@@ -151,6 +184,9 @@ if (arg('stages')) {
   console.log({ parse: jsonParseRate(arg('stages')), ...(await stageRates(arg('stages'))) });
   process.exit(0);
 }
+const s3 = process.argv.includes('--no-s3') ? undefined : await startS3();
+// Stopped at the end, or by a failure's exit: its pipe would otherwise keep this process alive.
+process.on('exit', () => s3?.stop());
 for (const rows of sizes) {
   const p = plan(rows);
   const sim = await startSim(p.scale);
@@ -169,7 +205,8 @@ for (const rows of sizes) {
     const parse = jsonParseRate(lake);
     const parseBytes = jsonParseRate(lake, 'latin1');
     const stages = results.length === 0 ? await stageRates(lake) : undefined;
-    results.push({ rows: p.total, contracts: p.contracts.length, run, replay, compact, parse, parseBytes, stages });
+    const runS3 = s3 ? timed(['run', pipeline, '--lake', `s3://bench/lake-${p.total}`, '--log-level', 'warn']) : undefined;
+    results.push({ rows: p.total, contracts: p.contracts.length, run, runS3, replay, compact, parse, parseBytes, stages });
   } finally {
     sim.stop();
     if (!process.argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
@@ -212,6 +249,8 @@ for (const r of results) {
   }
   console.log(`    replay: transform + load (rebuild)      ${fmt(r.rows / r.replay.seconds)} rows/s  (${(r.rows / r.replay.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.replay.rssMB)} MB`);
   console.log(`    end to end on the simulator (run)       ${fmt(r.rows / r.run.seconds)} rows/s  (${(r.rows / r.run.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.run.rssMB)} MB`);
+  if (r.runS3)
+    console.log(`    end to end into s3:// (s3rver, loopback)  ${fmt(r.rows / r.runS3.seconds)} rows/s  (${(r.run.seconds / r.runS3.seconds).toFixed(2)} of the local run), peak RSS ${fmt(r.runS3.rssMB)} MB`);
   console.log(`    compact (files of 10,000 rows -> 1M)    ${r.compact.files} files in ${r.compact.seconds.toFixed(1)} s, peak RSS ${fmt(r.compact.rssMB)} MB`);
 }
 if (results.length >= 2) {
@@ -220,3 +259,4 @@ if (results.length >= 2) {
 }
 console.log(`  ${fmt(chunked.rows)} erc_transfers rows of one contract, 16 block ranges at once (${chunked.chunks} in all)`);
 console.log(`    end to end on the simulator (run)       ${fmt(chunked.rows / chunked.run.seconds)} rows/s, peak RSS ${fmt(chunked.run.rssMB)} MB`);
+s3?.stop();

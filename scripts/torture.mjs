@@ -5,6 +5,7 @@
 //                            [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet]
 //                            [--unreaped]
 //   node scripts/torture.mjs --compare LAKE_A LAKE_B     (only step 4, on two existing lakes)
+//   node scripts/torture.mjs --s3 [--kills N] ...        (the tortured lake on object storage)
 //
 // 1. starts the simulator (`chainlake sim --port 0 --seed S`);
 // 2. runs the pipeline once into <tmp>/clean (must exit 0), and once more into <tmp>/control: a
@@ -31,10 +32,15 @@
 // --unreaped starts every command under a parent that never reaps it (as in a container whose PID 1
 // does not reap): a killed run stays a zombie while the next one starts, and its lock must not
 // refuse that one. Linux only (the end of a run is read from /proc).
+// With --s3 the tortured lake is s3://torture/tortured on an S3-compatible server (s3rver, a dev
+// dependency) that the script starts on loopback in its own process; the clean and control lakes
+// stay local folders. Kills then land during uploads to staging keys, state writes, server-side
+// copies and deletes; after every attempt the store's objects are downloaded whole into
+// <tmp>/tortured (the _lock object and the _staging keys included) and checked and compared there.
 // Exit 0: PASS; 1: FAIL (mismatch, a broken invariant, a run that exited 2, a hang); 2: bad usage.
 // Environment: TORTURE_KILLS, TORTURE_COMPACT_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -49,7 +55,7 @@ function usage(msg) {
     process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^#!.*\n/, '').replace(/^\/\/ ?/gm, '') + '\n');
     process.exit(0);
   }
-  process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet] [--unreaped]\n`);
+  process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--s3] [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet] [--unreaped]\n`);
   process.exit(2);
 }
 
@@ -79,6 +85,7 @@ function parseArgs(argv) {
       if (!o.compare[1]) usage('--compare needs two lake folders');
     } else if (a === '--keep') o.keep = true;
     else if (a === '--unreaped') o.unreaped = true;
+    else if (a === '--s3') o.s3 = true;
     else if (a === '--quiet') o.quiet = true;
     else if (a === '--rounds') o.rounds = true;
     else if (a === '--help' || a === '-h') usage('help');
@@ -99,6 +106,7 @@ function parseArgs(argv) {
   o.flushRows = int('flush-rows', o.flushRows, 1);
   o.attemptTimeout = int('attempt-timeout', o.attemptTimeout, 1);
   o.timeout = o.timeout === undefined ? 300 + 20 * (o.kills + o.compactKills) : int('timeout', o.timeout, 1);
+  if (o.rounds && o.s3) usage('--rounds empties the tortured lake after each round: a local lake only, not with --s3');
   o.pipeline = resolve(o.pipeline);
   if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
   if (o.compare) o.compare = o.compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
@@ -183,14 +191,56 @@ async function stopSimulator(sim) {
   clearTimeout(t);
 }
 
+// ------------------------------------------------------------------------------- object storage
+/** With --s3: the store, the tortured lake's URL and the folder its objects are downloaded into. */
+const store = { url: undefined, view: undefined, server: undefined, objects: undefined };
+
+async function startStore(tmp) {
+  const { default: S3rver } = await import('s3rver');
+  const dir = join(tmp, 's3rver');
+  mkdirSync(dir);
+  store.server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'torture' }] });
+  const { port } = await store.server.run();
+  // The children inherit these; the downloads in this process read them too.
+  Object.assign(process.env, {
+    AWS_ACCESS_KEY_ID: 'S3RVER',
+    AWS_SECRET_ACCESS_KEY: 'torture',
+    AWS_REGION: 'us-east-1',
+    AWS_ENDPOINT_URL_S3: `http://127.0.0.1:${port}`,
+    CHAINLAKE_S3_PATH_STYLE: '1',
+    CHAINLAKE_CACHE: join(tmp, 'cache'),
+    AWS_EC2_METADATA_DISABLED: 'true',
+  });
+  store.url = 's3://torture/tortured';
+  const { S3Objects } = await import(join(ROOT, 'dist', 'state', 's3.js'));
+  store.objects = await S3Objects.open(store.url);
+  return `http://127.0.0.1:${port}`;
+}
+
+/** Where a command reaches `lake`: the tortured lake's URL with --s3, else the folder. */
+const lakeArg = (lake) => (store.view !== undefined && lake === store.view ? store.url : lake);
+
+/** With --s3: the tortured lake's objects, downloaded afresh into its folder, for the checks. */
+async function refreshView(lake) {
+  if (store.view === undefined || lake !== store.view) return;
+  rmSync(lake, { recursive: true, force: true });
+  mkdirSync(lake, { recursive: true });
+  for (const { key } of await store.objects.list('')) {
+    const got = await store.objects.get(key);
+    if (!got) continue; // deleted since the listing
+    mkdirSync(dirname(join(lake, key)), { recursive: true });
+    writeFileSync(join(lake, key), got.body);
+  }
+}
+
 /** The pipeline's run into `lake` against the simulator at `url`. */
 function runOnce(lake, url, log, kill) {
-  return spawnOnce([CLI, 'run', opts.pipeline, '--lake', lake, '--data-url', url, '--metrics-url', url, '--node-url', url, '--flush-rows', String(opts.flushRows)], log, kill);
+  return spawnOnce([CLI, 'run', opts.pipeline, '--lake', lakeArg(lake), '--data-url', url, '--metrics-url', url, '--node-url', url, '--flush-rows', String(opts.flushRows)], log, kill);
 }
 
 /** `chainlake compact` of every table of `lake`. */
 function compactOnce(lake, log, kill) {
-  return spawnOnce([CLI, 'compact', '--lake', lake], log, kill);
+  return spawnOnce([CLI, 'compact', '--lake', lakeArg(lake)], log, kill);
 }
 
 /**
@@ -654,6 +704,7 @@ const lpad = (s, n) => String(s).padStart(n);
 
 /** The lake after an attempt (`r`, from spawnOnce, with the `kill` it was given), its broken invariants, and a line for the log. */
 async function inspectAttempt(lake, r, kill) {
+  await refreshView(lake);
   const after = await inspectLake(lake);
   const bad = [...after.problems, ...(await unreadable(lake, after.files))];
   const what = r.killed
@@ -729,6 +780,10 @@ async function main() {
   let verdict = false;
   try {
     say(`chainlake torture: seed ${opts.seed}, pipeline ${relative(process.cwd(), opts.pipeline) || opts.pipeline}, flush-rows ${opts.flushRows}, kills ${opts.kills}, work dir ${tmp}`);
+    if (opts.s3) {
+      store.view = tortured;
+      say(`S3-compatible server (s3rver) at ${await startStore(tmp)}: the tortured lake is ${store.url}, downloaded into ${tortured} for each check`);
+    }
     sim = await startSimulator();
     say(`simulator at ${sim.url}`);
 
@@ -832,6 +887,7 @@ async function main() {
     const compactionKills = opts.compactKills > 0 ? await tortureCompaction({ clean, control, tortured, logs, unstable, pidToAttempt, failures }) : 0;
 
     // ------------------------------------------------------------------------------- final checks
+    await refreshView(tortured);
     const fin = await inspectLake(tortured);
     if (fin.lock) failures.push('the lock is still held after the final run');
     if (fin.pending) failures.push(`${fin.pending} partition state(s) still carry a pending commit after the final run`);
@@ -866,6 +922,7 @@ async function main() {
     say(`FAIL: ${e.message}`);
   } finally {
     await stopSimulator(sim);
+    await store.server?.close();
     conn.closeSync();
     if (opts.keep || !verdict) say(`kept ${tmp} (clean/, control/, tortured/, logs/)`);
     else rmSync(tmp, { recursive: true, force: true });

@@ -1,8 +1,11 @@
 // Checks of flags that several commands take.
 import { existsSync, statSync } from 'node:fs';
 import { UsageError } from '../errors.js';
+import { isObjectUrl, parseS3Url } from '../state/s3.js';
 
+/** `--lake`: a folder (not a file), or `s3://bucket/prefix` (normalised). */
 export function checkLake(lake: string): string {
+  if (isObjectUrl(lake)) return parseS3Url(lake).url;
   if (existsSync(lake) && !statSync(lake).isDirectory()) throw new UsageError(`--lake ${lake}: is a file, not a folder`);
   return lake;
 }

@@ -7,6 +7,8 @@ import { VERSION } from '../version.js';
 import { runPipeline } from '../pipeline/run.js';
 import { formatReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
+import { readableLake } from '../state/cache.js';
+import { isObjectUrl } from '../state/s3.js';
 import { existingFolder, openWarehouse } from '../warehouse/views.js';
 import { writeWarehouse } from '../warehouse/file.js';
 import { format, query, type Format } from '../warehouse/query.js';
@@ -70,7 +72,8 @@ async function cmdRun(a: RunArgs): Promise<number> {
     // The simulator is not started: nothing would answer, as nothing is sent.
     const urls = { data: dataUrl, metrics: metricsUrl, node: nodeUrl };
     for (const [name, src] of Object.entries(p.sources)) src.url = a.simulator ? 'the embedded simulator' : (urls[name as keyof typeof urls] ?? src.url);
-    const plan = planRun(p, { lake, fullRefresh });
+    // An s3:// lake's plan reads the copies of its states.
+    const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
     process.stdout.write((a.format === 'json' ? JSON.stringify(plan, null, 1) : formatPlan(plan)) + '\n');
     return 0;
   }
@@ -136,7 +139,7 @@ async function cmdQuery(a: { sql?: string; file?: string; lake: string; format: 
   }
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
-  const conn = await openWarehouse(checkLake(a.lake));
+  const conn = await openWarehouse(await readableLake(checkLake(a.lake)));
   let result;
   try {
     if (arrow) {
@@ -171,7 +174,7 @@ async function cmdCompact(a: { tables?: string[]; lake: string; 'target-rows'?: 
   await checkWarehouse(checkLake(a.lake), a.warehouse);
   const logger = makeLogger({});
   const reports = await stoppable(logger, 'the groups merged so far stay, a rerun merges the rest', (signal) =>
-    compactLake(existingLake(a.lake), a.tables ?? [], { logger, targetRows, wait: a.wait, signal }),
+    compactLake(isObjectUrl(a.lake) ? checkLake(a.lake) : existingLake(a.lake), a.tables ?? [], { logger, targetRows, wait: a.wait, signal }),
   );
   const done = reports.filter((r) => r.rowsRewritten > 0);
   for (const r of done)
@@ -187,42 +190,50 @@ function existingLake(lake: string): string {
   return existingFolder(checkLake(lake), '--lake');
 }
 
+/** The local folder to read a lake from (an s3:// lake's read copy, brought up to date), which must exist. */
+async function readLake(lake: string): Promise<string> {
+  return isObjectUrl(lake) ? readableLake(checkLake(lake), { mustExist: true }) : existingLake(lake);
+}
+
 async function cmdCheck(a: { lake: string; format: OutputFormat }): Promise<number> {
   const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
-  const lake = existingLake(a.lake);
+  const lake = await readLake(a.lake);
   const results = await runChecks(await openWarehouse(lake), lake);
-  process.stdout.write((a.format === 'json' ? JSON.stringify(checksJson(lake, results), null, 1) : formatChecks(results)) + '\n');
+  process.stdout.write((a.format === 'json' ? JSON.stringify(checksJson(isObjectUrl(a.lake) ? checkLake(a.lake) : lake, results), null, 1) : formatChecks(results)) + '\n');
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }
 
 async function cmdReport(a: { lake: string; out?: string }): Promise<number> {
   const { writeReport } = await import('../warehouse/report.js');
-  const r = await writeReport(existingLake(a.lake), a.out);
+  // An s3:// lake has no folder to write next to: its report goes to the current folder.
+  const r = await writeReport(await readLake(a.lake), a.out ?? (isObjectUrl(a.lake) ? 'report.html' : undefined));
   process.stdout.write(`wrote ${r.file} (${r.charts} charts, ${r.tables} tables)\n`);
   return 0;
 }
 
 async function cmdWarehouse(a: { lake: string; out?: string }): Promise<number> {
-  process.stdout.write(wroteWarehouse(await writeWarehouse(existingLake(a.lake), { out: a.out, flag: '--out' })) + '\n');
+  process.stdout.write(wroteWarehouse(await writeWarehouse(await readLake(a.lake), { out: a.out, flag: '--out' })) + '\n');
   return 0;
 }
 
 async function cmdExport(a: { lake: string; table: string; to: string; format?: 'parquet' | 'csv' | 'ndjson' | 'arrow'; where?: string; columns?: string; force?: boolean }): Promise<number> {
   const { exportTable, parseColumns } = await import('../warehouse/export.js');
-  const r = await exportTable({ lake: existingLake(a.lake), table: a.table, to: a.to, format: a.format, where: a.where, columns: parseColumns(a.columns), force: a.force });
+  const r = await exportTable({ lake: await readLake(a.lake), table: a.table, to: a.to, format: a.format, where: a.where, columns: parseColumns(a.columns), force: a.force });
   process.stdout.write(`exported ${r.rows} rows (${r.columns.length} columns) of ${a.table} to ${r.file} as ${r.format}\n`);
   return 0;
 }
 
-function cmdStatus(a: { lake: string; format: OutputFormat }): number {
-  const store = new StateStore(checkLake(a.lake));
+async function cmdStatus(a: { lake: string; format: OutputFormat }): Promise<number> {
+  const given = checkLake(a.lake);
+  const store = new StateStore(await readableLake(given, { data: false }));
   const states = store.all();
+  const where = isObjectUrl(given) ? given : store.lake;
   if (a.format === 'json') {
-    process.stdout.write(JSON.stringify(statusJson(store.lake, states), null, 1) + '\n');
+    process.stdout.write(JSON.stringify(statusJson(where, states), null, 1) + '\n');
     return 0;
   }
   if (!states.length) {
-    process.stdout.write(`no partitions in ${store.lake} yet\n`);
+    process.stdout.write(`no partitions in ${where} yet\n`);
     return 0;
   }
   // Off a terminal (a pipe, a log file) the table is made for 100 columns.
@@ -302,7 +313,7 @@ export async function main(argv: string[]): Promise<void> {
     await yargs(argv)
       .scriptName('chainlake')
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
-      .option('lake', { type: 'string', default: DEFAULT_LAKE, describe: 'lake folder', global: true, requiresArg: true })
+      .option('lake', { type: 'string', default: DEFAULT_LAKE, describe: 'lake folder, or s3://bucket/prefix (docs/object-storage.md)', global: true, requiresArg: true })
       .command(
         'run [pipeline]',
         'run a pipeline (YAML) into the lake; reruns resume',
@@ -355,7 +366,7 @@ export async function main(argv: string[]): Promise<void> {
             .option('warehouse', warehouseOption),
         async (a) => exit(await cmdCompact(a as never)),
       )
-      .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y.option('format', FORMAT_OPTION), (a) => exit(cmdStatus(a as never)))
+      .command('status', 'per stream partition: cursor / high-water mark, rows, last run', (y) => y.option('format', FORMAT_OPTION), async (a) => exit(await cmdStatus(a as never)))
       .command('tables [name]', "the tables, or one table's reference (columns, key, refresh) from its declaration", (y) => y.positional('name', { type: 'string', describe: 'a table, e.g. erc_transfers' }), async (a) => exit((await import('./tables.js')).printTables(a)))
       .command(
         'check',

@@ -2,6 +2,8 @@
 // the check of its file before the command starts, and the rewrite after it.
 import { existsSync } from 'node:fs';
 import { checkWarehouseTarget, writeWarehouse, type WarehouseResult } from '../warehouse/file.js';
+import { readableLake, readFolder } from '../state/cache.js';
+import { isObjectUrl } from '../state/s3.js';
 
 export const warehouseOption = {
   type: 'string',
@@ -12,8 +14,15 @@ export const warehouseOption = {
 /** `--warehouse FILE`, nothing (the default), or `--no-warehouse` (false). */
 export type WarehouseFlag = string | false | undefined;
 
+/**
+ * An s3:// lake's warehouse file is written after a command only when --warehouse names it: its
+ * views read the lake's local read copy, which the write brings up to date (a download).
+ */
+const skipped = (lake: string, flag: WarehouseFlag) => flag === false || (isObjectUrl(lake) && flag === undefined);
+
 export async function checkWarehouse(lake: string, flag: WarehouseFlag): Promise<void> {
-  await checkWarehouseTarget(lake, flag, '--warehouse');
+  if (skipped(lake, flag)) return;
+  await checkWarehouseTarget(isObjectUrl(lake) ? readFolder(lake) : lake, flag, '--warehouse');
 }
 
 export function wroteWarehouse(r: WarehouseResult): string {
@@ -28,9 +37,9 @@ export function wroteWarehouse(r: WarehouseResult): string {
  * the file later.
  */
 export async function refreshWarehouse(command: string, lake: string, flag: WarehouseFlag): Promise<void> {
-  if (flag === false || !existsSync(lake)) return;
+  if (skipped(lake, flag) || (!isObjectUrl(lake) && !existsSync(lake))) return;
   try {
-    process.stdout.write(wroteWarehouse(await writeWarehouse(lake, { out: flag, flag: '--warehouse' })) + '\n');
+    process.stdout.write(wroteWarehouse(await writeWarehouse(await readableLake(lake), { out: flag || undefined, flag: '--warehouse' })) + '\n');
   } catch (err) {
     const again = `chainlake warehouse --lake ${lake}${flag === undefined ? '' : ` --out ${flag}`}`;
     process.stderr.write(`chainlake: warning: ${(err as Error).message}; the ${command} itself is not affected, and \`${again}\` writes the file\n`);

@@ -5,7 +5,6 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { duck, ParquetWriter, PARQUET, sqlString } from '../load/parquet.js';
-import { LakeLock } from '../state/lock.js';
 import { STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
 import { landedColumns } from '../transform/columns.js';
 import { OPERATIONS } from '../decl/operations.js';
@@ -38,11 +37,10 @@ export type RequestFields = Pick<OperationRow, 'first_date' | 'last_date' | 'opt
  * writer left. Polling happens outside: a run of hours must not wait on an export.
  */
 export async function withLake<T>(lake: string, f: (store: StateStore) => Promise<T>, onWait?: (holder: string) => void): Promise<T> {
-  const store = new StateStore(lake);
-  const lock = await LakeLock.acquire(store.lake, { wait: true, ...(onWait ? { onWait } : {}) });
-  store.fence = () => lock.assertHeld();
+  const store = await StateStore.open(lake);
+  const lock = await store.lock({ wait: true, ...(onWait ? { onWait } : {}) });
   try {
-    store.recover();
+    await store.recover();
     return await f(store);
   } finally {
     await lock.release();
@@ -74,12 +72,12 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
   const writer = await ParquetWriter.open(spill);
   try {
     const old = state.files.filter(isTableFile);
-    const [merged] = await writer.merge(OPERATIONS, [fresh], old.map((f) => store.path(f)), dir, OPERATIONS.table);
+    const [merged] = await writer.merge(OPERATIONS, [fresh], await store.local(old), dir, OPERATIONS.table);
     const moves: Array<[string, string]> = [[merged!.staged, `${OPERATIONS.table}/${merged!.rel}`], ...files];
     const targets = moves.map(([, t]) => t);
     const kept = state.files.filter((f) => !isTableFile(f) && !targets.includes(f));
     const at = new Date().toISOString();
-    store.commit({ ...state, files: [...kept, ...targets], rows: await writer.countRowsOf([merged!.staged]), cursor: { refreshedAt: at } }, moves, old);
+    await store.commit({ ...state, files: [...kept, ...targets], rows: await writer.countRowsOf([merged!.staged]), cursor: { refreshedAt: at } }, moves, old);
   } finally {
     writer.close();
     rmSync(dir, { recursive: true, force: true });
@@ -94,7 +92,7 @@ export async function loadOperation(store: StateStore, operationId: string): Pro
   try {
     const r = await conn.runAndReadAll(
       `SELECT first_date, last_date, CAST(options AS VARCHAR) AS options, continues_operation_id, download_path, download_bytes::DOUBLE AS download_bytes, download_sha256
-       FROM read_parquet([${files.map((f) => sqlString(store.path(f))).join(', ')}]) WHERE operation_id = ${sqlString(operationId)}`,
+       FROM read_parquet([${(await store.local(files)).map(sqlString).join(', ')}]) WHERE operation_id = ${sqlString(operationId)}`,
     );
     const row = r.getRowObjects()[0];
     if (!row) return undefined;

@@ -61,7 +61,7 @@ function dataFiles(state: PartitionState): string[] {
 
 async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport, signal?: AbortSignal): Promise<void> {
   const files = dataFiles(state);
-  const counts = await writer.rowsPerFile(files.map((f) => store.path(f)));
+  const counts = await writer.rowsPerFile(await store.local(files));
   const rowsOf = new Map(files.map((f, i) => [f, counts[i]!]));
   const groups = planGroups(files.map((f) => ({ file: f, rows: rowsOf.get(f)! })), target);
   report.filesBefore += files.length;
@@ -74,7 +74,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
-    const [out] = await writer.rewrite(group.map((f) => store.path(f)), dir, `${slug(state.partition)}-compact`, folderOf(decl, state.values ?? {}));
+    const [out] = await writer.rewrite(await store.local(group), dir, `${slug(state.partition)}-compact`, folderOf(decl, state.values ?? {}));
     const got = await writer.countRowsOf([out!.staged]);
     if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
     const landed = `${decl.table}/${out!.rel}`;
@@ -82,7 +82,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     const replaced = new Set(group);
     const kept = next.files.filter((f) => !replaced.has(f));
     kept.splice(first, 0, landed);
-    next = store.commit({ ...next, files: kept }, [[out!.staged, landed]], group);
+    next = await store.commit({ ...next, files: kept }, [[out!.staged, landed]], group);
     report.filesAfter -= group.length - 1;
     report.rowsRewritten += want;
   }

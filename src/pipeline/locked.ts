@@ -1,7 +1,6 @@
 // What `rebuild` and `compact` share: they rewrite a lake's files outside a run, holding its lock.
 import { join } from 'node:path';
 import { ParquetWriter } from '../load/parquet.js';
-import { LakeLock } from '../state/lock.js';
 import { STAGING, StateStore } from '../state/store.js';
 
 /**
@@ -11,15 +10,14 @@ import { STAGING, StateStore } from '../state/store.js';
  * Nothing is committed once the lock was lost (the store's fence).
  */
 export async function withLockedWriter<T>(lake: string, o: { wait?: boolean; onNote?: (note: string) => void }, work: (store: StateStore, writer: ParquetWriter) => Promise<T>): Promise<T> {
-  const store = new StateStore(lake);
-  const lock = await LakeLock.acquire(store.lake, o);
-  store.fence = () => lock.assertHeld();
+  const store = await StateStore.open(lake);
+  const lock = await store.lock({ wait: o.wait, onNote: o.onNote });
   let writer: ParquetWriter | undefined;
   try {
     writer = await ParquetWriter.open(store.path(join(STAGING, 'duckdb')));
-    store.recover();
+    await store.recover();
     const out = await work(store, writer);
-    store.recover();
+    await store.recover();
     return out;
   } finally {
     writer?.close();

@@ -139,7 +139,7 @@ export async function merge(p: PartitionRun): Promise<TableMergeInput | undefine
   const oldData = state.files.filter((f) => !isRejects(f) && !isRaw(f));
   const oldRejects = state.files.filter(isRejects);
   const oldRaw = whole ? state.files.filter(isRaw) : [];
-  const merged = await p.writer.merge(decl, freshData, whole ? [] : oldData.map((f) => p.store.path(f)), p.store.stagingDir(decl.table, partition.id), slug(partition.id));
+  const merged = await p.writer.merge(decl, freshData, whole ? [] : await p.store.local(oldData), p.store.stagingDir(decl.table, partition.id), slug(partition.id));
   const dataMoves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
   // The merge's output (or, for a whole fetch, nothing) takes the place of the old data files.
   const replaced = merged.length > 0 || whole;
@@ -179,11 +179,11 @@ export async function commitTable(
 ): Promise<number> {
   const state = store.load(decl.table, TABLE_PARTITION);
   if (fresh.length === 0 && !o.replace) return state.rows;
-  const merged = fresh.length ? await writer.merge(decl, fresh, o.replace ? [] : state.files.map((f) => store.path(f)), store.stagingDir(decl.table, TABLE_PARTITION), slug(TABLE_PARTITION)) : [];
+  const merged = fresh.length ? await writer.merge(decl, fresh, o.replace ? [] : await store.local(state.files), store.stagingDir(decl.table, TABLE_PARTITION), slug(TABLE_PARTITION)) : [];
   const moves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
   const rows = await writer.countRowsOf(merged.map((f) => f.staged));
   const at = new Date().toISOString();
-  store.commit(
+  await store.commit(
     { ...state, files: moves.map(([, t]) => t), rows, ...(o.refreshed ? { cursor: { refreshedAt: at } } : {}), lastRun: { runId: o.runId, at, status: 'complete' } },
     moves,
     state.files,

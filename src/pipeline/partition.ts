@@ -74,9 +74,23 @@ export class PartitionRun {
     return { runId: this.o.runId, at: new Date().toISOString(), status: complete ? 'complete' : 'partial' };
   }
 
-  /** Commits the partition's next state (StateStore.commit) and keeps it. */
+  /** The commits under way, one after the other (settled() awaits them). */
+  private committing: Promise<unknown> = Promise.resolve();
+
+  /**
+   * Commits the partition's next state (StateStore.commit) and keeps it. The commit goes on while
+   * the next batch is fetched (on object storage it is several requests); the next stage() waits for it.
+   */
   commit(next: PartitionState, moves: Moves, deletes: string[] = []): void {
-    this.state = this.store.commit(next, moves, deletes);
+    this.committing = this.committing.then(() => this.store.commit(next, moves, deletes));
+    this.committing.catch(() => undefined); // thrown by the next stage() or settled()
+    const { pending: _, ...state } = next;
+    this.state = state;
+  }
+
+  /** Waits for the commits under way; throws the first that failed. */
+  async settled(): Promise<void> {
+    await this.committing;
   }
 
   page(page: Page, batches = this.batches): void {
@@ -112,6 +126,7 @@ export class PartitionRun {
 
   private async write(base: string, batches: BatchPath): Promise<Staged> {
     const { decl, partition, report } = this.job;
+    await this.committing;
     const closed = batches.close();
     const staged = await batches.write(closed, base);
     const { batch } = closed;

@@ -106,7 +106,8 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     }
     listing = chunkOf(f);
     report.rawFiles++;
-    for (const { page, bytes } of readRawPages(store.path(f), { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
+    const [local] = await store.local([f]);
+    for (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
       report.pages++;
       const body = Array.isArray(page) ? undefined : (page as Record<string, unknown>);
       const items = body ? body[decl.items] : page;
@@ -147,7 +148,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
       const fresh = replayed.flatMap((r) => r.data.map(([s]) => s)).sort((a, b) => fetchOrder(a)[0] - fetchOrder(b)[0]);
       report.rows = await commitTable(decl, fresh, store, writer, { replace: true, runId: 'rebuild', refreshed: false });
       for (const r of replayed)
-        store.commit({ ...r.state, files: [...keep(r.state), ...r.rejects.map(([, t]) => t)], rejects: r.rejected, lastRun: stamp }, r.rejects, r.state.files.filter((f) => f.startsWith(`${REJECTS}/`)));
+        await store.commit({ ...r.state, files: [...keep(r.state), ...r.rejects.map(([, t]) => t)], rejects: r.rejected, lastRun: stamp }, r.rejects, r.state.files.filter((f) => f.startsWith(`${REJECTS}/`)));
     } else {
       for (const r of replayed) {
         const merged = r.final
@@ -156,7 +157,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
         const rows = await writer.countRowsOf(merged.map(([s]) => s));
         report.rows += rows;
         const drop = r.state.files.filter((f) => !f.startsWith(`${RAW}/`));
-        store.commit(
+        await store.commit(
           { ...r.state, files: [...keep(r.state), ...[...merged, ...r.rejects].map(([, t]) => t)], rows, rejects: r.rejected, lastRun: stamp },
           [...merged, ...r.rejects],
           drop,

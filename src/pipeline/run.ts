@@ -10,7 +10,6 @@ import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { STAGING, StateStore } from '../state/store.js';
-import { LakeLock } from '../state/lock.js';
 import { Skipped, UsageError } from '../errors.js';
 import { newStreamReport, saveReport, type RunReport, type StreamReport } from './report.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
@@ -63,22 +62,31 @@ export function planJobs(p: Pipeline, reports: Map<string, StreamReport>): Job[]
   return jobs;
 }
 
-/** A partition's fetch and commits, as its refresh says. */
-function refresh(p: PartitionRun): Promise<TableMergeInput | undefined> {
-  return p.job.decl.refresh === 'append' ? append(p).then(() => undefined) : merge(p);
+/** A partition's fetch and commits, as its refresh says; done when its last commit is. */
+async function refresh(p: PartitionRun): Promise<TableMergeInput | undefined> {
+  try {
+    return p.job.decl.refresh === 'append' ? await append(p).then(() => undefined) : await merge(p);
+  } finally {
+    // A failed fetch still waits for the commits before it: nothing may write once the run ends.
+    await p.settled();
+  }
 }
 
 export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
-  const store = new StateStore(o.lake);
+  const store = await StateStore.open(o.lake);
   const reports = new Map<string, StreamReport>();
   const jobs = planJobs(p, reports);
   const report: RunReport = { runId: runId(), pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
-  const lock = await LakeLock.acquire(store.lake, { wait: o.wait, signal: o.signal, onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake'), onNote: (note) => o.logger.warn(note) });
-  store.fence = () => lock.assertHeld();
+  const lock = await store.lock({
+    wait: o.wait,
+    signal: o.signal,
+    onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake'),
+    onNote: (note) => o.logger.warn(note),
+  });
   const t0 = performance.now();
   const writers: ParquetWriter[] = [];
   try {
-    const { rolledForward } = store.recover();
+    const { rolledForward } = await store.recover();
     if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
     const clients = {
       data: new Client('data', p.sources.data, o.client),
@@ -150,15 +158,18 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     // What the run staged and did not commit (a merge's inputs, a batch cut short) goes now, not
     // at the next start: _staging does not keep a run's leftovers on disk between runs.
     try {
-      store.recover();
+      await store.recover();
     } catch (err) {
       o.logger.warn({ err: describeError(err) }, 'could not clear _staging; the next run will');
     }
     report.finishedAt = new Date().toISOString();
     report.seconds = (performance.now() - t0) / 1000;
     if (report.status === 'running') report.status = 'failed';
-    saveReport(store.lake, report);
-    await lock.release();
+    try {
+      await store.publish(saveReport(store.root, report));
+    } finally {
+      await lock.release();
+    }
   }
   o.logger.info({ run: report.runId, status: report.status, seconds: report.seconds }, 'run finished');
   return report;

@@ -1,15 +1,26 @@
 // Checkpoints and the commit protocol. A partition's state file lists the Parquet files that hold
 // its committed rows together with the cursor that produced them, so data and cursor commit as one:
-//   1. the batch is written to staging (_staging/) and fsynced;
-//   2. the new state (files + cursor + the pending moves) replaces the old one atomically (rename);
-//   3. the staged files are renamed into the table folder, replaced files removed;
+//   1. the batch is written to staging (_staging/) and made durable: fsynced on disk, uploaded
+//      under its staging key on object storage;
+//   2. the new state (files + cursor + the pending moves) replaces the old one whole (a rename on
+//      disk, one PUT of the state object on object storage);
+//   3. the staged files are moved into the table folder (a rename; on a store without rename a
+//      server-side copy to the final key, then the delete of the staging key), replaced files removed;
 //   4. the state is rewritten without the pending moves.
 // A crash before 2 leaves only staging litter (removed at the next start); a crash after 2 is rolled
-// forward from the pending moves. Readers of <lake>/<table>/ only ever see complete files.
-import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync, statSync } from 'node:fs';
+// forward from the pending moves. Readers of <lake>/<table>/ only ever see complete, committed files.
+// On object storage (s3://) the states, staging and fetched files live in a local work folder too
+// (cache.ts), which the writer keeps in step with the store under the lake's lock.
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, statSync } from 'node:fs';
 import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Cursor } from './cursor.js';
+import { DiskObjects, writeAtomic, type ObjectStore } from './objects.js';
+import { isObjectUrl, S3LeaseBackend, S3Objects } from './s3.js';
+import { cacheBound, Mirror, workFolder } from './cache.js';
+import { LakeLock } from './lock.js';
+
+export { writeAtomic } from './objects.js';
 
 /** Where a partition stands: its committed files and its cursor. */
 export interface PartitionState {
@@ -38,30 +49,6 @@ export const RAW = '_raw';
 /** Partition id of the state that owns a merge-into-table stream's data files. */
 export const TABLE_PARTITION = '(table)';
 
-function fsyncPath(path: string): void {
-  const fd = openSync(path, 'r');
-  try {
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/** Writes a file so that a reader sees the old or the new content, never a part. */
-export function writeAtomic(path: string, content: string): void {
-  mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
-  const fd = openSync(tmp, 'w');
-  try {
-    writeFileSync(fd, content);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(tmp, path);
-  fsyncPath(dirname(path));
-}
-
 /** A file name for a partition id: readable, safe, and unique (hash suffix). */
 export function slug(partition: string): string {
   // No '=': a folder named k=v reads as a hive partition to DuckDB and Spark.
@@ -69,28 +56,124 @@ export function slug(partition: string): string {
   return `${readable}-${createHash('sha256').update(partition).digest('hex').slice(0, 10)}`;
 }
 
+/** A held lock of a lake, released whatever happens. */
+export interface HeldLock {
+  release(): Promise<void>;
+}
+
+export interface LockOptions {
+  wait?: boolean;
+  signal?: AbortSignal;
+  onWait?: (holder: string) => void;
+  /** Told once, when the lock can only be taken by lesser means (a store that ignores conditions). */
+  onNote?: (note: string) => void;
+}
+
 export class StateStore {
+  /** The lake as given, made absolute: a folder, or `s3://bucket/prefix`. */
   readonly lake: string;
-  /** Throws when this process may no longer write the lake (its lock was taken over): checked before every commit and recovery. */
+  /** The local folder behind the lake: the lake itself, or the work folder of an object-storage lake. */
+  readonly root: string;
+  readonly objects: ObjectStore;
+  /** On object storage: the local copies of the states and of the files fetched or committed. */
+  private readonly mirror?: Mirror;
+
+  /** Throws when this process may no longer write the lake (its lease was taken over): checked before every commit and recovery. */
   fence?: () => void;
 
-  constructor(lake: string) {
-    this.lake = resolve(lake);
+  /** A lake folder on this machine (StateStore.open takes an s3:// lake too). */
+  constructor(lake: string, remote?: { objects: S3Objects; root: string }) {
+    if (remote) {
+      this.lake = remote.objects.where;
+      this.root = resolve(remote.root);
+      this.objects = remote.objects;
+      this.mirror = new Mirror(remote.objects, this.root);
+    } else {
+      this.lake = resolve(lake);
+      this.root = this.lake;
+      this.objects = new DiskObjects(this.lake);
+    }
   }
 
-  /** Resolves a lake-relative path and refuses anything that would land outside the lake. */
+  /** The store of a lake folder or of an s3:// lake (its bucket checked). */
+  static async open(lake: string): Promise<StateStore> {
+    if (!isObjectUrl(lake)) return new StateStore(lake);
+    const objects = await S3Objects.open(lake);
+    return new StateStore(lake, { objects, root: workFolder(objects.where) });
+  }
+
+  /** Whether the lake is on object storage. */
+  get remote(): boolean {
+    return this.mirror !== undefined;
+  }
+
+  /**
+   * Takes the lake's lock (one writer per lake). On object storage: first a lock of the work folder
+   * (exact among the writers of this machine), then the lake's lock object in the store.
+   */
+  async lock(o: LockOptions = {}): Promise<HeldLock> {
+    const local = await LakeLock.acquire(this.root, o);
+    if (!(this.objects instanceof S3Objects)) {
+      this.fence = () => local.assertHeld();
+      return { release: () => local.release() };
+    }
+    try {
+      // The lease in the store: taken conditionally where the store honours If-None-Match (the
+      // lease says so at start where it does not).
+      const remote = await LakeLock.acquire(this.lake, { ...o, backend: await S3LeaseBackend.open(this.objects) });
+      this.fence = () => {
+        local.assertHeld();
+        remote.assertHeld();
+      };
+      return {
+        release: async () => {
+          try {
+            await remote.release();
+          } finally {
+            await local.release();
+          }
+        },
+      };
+    } catch (err) {
+      await local.release();
+      throw err;
+    }
+  }
+
+  /** Resolves a lake-relative path in the local folder and refuses anything that would land outside it. */
   path(rel: string): string {
-    const abs = resolve(this.lake, rel);
-    if (abs !== this.lake && !abs.startsWith(this.lake + sep)) throw new Error(`refusing a path outside the lake: ${rel}`);
+    const abs = resolve(this.root, rel);
+    if (abs !== this.root && !abs.startsWith(this.root + sep)) throw new Error(`refusing a path outside the lake: ${rel}`);
     return abs;
   }
 
-  private stateFile(table: string, partition: string): string {
-    return this.path(join(STATE, table, `${slug(partition)}.json`));
+  /** Local paths of committed files, fetched first on object storage (a merge, a compaction or a rebuild reads them). */
+  async local(files: string[]): Promise<string[]> {
+    const mirror = this.mirror;
+    if (mirror) {
+      for (const f of files) {
+        if (!(await mirror.fetch(f))) throw new Error(`${this.lake}: ${f} is listed by a partition state but the store has no such object`);
+      }
+      mirror.save();
+    }
+    return files.map((f) => this.path(f));
+  }
+
+  /** A file written under the local folder at `file` goes to the lake at the same key (run reports). */
+  async publish(file: string): Promise<void> {
+    const key = relative(this.root, file).split(sep).join('/');
+    if (!this.mirror) return;
+    const etag = await this.objects.upload(key, file);
+    this.mirror.record(key, etag, statSync(file).size);
+    this.mirror.save();
+  }
+
+  private stateKey(table: string, partition: string): string {
+    return `${STATE}/${table}/${slug(partition)}.json`;
   }
 
   load(table: string, partition: string): PartitionState {
-    const f = this.stateFile(table, partition);
+    const f = this.path(this.stateKey(table, partition));
     if (!existsSync(f)) return { table, partition, files: [], rows: 0, rejects: 0, cursor: {} };
     return JSON.parse(readFileSync(f, 'utf8')) as PartitionState;
   }
@@ -105,9 +188,20 @@ export class StateStore {
     return out;
   }
 
-  /** A fresh folder under staging for one batch. */
+  /** A fresh folder under staging for one batch (local: on object storage, it is uploaded at commit). */
   stagingDir(table: string, partition: string): string {
     return this.path(join(STAGING, table, `${slug(partition)}-${process.pid}-${Date.now()}-${Math.random().toString(36).slice(2, 8)}`));
+  }
+
+  /** Replaces a state whole: in the lake, and in the local copy that load() reads. */
+  private async writeState(state: PartitionState): Promise<void> {
+    const key = this.stateKey(state.table, state.partition);
+    const text = JSON.stringify(state, null, 1);
+    const etag = await this.objects.put(key, text);
+    if (this.mirror) {
+      writeAtomic(this.path(key), text);
+      this.mirror.record(key, etag, Buffer.byteLength(text));
+    }
   }
 
   /**
@@ -115,45 +209,60 @@ export class StateStore {
    * or rebuilt files, absolute or lake-relative), `deletes` lake-relative files the state drops.
    * `next.files` must already list the targets and not the deleted files.
    */
-  commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = []): PartitionState {
+  async commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = []): Promise<PartitionState> {
     this.fence?.();
-    const rel = (p: string) => relative(this.lake, this.path(p));
+    const rel = (p: string) => relative(this.root, this.path(p)).split(sep).join('/');
     const pendingMoves = moves.map(([s, t]): [string, string] => [rel(s), rel(t)]);
-    for (const [s] of pendingMoves) fsyncPath(this.path(s));
+    // Staged files go to the lake (on disk: to the disk) before the state names them; files of the
+    // lake already (a rebuild's under _rebuild/) are moved where they are.
+    await Promise.all(pendingMoves.filter(([s]) => s.startsWith(`${STAGING}/`)).map(([s]) => this.objects.upload(s, this.path(s))));
     const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel) } };
-    const file = this.stateFile(next.table, next.partition);
-    writeAtomic(file, JSON.stringify(state, null, 1));
-    this.apply(state);
+    await this.writeState(state);
+    await this.apply(state);
     delete state.pending;
-    writeAtomic(file, JSON.stringify(state, null, 1));
+    await this.writeState(state);
+    this.mirror?.save();
     return state;
   }
 
   /** Carries out pending moves and deletes; safe to repeat. */
-  private apply(state: PartitionState): void {
-    const dirs = new Set<string>();
-    for (const [from, to] of state.pending?.moves ?? []) {
-      const src = this.path(from);
-      const dst = this.path(to);
-      if (existsSync(src)) {
-        mkdirSync(dirname(dst), { recursive: true });
-        renameSync(src, dst);
-        dirs.add(dirname(dst));
-      }
-    }
-    for (const f of state.pending?.deletes ?? []) {
-      const p = this.path(f);
-      if (existsSync(p)) unlinkSync(p);
-    }
-    for (const d of dirs) fsyncPath(d);
+  private async apply(state: PartitionState): Promise<void> {
+    const moved: string[] = [];
+    // One after the other on disk (each is a rename); at once on a store (each is a copy and a delete).
+    await Promise.all(
+      (state.pending?.moves ?? []).map(async ([from, to]) => {
+        const etag = await this.objects.move(from, to);
+        if (etag === undefined) return;
+        moved.push(to);
+        if (this.mirror) {
+          // The staged file is the committed file's content: kept as its local copy.
+          const src = this.path(from);
+          if (existsSync(src)) {
+            mkdirSync(dirname(this.path(to)), { recursive: true });
+            renameSync(src, this.path(to));
+            this.mirror.record(to, etag, statSync(this.path(to)).size);
+          }
+        }
+      }),
+    );
+    // Replaced files go once the new ones are in place.
+    await Promise.all(
+      (state.pending?.deletes ?? []).map(async (f) => {
+        await this.objects.delete(f);
+        this.mirror?.forget(f);
+      }),
+    );
+    if (this.objects instanceof DiskObjects) this.objects.syncDirs(moved);
   }
 
   /**
    * Finishes what a killed run committed but did not move, then clears staging. Call while
-   * holding the lake lock, before anything else touches the lake.
+   * holding the lake lock, before anything else touches the lake. On object storage the local
+   * copies of the states are brought up to date with the store first.
    */
-  recover(): { rolledForward: number } {
+  async recover(): Promise<{ rolledForward: number }> {
     this.fence?.();
+    await this.mirror?.pullStates();
     let rolledForward = 0;
     const root = this.path(STATE);
     if (existsSync(root)) {
@@ -166,12 +275,18 @@ export class StateStore {
           }
           const state = JSON.parse(readFileSync(file, 'utf8')) as PartitionState;
           if (!state.pending) continue;
-          this.apply(state);
+          await this.apply(state);
           delete state.pending;
-          writeAtomic(file, JSON.stringify(state, null, 1));
+          await this.writeState(state);
           rolledForward++;
         }
       }
+    }
+    if (this.mirror) {
+      await Promise.all((await this.objects.list(`${STAGING}/`)).map((o) => this.objects.delete(o.key)));
+      // The work folder keeps copies of committed files for merges and compactions, within the cache's bound.
+      const committed = new Set(this.all().flatMap((s) => [...s.files, ...(s.rebuild?.files ?? [])]));
+      this.mirror.trim(committed, cacheBound());
     }
     rmSync(this.path(STAGING), { recursive: true, force: true });
     return { rolledForward };

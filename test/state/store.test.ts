@@ -22,26 +22,26 @@ function staged(store: StateStore, name: string): string {
 }
 
 describe('state store commit protocol', () => {
-  it('moves staged files into place with the cursor, and replaces files atomically', () => {
+  it('moves staged files into place with the cursor, and replaces files atomically', async () => {
     const store = new StateStore(lake());
     let s = store.load('t', 'p');
-    s = store.commit({ ...s, files: ['t/a.parquet'], cursor: { nextBlock: 10 }, rows: 5 }, [[staged(store, 'a.parquet'), 't/a.parquet']]);
+    s = await store.commit({ ...s, files: ['t/a.parquet'], cursor: { nextBlock: 10 }, rows: 5 }, [[staged(store, 'a.parquet'), 't/a.parquet']]);
     expect(existsSync(store.path('t/a.parquet'))).toBe(true);
     expect(store.load('t', 'p')).toMatchObject({ files: ['t/a.parquet'], cursor: { nextBlock: 10 }, rows: 5 });
     expect(store.load('t', 'p').pending).toBeUndefined();
-    s = store.commit({ ...s, files: ['t/b.parquet'], cursor: {}, rows: 1 }, [[staged(store, 'b.parquet'), 't/b.parquet']], ['t/a.parquet']);
+    s = await store.commit({ ...s, files: ['t/b.parquet'], cursor: {}, rows: 1 }, [[staged(store, 'b.parquet'), 't/b.parquet']], ['t/a.parquet']);
     expect(existsSync(store.path('t/a.parquet'))).toBe(false);
     expect(s.files).toEqual(['t/b.parquet']);
   });
 
-  it('rolls forward a commit whose state was written but whose files were not moved', () => {
+  it('rolls forward a commit whose state was written but whose files were not moved', async () => {
     const root = lake();
     const store = new StateStore(root);
     const src = staged(store, 'c.parquet');
     const rel = src.slice(root.length + 1);
     writeAtomic(join(root, '_state', 't', `${slug('p')}.json`), JSON.stringify({ table: 't', partition: 'p', files: ['t/c.parquet'], rows: 1, rejects: 0, cursor: { nextBlock: 3 }, pending: { moves: [[rel, 't/c.parquet']], deletes: [] } }));
     const litter = staged(store, 'uncommitted.parquet');
-    expect(store.recover().rolledForward).toBe(1);
+    expect((await store.recover()).rolledForward).toBe(1);
     expect(existsSync(join(root, 't/c.parquet'))).toBe(true);
     expect(existsSync(litter)).toBe(false);
     expect(store.load('t', 'p').pending).toBeUndefined();
@@ -71,7 +71,7 @@ describe('parquet writer', () => {
     const dir = store.stagingDir('chain_metrics', 'p');
     const files = await w.writeBatch(chainMetrics, t.take(), dir, 'x');
     w.close();
-    store.commit({ ...store.load('chain_metrics', 'p'), files: files.map((f) => `chain_metrics/${f.rel}`), rows: 2 }, files.map((f) => [f.staged, `chain_metrics/${f.rel}`]));
+    await store.commit({ ...store.load('chain_metrics', 'p'), files: files.map((f) => `chain_metrics/${f.rel}`), rows: 2 }, files.map((f) => [f.staged, `chain_metrics/${f.rel}`]));
     const conn = await openWarehouse(root);
     const r = await query(conn, `SELECT chain_id, typeof(chain_id) ct, typeof(timestamp) tt, timestamp, value FROM chain_metrics ORDER BY timestamp`);
     expect(r.rows).toEqual([
@@ -99,7 +99,7 @@ describe('staged text', () => {
     const w = await ParquetWriter.open();
     const files = await w.writeBatch(ercTransfers, t.take(), store.stagingDir('erc_transfers', 'p'), 'x');
     w.close();
-    store.commit({ ...store.load('erc_transfers', 'p'), files: files.map((f) => `erc_transfers/${f.rel}`) }, files.map((f) => [f.staged, `erc_transfers/${f.rel}`]));
+    await store.commit({ ...store.load('erc_transfers', 'p'), files: files.map((f) => `erc_transfers/${f.rel}`) }, files.map((f) => [f.staged, `erc_transfers/${f.rel}`]));
     const conn = await openWarehouse(root);
     const r = await query(conn, `SELECT from_name, token_symbol, to_name FROM erc_transfers ORDER BY block_number`);
     expect(r.rows.map((x) => x.from_name)).toEqual(names);

@@ -260,7 +260,7 @@ describe('a table with one row per block', () => {
     await conn.run(`COPY (SELECT '43114' AS chain_id, CAST(unnest([${numbers.join(',')}]) AS BIGINT) AS block_number) TO '${join(dir, 'blocks', 'p.parquet')}' (FORMAT parquet)`);
     conn.closeSync();
     const top = Math.max(...numbers);
-    new StateStore(dir).commit({ table: 'blocks', partition: '43114', files: ['blocks/p.parquet'], rows: numbers.length, rejects: 0, cursor: { nextBlock: top, skip: { block: top, keys: [`43114|${top}`] } } }, []);
+    await new StateStore(dir).commit({ table: 'blocks', partition: '43114', files: ['blocks/p.parquet'], rows: numbers.length, rejects: 0, cursor: { nextBlock: top, skip: { block: top, keys: [`43114|${top}`] } } }, []);
     const wh = await DuckDBInstance.create(':memory:');
     const c = await wh.connect();
     await c.run(`CREATE VIEW blocks AS SELECT * FROM read_parquet('${join(dir, 'blocks', '*.parquet')}')`);

@@ -1,0 +1,169 @@
+// Where a lake's files live, as objects under keys (lake-relative paths with `/`): a folder on this
+// machine (DiskObjects) or a bucket prefix of an S3-compatible store (s3.ts). The commit protocol
+// (store.ts) is written once against this; the disk moves a file by renaming it, a store without
+// rename by a server-side copy and a delete.
+import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+
+export interface ObjectInfo {
+  key: string;
+  size: number;
+  /** Changes whenever the content does (the store's ETag; on disk, size and modification time). */
+  etag: string;
+}
+
+export interface ObjectStore {
+  /** Where the objects are, for messages: a folder or `s3://bucket/prefix`; never a secret. */
+  readonly where: string;
+  /** Writes a whole object; a reader sees the old or the new content, never a part. Returns its etag. */
+  put(key: string, body: string | Buffer): Promise<string>;
+  /** `put` of a local file's content (without holding a large file in memory). */
+  upload(key: string, file: string): Promise<string>;
+  get(key: string): Promise<{ body: Buffer; etag: string } | undefined>;
+  /** Writes the object to `file` (complete or not at all); undefined when there is no such object. */
+  download(key: string, file: string): Promise<string | undefined>;
+  /** Every object whose key starts with `prefix`, in key order. */
+  list(prefix: string): Promise<ObjectInfo[]>;
+  head(key: string): Promise<ObjectInfo | undefined>;
+  /** Copies `from` to `to` and removes `from`; the new object's etag, undefined when `from` is gone (moved already). */
+  move(from: string, to: string): Promise<string | undefined>;
+  /** Removes an object; removing one that is not there is no error. */
+  delete(key: string): Promise<void>;
+}
+
+function fsyncPath(path: string): void {
+  const fd = openSync(path, 'r');
+  try {
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** Writes a file so that a reader sees the old or the new content, never a part. */
+export function writeAtomic(path: string, content: string | Buffer): void {
+  mkdirSync(dirname(path), { recursive: true });
+  const tmp = `${path}.tmp-${process.pid}`;
+  const fd = openSync(tmp, 'w');
+  try {
+    writeFileSync(fd, content);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(tmp, path);
+  fsyncPath(dirname(path));
+}
+
+/** Files under `dir`, as paths relative to `root` with `/`, sorted. */
+export function walkFiles(root: string, dir: string): string[] {
+  const out: string[] = [];
+  const walk = (d: string) => {
+    for (const e of readdirSync(d, { withFileTypes: true })) {
+      if (e.isDirectory()) walk(join(d, e.name));
+      else out.push(relative(root, join(d, e.name)).split(sep).join('/'));
+    }
+  };
+  if (existsSync(dir) && statSync(dir).isDirectory()) walk(dir);
+  return out.sort();
+}
+
+/**
+ * A lake folder on this machine. Its methods do their work synchronously (they only wrap it in a
+ * promise), so a commit on disk runs start to end without yielding to other work, as it always has.
+ */
+export class DiskObjects implements ObjectStore {
+  readonly root: string;
+
+  constructor(root: string) {
+    this.root = resolve(root);
+  }
+
+  get where(): string {
+    return this.root;
+  }
+
+  /** The absolute path of a key; anything that would land outside the folder is refused. */
+  path(key: string): string {
+    const abs = resolve(this.root, key);
+    if (abs !== this.root && !abs.startsWith(this.root + sep)) throw new Error(`refusing a path outside the lake: ${key}`);
+    return abs;
+  }
+
+  async put(key: string, body: string | Buffer): Promise<string> {
+    writeAtomic(this.path(key), body);
+    return this.etagOf(this.path(key));
+  }
+
+  async upload(key: string, file: string): Promise<string> {
+    const target = this.path(key);
+    // A file staged inside the lake is already where it will be read from: it only needs to be on disk.
+    if (resolve(file) === target) fsyncPath(target);
+    else {
+      mkdirSync(dirname(target), { recursive: true });
+      const tmp = `${target}.tmp-${process.pid}`;
+      copyFileSync(file, tmp);
+      fsyncPath(tmp);
+      renameSync(tmp, target);
+    }
+    return this.etagOf(target);
+  }
+
+  async get(key: string): Promise<{ body: Buffer; etag: string } | undefined> {
+    const p = this.path(key);
+    if (!existsSync(p)) return undefined;
+    return { body: readFileSync(p), etag: this.etagOf(p) };
+  }
+
+  async download(key: string, file: string): Promise<string | undefined> {
+    const p = this.path(key);
+    if (!existsSync(p)) return undefined;
+    if (resolve(file) !== p) {
+      mkdirSync(dirname(file), { recursive: true });
+      copyFileSync(p, `${file}.tmp-${process.pid}`);
+      renameSync(`${file}.tmp-${process.pid}`, file);
+    }
+    return this.etagOf(p);
+  }
+
+  async list(prefix: string): Promise<ObjectInfo[]> {
+    // The folder of the prefix is walked; keys are then filtered by the whole prefix.
+    const dir = this.path(prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '.');
+    return walkFiles(this.root, dir)
+      .filter((k) => k.startsWith(prefix))
+      .map((key) => ({ key, ...this.info(this.path(key)) }));
+  }
+
+  async head(key: string): Promise<ObjectInfo | undefined> {
+    const p = this.path(key);
+    return existsSync(p) ? { key, ...this.info(p) } : undefined;
+  }
+
+  async move(from: string, to: string): Promise<string | undefined> {
+    const src = this.path(from);
+    if (!existsSync(src)) return undefined;
+    const dst = this.path(to);
+    mkdirSync(dirname(dst), { recursive: true });
+    renameSync(src, dst);
+    return this.etagOf(dst);
+  }
+
+  async delete(key: string): Promise<void> {
+    const p = this.path(key);
+    if (existsSync(p)) unlinkSync(p);
+  }
+
+  /** Makes the moves into these folders durable (a rename is only on disk once its folder is). */
+  syncDirs(keys: string[]): void {
+    for (const d of new Set(keys.map((k) => dirname(this.path(k))))) if (existsSync(d)) fsyncPath(d);
+  }
+
+  private info(p: string): { size: number; etag: string } {
+    const s = statSync(p);
+    return { size: s.size, etag: `${s.size}-${s.mtimeMs}` };
+  }
+
+  private etagOf(p: string): string {
+    return this.info(p).etag;
+  }
+}

@@ -1,0 +1,202 @@
+// The lake on object storage end to end, as a user runs it: `chainlake run pipelines/demo.yaml
+// --simulator --lake s3://...` against an S3-compatible server on loopback (s3rver, in this
+// process) gives, downloaded, the same tables as a run into a local folder; `query` answers the
+// bundled queries as on the local lake; compaction and rebuild on the store equal theirs on disk;
+// a run whose copies fail after its state was written is rolled forward by the next one; faults
+// of the store are retried; and a second writer is refused, on a store that honours conditional
+// writes (a proxy answering as AWS does) and on one that does not (s3rver, which the run says).
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { lakeContents, runCli } from '../helpers.js';
+import { BUCKET, downloadLake, s3Env, s3Proxy, startS3, useEnv, type Fault, type S3Server } from '../s3-fixture.js';
+
+let s3: S3Server;
+let env: Record<string, string>;
+let restore: () => void;
+let local: string;
+let localTables: Record<string, string[]>;
+const URL_MAIN = `s3://${BUCKET}/lake`;
+const RUN = ['run', 'pipelines/demo.yaml', '--simulator', '--flush-rows', '100'];
+
+const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
+
+/** The lake at `url`, downloaded whole, read as tables (sorted rows per table). */
+async function tablesOf(url: string): Promise<Record<string, string[]>> {
+  const dir = tmp('cl-down-');
+  await downloadLake(url, dir);
+  return lakeContents(dir);
+}
+
+/** Objects under each table's prefix, against the files the partition states list. */
+async function listingAgainstStates(url: string): Promise<{ listed: string[]; committed: string[]; staging: string[]; lock: boolean }> {
+  const { S3Objects } = await import('../../src/state/s3.js');
+  const o = await S3Objects.open(url);
+  const all = (await o.list('')).map((x) => x.key);
+  const states = await Promise.all(all.filter((k) => k.startsWith('_state/')).map(async (k) => JSON.parse((await o.get(k))!.body.toString()) as { files: string[] }));
+  const committed = states.flatMap((s) => s.files).sort();
+  const listed = all.filter((k) => !k.startsWith('_state/') && !k.startsWith('_runs/') && !k.startsWith('_staging/') && k !== '_lock').sort();
+  return { listed, committed, staging: all.filter((k) => k.startsWith('_staging/')), lock: all.includes('_lock') };
+}
+
+beforeAll(async () => {
+  s3 = await startS3();
+  env = s3Env(s3.endpoint);
+  restore = useEnv(env);
+  local = tmp('cl-local-');
+  const l = await runCli([...RUN, '--lake', local, '--quiet']);
+  expect(l.code, l.stderr).toBe(0);
+  localTables = await lakeContents(local);
+}, 120_000);
+
+afterAll(async () => {
+  restore?.();
+  await s3?.close();
+});
+
+describe('a lake on S3', () => {
+  it('a run gives the tables of a local run; a listing of a table shows committed files only; the run says the store ignores conditions', async () => {
+    const r = await runCli([...RUN, '--lake', URL_MAIN, '--log-format', 'json'], env);
+    expect(r.code, r.stderr.slice(-2000)).toBe(0);
+    expect(r.stdout).toContain(`(lake ${URL_MAIN})`);
+    expect(r.stderr).toContain('the store ignores conditional writes (If-None-Match)');
+    const tables = await tablesOf(URL_MAIN);
+    expect(Object.values(tables).flat().length).toBeGreaterThan(5000);
+    expect(tables).toEqual(localTables);
+    const l = await listingAgainstStates(URL_MAIN);
+    expect(l.listed).toEqual(l.committed);
+    expect(l.staging).toEqual([]);
+    expect(l.lock).toBe(false);
+  });
+
+  it('query answers the bundled queries as on the local lake; status, check, export and the warehouse file work', async () => {
+    const dir = 'sql';
+    for (const f of readdirSync(dir).filter((x) => x.endsWith('.sql'))) {
+      const [onS3, onDisk] = await Promise.all([
+        runCli(['query', '--lake', URL_MAIN, '--file', join(dir, f), '--format', 'csv'], env),
+        runCli(['query', '--lake', local, '--file', join(dir, f), '--format', 'csv']),
+      ]);
+      expect(onS3.code, `${f}: ${onS3.stderr}`).toBe(0);
+      // The run reports differ by id and time; every other query answers the same.
+      if (f === 'runs_recent.sql') expect(onS3.stdout).toContain('demo');
+      else expect(onS3.stdout, f).toBe(onDisk.stdout);
+      expect(onS3.stdout.split('\n').length, f).toBeGreaterThan(1);
+    }
+    const status = await runCli(['status', '--lake', URL_MAIN, '--format', 'json'], env);
+    expect(status.code, status.stderr).toBe(0);
+    expect(JSON.parse(status.stdout).lake).toBe(URL_MAIN);
+    const check = await runCli(['check', '--lake', URL_MAIN], env);
+    expect(check.code, check.stdout + check.stderr).toBe(0);
+    const out = join(tmp('cl-exp-'), 'transfers.csv');
+    const exp = await runCli(['export', 'erc_transfers', '--lake', URL_MAIN, '--to', out], env);
+    expect(exp.code, exp.stderr).toBe(0);
+    expect(readFileSync(out, 'utf8').trim().split('\n').length - 1).toBe(localTables.erc_transfers!.length);
+    const wh = await runCli(['warehouse', '--lake', URL_MAIN, '--out', join(tmp('cl-wh-'), 'w.duckdb')], env);
+    expect(wh.code, wh.stderr).toBe(0);
+    const missing = await runCli(['check', '--lake', `s3://${BUCKET}/nothing-here`], env);
+    expect(missing.code).toBe(2);
+    expect(missing.stderr).toContain(`--lake s3://${BUCKET}/nothing-here: no lake there`);
+  });
+
+  it('a lake URL that is not s3://bucket/prefix, or a bucket that does not exist, exits 2 naming it', async () => {
+    for (const [lake, says] of [
+      ['gs://b/lake', '--lake gs://b/lake: gs:// is not a lake location; give a folder or s3://bucket/prefix'],
+      ['s3://ab/lake', '--lake s3://ab/lake: "ab" is not a bucket name'],
+      [`s3://${BUCKET}/a/../b`, 'has an empty, . or .. part'],
+      ['s3://no-such-bucket/lake', '--lake s3://no-such-bucket/lake: the bucket no-such-bucket does not exist at this endpoint'],
+    ]) {
+      const r = await runCli([...RUN, '--lake', lake!, '--quiet'], env);
+      expect(r.code, lake).toBe(2);
+      expect(r.stderr, lake).toContain(says);
+    }
+  });
+
+  it('compaction and rebuild on the store equal them on disk', async () => {
+    const url = `s3://${BUCKET}/compacted`;
+    const r = await runCli([...RUN, '--lake', url, '--quiet'], env);
+    expect(r.code, r.stderr).toBe(0);
+    const before = (await listingAgainstStates(url)).listed.filter((k) => k.startsWith('erc_transfers/')).length;
+    const lakeCopy = tmp('cl-local2-');
+    expect((await runCli([...RUN, '--lake', lakeCopy, '--quiet'])).code).toBe(0);
+    for (const args of [['compact', '--target-rows', '100000'], ['rebuild', 'erc_transfers']]) {
+      const [a, b] = [await runCli([...args, '--lake', url], env), await runCli([...args, '--lake', lakeCopy])];
+      expect(a.code, a.stderr).toBe(0);
+      expect(b.code, b.stderr).toBe(0);
+    }
+    const l = await listingAgainstStates(url);
+    expect(l.listed).toEqual(l.committed);
+    expect(l.listed.filter((k) => k.startsWith('erc_transfers/')).length).toBeLessThan(before);
+    expect(await tablesOf(url)).toEqual(await lakeContents(lakeCopy));
+    expect(await lakeContents(lakeCopy)).toEqual(localTables);
+  });
+
+  it('faults of the store (503 SlowDown, 500, resets) are retried and the tables come out whole', async () => {
+    const kinds: Fault[] = ['slowdown', 'error500', 'reset'];
+    const proxy = await s3Proxy(s3.endpoint, { fault: (_, n) => (n % 7 === 0 ? kinds[(n / 7) % 3] : undefined) });
+    try {
+      const url = `s3://${BUCKET}/faulty`;
+      const r = await runCli([...RUN, '--lake', url, '--quiet'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
+      expect(r.code, r.stderr.slice(-2000)).toBe(0);
+      for (const k of kinds) expect(proxy.faults[k!] ?? 0, k).toBeGreaterThan(2);
+      expect(await tablesOf(url)).toEqual(localTables);
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('a run whose copies fail after the state was written is rolled forward by the next run', async () => {
+    const url = `s3://${BUCKET}/rolled`;
+    const copyFails = await s3Proxy(s3.endpoint, { fault: (r) => (r.headers['x-amz-copy-source'] ? 'error500' : undefined) });
+    try {
+      const r = await runCli([...RUN, '--lake', url, '--quiet'], { ...env, AWS_ENDPOINT_URL_S3: copyFails.url, AWS_MAX_ATTEMPTS: '1' });
+      expect(r.code).toBe(1);
+      expect(copyFails.faults.error500).toBeGreaterThan(0);
+    } finally {
+      await copyFails.close();
+    }
+    const cut = await listingAgainstStates(url);
+    // The states name files that are still under staging keys; the table folders hold none of them.
+    expect(cut.staging.length).toBeGreaterThan(0);
+    expect(cut.listed).toEqual([]);
+    const again = await runCli([...RUN, '--lake', url, '--log-format', 'json'], env);
+    expect(again.code, again.stderr.slice(-2000)).toBe(0);
+    expect(again.stderr).toContain('finished commits of an interrupted run');
+    const l = await listingAgainstStates(url);
+    expect(l.listed).toEqual(l.committed);
+    expect(l.staging).toEqual([]);
+    // A table keyed by the snapshot time gains a snapshot per run that got that far (the cut run
+    // did, once rolled forward): those are compared as sets of rows without the time.
+    const { STREAMS } = await import('../../src/streams/index.js');
+    const snapshots = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
+    const distinct = (t: Record<string, string[]>) => Object.fromEntries(Object.entries(t).map(([k, rows]) => [k, snapshots.has(k) ? [...new Set(rows)] : rows]));
+    const got = await tablesOf(url);
+    expect(Object.keys(got).filter((t) => snapshots.has(t) && got[t]!.length > new Set(got[t]).size).length).toBeGreaterThan(0);
+    expect(distinct(got)).toEqual(distinct(localTables));
+  });
+
+  it('a second writer is refused: by the lock object taken with If-None-Match where the store honours it', async () => {
+    const proxy = await s3Proxy(s3.endpoint, { conditional: true });
+    const back = useEnv({ AWS_ENDPOINT_URL_S3: proxy.url });
+    try {
+      const url = `s3://${BUCKET}/locked`;
+      const { S3LeaseBackend, S3Objects } = await import('../../src/state/s3.js');
+      const { LakeLock } = await import('../../src/state/lock.js');
+      const backend = await S3LeaseBackend.open(await S3Objects.open(url));
+      expect(backend.conditional).toBe(true);
+      const held = await LakeLock.acquire(url, { backend });
+      const refusedBefore = proxy.refused;
+      const r = await runCli([...RUN, '--lake', url, '--log-format', 'json'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain(`the lake ${url} is in use by another chainlake run (pid ${process.pid}`);
+      expect(r.stderr).not.toContain('ignores conditional writes');
+      expect(proxy.refused).toBeGreaterThan(refusedBefore);
+      await held.release();
+      const ok = await runCli([...RUN, '--lake', url, '--quiet'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
+      expect(ok.code, ok.stderr).toBe(0);
+    } finally {
+      back();
+      await proxy.close();
+    }
+  });
+});
