@@ -28,7 +28,7 @@ const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'ta
 
 interface RunArgs {
   pipeline?: string;
-  lake: string;
+  lake?: string;
   dataUrl?: string;
   metricsUrl?: string;
   nodeUrl?: string;
@@ -60,7 +60,7 @@ function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | 
 async function cmdRun(a: RunArgs): Promise<number> {
   if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
   const p: Pipeline = loadPipeline(a.pipeline);
-  const lake = checkLake(a.lake);
+  const lake = checkLake(a.lake ?? p.lake ?? DEFAULT_LAKE);
   const fullRefresh = fullRefreshTables(p, a.fullRefresh);
   const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
   const dataUrl = checkUrl('data-url', a.dataUrl);
@@ -313,7 +313,11 @@ export async function main(argv: string[]): Promise<void> {
     await yargs(argv)
       .scriptName('chainlake')
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
-      .option('lake', { type: 'string', default: DEFAULT_LAKE, describe: 'lake folder, or s3://bucket/prefix (docs/object-storage.md)', global: true, requiresArg: true })
+      .option('lake', { type: 'string', describe: `lake folder, or s3://bucket/prefix (docs/object-storage.md); default ${DEFAULT_LAKE}, or for run the pipeline's \`lake\``, global: true, requiresArg: true })
+      // A run's lake may come from its pipeline; every other command reads the default.
+      .middleware((a) => {
+        if (a._[0] !== 'run') a.lake ??= DEFAULT_LAKE;
+      })
       .command(
         'run [pipeline]',
         'run a pipeline (YAML) into the lake; reruns resume',

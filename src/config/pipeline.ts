@@ -21,6 +21,8 @@ export type SourceName = keyof typeof DEFAULT_URLS;
 
 export interface Pipeline {
   name: string;
+  /** Where `run` lands it when --lake is not given: a folder or s3://bucket/prefix. */
+  lake?: string;
   file: string;
   sources: Record<SourceName, SourceConfig>;
   streams: StreamConfig[];
@@ -247,7 +249,13 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
   }
   const top = doc as Record<string, unknown>;
   for (const key of Object.keys(top))
-    if (!['name', 'sources', 'streams'].includes(key)) out.push({ path: key, message: 'unknown key (known: name, sources, streams)' });
+    if (!['name', 'lake', 'sources', 'streams'].includes(key)) out.push({ path: key, message: 'unknown key (known: name, lake, sources, streams)' });
+  let lake: string | undefined;
+  if (top.lake !== undefined) {
+    // `${VAR}` reads the environment, as in sources: a bucket may differ between machines.
+    if (typeof top.lake !== 'string' || interpolate(top.lake).trim() === '') out.push({ path: 'lake', message: `${describe(top.lake)} must be a lake folder or an s3://bucket/prefix URL` });
+    else lake = interpolate(top.lake).trim();
+  }
   const name = top.name;
   if (typeof name !== 'string' || !/^[A-Za-z0-9_.-]+$/.test(name)) out.push({ path: 'name', message: `${describe(name)} must be a name of letters, digits, _ . -` });
   const sources = (top.sources ?? {}) as Record<string, unknown>;
@@ -263,7 +271,7 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
       if (cfg) streams.push(cfg);
     });
   if (out.length) fail();
-  return { name: name as string, file, sources: checked, streams };
+  return { name: name as string, file, ...(lake !== undefined ? { lake } : {}), sources: checked, streams };
 }
 
 export function loadPipeline(file: string): Pipeline {

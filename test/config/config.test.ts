@@ -154,3 +154,24 @@ describe('identifiers as strict as the services that take them', () => {
     expect(existsSync(join(dir, 'lake'))).toBe(false);
   });
 });
+
+describe('the pipeline lake', () => {
+  it('`lake:` is where run lands when --lake is not given; --lake wins; a bad one exits 2', async () => {
+    const { mkdtempSync, writeFileSync, existsSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const { join } = await import('node:path');
+    const { cli } = await import('../lake-fixture.js');
+    const dir = mkdtempSync(join(tmpdir(), 'cl-pipeline-lake-'));
+    const yaml = join(dir, 'p.yaml');
+    writeFileSync(yaml, `name: p\nlake: "\${PIPE_LAKE_DIR}/from-pipeline"\nstreams:\n  - table: chains\n`);
+    const env = { PIPE_LAKE_DIR: dir };
+    expect(cli(['run', yaml, '--simulator', '--no-warehouse', '--quiet'], env).code).toBe(0);
+    expect(existsSync(join(dir, 'from-pipeline', '_state', 'chains'))).toBe(true);
+    expect(cli(['run', yaml, '--simulator', '--no-warehouse', '--quiet', '--lake', join(dir, 'given')], env).code).toBe(0);
+    expect(existsSync(join(dir, 'given', '_state', 'chains'))).toBe(true);
+    writeFileSync(yaml, `name: p\nlake: 12\nstreams:\n  - table: chains\n`);
+    const bad = cli(['run', yaml, '--simulator', '--quiet'], env);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('lake: 12 must be a lake folder or an s3://bucket/prefix URL');
+  });
+});
