@@ -191,17 +191,17 @@ describe('the lease', () => {
     mkdirSync(join(root, '_staging'), { recursive: true });
     writeFileSync(join(root, '_staging', 'a.parquet'), 'x');
     // A commit while held goes through.
-    store.commit({ ...store.load('t', 'p'), files: [] }, []);
+    await store.commit({ ...store.load('t', 'p'), files: [] }, []);
     const backend = new FileLeaseBackend(join(root, '_lock'));
     await takeOverBehind(backend, record({ pid: 1, host: 'elsewhere', since: 'the takeover', fence: 2 }));
     await eventually(() => lock.lost, 'the holder finds its lease taken');
     const before = store.load('t', 'p');
-    expect(() => store.commit({ ...before, files: ['t/a.parquet'], rows: 1 }, [['_staging/a.parquet', 't/a.parquet']])).toThrow(/lost the lock at .*_lock: pid 1 on elsewhere took it over at the takeover \(fence 2\)/);
+    await expect(store.commit({ ...before, files: ['t/a.parquet'], rows: 1 }, [['_staging/a.parquet', 't/a.parquet']])).rejects.toThrow(/lost the lock at .*_lock: pid 1 on elsewhere took it over at the takeover \(fence 2\)/);
     expect(store.load('t', 'p')).toEqual(before);
     expect(existsSync(join(root, 't', 'a.parquet'))).toBe(false);
     expect(existsSync(join(root, '_staging', 'a.parquet'))).toBe(true);
     // Nor does it clear staging, which may be the new holder's now.
-    expect(() => store.recover()).toThrow(/lost the lock/);
+    await expect(store.recover()).rejects.toThrow(/lost the lock/);
     expect(existsSync(join(root, '_staging', 'a.parquet'))).toBe(true);
     // Its release leaves the new holder's record.
     await lock.release();

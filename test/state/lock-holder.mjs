@@ -33,7 +33,7 @@ if (lock) {
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === 'commit') {
       try {
-        store.commit({ table: 'fenced', partition: 'p', files: [], rows: 0, rejects: 0, cursor: { nextBlock: 1 } }, []);
+        await store.commit({ table: 'fenced', partition: 'p', files: [], rows: 0, rejects: 0, cursor: { nextBlock: 1 } }, []);
         say({ committed: true });
       } catch (err) {
         say({ refused: err.message });

@@ -114,6 +114,7 @@ describe('the lock object', () => {
     expect(await b.remove(v.version)).toBe(true);
   });
 
+  // The lease over the store (src/state/lease.ts); the holders written here are of the older form, {pid, host, since}, held while their process lives.
   it('refuses a second writer, takes over a dead holder of this host, refuses one of another host', async () => {
     for (const conditional of [true, false]) {
       const run = async () => {
@@ -126,11 +127,11 @@ describe('the lock object', () => {
         expect(await b.read()).toBeUndefined();
         // A holder whose process is gone: a child that has exited.
         const dead = spawnSync(process.execPath, ['-e', 'process.stdout.write(String(process.pid))']).stdout.toString();
-        await b.create(JSON.stringify({ pid: Number(dead), host: hostname(), since: 'then', token: 't' }));
+        await b.create(JSON.stringify({ pid: Number(dead), host: hostname(), since: 'then' }));
         const taken = await LakeLock.acquire(url, { backend: b });
         expect(JSON.parse((await b.read())!.body).pid).toBe(process.pid);
         await taken.release();
-        await b.create(JSON.stringify({ pid: Number(dead), host: 'another-host', since: 'then', token: 't' }));
+        await b.create(JSON.stringify({ pid: Number(dead), host: 'another-host', since: 'then' }));
         await expect(LakeLock.acquire(url, { backend: b })).rejects.toThrow(/in use by another chainlake run \(pid \d+ on another-host/);
       };
       await (conditional ? viaProxy(run) : run());
