@@ -74,6 +74,10 @@ export interface ClientPort {
   readonly baseUrl: string;
   /** The asset chain's JSON-RPC namespace when the pipeline pins it (`sources.node.assetNamespace`). */
   readonly assetNamespace?: AssetNamespace;
+  /** How many more requests the service could have under way (a listing may be split while above 0). */
+  room?(): number;
+  /** Counts a listing toward `room` until the returned function is called. */
+  openListing?(): () => void;
 }
 
 /** The asset chain's method prefix: AvalancheGo registers `avm`, the reference names it `xvm`. */

@@ -104,16 +104,13 @@ class WindowRun {
 
   /** Starts chunks: those waiting, then, while the service has room for more, ranges split off. */
   private launch(): void {
-    // Chunks started here have not asked for a page yet: the service's room does not show them.
-    let started = 0;
     while (!this.failed) {
       const fetching = this.chunks.filter((c) => c.status === 'fetching').length;
       if (fetching >= this.maxChunks) break;
       let next = this.chunks.find((c) => c.status === 'waiting');
-      if (!next && fetching > 0 && this.p.room - started > 0) next = this.split();
+      if (!next && fetching > 0 && this.p.room > 0) next = this.split();
       if (!next) break;
       next.status = 'fetching';
-      started++;
       this.p.job.report.chunks++;
       this.fetch(next).then(
         () => this.launch(),
@@ -163,6 +160,15 @@ class WindowRun {
 
   /** Pages one chunk to its end (or its floor), committing batch by batch. */
   private async fetch(c: Chunk): Promise<void> {
+    const close = this.p.openListing();
+    try {
+      await this.page(c);
+    } finally {
+      close();
+    }
+  }
+
+  private async page(c: Chunk): Promise<void> {
     const { p } = this;
     const { decl, partition } = p.job;
     let query = c.saved.query;

@@ -114,6 +114,11 @@ export class PartitionRun {
     return this.client.room?.() ?? 0;
   }
 
+  /** Counts one of the partition's chunks toward the service's room while it pages. */
+  openListing(): () => void {
+    return this.client.openListing?.() ?? (() => undefined);
+  }
+
   /**
    * Writes the batch so far to staging, named for where each file will land (under `base`). The
    * batches of a partition's chunks are written one at a time: they share its writer.

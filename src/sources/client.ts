@@ -115,6 +115,8 @@ export class Client implements ClientPort {
   private weight?: number;
   /** Requests asked for and not finished (waiting for the budget, a slot, or an answer). */
   private active = 0;
+  /** Chunks paging a listing (openListing). */
+  private listings = 0;
 
   constructor(
     readonly service: Service,
@@ -138,9 +140,23 @@ export class Client implements ClientPort {
     return this.src.concurrency ?? inflightTarget(this.scheduler.budget.cuPerMinute, this.weight ?? 1, this.latencyMs);
   }
 
-  /** How many more requests could be under way: a listing may be split (chunks) while this is above 0. */
+  /**
+   * How many more requests could be under way: a listing may be split (chunks) while this is above
+   * 0. Chunks count while they page, not only while they wait for an answer: where the service is
+   * not the limit (answers come at once, the transform is), each would otherwise split again.
+   */
   room(): number {
-    return this.inflightTarget() - this.active;
+    return this.inflightTarget() - Math.max(this.active, this.listings);
+  }
+
+  /** Counts a chunk's listing toward the requests under way (room) until the returned function is called. */
+  openListing(): () => void {
+    this.listings++;
+    let open = true;
+    return () => {
+      if (open) this.listings--;
+      open = false;
+    };
   }
 
   private observe(latencyMs: number, weight: number): void {
