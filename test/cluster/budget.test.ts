@@ -141,6 +141,42 @@ describe('the shared budget on PostgreSQL', () => {
     for (const cu of perWindow(results).values()) expect(cu).toBeLessThanOrEqual(BUDGET);
   });
 
+  it('a budget learnt by one process caps the windows of the others', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const o = { service: 'data', key, cuPerWindow: BUDGET, windowMs: WINDOW_MS };
+    const [teacher, learner] = await Promise.all([SharedBudget.open(db.url, o), SharedBudget.open(db.url, o)]);
+    try {
+      await teacher.learn(300);
+      const spent = new Map<number, number>();
+      // Until the learner has spent in two windows: it waits for the second once the first is full.
+      while (spent.size < 2) {
+        const { windowStart } = await learner.take(7);
+        spent.set(windowStart, (spent.get(windowStart) ?? 0) + 7);
+      }
+      const [first] = [...spent.values()];
+      expect(first).toBeLessThanOrEqual(300);
+      const caps = await sql.query<{ cap: string }>('SELECT DISTINCT cap FROM chainlake.budget_windows WHERE key_hash = $1', [keyHash(key)]);
+      expect(caps.rows.map((r) => Number(r.cap))).toEqual([300]);
+    } finally {
+      await Promise.all([teacher.close(), learner.close()]);
+    }
+  });
+
+  it('the day budget caps the windows: once it is spent, nothing more is granted that day', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const budget = await SharedBudget.open(db.url, { service: 'metrics', key, cuPerWindow: BUDGET, cuPerDay: 250, windowMs: WINDOW_MS });
+    try {
+      for (let i = 0; i < 50; i++) await budget.take(5);
+      const more = await Promise.race([budget.take(1).then(() => 'granted'), new Promise((r) => setTimeout(() => r('waiting'), 2.5 * WINDOW_MS))]);
+      expect(more).toBe('waiting');
+      const rows = await sql.query<{ used: string; cap: string }>('SELECT used, cap FROM chainlake.budget_windows WHERE key_hash = $1 AND service = $2 ORDER BY start_ms', [keyHash(key), 'metrics']);
+      expect(rows.rows.reduce((n, r) => n + Number(r.used), 0)).toBe(250);
+      for (const r of rows.rows) expect(Number(r.used)).toBeLessThanOrEqual(Number(r.cap));
+    } finally {
+      await budget.close();
+    }
+  });
+
   it('a process that cannot reach the database fails at once with the address, not the password', async () => {
     const url = `postgres://chainlake:s3cret-pw@127.0.0.1:${db.port + 1}/x`;
     const err = await SharedBudget.open(url, { service: 'data', cuPerWindow: BUDGET }).catch((e: unknown) => e);
