@@ -124,6 +124,15 @@ export async function migrate(pool: pg.Pool): Promise<void> {
   await pool.query(MIGRATE);
 }
 
+interface Spending {
+  start: number;
+  cu: number;
+  /** When it began spending in this window (database clock). */
+  from: number;
+  /** A claim in this window found it full. */
+  refused: boolean;
+}
+
 interface Slice {
   start: number;
   /** When the window ends, by this process's clock. */
@@ -136,6 +145,11 @@ export class SharedBudget {
   private readonly windowMs: number;
   private readonly share: number;
   private slice: Slice | undefined;
+  /** The database's clock less ours, from the last answer. */
+  private offset = 0;
+  /** This process's spending in the window it spent in last, and its pace in the one before. */
+  private spent: Spending | undefined;
+  private pace: number | undefined;
   /** By this process's clock: no claim before then (a pause, or a full window or day). */
   private waitUntil = 0;
   private claiming: Promise<void> | undefined;
@@ -174,6 +188,7 @@ export class SharedBudget {
       const s = this.slice;
       if (s && now < s.endsAt && s.left >= weight && now >= this.waitUntil) {
         s.left -= weight;
+        this.count(s.start, weight);
         return { windowStart: s.start };
       }
       if (now < this.waitUntil) await sleep(this.waitUntil - now);
@@ -215,7 +230,7 @@ export class SharedBudget {
 
   private async claim(weight: number): Promise<void> {
     const budget = this.o.cuPerWindow;
-    const slice = Math.max(weight, Math.ceil(budget * this.share));
+    const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)));
     const old = this.slice;
     const expired = old && Date.now() >= old.endsAt && old.left > 0 ? old : undefined;
     const sentAt = Date.now();
@@ -233,6 +248,7 @@ export class SharedBudget {
     const r = rows[0]!;
     // The database's clock against ours, taken halfway through the round trip.
     const offset = Number(r.now_ms) - (sentAt + Date.now()) / 2;
+    this.offset = offset;
     const start = Number(r.start_ms);
     const endsAt = start + this.windowMs - offset;
     const granted = r.granted === null ? 0 : Number(r.granted);
@@ -244,7 +260,50 @@ export class SharedBudget {
     }
     if (expired) this.slice = undefined;
     const paused = Number(r.paused_until_ms);
-    this.waitUntil = paused > Number(r.now_ms) ? paused - offset : endsAt;
+    if (paused > Number(r.now_ms)) this.waitUntil = paused - offset;
+    else {
+      // Held back by a full window: what it spent there is not its pace.
+      this.spending(start).refused = true;
+      this.waitUntil = endsAt;
+    }
+  }
+
+  private count(start: number, weight: number): void {
+    this.spending(start).cu += weight;
+  }
+
+  private spending(start: number): Spending {
+    if (this.spent?.start !== start) {
+      this.pace = this.paceOf(this.spent, start);
+      this.spent = { start, cu: 0, from: Date.now() + this.offset, refused: false };
+    }
+    return this.spent;
+  }
+
+  /**
+   * CU per window this process spends when the budget does not hold it back: from the window just
+   * before `start`, scaled up if it began part way through; unknown if that window refused it.
+   */
+  private paceOf(w: Spending | undefined, start: number): number | undefined {
+    if (!w || w.refused || w.start !== start - this.windowMs) return undefined;
+    return (w.cu * this.windowMs) / Math.max(this.windowMs / 10, w.start + this.windowMs - w.from);
+  }
+
+  /**
+   * A slice is spent by its window's end or lost to it: a process spending slowly claims what its
+   * pace spends in the time left, with a quarter to spare, and at most the usual share. Claimed at
+   * the window's start with the others, all of it, so that the hungry processes do not leave it
+   * less than its pace; what it loses to a window is about a quarter of its pace.
+   */
+  private sliceFor(weight: number, most: number): number {
+    const now = Date.now() + this.offset;
+    const start = now - (now % this.windowMs);
+    const pace = this.spent?.start === start ? this.pace : this.paceOf(this.spent, start);
+    if (pace === undefined) return most;
+    const left = this.windowMs - (now % this.windowMs);
+    // A tenth of the usual slice at least, so that a process starting again after a quiet window
+    // does not ask the database once per request.
+    return Math.min(most, Math.max(weight, Math.ceil(most / 10), Math.ceil((1.25 * pace * left) / this.windowMs)));
   }
 
   private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {

@@ -94,6 +94,26 @@ describe('the shared budget on PostgreSQL', () => {
     expect(leaked.rows).toEqual([]);
   });
 
+  it('a slow process claims only what it will spend, and leaves the rest of the window to the others', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const startAt = Date.now() + BOOT_MS;
+    const stopAt = startAt + 6 * WINDOW_MS;
+    // One request of 1 CU at a time, each answered in 50 ms: well under a slice per window.
+    const slow = { ...base(key, startAt, stopAt), concurrency: 1, latencyMs: 50, weights: [1] };
+    const results = await Promise.all([runClient(slow), runClient(base(key, startAt, stopAt)), runClient(base(key, startAt, stopAt))]);
+    const sums = perWindow(results);
+    for (const cu of sums.values()) expect(cu).toBeLessThanOrEqual(BUDGET);
+    const slowPerWindow = perWindow([results[0]!]);
+    // From the second whole window on, the slow process knows its pace.
+    const first = Math.max(...results.map((r) => r.spends[0]![0]));
+    const whole = [...sums].filter(([start]) => start >= first + WINDOW_MS && start + WINDOW_MS <= stopAt);
+    expect(whole.length).toBeGreaterThanOrEqual(2);
+    for (const [start, cu] of whole) {
+      expect(slowPerWindow.get(start) ?? 0).toBeLessThan(SLICE);
+      expect(cu).toBeGreaterThanOrEqual(0.95 * BUDGET);
+    }
+  });
+
   it('a 429 seen by one process pauses the others from their next claim', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
     const startAt = Date.now() + BOOT_MS;
