@@ -183,6 +183,7 @@ export class SharedBudget {
 
   /** Resolves when a request of `weight` CU may be sent, and says which window it is counted in. */
   async take(weight: number): Promise<Spend> {
+    if (weight > this.o.cuPerWindow) throw new Error(`a request of ${weight} CU never fits a budget of ${this.o.cuPerWindow} CU per window`);
     for (;;) {
       const now = Date.now();
       const s = this.slice;
@@ -218,7 +219,7 @@ export class SharedBudget {
   async close(): Promise<void> {
     try {
       const s = this.slice;
-      if (s && s.left > 0 && Date.now() < s.endsAt) {
+      if (s && s.left > 0) {
         await this.query(`UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $5)
           WHERE key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $4`, [this.hash, this.o.service, this.windowMs, s.start, s.left]);
       }

@@ -166,6 +166,7 @@ describe('the shared budget on PostgreSQL', () => {
     const o = { service: 'data', key, cuPerWindow: BUDGET, windowMs: WINDOW_MS };
     const [teacher, learner] = await Promise.all([SharedBudget.open(db.url, o), SharedBudget.open(db.url, o)]);
     try {
+      await expect(learner.take(BUDGET + 1)).rejects.toThrow(`a request of ${BUDGET + 1} CU never fits a budget of ${BUDGET} CU per window`);
       await teacher.learn(300);
       const spent = new Map<number, number>();
       // Until the learner has spent in two windows: it waits for the second once the first is full.
