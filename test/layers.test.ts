@@ -23,6 +23,7 @@ const ORDER = [
   'decl',
   'tables',
   'sources',
+  'cluster',
   'state',
   'extract',
   'streams',

