@@ -45,6 +45,17 @@ export async function append(p: PartitionRun): Promise<void> {
   if (rebuilding) swapRebuild(p);
 }
 
+/** The tag of a chunk's files: `w<window start>.c<block its range ends before>.f<its floor>`. */
+export function chunkTag(windowStart: number, range: { from: number; to: number }): string {
+  return `w${windowStart}.c${Number.isFinite(range.to) ? range.to : 'head'}.f${range.from}`;
+}
+
+/** A chunk's tag read back from a file name (`rebuild`), or undefined for a file of one listing. */
+export function chunkOfFile(file: string): { window: string; chunk: string; floor: number } | undefined {
+  const m = /\.w(\d+)\.c(\d+|head)\.f(\d+)-\d+-\d{13}-\d+\.ndjson\.br$/.exec(file);
+  return m ? { window: m[1]!, chunk: m[2]!, floor: Number(m[3]) } : undefined;
+}
+
 /** One chunk of the window in this run. */
 interface Chunk {
   /** Its checkpoint as last committed; `floor` moves when a split takes its lower blocks. */
@@ -179,8 +190,13 @@ class WindowRun {
       return t;
     };
     let transformer = fresh(c.saved);
-    // A chunk's files are named for it: `rebuild` replays each listing's raw pages apart.
-    const batches = this.maxChunks > 1 ? p.newBatchPath(transformer, `chunk${listingRange(c.saved, this.bc).from}`) : p.newBatchPath(transformer);
+    const batches = p.newBatchPath(transformer);
+    // A chunk's files are named for its window, its listing (the block it ends before: chunks of
+    // a window are disjoint) and the floor its rows were cut at: `rebuild` replays them exactly so.
+    const stage = () => {
+      if (this.maxChunks > 1) batches.retag(chunkTag(this.w.start, listingRange(c.saved, this.bc)));
+      return p.stage(this.base, batches);
+    };
     // After a restart: what the listing committed before goes with the first commit of the new one.
     let restarted = false;
     let restarts = 0;
@@ -203,7 +219,7 @@ class WindowRun {
           this.launch();
           if (!last && transformer.rows < p.flushRows) continue;
           pending = undefined;
-          const staged = await p.stage(this.base, batches);
+          const staged = await stage();
           this.save(c, staged, checkpoint(last ? undefined : page.next), last, restarted);
           restarted = false;
           if (last) {
@@ -220,7 +236,7 @@ class WindowRun {
         if (pending !== undefined && this.signal.aborted && !(err instanceof PageTokenError)) {
           const next = pending;
           pending = undefined;
-          this.save(c, await p.stage(this.base, batches), checkpoint(next), false, restarted);
+          this.save(c, await stage(), checkpoint(next), false, restarted);
         }
         if (!(err instanceof PageTokenError)) throw err;
         p.restarted(err, ++restarts);

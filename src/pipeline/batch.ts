@@ -35,7 +35,7 @@ export interface Closed {
 export class BatchPath {
   /** The batch in the making, on disk: staged rows, and raw pages (as sent) when they are kept. */
   private spools?: { dir: string; rows: Spool; raw: Spool };
-  private readonly prefix: string;
+  private prefix: string;
 
   constructor(
     private readonly decl: StreamDecl,
@@ -47,6 +47,11 @@ export class BatchPath {
   ) {
     // A chunk's files carry its tag: `rebuild` replays the raw pages of each listing apart.
     this.prefix = o.tag ? `${slug(partition.id)}.${o.tag}` : slug(partition.id);
+  }
+
+  /** Names the files of the batches written from now on with `tag` (a chunk's, see append.ts). */
+  retag(tag: string): void {
+    this.prefix = `${slug(this.partition.id)}.${tag}`;
   }
 
   private get spool(): { dir: string; rows: Spool; raw: Spool } {

@@ -14,6 +14,8 @@ import { UsageError } from '../errors.js';
 import { withLockedWriter } from './locked.js';
 import { BatchPath, type Moves } from './batch.js';
 import { Transformer } from '../transform/rows.js';
+import { highest } from '../state/cursor.js';
+import { chunkOfFile } from './append.js';
 import { commitTable } from './merge.js';
 
 export interface RebuildReport {
@@ -37,8 +39,8 @@ function fetchOrder(file: string): [number, number] {
   return m ? [Number(m[1]), Number(m[2])] : [0, 0];
 }
 
-/** The chunk a raw file was fetched by (its tag, see append.ts), or '' for a partition's one listing. */
-function chunkOf(file: string): string {
+/** The range of a series a raw file was fetched for (merge.ts), or '' for the series' one listing. */
+function rangeOf(file: string): string {
   return /\.(chunk\d+)-\d+-\d{13}-\d+\.ndjson\.br$/.exec(file)?.[1] ?? '';
 }
 
@@ -85,26 +87,35 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     const [tb, sb] = fetchOrder(b);
     return ta - tb || sa - sb;
   });
-  // The chunks of a window were fetched at once, their pages interleaved in time: each listing
-  // is replayed apart, in its own order, with its own carry. A chunk's last page may hold rows
-  // of the range split off it, which the run dropped: such a partition is merged by key.
-  const first = new Map<string, number>();
-  raws.forEach((f, i) => first.set(chunkOf(f), first.get(chunkOf(f)) ?? i));
-  if (raws.some((f) => chunkOf(f) !== '')) {
-    out.final = false;
-    raws.sort((a, b) => first.get(chunkOf(a))! - first.get(chunkOf(b))!);
-  }
-  let listing: string | undefined;
+  // The chunks of a window were fetched at once, their pages interleaved in time: each chunk is
+  // replayed apart, with its own carry, cut at its floor as the run cut it, and skipping the rows of
+  // the window's first block that an earlier window committed; the window's newest block is then
+  // skipped by the next window, as one listing's is. Ranges of a series fetched at once (merge
+  // tables, `.chunk<start>`) are replayed apart too, and merged by key as any merge table.
+  const windows = new Map<string, Map<string, string[]>>();
+  const segments: Array<string | Map<string, string[]>> = [];
   for (const f of raws) {
+    const tag = chunkOfFile(f);
+    if (!tag) {
+      segments.push(f);
+      continue;
+    }
+    let chunks = windows.get(tag.window);
+    if (!chunks) {
+      windows.set(tag.window, (chunks = new Map()));
+      segments.push(chunks);
+    }
+    chunks.set(tag.chunk, [...(chunks.get(tag.chunk) ?? []), f]);
+  }
+  const first = new Map<string, number>();
+  raws.forEach((f, i) => first.set(rangeOf(f), first.get(rangeOf(f)) ?? i));
+  // A series' ranges (merge tables: no windows in chunks) are replayed range by range.
+  if (raws.some((f) => rangeOf(f) !== '')) segments.sort((a, b) => first.get(rangeOf(a as string))! - first.get(rangeOf(b as string))!);
+  const replayFile = async (f: string, lastPageEndsWindow: boolean) => {
     if (signal?.aborted) {
       await writing; // the writer's connection closes next: no COPY may be under way
       signal.throwIfAborted();
     }
-    if (listing !== undefined && chunkOf(f) !== listing) {
-      await flush();
-      batches.transformer = new Transformer(decl, partition);
-    }
-    listing = chunkOf(f);
     report.rawFiles++;
     const [local] = await store.local([f]);
     for (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
@@ -116,9 +127,38 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       // A page kept as its items only (several requests made it) does not say where its window
       // ended: such a partition is merged by key instead.
       if (!body) out.final = false;
-      else if (out.final && nextToken(body) === undefined) batches.transformer.endWindow();
+      else if (lastPageEndsWindow && out.final && nextToken(body) === undefined) batches.transformer.endWindow();
       if (batches.transformer.rows >= flushRows) await flush();
     }
+  };
+  let listing: string | undefined;
+  for (const seg of segments) {
+    if (typeof seg === 'string') {
+      // A series' ranges (merge tables) each with its own carry.
+      if (listing !== undefined && rangeOf(seg) !== listing) {
+        await flush();
+        batches.transformer = new Transformer(decl, partition);
+      }
+      listing = rangeOf(seg);
+      await replayFile(seg, true);
+      continue;
+    }
+    // A window in chunks: it starts where one listing's window would, skipping what the last one
+    // committed of its newest block.
+    await flush();
+    const skip = batches.transformer.getTop();
+    const tops = [skip];
+    for (const files of seg.values()) {
+      batches.transformer = new Transformer(decl, partition, undefined, { skip });
+      for (const f of files) {
+        batches.transformer.floor = chunkOfFile(f)!.floor;
+        await replayFile(f, false);
+      }
+      tops.push(batches.transformer.getTop());
+      await flush();
+    }
+    const top = highest(tops);
+    batches.transformer = new Transformer(decl, partition, undefined, { skip: top, top });
   }
   await flush();
   await writing;
