@@ -299,11 +299,6 @@ export class RateBudget {
     return Math.min(this.configuredInWindow, this.headerLimit);
   }
 
-  /** The window's budget known for certain (the pipeline's or the service's headers); Infinity if none. */
-  get known(): number {
-    return this.cap;
-  }
-
   /** CU per window in force; Infinity while nothing is known. */
   get limit(): number {
     return Math.min(this.cap, this.estimate);

@@ -268,7 +268,7 @@ export class Client implements ClientPort {
     const b = this.scheduler.budget;
     // Nothing known yet: the first answer announces it (or a 429 teaches it), as for the local budget.
     if (!this.opts.shared || b.limit === Infinity) return;
-    await this.shared(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }));
+    await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }));
   }
 
   /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */
@@ -277,15 +277,15 @@ export class Client implements ClientPort {
     if (!shared) return;
     const b = this.scheduler.budget;
     const now = Date.now();
-    if (status === 429 && b.pausedUntil > now) await this.shared(() => shared.pause(b.pausedUntil - now));
+    if (status === 429 && b.pausedUntil > now) await this.sharedStep(() => shared.pause(b.pausedUntil - now));
     if ((b.source === 'headers' || b.source === 'learnt') && b.limit !== this.sharedLimit) {
       this.sharedLimit = b.limit;
-      await this.shared(() => shared.learn({ windowMs: b.windowMs, cuPerWindow: b.limit }));
+      await this.sharedStep(() => shared.learn({ windowMs: b.windowMs, cuPerWindow: b.limit }));
     }
   }
 
   /** The shared budget's database failing is not the service failing: no retry, the partition stops. */
-  private async shared<T>(f: () => Promise<T>): Promise<T> {
+  private async sharedStep<T>(f: () => Promise<T>): Promise<T> {
     try {
       return await f();
     } catch (err) {

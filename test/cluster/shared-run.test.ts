@@ -115,13 +115,17 @@ describe('two runs on one key with --budget-db', () => {
     for (const n of each) expect(n).toBeGreaterThan(0.2 * (each[0]! + each[1]!));
   });
 
-  it('writes what the service announced, for every process of the key', async () => {
+  it('writes the budget the service announced for every process of the key, and no window carries more', async () => {
     const pg = (await import('pg')).default;
     const c = new pg.Client({ connectionString: pgdb.url });
     await c.connect();
     try {
-      const { rows } = await c.query(`SELECT service, learnt_cu, learnt_window_ms FROM chainlake.budget_state`);
-      expect(rows).toContainEqual({ service: 'data', learnt_cu: String(QUOTA), learnt_window_ms: String(WINDOW_S * 1000) });
+      const { rows } = await c.query(`SELECT learnt_cu::int AS cu, learnt_window_ms::int AS ms FROM chainlake.budget_state WHERE service = 'data'`);
+      // The quota announced, or a little less if a 429 taught one of them so since.
+      expect(rows).toHaveLength(1);
+      expect(rows[0].ms).toBe(WINDOW_S * 1000);
+      expect(rows[0].cu).toBeGreaterThan(0.9 * QUOTA);
+      expect(rows[0].cu).toBeLessThanOrEqual(QUOTA);
       const { rows: windows } = await c.query(`SELECT count(*)::int AS n, max(used)::int AS most FROM chainlake.budget_windows WHERE service = 'data'`);
       expect(windows[0].n).toBeGreaterThan(1);
       expect(windows[0].most).toBeLessThanOrEqual(QUOTA);
