@@ -2,6 +2,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { UsageError } from '../errors.js';
 import { isObjectUrl, parseS3Url } from '../state/s3.js';
+import { redactUrl } from '../cluster/url.js';
 
 /** `--lake`: a folder (not a file), or `s3://bucket/prefix` (normalised). */
 export function checkLake(lake: string): string {
@@ -19,6 +20,20 @@ export function checkUrl(flag: string, v: string | undefined): string | undefine
     // reported below
   }
   throw new UsageError(`--${flag} ${JSON.stringify(v)}: not an http(s) URL`);
+}
+
+/** A PostgreSQL connection string (`--budget-db`); shown in a message without its password. */
+export function checkPostgresUrl(flag: string, v: string | undefined): string | undefined {
+  if (v === undefined) return undefined;
+  let ok = false;
+  try {
+    const u = new URL(v);
+    ok = (u.protocol === 'postgres:' || u.protocol === 'postgresql:') && u.hostname !== '';
+  } catch {
+    // reported below
+  }
+  if (!ok) throw new UsageError(`--${flag} ${redactUrl(v)}: not a postgres://user:password@host:port/db connection string`);
+  return v;
 }
 
 /** A whole-number flag given as text (yargs would turn `abc` into NaN, and the message with it). */

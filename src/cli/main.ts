@@ -9,13 +9,14 @@ import { formatReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
+import { redactUrl } from '../cluster/url.js';
 import { existingFolder, openWarehouse } from '../warehouse/views.js';
 import { writeWarehouse } from '../warehouse/file.js';
 import { format, query, type Format } from '../warehouse/query.js';
 import type { Logger } from 'pino';
 import { makeLogger } from './log.js';
 import { runOutput } from './progress.js';
-import { checkLake, checkUrl, wholeNumber } from './args.js';
+import { checkLake, checkPostgresUrl, checkUrl, wholeNumber } from './args.js';
 import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
 import { statusJson, statusTable } from './status.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse, type WarehouseFlag } from './warehouse.js';
@@ -45,6 +46,7 @@ interface RunArgs {
   dryRun?: boolean;
   format?: OutputFormat;
   warehouse?: WarehouseFlag;
+  budgetDb?: string;
 }
 
 /** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
@@ -66,6 +68,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
   const dataUrl = checkUrl('data-url', a.dataUrl);
   const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
   const nodeUrl = checkUrl('node-url', a.nodeUrl);
+  const budgetDb = checkPostgresUrl('budget-db', a.budgetDb);
   if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
   if (a.dryRun) {
     const { formatPlan, planRun } = await import('../pipeline/plan.js');
@@ -91,15 +94,19 @@ async function cmdRun(a: RunArgs): Promise<number> {
   if (nodeUrl) p.sources.node.url = nodeUrl;
   const { logger, progress } = runOutput(a);
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
+  const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
+  if (budgetDb) logger.info({ db: redactUrl(budgetDb) }, 'budgets shared with every process on the same key');
   // Signals are handled until the embedded simulator has closed too.
   return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
     try {
-      const report = await runPipeline(p, { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
+      const report = await runPipeline(p, { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, sharedBudget: shared?.factory, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
       process.stdout.write(formatReport(report) + '\n');
       await refreshWarehouse('run', lake, a.warehouse);
       if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
       return report.status === 'ok' ? 0 : 1;
     } finally {
+      // Unspent slices go back to their windows for the other processes.
+      await shared?.close().catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'the shared budgets did not close'));
       await sim?.close();
     }
   });
@@ -340,6 +347,7 @@ export async function main(argv: string[]): Promise<void> {
             .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' })
             .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
             .option('format', { type: 'string', choices: ['table', 'json'] as const, describe: 'with --dry-run: the plan as text (default) or one JSON document' })
+            .option('budget-db', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: share each API key\'s rate budget with every process using this database (docs/cluster.md)' })
             .option('warehouse', warehouseOption),
         async (a) => exit(await cmdRun(a as never)),
       )

@@ -153,6 +153,8 @@ export class SharedBudget {
   /** By this process's clock: no claim before then (a pause, or a full window or day). */
   private waitUntil = 0;
   private claiming: Promise<void> | undefined;
+  /** The known budget per window; the service may announce another (setBudget). */
+  private cuPerWindow: number;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -162,6 +164,12 @@ export class SharedBudget {
     this.hash = keyHash(o.key);
     this.windowMs = o.windowMs ?? 60_000;
     this.share = o.sliceShare ?? 0.1;
+    this.cuPerWindow = o.cuPerWindow;
+  }
+
+  /** Claims from now on cap the window at this budget (the service announced or taught another). */
+  setBudget(cuPerWindow: number): void {
+    this.cuPerWindow = cuPerWindow;
   }
 
   /** Connects to `url` (postgres://…), creates the tables if missing and removes stale windows. */
@@ -183,7 +191,7 @@ export class SharedBudget {
 
   /** Resolves when a request of `weight` CU may be sent, and says which window it is counted in. */
   async take(weight: number): Promise<Spend> {
-    if (weight > this.o.cuPerWindow) throw new Error(`a request of ${weight} CU never fits a budget of ${this.o.cuPerWindow} CU per window`);
+    if (weight > this.cuPerWindow) throw new Error(`a request of ${weight} CU never fits a budget of ${this.cuPerWindow} CU per window`);
     for (;;) {
       const now = Date.now();
       const s = this.slice;
@@ -230,7 +238,7 @@ export class SharedBudget {
   }
 
   private async claim(weight: number): Promise<void> {
-    const budget = this.o.cuPerWindow;
+    const budget = this.cuPerWindow;
     const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)));
     const old = this.slice;
     const expired = old && Date.now() >= old.endsAt && old.left > 0 ? old : undefined;

@@ -6,6 +6,8 @@
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { Client, type ClientOptions } from '../sources/client.js';
+import type { SharedBudgetFactory } from '../sources/shared.js';
+import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { ParquetWriter } from '../load/parquet.js';
@@ -21,6 +23,8 @@ export interface RunOptions extends PartitionOptions {
   /** Partitions worked on at once (requests are capped by each service's queue). */
   partitionConcurrency?: number;
   client?: ClientOptions;
+  /** Each service's budget shared with other processes on its key (--budget-db); the caller closes them. */
+  sharedBudget?: SharedBudgetFactory;
   /** Rejected rows fail the run. */
   strict?: boolean;
   /** Wait for another writer of the lake instead of refusing. */
@@ -88,11 +92,9 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
   try {
     const { rolledForward } = await store.recover();
     if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
-    const clients = {
-      data: new Client('data', p.sources.data, o.client),
-      metrics: new Client('metrics', p.sources.metrics, o.client),
-      node: new Client('node', p.sources.node, o.client),
-    };
+    // Only the data service is sent the key: the others' budgets are the service's, whoever asks.
+    const client = (s: Service) => new Client(s, p.sources[s], { ...o.client, shared: o.sharedBudget?.(s, s === 'data' ? p.sources.data.apiKey : undefined) });
+    const clients = { data: client('data'), metrics: client('metrics'), node: client('node') };
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
     const free: ParquetWriter[] = [];
     const withWriter = async <T>(f: (w: ParquetWriter) => Promise<T>): Promise<T> => {

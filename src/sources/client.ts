@@ -3,6 +3,8 @@
 // then for a connection slot (a p-queue caps concurrency and request rate); p-retry retries 429,
 // 5xx, timeouts, resets and broken bodies with exponential backoff and jitter. A retry-after
 // pauses every request to that service, so a limited service gets no burst when it reopens.
+// With a shared budget (shared.ts), a request also takes its weight from the budget of every
+// process on its key, after its local grant, and what an answer teaches is shared with them.
 // The API key travels only in its header; it is never part of a URL, a message or a log line.
 import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
@@ -15,6 +17,7 @@ import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
 import { FairScheduler, type Grant } from './scheduler.js';
 import { Deadline } from './deadline.js';
+import type { SharedBudgetPort } from './shared.js';
 
 /** How to reach one service (a pipeline's `sources` entry, checked by config/pipeline.ts). */
 export interface SourceConfig {
@@ -78,6 +81,8 @@ export interface ClientOptions {
   /** Backoff before the first retry; doubles each time, randomised. */
   minBackoffMs?: number;
   maxBackoffMs?: number;
+  /** The budget shared with other processes on the same key (--budget-db); left out, this process's alone. */
+  shared?: SharedBudgetPort;
 }
 
 /** The budget in force for a service, for reports and logs. */
@@ -117,6 +122,8 @@ export class Client implements ClientPort {
   private active = 0;
   /** Chunks paging a listing (openListing). */
   private listings = 0;
+  /** The budget last written to the shared budget, so each change is written once. */
+  private sharedLimit?: number;
 
   constructor(
     readonly service: Service,
@@ -207,6 +214,7 @@ export class Client implements ClientPort {
         throw err;
       }
       try {
+        await this.takeShared(weight);
         return await this.queue.add(async () => {
           attempts++;
           // A 429 may have come while this request waited for a slot.
@@ -255,6 +263,36 @@ export class Client implements ClientPort {
     }
   }
 
+  /** After the local grant: the request's weight from the budget shared with the other processes. */
+  private async takeShared(weight: number): Promise<void> {
+    const b = this.scheduler.budget;
+    // Nothing known yet: the first answer announces it (or a 429 teaches it), as for the local budget.
+    if (!this.opts.shared || b.limit === Infinity) return;
+    await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }));
+  }
+
+  /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */
+  private async shareAnswer(status: number): Promise<void> {
+    const shared = this.opts.shared;
+    if (!shared) return;
+    const b = this.scheduler.budget;
+    const now = Date.now();
+    if (status === 429 && b.pausedUntil > now) await this.sharedStep(() => shared.pause(b.pausedUntil - now));
+    if ((b.source === 'headers' || b.source === 'learnt') && b.limit !== this.sharedLimit) {
+      this.sharedLimit = b.limit;
+      await this.sharedStep(() => shared.learn({ windowMs: b.windowMs, cuPerWindow: b.limit }));
+    }
+  }
+
+  /** The shared budget's database failing is not the service failing: no retry, the partition stops. */
+  private async sharedStep<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (err) {
+      throw new AbortError(err instanceof Error ? err : String(err));
+    }
+  }
+
   private async attempt(method: string, url: string, body: string | undefined, shown: string, o: GetOptions, grant: Grant): Promise<unknown> {
     o.stats.requests++;
     const headers: Record<string, string> = { accept: 'application/json' };
@@ -277,6 +315,7 @@ export class Client implements ClientPort {
     } finally {
       deadline.done();
     }
+    await this.shareAnswer(res.status);
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }

@@ -1,0 +1,23 @@
+// The budget a service shares with other processes on the same key (src/cluster implements it on
+// PostgreSQL; the CLI injects it). Sources only know this port: a request takes its weight from
+// it after the local scheduler's grant, a 429's pause and a budget announced or learnt go to it.
+
+/** A window's budget as the local budget knows it: the service's window and its CU. */
+export interface SharedWindow {
+  windowMs: number;
+  cuPerWindow: number;
+}
+
+export interface SharedBudgetPort {
+  /** Resolves when a request of `weight` CU may be sent within the shared budget of `window`. */
+  take(weight: number, window: SharedWindow): Promise<void>;
+  /** A 429's retry-after: every process of the key waits `ms`; resolves when this one may go on (its clock). */
+  pause(ms: number): Promise<number>;
+  /** A budget announced by the service or learnt from its 429s, for every process of the key. */
+  learn(window: SharedWindow): Promise<void>;
+  /** Gives back what this process holds and disconnects. */
+  close(): Promise<void>;
+}
+
+/** One port per service of a run: the data service's key, or the service alone. */
+export type SharedBudgetFactory = (service: string, key: string | undefined) => SharedBudgetPort;

@@ -1,0 +1,89 @@
+// The client and the budget it shares with other processes (sources/shared.ts), through a port
+// that records what it is asked: the PostgreSQL side is test/cluster/budget.test.ts and
+// test/cluster/shared-run.test.ts.
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client } from '../../src/sources/client.js';
+import { newRequestStats } from '../../src/decl/request.js';
+import type { SharedBudgetPort, SharedWindow } from '../../src/sources/shared.js';
+import { json, scriptedServer, source } from '../helpers.js';
+
+const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
+let close: (() => Promise<void>) | undefined;
+afterEach(async () => {
+  await close?.();
+  close = undefined;
+});
+
+class RecordingPort implements SharedBudgetPort {
+  takes: Array<{ weight: number; window: SharedWindow; sentBefore: number }> = [];
+  pauses: number[] = [];
+  learnt: SharedWindow[] = [];
+  failTake?: Error;
+  constructor(private readonly sent: () => number) {}
+  async take(weight: number, window: SharedWindow): Promise<void> {
+    this.takes.push({ weight, window, sentBefore: this.sent() });
+    if (this.failTake) throw this.failTake;
+  }
+  async pause(ms: number): Promise<number> {
+    this.pauses.push(ms);
+    return Date.now() + ms;
+  }
+  async learn(window: SharedWindow): Promise<void> {
+    this.learnt.push(window);
+  }
+  async close(): Promise<void> {}
+}
+
+describe('client with a shared budget', () => {
+  it('takes each request weight from the shared budget before it is sent, in the known window', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { ok: true }));
+    close = s.close;
+    const port = new RecordingPort(() => s.requests.length);
+    const c = new Client('data', source(s.url, { cuPerMinute: 6000 }), { ...fast, shared: port });
+    for (let i = 0; i < 3; i++) await c.get('/v1/x', { i: String(i) }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 });
+    expect(port.takes.map((t) => [t.weight, t.window, t.sentBefore])).toEqual([0, 1, 2].map((i) => [20, { windowMs: 60_000, cuPerWindow: 6000 }, i]));
+    // The pipeline's budget is not news to the other processes: nothing learnt.
+    expect(port.learnt).toEqual([]);
+  });
+
+  it('while no budget is known, sends without it; the budget the service announces is shared and used from then on', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { ok: true }, { 'ratelimit-policy': '300;w=2', 'ratelimit-limit': '300', 'ratelimit-remaining': '250' }));
+    close = s.close;
+    const port = new RecordingPort(() => s.requests.length);
+    const c = new Client('data', source(s.url), { ...fast, shared: port });
+    await c.get('/v1/x', { i: '0' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 10 });
+    expect(port.takes).toEqual([]);
+    expect(port.learnt).toEqual([{ windowMs: 2000, cuPerWindow: 300 }]);
+    await c.get('/v1/x', { i: '1' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 10 });
+    expect(port.takes.map((t) => t.window)).toEqual([{ windowMs: 2000, cuPerWindow: 300 }]);
+    // Announced once, written once.
+    expect(port.learnt).toHaveLength(1);
+  });
+
+  it("writes a 429's retry-after to the shared budget, then retries", async () => {
+    const s = await scriptedServer((_req, res, n) => (n === 1 ? json(res, 429, { message: 'slow down' }, { 'retry-after': '0.2' }) : json(res, 200, { ok: true })));
+    close = s.close;
+    const port = new RecordingPort(() => s.requests.length);
+    const stats = newRequestStats();
+    const c = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 3 }), { ...fast, shared: port });
+    expect(await c.get('/v1/x', {}, { endpoint: '/v1/x', stats })).toEqual({ ok: true });
+    expect(port.pauses).toHaveLength(1);
+    expect(port.pauses[0]).toBeGreaterThan(0);
+    expect(port.pauses[0]).toBeLessThanOrEqual(200);
+    expect(stats.status429).toBe(1);
+    // The retry took its weight again.
+    expect(port.takes).toHaveLength(2);
+  });
+
+  it('a shared budget that cannot be reached fails the request at once, not the service', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { ok: true }));
+    close = s.close;
+    const port = new RecordingPort(() => s.requests.length);
+    port.failTake = new Error("the shared budget's database postgres://u:***@db:5432/x did not answer: ECONNREFUSED");
+    const c = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 5 }), { ...fast, shared: port });
+    const err: Error = await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats() }).catch((e) => e);
+    expect(err.message).toContain("the shared budget's database postgres://u:***@db:5432/x did not answer");
+    expect(port.takes).toHaveLength(1);
+    expect(s.requests).toHaveLength(0);
+  });
+});
