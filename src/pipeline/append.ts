@@ -2,9 +2,9 @@
 // on in windows. A window is one listing, or, for a stream that can find the chain's head, block
 // ranges (chunks) fetched at once, each its own listing with its own page tokens: a single
 // listing moves one page per round trip, chunks as fast as the budget allows. The window starts
-// as one chunk; whenever the service could take another request, the chunk with the most blocks
-// left gives the lower half of them to a new chunk (work stealing), so a dense range does not hold
-// up the end. Each batch commits with the cursor that continues it (every chunk's query, page
+// as one chunk; whenever the service could take another request, the chunk with the most rows
+// left (by the density of what it fetched) gives the lower half of its blocks to a new chunk (work
+// stealing), so a dense range does not hold up the end. Each batch commits with the cursor that continues it (every chunk's query, page
 // token, newest block's keys and carry), so a killed run resumes each chunk at the page after its
 // last commit. The rules of the cursor itself are state/cursor.ts.
 import { REBUILD, type PartitionState } from '../state/store.js';

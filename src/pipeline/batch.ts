@@ -42,14 +42,13 @@ export class BatchPath {
     private readonly partition: Partition,
     private readonly store: StateStore,
     private readonly writer: ParquetWriter,
-    private readonly o: { runId: string; keepRaw: boolean; tag?: string },
+    private readonly o: { runId: string; keepRaw: boolean },
     public transformer: Transformer = new Transformer(decl, partition),
   ) {
-    // A chunk's files carry its tag: `rebuild` replays the raw pages of each listing apart.
-    this.prefix = o.tag ? `${slug(partition.id)}.${o.tag}` : slug(partition.id);
+    this.prefix = slug(partition.id);
   }
 
-  /** Names the files of the batches written from now on with `tag` (a chunk's, see append.ts). */
+  /** Names the files of the batches written from now on with `tag` (a chunk's or a range's: `rebuild` replays each apart). */
   retag(tag: string): void {
     this.prefix = `${slug(this.partition.id)}.${tag}`;
   }

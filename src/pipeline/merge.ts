@@ -3,6 +3,7 @@
 // complete fetch replaces it. With `mergeScope: 'table'` the rows of every partition merge into
 // the table's one set of files, in one commit at the end of the stream (commitTable, which
 // `rebuild` uses too).
+import PQueue from 'p-queue';
 import { DEFAULT_CHUNKS, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { RAW, REBUILD, REJECTS, slug, TABLE_PARTITION, type StateStore } from '../state/store.js';
@@ -105,12 +106,8 @@ export async function merge(p: PartitionRun): Promise<TableMergeInput | undefine
   else {
     // Each range its own listing and batch path, its raw pages named for it (rebuild replays them apart).
     p.job.report.chunks += ranges.length;
-    fetched = new Array<Fetched>(ranges.length);
-    let next = 0;
-    const worker = async () => {
-      for (let i = next++; i < ranges.length; i = next++) fetched[i] = await fetchListing(p, ranges[i]!, newest, p.newBatchPath(new Transformer(decl, partition), `chunk${ranges[i]![tc!.start!]}`));
-    };
-    await Promise.all(Array.from({ length: Math.min(limit, ranges.length) }, worker));
+    const queue = new PQueue({ concurrency: limit });
+    fetched = await Promise.all(ranges.map((q) => queue.add(() => fetchListing(p, q, newest, p.newBatchPath(new Transformer(decl, partition), `chunk${q[tc!.start!]}`)))));
   }
   const fresh = fetched.flatMap((f) => f.fresh);
   const tops = fetched.map((f) => f.top).filter((t): t is number => t !== undefined);

@@ -106,7 +106,9 @@ export class PartitionRun {
   /** A batch path of its own, for one of several listings of the partition fetched at once (chunks); `tag` marks its files. */
   newBatchPath(transformer: Transformer, tag?: string): BatchPath {
     const { decl, partition } = this.job;
-    return new BatchPath(decl, partition, this.store, this.writer, { runId: this.o.runId, keepRaw: this.o.keepRaw !== false, tag }, transformer);
+    const batches = new BatchPath(decl, partition, this.store, this.writer, { runId: this.o.runId, keepRaw: this.o.keepRaw !== false }, transformer);
+    if (tag) batches.retag(tag);
+    return batches;
   }
 
   /** Requests the service could have under way beyond those it has (ClientPort.room): room for another chunk. */

@@ -206,25 +206,22 @@ export class Client implements ClientPort {
     let attempts = 0;
     const once = async (): Promise<unknown> => {
       this.active++;
-      let grant: Grant;
       try {
-        grant = await this.scheduler.acquire(weight, flow, o.signal);
-      } catch (err) {
-        this.active--;
-        throw err;
-      }
-      try {
-        await this.takeShared(weight);
-        return await this.queue.add(async () => {
-          attempts++;
-          // A 429 may have come while this request waited for a slot.
-          await this.scheduler.waitPause(o.signal);
-          grant.sent();
-          return this.attempt(method, url, body, shown, o, grant);
-        });
+        const grant = await this.scheduler.acquire(weight, flow, o.signal);
+        try {
+          await this.takeShared(weight);
+          return await this.queue.add(async () => {
+            attempts++;
+            // A 429 may have come while this request waited for a slot.
+            await this.scheduler.waitPause(o.signal);
+            grant.sent();
+            return this.attempt(method, url, body, shown, o, grant);
+          });
+        } finally {
+          grant.finish();
+        }
       } finally {
         this.active--;
-        grant.finish();
       }
     };
     try {
