@@ -1,11 +1,11 @@
 // The command line (README "CLI"). Exit codes: 0 done, 1 run failed (rerun resumes), 2 bad usage.
 import { readFileSync } from 'node:fs';
 import yargs from 'yargs';
-import { loadPipeline, type Pipeline } from '../config/pipeline.js';
+import { loadPipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { runPipeline } from '../pipeline/run.js';
-import { formatReport } from '../pipeline/report.js';
+import { formatReport, type RunReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
@@ -47,6 +47,7 @@ interface RunArgs {
   format?: OutputFormat;
   warehouse?: WarehouseFlag;
   budgetDb?: string;
+  queue?: string;
 }
 
 /** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
@@ -69,6 +70,13 @@ async function cmdRun(a: RunArgs): Promise<number> {
   const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
   const nodeUrl = checkUrl('node-url', a.nodeUrl);
   const budgetDb = checkPostgresUrl('budget-db', a.budgetDb);
+  const queue = checkPostgresUrl('queue', a.queue);
+  if (queue && budgetDb) throw new UsageError('--budget-db: not with --queue (a queued run shares its budgets in the queue\'s database)');
+  // The pipeline's text travels to the workers through the queue: a key written in it would too.
+  const pipelineText = queue ? readPipeline(a.pipeline) : '';
+  const written = queue ? writtenKeys(pipelineText, a.pipeline) : [];
+  if (written.length)
+    throw new UsageError(`${a.pipeline}: ${written.join(', ')}: with --queue an API key is read on each worker from the environment (apiKey: \${CHAINLAKE_API_KEY}), not written in the pipeline, which travels through the queue`);
   if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
   if (a.dryRun) {
     const { formatPlan, planRun } = await import('../pipeline/plan.js');
@@ -96,10 +104,13 @@ async function cmdRun(a: RunArgs): Promise<number> {
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
   const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
   if (budgetDb) logger.info({ db: redactUrl(budgetDb) }, 'budgets shared with every process on the same key');
+  if (queue) logger.info({ queue: redactUrl(queue) }, "the run's partitions go to the workers of the queue");
   // Signals are handled until the embedded simulator has closed too.
   return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
     try {
-      const report = await runPipeline(p, { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, sharedBudget: shared?.factory, onStart: (r) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) }).finally(() => progress?.stop());
+      const o = { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
+      const urls = { data: sim?.url ?? dataUrl, metrics: sim?.url ?? metricsUrl, node: sim?.url ?? nodeUrl };
+      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...o, queue, pipelineText, urls }) : runPipeline(p, o)).finally(() => progress?.stop());
       process.stdout.write(formatReport(report) + '\n');
       await refreshWarehouse('run', lake, a.warehouse);
       if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
@@ -110,6 +121,16 @@ async function cmdRun(a: RunArgs): Promise<number> {
       await sim?.close();
     }
   });
+}
+
+async function cmdWorker(a: { queue: string; lake: string; concurrency?: string; logLevel?: string; logFormat?: 'json' | 'pretty' }): Promise<number> {
+  const queue = checkPostgresUrl('queue', a.queue)!;
+  const concurrency = wholeNumber('concurrency', a.concurrency, 1);
+  const lake = checkLake(a.lake);
+  const logger = makeLogger({ level: a.logLevel, format: a.logFormat });
+  const { runWorker } = await import('../pipeline/worker.js');
+  await stoppable(logger, 'the jobs under way keep their commits and go back to the queue', (signal) => runWorker({ queue, lake, concurrency, logger, signal }));
+  return 0;
 }
 
 /**
@@ -348,8 +369,20 @@ export async function main(argv: string[]): Promise<void> {
             .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
             .option('format', { type: 'string', choices: ['table', 'json'] as const, describe: 'with --dry-run: the plan as text (default) or one JSON document' })
             .option('budget-db', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: share each API key\'s rate budget with every process using this database (docs/cluster.md)' })
+            .option('queue', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: hand the partitions to `chainlake worker`s on this queue, and wait for them (docs/cluster.md)' })
             .option('warehouse', warehouseOption),
         async (a) => exit(await cmdRun(a as never)),
+      )
+      .command(
+        'worker',
+        'take the partitions of queued runs (run --queue) of a lake and work them, until stopped (SIGTERM, SIGINT)',
+        (y) =>
+          y
+            .option('queue', { type: 'string', requiresArg: true, demandOption: true, describe: 'postgres://user:password@host:port/db: the queue (docs/cluster.md)' })
+            .option('concurrency', { type: 'string', requiresArg: true, describe: 'jobs worked at once (default 1)' })
+            .option('log-level', { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' })
+            .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' }),
+        async (a) => exit(await cmdWorker(a as never)),
       )
       .command(
         'query [sql]',

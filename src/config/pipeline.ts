@@ -275,12 +275,19 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
 }
 
 export function loadPipeline(file: string): Pipeline {
-  let text: string;
+  return parsePipeline(readPipeline(file), file);
+}
+
+/** A pipeline file's text, as written (its `${VAR}` not yet read). */
+export function readPipeline(file: string): string {
   try {
-    text = readFileSync(file, 'utf8');
+    return readFileSync(file, 'utf8');
   } catch (err) {
     throw new UsageError(`${file}: cannot read the pipeline: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
   }
+}
+
+function parseYaml(text: string, file: string): unknown {
   const lineCounter = new LineCounter();
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true });
   if (doc.errors.length) {
@@ -288,5 +295,21 @@ export function loadPipeline(file: string): Pipeline {
     const pos = e.linePos?.[0];
     throw new UsageError(`${file}${pos ? `:${pos.line}:${pos.col}` : ''}: invalid YAML: ${e.message.split('\n')[0]}`);
   }
-  return checkPipeline(doc.toJS(), file);
+  return doc.toJS();
+}
+
+/** A pipeline from its text; `${VAR}` read from this process's environment. `file` names the place in messages. */
+export function parsePipeline(text: string, file: string): Pipeline {
+  return checkPipeline(parseYaml(text, file), file);
+}
+
+/**
+ * The sources whose API key is written in the pipeline's text rather than read from the
+ * environment (`${VAR}`): such a text must not travel (through a queue) to other machines.
+ */
+export function writtenKeys(text: string, file: string): string[] {
+  const doc = parseYaml(text, file) as { sources?: Record<string, { apiKey?: unknown } | undefined> } | null;
+  return Object.entries(doc?.sources ?? {})
+    .filter(([, src]) => typeof src?.apiKey === 'string' && src.apiKey.replace(/\$\{[A-Za-z_][A-Za-z0-9_]*\}/g, '').trim() !== '')
+    .map(([name]) => `sources.${name}.apiKey`);
 }

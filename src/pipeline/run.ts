@@ -11,7 +11,7 @@ import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { ParquetWriter } from '../load/parquet.js';
-import { STAGING, StateStore } from '../state/store.js';
+import { STAGING, StateStore, type HeldLock } from '../state/store.js';
 import { Skipped, UsageError } from '../errors.js';
 import { newStreamReport, saveReport, type RunReport, type StreamReport } from './report.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
@@ -76,29 +76,34 @@ async function refresh(p: PartitionRun): Promise<TableMergeInput | undefined> {
   }
 }
 
-export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
-  const store = await StateStore.open(o.lake);
-  const reports = new Map<string, StreamReport>();
-  const jobs = planJobs(p, reports);
-  const report: RunReport = { runId: runId(), pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
-  const lock = await store.lock({
-    wait: o.wait,
-    signal: o.signal,
-    onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake'),
-    onNote: (note) => o.logger.warn(note),
-  });
-  const t0 = performance.now();
+/** The clients of a run, one per service; only the data service is sent the key. */
+export type Clients = Record<Service, Client>;
+
+export function newClients(p: Pipeline, o: Pick<RunOptions, 'client' | 'sharedBudget'>): Clients {
+  // Only the data service is sent the key: the others' budgets are the service's, whoever asks.
+  const client = (s: Service) => new Client(s, p.sources[s], { ...o.client, shared: o.sharedBudget?.(s, s === 'data' ? p.sources.data.apiKey : undefined) });
+  return { data: client('data'), metrics: client('metrics'), node: client('node') };
+}
+
+/** Per service the run used: the budget in force at its end and where it came from. */
+export function budgetsOf(jobs: Job[], clients: Clients): RunReport['budgets'] {
+  const used = new Set(jobs.map((j) => j.decl.service));
+  return Object.fromEntries([...used].map((svc) => [svc, clients[svc].budgetState()]));
+}
+
+/**
+ * Works `jobs` into `store`: every partition, at most `partitionConcurrency` at once, then the
+ * merge of each table whose rows merge across partitions. Outcomes land in the jobs' reports: a
+ * failed partition is an error there, never a throw. The caller holds the right to write (the
+ * lake's lock, or a worker's leases through `store.guard`).
+ */
+export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, o: RunOptions & { runId: string }): Promise<void> {
   const writers: ParquetWriter[] = [];
   try {
-    const { rolledForward } = await store.recover();
-    if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
-    // Only the data service is sent the key: the others' budgets are the service's, whoever asks.
-    const client = (s: Service) => new Client(s, p.sources[s], { ...o.client, shared: o.sharedBudget?.(s, s === 'data' ? p.sources.data.apiKey : undefined) });
-    const clients = { data: client('data'), metrics: client('metrics'), node: client('node') };
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
     const free: ParquetWriter[] = [];
     const withWriter = async <T>(f: (w: ParquetWriter) => Promise<T>): Promise<T> => {
-      const w = free.pop() ?? (await ParquetWriter.open(store.path(join(STAGING, 'duckdb'))));
+      const w = free.pop() ?? (await ParquetWriter.open(store.path(join(STAGING, `duckdb-${process.pid}`))));
       if (!writers.includes(w)) writers.push(w);
       try {
         return await f(w);
@@ -108,13 +113,11 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     };
     // Seconds per stream are wall time from its first partition's start to its last one's end.
     const streamStart: Record<string, number> = {};
-    o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: store.lake }, 'run started');
-    o.onStart?.(report);
     const runJob = (job: Job) =>
       queue.add(async (): Promise<TableMergeInput | undefined> => {
         const started = (streamStart[job.decl.table] ??= performance.now());
         try {
-          const out = await withWriter((w) => refresh(new PartitionRun(job, store, w, clients[job.decl.service], { ...o, runId: report.runId })));
+          const out = await withWriter((w) => refresh(new PartitionRun(job, store, w, clients[job.decl.service], o)));
           job.report.partitionsDone++;
           o.logger.info({ table: job.decl.table, partition: job.partition.id }, 'partition done');
           return out;
@@ -144,35 +147,69 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
         if (!commit) return;
         const fresh = inputs.flatMap((i) => i.fresh);
         try {
-          await withWriter((w) => commitTable(decl, fresh, store, w, { ...commit, runId: report.runId, refreshed: true }));
+          await withWriter((w) => commitTable(decl, fresh, store, w, { ...commit, runId: o.runId, refreshed: true }));
         } catch (err) {
           tableJobs[0]!.report.errors.push(`merge into ${decl.table}: ${describeError(err)}`);
         }
       }),
     );
-    const used = new Set(jobs.map((j) => j.decl.service));
-    report.budgets = Object.fromEntries([...used].map((svc) => [svc, clients[svc].budgetState()]));
     if (o.strict)
-      for (const s of report.streams) if (s.rejects > 0) s.errors.push(`${s.rejects} rows rejected (--strict); see the _rejects view`);
-    report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
+      for (const r of new Set(jobs.map((j) => j.report))) if (r.rejects > 0) r.errors.push(`${r.rejects} rows rejected (--strict); see the _rejects view`);
   } finally {
     for (const w of writers) w.close();
-    // What the run staged and did not commit (a merge's inputs, a batch cut short) goes now, not
-    // at the next start: _staging does not keep a run's leftovers on disk between runs.
-    try {
-      await store.recover();
-    } catch (err) {
-      o.logger.warn({ err: describeError(err) }, 'could not clear _staging; the next run will');
-    }
-    report.finishedAt = new Date().toISOString();
-    report.seconds = (performance.now() - t0) / 1000;
-    if (report.status === 'running') report.status = 'failed';
-    try {
-      await store.publish(saveReport(store.root, report));
-    } finally {
-      await lock.release();
-    }
+  }
+}
+
+/** Takes the lake's lock (one writer per lake), or waits for it with --wait. */
+export function lockLake(store: StateStore, o: RunOptions) {
+  return store.lock({
+    wait: o.wait,
+    signal: o.signal,
+    onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake'),
+    onNote: (note) => o.logger.warn(note),
+  });
+}
+
+/**
+ * The end of a run that held the lake: what it staged and did not commit (a merge's inputs, a
+ * batch cut short) goes now, not at the next start (_staging does not keep a run's leftovers
+ * between runs); the report is written to the lake; the lock is released.
+ */
+export async function finishRun(store: StateStore, report: RunReport, t0: number, lock: HeldLock, o: RunOptions): Promise<void> {
+  try {
+    await store.recover();
+  } catch (err) {
+    o.logger.warn({ err: describeError(err) }, 'could not clear _staging; the next run will');
+  }
+  report.finishedAt = new Date().toISOString();
+  report.seconds = (performance.now() - t0) / 1000;
+  if (report.status === 'running') report.status = 'failed';
+  try {
+    await store.publish(saveReport(store.root, report));
+  } finally {
+    await lock.release();
   }
   o.logger.info({ run: report.runId, status: report.status, seconds: report.seconds }, 'run finished');
+}
+
+export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
+  const store = await StateStore.open(o.lake);
+  const reports = new Map<string, StreamReport>();
+  const jobs = planJobs(p, reports);
+  const report: RunReport = { runId: runId(), pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
+  const lock = await lockLake(store, o);
+  const t0 = performance.now();
+  try {
+    const { rolledForward } = await store.recover();
+    if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
+    const clients = newClients(p, o);
+    o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: store.lake }, 'run started');
+    o.onStart?.(report);
+    await runJobs(jobs, store, clients, { ...o, runId: report.runId });
+    report.budgets = budgetsOf(jobs, clients);
+    report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
+  } finally {
+    await finishRun(store, report, t0, lock, o);
+  }
   return report;
 }

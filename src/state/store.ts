@@ -81,6 +81,12 @@ export class StateStore {
   /** Throws when this process may no longer write the lake (its lease was taken over): checked before every commit and recovery. */
   fence?: () => void;
 
+  /**
+   * Runs each state change of a partition (a commit, a roll-forward) inside the caller's check: a
+   * worker's lease on the partition (cluster/queue.ts), which refuses or holds off a takeover.
+   */
+  guard?: <T>(table: string, partition: string, change: () => Promise<T>) => Promise<T>;
+
   /** A lake folder on this machine (StateStore.open takes an s3:// lake too). */
   constructor(lake: string, remote?: { objects: S3Objects; root: string }) {
     if (remote) {
@@ -95,11 +101,15 @@ export class StateStore {
     }
   }
 
-  /** The store of a lake folder or of an s3:// lake (its bucket checked). */
-  static async open(lake: string): Promise<StateStore> {
+  /**
+   * The store of a lake folder or of an s3:// lake (its bucket checked). `work`: the local work
+   * folder of an s3:// lake, when not the lake's usual one (each worker process has its own).
+   */
+  static async open(lake: string, o: { work?: (usual: string) => string } = {}): Promise<StateStore> {
     if (!isObjectUrl(lake)) return new StateStore(lake);
     const objects = await S3Objects.open(lake);
-    return new StateStore(lake, { objects, root: workFolder(objects.where) });
+    const usual = workFolder(objects.where);
+    return new StateStore(lake, { objects, root: o.work?.(usual) ?? usual });
   }
 
   /** Whether the lake is on object storage. */
@@ -217,12 +227,42 @@ export class StateStore {
     // lake already (a rebuild's under _rebuild/) are moved where they are.
     await Promise.all(pendingMoves.filter(([s]) => s.startsWith(`${STAGING}/`)).map(([s]) => this.objects.upload(s, this.path(s))));
     const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel) } };
-    await this.writeState(state);
-    await this.apply(state);
-    delete state.pending;
-    await this.writeState(state);
-    this.mirror?.save();
-    return state;
+    return this.guarded(state, async () => {
+      await this.writeState(state);
+      await this.apply(state);
+      delete state.pending;
+      await this.writeState(state);
+      this.mirror?.save();
+      return state;
+    });
+  }
+
+  private guarded<T>(state: PartitionState, change: () => Promise<T>): Promise<T> {
+    return this.guard ? this.guard(state.table, state.partition, change) : change();
+  }
+
+  /**
+   * A worker's start on a partition: its state brought up to date with the store (another machine
+   * may have committed it last) and a commit its last writer left half-done rolled forward. Other
+   * partitions and staging are left alone: other workers write them.
+   */
+  async recoverPartition(table: string, partition: string): Promise<void> {
+    this.fence?.();
+    const key = this.stateKey(table, partition);
+    if (this.mirror) {
+      const found = (await this.objects.list(key)).find((o) => o.key === key);
+      if (found) await this.mirror.fetch(key, { etag: found.etag });
+      else this.mirror.forget(key);
+      this.mirror.save();
+    }
+    const state = this.load(table, partition);
+    if (!state.pending) return;
+    await this.guarded(state, async () => {
+      await this.apply(state);
+      delete state.pending;
+      await this.writeState(state);
+      this.mirror?.save();
+    });
   }
 
   /** Carries out pending moves and deletes; safe to repeat. */

@@ -1,0 +1,23 @@
+// A connection pool on a PostgreSQL named by a connection string, and how its failures read.
+import pg from 'pg';
+
+/** A pool whose idle connections the server may close (a restart) without ending the process: the next query fails instead. */
+export function openPool(url: string, max: number): pg.Pool {
+  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
+  pool.on('error', () => {});
+  return pool;
+}
+
+/**
+ * The database is away (refused, dropped or timed out the connection, or is shutting down or
+ * starting), as opposed to refusing a query: the former passes, the latter is a bug to report.
+ */
+export function unavailable(e: unknown): boolean {
+  const code = (e as { code?: unknown }).code;
+  if (typeof code === 'string' && (/^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
+  return e instanceof Error && /Connection terminated|timeout|connect ECONNREFUSED/i.test(e.message);
+}
+
+export function errorMessage(e: unknown): string {
+  return e instanceof Error ? e.message : String(e);
+}

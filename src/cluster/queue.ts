@@ -1,0 +1,321 @@
+// A run's work as jobs in PostgreSQL (docs/cluster.md, "Workers"). pg-boss keeps the queue: a job
+// goes to one worker at a time and is put back (retried) when failed. Who may commit is decided
+// here, not by the queue: a lease per job key with a fencing token, renewed by its worker. A commit
+// runs inside a transaction that holds the lease's row and checks the token and the run, so a
+// worker that lost its lease (taken over, the run ended, the database away past the bound) commits
+// nothing, and a takeover waits for a commit under way to end.
+import { createHash, randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type pg from 'pg';
+import PgBoss from 'pg-boss';
+import { RunError } from '../errors.js';
+import { errorMessage, openPool, unavailable } from './pg.js';
+import { redactUrl } from './url.js';
+
+/** pg-boss's tables live in their own schema; chainlake's beside them in `chainlake`. */
+const BOSS_SCHEMA = 'chainlake_queue';
+
+const MIGRATE = `
+SELECT pg_advisory_xact_lock(hashtext('chainlake.migrate'));
+CREATE SCHEMA IF NOT EXISTS chainlake;
+CREATE TABLE IF NOT EXISTS chainlake.runs (
+  run_id     text PRIMARY KEY,
+  queue      text NOT NULL,
+  holder     text NOT NULL,
+  expires_at timestamptz NOT NULL,
+  ended      boolean NOT NULL DEFAULT false
+);
+CREATE TABLE IF NOT EXISTS chainlake.leases (
+  key        text PRIMARY KEY,
+  token      bigint NOT NULL,
+  holder     text NOT NULL,
+  run_id     text NOT NULL,
+  expires_at timestamptz NOT NULL
+);
+`;
+
+const IN_MS = `* interval '1 millisecond'`;
+
+/**
+ * Times a job is handed out again after its worker was lost (killed, cut off): a job lost this
+ * often fails its partitions, as a failed partition does in one process.
+ */
+export const JOB_RETRIES = 25;
+/** pg-boss's own expiry is a backstop only (a lost worker is found by its lease): below its 24-hour limit. */
+const EXPIRE_SECONDS = 23 * 3600;
+
+/** The queue's database did not answer (as opposed to refusing a query). */
+export class QueueUnavailable extends RunError {}
+
+/** A worker's lease on a job key was taken over, or its run ended: it must not commit. */
+export class LeaseLost extends RunError {}
+
+export interface QueuedJob<T> {
+  id: string;
+  data: T & { run: string; key: string };
+}
+
+export interface JobState {
+  id: string;
+  state: 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
+  output: unknown;
+  retryCount: number;
+  /** Active, and no live lease on its key for longer than the bound: its worker is gone. */
+  lost: boolean;
+}
+
+/** The queue of a lake: every run and worker of that lake meets there. */
+export function queueName(lake: string): string {
+  return `chainlake-${createHash('sha256').update(lake).digest('hex').slice(0, 16)}`;
+}
+
+/** Who holds a lease, as shown: host and pid. */
+export function holderName(): string {
+  return `${hostname()}:${process.pid}`;
+}
+
+export class WorkQueue {
+  readonly where: string;
+
+  private constructor(
+    private readonly pool: pg.Pool,
+    private readonly boss: PgBoss,
+    url: string,
+  ) {
+    this.where = redactUrl(url);
+  }
+
+  /**
+   * Connects to `url` (postgres://…) and creates the tables if missing. `onError` hears what the
+   * queue's own upkeep could not do (the database away): the next call fails with a clear error.
+   */
+  static async open(url: string, o: { onError?: (message: string) => void } = {}): Promise<WorkQueue> {
+    const pool = openPool(url, 8);
+    const boss = new PgBoss({ connectionString: url, schema: BOSS_SCHEMA, schedule: false, max: 4, application_name: 'chainlake' });
+    boss.on('error', (e: unknown) => o.onError?.(errorMessage(e)));
+    const q = new WorkQueue(pool, boss, url);
+    try {
+      await q.call(() => boss.start());
+      await q.query(MIGRATE);
+    } catch (e) {
+      await q.close();
+      throw e;
+    }
+    return q;
+  }
+
+  async close(): Promise<void> {
+    await this.boss.stop({ graceful: false, wait: true, close: true }).catch(() => undefined);
+    await this.pool.end().catch(() => undefined);
+  }
+
+  /** Calls the database, naming it (without its password) when it fails. */
+  private async call<T>(f: () => Promise<T>): Promise<T> {
+    try {
+      return await f();
+    } catch (e) {
+      if (unavailable(e)) throw new QueueUnavailable(`the queue's database ${this.where} did not answer: ${errorMessage(e)}`);
+      throw new RunError(`the queue's database ${this.where} refused a query: ${errorMessage(e)}`);
+    }
+  }
+
+  private query<R extends pg.QueryResultRow>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return this.call(() => this.pool.query<R>(sql, params));
+  }
+
+  /**
+   * Opens a run on `queue`: the runs before it on the same queue end (their jobs are cancelled and
+   * their workers' leases no longer commit; the caller holds the lake, so they are dead), and this
+   * one lives while renewRun() keeps it.
+   */
+  async beginRun(queue: string, runId: string, boundMs: number): Promise<void> {
+    await this.call(() => this.boss.createQueue(queue, { name: queue, retryLimit: JOB_RETRIES, retryDelay: 1, expireInSeconds: EXPIRE_SECONDS }));
+    await this.query(`UPDATE chainlake.runs SET ended = true WHERE queue = $1 AND NOT ended`, [queue]);
+    const old = await this.query<{ id: string }>(`SELECT id FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND state < 'completed'`, [queue]);
+    if (old.rows.length) await this.call(() => this.boss.cancel(queue, old.rows.map((r) => r.id)));
+    await this.query(`INSERT INTO chainlake.runs (run_id, queue, holder, expires_at) VALUES ($1, $2, $3, clock_timestamp() + $4 ${IN_MS})`, [runId, queue, holderName(), boundMs]);
+  }
+
+  /** Keeps the run alive for `boundMs` more; false when it was ended (a later run took the queue). */
+  async renewRun(runId: string, boundMs: number): Promise<boolean> {
+    const r = await this.query(`UPDATE chainlake.runs SET expires_at = clock_timestamp() + $2 ${IN_MS} WHERE run_id = $1 AND NOT ended RETURNING 1`, [runId, boundMs]);
+    return r.rowCount === 1;
+  }
+
+  /** Ends the run: its jobs not done are cancelled, its workers commit nothing more. */
+  async endRun(queue: string, runId: string): Promise<void> {
+    await this.query(`UPDATE chainlake.runs SET ended = true WHERE run_id = $1`, [runId]);
+    const open = await this.query<{ id: string }>(`SELECT id FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND state < 'completed' AND data->>'run' = $2`, [queue, runId]);
+    if (open.rows.length) await this.call(() => this.boss.cancel(queue, open.rows.map((r) => r.id)));
+  }
+
+  /** Whether the run is alive (not ended, renewed within its bound). */
+  async runLive(runId: string): Promise<boolean> {
+    const r = await this.query(`SELECT 1 FROM chainlake.runs WHERE run_id = $1 AND NOT ended AND expires_at > clock_timestamp()`, [runId]);
+    return r.rowCount === 1;
+  }
+
+  /** Queues the run's jobs; each `key` names what its lease guards. Returns the jobs' ids, in order. */
+  async send<T extends object>(queue: string, runId: string, jobs: Array<{ key: string; data: T }>): Promise<string[]> {
+    const ids = jobs.map(() => randomUUID());
+    await this.call(() =>
+      this.boss.insert(jobs.map((j, i) => ({ id: ids[i], name: queue, data: { ...j.data, run: runId, key: j.key }, retryLimit: JOB_RETRIES, retryDelay: 1, expireInSeconds: EXPIRE_SECONDS }))),
+    );
+    return ids;
+  }
+
+  /** The states of `ids`; an active job whose key has had no live lease for `boundMs` is `lost`. */
+  async states(queue: string, ids: string[], boundMs: number): Promise<JobState[]> {
+    const r = await this.query<{ id: string; state: JobState['state']; output: unknown; retry_count: number; lost: boolean }>(
+      `SELECT j.id, j.state, j.output, j.retry_count,
+              j.state = 'active' AND j.started_on < clock_timestamp() - $3 ${IN_MS}
+                AND NOT EXISTS (SELECT 1 FROM chainlake.leases l WHERE l.key = j.data->>'key' AND l.run_id = j.data->>'run'
+                                AND l.expires_at > clock_timestamp() - $3 ${IN_MS}) AS lost
+       FROM ${BOSS_SCHEMA}.job j WHERE j.name = $1 AND j.id = ANY($2::uuid[])`,
+      [queue, ids, boundMs],
+    );
+    return r.rows.map((x) => ({ id: x.id, state: x.state, output: x.output, retryCount: x.retry_count, lost: x.lost }));
+  }
+
+  /** Puts a job back for another worker (or fails it when it was handed out too often). */
+  async fail(queue: string, id: string, message: string): Promise<void> {
+    await this.call(() => this.boss.fail(queue, id, { message }));
+  }
+
+  /** The next job of `queue` for this worker, if any. */
+  async take<T>(queue: string): Promise<QueuedJob<T> | undefined> {
+    // pg-boss's fetch swallows errors (it returns no job): a ping first tells a database away from an empty queue.
+    await this.query('SELECT 1');
+    const [job] = await this.call(() => this.boss.fetch<T & { run: string; key: string }>(queue, { batchSize: 1 }));
+    return job ? { id: job.id, data: job.data } : undefined;
+  }
+
+  async complete(queue: string, id: string, output: object): Promise<void> {
+    await this.call(() => this.boss.complete(queue, id, output));
+  }
+
+  /** The lease of `key` for the run, when no other live worker holds it (a takeover waits for a commit under way). */
+  async lease(key: string, runId: string, boundMs: number, onLost: (reason: string) => void): Promise<JobLease | undefined> {
+    const r = await this.query<{ token: string }>(
+      `INSERT INTO chainlake.leases AS l (key, token, holder, run_id, expires_at)
+       VALUES ($1, 1, $2, $3, clock_timestamp() + $4 ${IN_MS})
+       ON CONFLICT (key) DO UPDATE SET token = l.token + 1, holder = EXCLUDED.holder, run_id = EXCLUDED.run_id, expires_at = EXCLUDED.expires_at
+       WHERE l.expires_at < clock_timestamp() OR l.run_id <> EXCLUDED.run_id
+       RETURNING token`,
+      [key, holderName(), runId, boundMs],
+    );
+    const token = r.rows[0]?.token;
+    return token === undefined ? undefined : new JobLease(this, key, token, runId, boundMs, onLost);
+  }
+
+  /** @internal JobLease's statements. */
+  async leaseQuery(sql: string, params: unknown[]): Promise<pg.QueryResult> {
+    return this.query(sql, params);
+  }
+
+  /** @internal A connection of its own, for a guarded commit's transaction. */
+  async connect(): Promise<pg.PoolClient> {
+    return this.call(() => this.pool.connect());
+  }
+}
+
+/**
+ * A worker's hold on a job key. Renewed every third of its bound; lost when the renewal finds the
+ * token changed or the run ended, or when the database did not answer for the whole bound.
+ */
+export class JobLease {
+  private timer: NodeJS.Timeout | undefined;
+  private renewed = Date.now();
+  private lostReason: string | undefined;
+
+  constructor(
+    private readonly q: WorkQueue,
+    readonly key: string,
+    readonly token: string,
+    readonly runId: string,
+    private readonly boundMs: number,
+    private readonly onLost: (reason: string) => void,
+  ) {
+    this.timer = setInterval(() => void this.renew(), Math.max(100, Math.floor(boundMs / 3)));
+    this.timer.unref();
+  }
+
+  get lost(): string | undefined {
+    return this.lostReason;
+  }
+
+  private lose(reason: string): void {
+    if (this.lostReason) return;
+    this.lostReason = reason;
+    clearInterval(this.timer);
+    this.onLost(reason);
+  }
+
+  private async renew(): Promise<void> {
+    if (this.lostReason) return;
+    try {
+      const r = await this.q.leaseQuery(
+        `UPDATE chainlake.leases SET expires_at = clock_timestamp() + $3 ${IN_MS}
+         WHERE key = $1 AND token = $2
+           AND EXISTS (SELECT 1 FROM chainlake.runs WHERE run_id = $4 AND NOT ended AND expires_at > clock_timestamp())
+         RETURNING 1`,
+        [this.key, this.token, this.boundMs, this.runId],
+      );
+      if (r.rowCount === 1) this.renewed = Date.now();
+      else this.lose(`the lease of ${this.key} was taken over or its run ended`);
+    } catch (e) {
+      // Within the bound nobody else can take the lease: the worker goes on.
+      if (Date.now() - this.renewed >= this.boundMs) this.lose(`the lease of ${this.key} could not be renewed for ${Math.round(this.boundMs / 1000)} s: ${errorMessage(e)}`);
+    }
+  }
+
+  /**
+   * Runs a commit under the lease: in a transaction that holds the lease's row, after checking the
+   * token and the run, so that nobody takes the lease over while it runs. A connection that stays
+   * in the transaction longer than the bound (a frozen worker) is closed by the server.
+   */
+  async guard<T>(commit: () => Promise<T>): Promise<T> {
+    if (this.lostReason) throw new LeaseLost(`${this.lostReason}: not committing`);
+    const db = async <R>(f: () => Promise<R>): Promise<R> => {
+      try {
+        return await f();
+      } catch (e) {
+        if (unavailable(e)) throw new QueueUnavailable(`the queue's database ${this.q.where} did not answer during a commit: ${errorMessage(e)}`);
+        throw e;
+      }
+    };
+    const c = await this.q.connect();
+    let ok = false;
+    try {
+      await db(() => c.query('BEGIN'));
+      await db(() => c.query(`SET LOCAL idle_in_transaction_session_timeout = ${Math.max(1000, Math.floor(this.boundMs))}`));
+      const held = await db(() =>
+        c.query(
+          `SELECT 1 FROM chainlake.leases l JOIN chainlake.runs r ON r.run_id = l.run_id
+           WHERE l.key = $1 AND l.token = $2 AND l.expires_at > clock_timestamp() AND NOT r.ended AND r.expires_at > clock_timestamp()
+           FOR UPDATE OF l FOR SHARE OF r`,
+          [this.key, this.token],
+        ),
+      );
+      if (held.rowCount !== 1) {
+        this.lose(`the lease of ${this.key} was taken over or its run ended`);
+        throw new LeaseLost(`${this.lostReason}: not committing`);
+      }
+      const out = await commit();
+      await db(() => c.query('COMMIT'));
+      ok = true;
+      return out;
+    } finally {
+      if (!ok) await c.query('ROLLBACK').catch(() => undefined);
+      c.release(!ok);
+    }
+  }
+
+  /** Gives the lease back: the next worker on the key need not wait for its bound. */
+  async release(): Promise<void> {
+    clearInterval(this.timer);
+    if (this.lostReason) return;
+    this.lostReason = 'released';
+    await this.q.leaseQuery(`DELETE FROM chainlake.leases WHERE key = $1 AND token = $2`, [this.key, this.token]).catch(() => undefined);
+  }
+}

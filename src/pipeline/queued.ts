@@ -1,0 +1,187 @@
+// `run --queue`: the run's partitions as jobs for workers (worker.ts) on a PostgreSQL queue
+// (cluster/queue.ts). This process holds the lake as a run does (its lock, the roll-forward before,
+// the clean-up and the report after) and lends its partitions to the workers: one job per
+// partition, or one per table for a stream whose rows merge across partitions (its merge needs
+// them all in one place). It puts back the jobs of workers that vanished, adds up what the workers
+// report as jobs complete, and exits as a run does.
+import type { Pipeline, SourceName } from '../config/pipeline.js';
+import { TABLE_PARTITION, StateStore } from '../state/store.js';
+import { leaseBound } from '../state/lock.js';
+import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluster/queue.js';
+import { errorMessage } from '../cluster/pg.js';
+import type { RunReport, StreamReport } from './report.js';
+import { finishRun, lockLake, planJobs, runId, type RunOptions } from './run.js';
+import type { Job } from './partition.js';
+
+/** What a job asks of a worker: which partitions of which table, from which pipeline, how. */
+export interface WorkOrder {
+  lake: string;
+  /** The pipeline's text as written: `${VAR}` (API keys) are read on the worker's machine. */
+  pipeline: { file: string; text: string };
+  table: string;
+  partitions: string[];
+  options: { flushRows?: number; fullRefresh?: string[]; strict?: boolean; keepRaw?: boolean; urls: Partial<Record<SourceName, string>> };
+}
+
+/** What a worker answers when its job is done. */
+export interface WorkResult {
+  report: StreamReport;
+  budgets?: RunReport['budgets'];
+}
+
+export interface QueuedRunOptions extends RunOptions {
+  /** postgres://… */
+  queue: string;
+  pipelineText: string;
+  urls: Partial<Record<SourceName, string>>;
+}
+
+/** Seconds the queue's database may stay away before the run gives up (the workers wait on). */
+const PATIENCE_BOUNDS = 10;
+
+/** The lease key of a job: one per partition, or one per table when its rows merge across partitions. */
+export function jobKey(queue: string, table: string, partition: string): string {
+  return `${queue}/${table}/${partition}`;
+}
+
+/** The run's jobs as work orders: a table merged across partitions is one order. */
+export function workOrders(p: Pipeline, jobs: Job[], lake: string, o: QueuedRunOptions): Array<{ partition: string; order: WorkOrder }> {
+  const options = { flushRows: o.flushRows, fullRefresh: o.fullRefresh ? [...o.fullRefresh] : undefined, strict: o.strict, keepRaw: o.keepRaw, urls: o.urls };
+  const base = { lake, pipeline: { file: p.file, text: o.pipelineText }, options };
+  const out: Array<{ partition: string; order: WorkOrder }> = [];
+  const whole = new Map<string, WorkOrder>();
+  for (const job of jobs) {
+    const table = job.decl.table;
+    if (job.decl.mergeScope !== 'table') {
+      out.push({ partition: job.partition.id, order: { ...base, table, partitions: [job.partition.id] } });
+      continue;
+    }
+    const order = whole.get(table);
+    if (order) order.partitions.push(job.partition.id);
+    else {
+      const o2 = { ...base, table, partitions: [job.partition.id] };
+      whole.set(table, o2);
+      out.push({ partition: TABLE_PARTITION, order: o2 });
+    }
+  }
+  return out;
+}
+
+/** Adds a worker's report of some of a table's partitions to the run's report of the table. */
+export function addReport(into: StreamReport, from: StreamReport): void {
+  for (const [k, v] of Object.entries(from) as Array<[keyof StreamReport, unknown]>) {
+    if (k === 'partitions' || k === 'table') continue;
+    const cur = into[k] as unknown;
+    if (k === 'seconds') into.seconds = Math.max(into.seconds, from.seconds);
+    else if (typeof v === 'number' && typeof cur === 'number') (into as unknown as Record<string, number>)[k] = cur + v;
+    else if (Array.isArray(v) && Array.isArray(cur)) cur.push(...(v as unknown[]));
+    else if (v && typeof v === 'object' && cur && typeof cur === 'object') {
+      const m = cur as Record<string, number>;
+      for (const [kk, n] of Object.entries(v as Record<string, number>)) m[kk] = (m[kk] ?? 0) + n;
+    }
+  }
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}
+
+export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunReport> {
+  const store = await StateStore.open(o.lake);
+  const reports = new Map<string, StreamReport>();
+  const jobs = planJobs(p, reports);
+  const id = runId();
+  const report: RunReport = { runId: id, pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
+  const lock = await lockLake(store, o);
+  const t0 = performance.now();
+  const bound = leaseBound();
+  let q: WorkQueue | undefined;
+  let renewer: NodeJS.Timeout | undefined;
+  try {
+    const { rolledForward } = await store.recover();
+    if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
+    q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.warn({ err: message }, "the queue's upkeep failed") });
+    const queue = queueName(store.lake);
+    await q.beginRun(queue, id, bound);
+    let lastOk = Date.now();
+    const live = q;
+    renewer = setInterval(() => {
+      live.renewRun(id, bound).then(
+        (ok) => {
+          lastOk = Date.now();
+          if (!ok) o.logger.error({ run: id }, 'the run was ended by a later run on the same lake');
+        },
+        () => undefined,
+      );
+    }, Math.max(100, Math.floor(bound / 3)));
+    const orders = workOrders(p, jobs, store.lake, o);
+    const ids = await q.send(
+      queue,
+      id,
+      orders.map(({ partition, order }) => ({ key: jobKey(queue, order.table, partition), data: order })),
+    );
+    const orderOf = new Map(ids.map((x, i) => [x, orders[i]!.order]));
+    o.logger.info({ run: id, pipeline: p.name, partitions: jobs.length, jobs: ids.length, lake: store.lake, queue: q.where }, 'run queued: waiting for workers');
+    o.onStart?.(report);
+    const open = new Set(ids);
+    let lost = 0;
+    const budgets: NonNullable<RunReport['budgets']> = {};
+    const settle = (s: JobState) => {
+      const order = orderOf.get(s.id)!;
+      const into = reports.get(order.table)!;
+      open.delete(s.id);
+      if (s.state === 'completed') {
+        const r = s.output as WorkResult;
+        addReport(into, r.report);
+        Object.assign(budgets, r.budgets ?? {});
+        o.logger.info({ table: order.table, partitions: order.partitions.length, errors: r.report.errors.length }, 'job done');
+      } else {
+        const why = (s.output as { message?: string } | null)?.message ?? s.state;
+        for (const part of order.partitions) into.errors.push(`${part}: ${why}`);
+        o.logger.error({ table: order.table, partitions: order.partitions, err: why }, 'job failed');
+      }
+    };
+    while (open.size > 0 && !o.signal?.aborted) {
+      let states: JobState[];
+      try {
+        states = await q.states(queue, [...open], bound);
+        lastOk = Date.now();
+      } catch (err) {
+        if (!(err instanceof QueueUnavailable)) throw err;
+        const away = Date.now() - lastOk;
+        if (away > PATIENCE_BOUNDS * bound) throw new QueueUnavailable(`${err.message} (for ${Math.round(away / 1000)} s; ${ids.length - open.size} of ${ids.length} jobs done, their commits kept: rerun to finish)`);
+        o.logger.warn({ err: err.message }, "the queue's database is away: waiting for it");
+        await sleep(1000, o.signal);
+        continue;
+      }
+      for (const s of states) {
+        if (s.state === 'completed' || s.state === 'failed' || s.state === 'cancelled') settle(s);
+        else if (s.lost) {
+          lost++;
+          o.logger.warn({ table: orderOf.get(s.id)!.table, partitions: orderOf.get(s.id)!.partitions, attempt: s.retryCount + 1 }, 'a worker was lost: its job goes to another');
+          await q.fail(queue, s.id, `its worker was lost ${s.retryCount + 1} times (no lease renewed for ${Math.round(bound / 1000)} s)`);
+        }
+      }
+      if (open.size > 0) await sleep(500, o.signal);
+    }
+    report.budgets = budgets;
+    if (lost) o.logger.info({ lost }, 'jobs handed to another worker after theirs was lost');
+    if (o.signal?.aborted) {
+      for (const idLeft of open) for (const part of orderOf.get(idLeft)!.partitions) reports.get(orderOf.get(idLeft)!.table)!.errors.push(`${part}: ${errorMessage(o.signal.reason)}`);
+    }
+    // The jobs not done are cancelled and their workers commit nothing more before the lake is let go.
+    await q.endRun(queue, id).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'could not end the run in the queue; its workers stop at their lease bound'));
+    report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
+  } catch (err) {
+    for (const s of report.streams) if (s.partitionsDone < s.partitions && s.errors.length === 0) s.errors.push(errorMessage(err));
+    throw err;
+  } finally {
+    clearInterval(renewer);
+    await q?.close();
+    await finishRun(store, report, t0, lock, o);
+  }
+  return report;
+}

@@ -1,0 +1,179 @@
+// `chainlake worker --queue postgres://…`: takes jobs of a lake's runs (queued.ts) from the queue
+// and works them as a run works its partitions (run.ts runJobs), on any machine that reaches the
+// database, the services and the lake. The lake is not locked: each job's lease (cluster/queue.ts)
+// guards every commit of its partitions, so a worker that lost its lease commits nothing, and a
+// worker taking a job over resumes from the last commit, rolling forward one left half-done.
+import type { Logger } from 'pino';
+import { parsePipeline } from '../config/pipeline.js';
+import { LeaseLost, QueueUnavailable, WorkQueue, queueName, type JobLease, type QueuedJob } from '../cluster/queue.js';
+import { errorMessage } from '../cluster/pg.js';
+import { sharedBudgets } from '../cluster/port.js';
+import { LakeLock, leaseBound } from '../state/lock.js';
+import { StateStore, TABLE_PARTITION, type HeldLock } from '../state/store.js';
+import { RunError } from '../errors.js';
+import { newStreamReport, type StreamReport } from './report.js';
+import { budgetsOf, newClients, planJobs, runJobs, type Clients } from './run.js';
+import type { WorkOrder, WorkResult } from './queued.js';
+
+export interface WorkerOptions {
+  /** postgres://… */
+  queue: string;
+  lake: string;
+  /** Jobs worked at once. */
+  concurrency?: number;
+  /** Partitions of one job (a table merged across partitions) worked at once. */
+  partitionConcurrency?: number;
+  logger: Logger;
+  /** Stops taking jobs; the jobs under way stop at their next safe point and go back to the queue. */
+  signal: AbortSignal;
+  /** Called with each job's outcome (tests, the demo). */
+  onJob?: (table: string, partitions: string[], outcome: 'done' | 'given back' | 'lost' | 'abandoned') => void;
+}
+
+function sleep(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+  });
+}
+
+/**
+ * An s3:// lake's local work folder of this process: each worker takes the first free one beside
+ * the usual (by the same lock a run takes on its work folder), so workers on one machine never
+ * share copies.
+ */
+async function workSlot(lake: string): Promise<{ store: StateStore; slot?: HeldLock }> {
+  const probe = await StateStore.open(lake);
+  if (!probe.remote) return { store: probe };
+  for (let n = 0; ; n++) {
+    const folder = `${probe.root}-worker${n}`;
+    try {
+      const held = await LakeLock.acquire(folder);
+      return { store: await StateStore.open(lake, { work: () => folder }), slot: held };
+    } catch (err) {
+      if (n >= 63) throw err;
+    }
+  }
+}
+
+export async function runWorker(o: WorkerOptions): Promise<void> {
+  const { store, slot } = await workSlot(o.lake);
+  const queue = queueName(store.lake);
+  const bound = leaseBound();
+  const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.debug({ err: message }, "the queue's upkeep failed") });
+  const shared = sharedBudgets(o.queue);
+  // A job's partitions commit under its lease; a commit of anything else is refused.
+  const leases = new Map<string, JobLease>();
+  store.guard = (table, partition, change) => {
+    const lease = leases.get(`${table}\0${partition}`);
+    if (!lease) throw new LeaseLost(`no lease of ${table}/${partition} in this worker: not committing`);
+    return lease.guard(change);
+  };
+  // The clients of the latest run: what they learnt (the budget, the latency) serves its next job.
+  let clients: { run: string; clients: Clients } | undefined;
+  o.logger.info({ lake: store.lake, queue: q.where, concurrency: o.concurrency ?? 1 }, 'worker started: waiting for jobs');
+
+  const work = async (job: QueuedJob<WorkOrder>): Promise<void> => {
+    const order = job.data;
+    const run = job.data.run;
+    const done = (outcome: Parameters<NonNullable<WorkerOptions['onJob']>>[2]) => o.onJob?.(order.table, order.partitions, outcome);
+    if (!(await q.runLive(run))) {
+      await q.complete(queue, job.id, { abandoned: true });
+      done('abandoned');
+      return;
+    }
+    const stop = new AbortController();
+    const onStop = () => stop.abort(new RunError('the worker was stopped'));
+    o.signal.addEventListener('abort', onStop, { once: true });
+    let lease: JobLease | undefined;
+    const stopped = async () => {
+      const reason = stop.signal.reason;
+      if (reason instanceof LeaseLost) {
+        // Another worker has the job, or its run ended: nothing to tell the queue.
+        o.logger.warn({ table: order.table, err: reason.message }, 'job lost');
+        done('lost');
+      } else {
+        await q.fail(queue, job.id, `given back: ${errorMessage(reason)}`);
+        o.logger.info({ table: order.table }, 'job given back (the worker stops)');
+        done('given back');
+      }
+    };
+    const names = [...order.partitions, TABLE_PARTITION].map((p) => `${order.table}\0${p}`);
+    try {
+      // A live holder of the key is a job handed out twice (its worker was thought lost): wait for it.
+      while (!(lease = await q.lease(job.data.key, run, bound, (reason) => stop.abort(new LeaseLost(reason))))) {
+        if (stop.signal.aborted) return await stopped();
+        await sleep(Math.max(100, bound / 3), stop.signal);
+      }
+      for (const n of names) leases.set(n, lease);
+      const p = parsePipeline(order.pipeline.text, order.pipeline.file);
+      for (const [name, url] of Object.entries(order.options.urls)) if (url) p.sources[name as keyof typeof p.sources].url = url;
+      const reports = new Map<string, StreamReport>();
+      const wanted = new Set(order.partitions);
+      const jobs = planJobs(p, reports).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
+      if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
+      if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory }) };
+      for (const j of jobs) await store.recoverPartition(order.table, j.partition.id);
+      if (jobs[0]!.decl.mergeScope === 'table') await store.recoverPartition(order.table, TABLE_PARTITION);
+      o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
+      await runJobs(jobs, store, clients.clients, {
+        lake: store.lake,
+        logger: o.logger,
+        signal: stop.signal,
+        runId: run,
+        flushRows: order.options.flushRows,
+        fullRefresh: order.options.fullRefresh ? new Set(order.options.fullRefresh) : undefined,
+        strict: order.options.strict,
+        keepRaw: order.options.keepRaw,
+        partitionConcurrency: o.partitionConcurrency,
+      });
+      if (stop.signal.aborted) return await stopped();
+      const report = jobs[0]!.report ?? newStreamReport(order.table);
+      const result: WorkResult = { report, budgets: budgetsOf(jobs, clients.clients) };
+      await q.complete(queue, job.id, result);
+      o.logger.info({ table: order.table, partitions: order.partitions.length, rows: report.rows, errors: report.errors.length }, 'job done');
+      done('done');
+    } catch (err) {
+      if (stop.signal.aborted) return await stopped();
+      if (err instanceof QueueUnavailable) throw err;
+      // A job this worker cannot work (its pipeline does not read here, a state it cannot recover)
+      // fails its partitions, as a failed partition does in one process.
+      const report = newStreamReport(order.table);
+      report.errors.push(...order.partitions.map((part) => `${part}: ${errorMessage(err)}`));
+      await q.complete(queue, job.id, { report } satisfies WorkResult);
+      o.logger.error({ table: order.table, err: errorMessage(err) }, 'job failed');
+      done('done');
+    } finally {
+      o.signal.removeEventListener('abort', onStop);
+      for (const n of names) if (leases.get(n) === lease) leases.delete(n);
+      await lease?.release();
+    }
+  };
+
+  const loop = async (): Promise<void> => {
+    let away = false;
+    while (!o.signal.aborted) {
+      try {
+        const job = await q.take<WorkOrder>(queue);
+        if (away) o.logger.info("the queue's database is back");
+        away = false;
+        if (job) await work(job);
+        else await sleep(500, o.signal);
+      } catch (err) {
+        if (err instanceof QueueUnavailable) {
+          if (!away) o.logger.warn({ err: err.message }, "the queue's database is away: waiting for it");
+          away = true;
+        } else o.logger.error({ err: errorMessage(err) }, 'job failed');
+        await sleep(1000, o.signal);
+      }
+    }
+  };
+  try {
+    await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, loop));
+  } finally {
+    await shared.close().catch(() => undefined);
+    await q.close();
+    await slot?.release();
+    o.logger.info('worker stopped');
+  }
+}
