@@ -6,7 +6,7 @@
 // report as jobs complete, and exits as a run does.
 import type { Pipeline, SourceName } from '../config/pipeline.js';
 import { TABLE_PARTITION, StateStore } from '../state/store.js';
-import { leaseBound } from '../state/lock.js';
+import { jobLeaseBound } from '../state/lock.js';
 import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
 import type { RunReport, StreamReport } from './report.js';
@@ -97,7 +97,7 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
   const report: RunReport = { runId: id, pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
   const lock = await lockLake(store, o);
   const t0 = performance.now();
-  const bound = leaseBound();
+  const bound = jobLeaseBound();
   let q: WorkQueue | undefined;
   let renewer: NodeJS.Timeout | undefined;
   try {

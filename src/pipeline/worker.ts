@@ -8,9 +8,10 @@ import { parsePipeline } from '../config/pipeline.js';
 import { LeaseLost, QueueUnavailable, WorkQueue, queueName, type JobLease, type QueuedJob } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
 import { sharedBudgets } from '../cluster/port.js';
-import { LakeLock, leaseBound } from '../state/lock.js';
+import { LakeLock, jobLeaseBound } from '../state/lock.js';
 import { StateStore, TABLE_PARTITION, type HeldLock } from '../state/store.js';
 import { RunError } from '../errors.js';
+import { STREAM_BY_TABLE } from '../streams/index.js';
 import { newStreamReport, type StreamReport } from './report.js';
 import { budgetsOf, newClients, planJobs, runJobs, type Clients } from './run.js';
 import type { WorkOrder, WorkResult } from './queued.js';
@@ -59,7 +60,7 @@ async function workSlot(lake: string): Promise<{ store: StateStore; slot?: HeldL
 export async function runWorker(o: WorkerOptions): Promise<void> {
   const { store, slot } = await workSlot(o.lake);
   const queue = queueName(store.lake);
-  const bound = leaseBound();
+  const bound = jobLeaseBound();
   const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.debug({ err: message }, "the queue's upkeep failed") });
   const shared = sharedBudgets(o.queue);
   // A job's partitions commit under its lease; a commit of anything else is refused.
@@ -98,7 +99,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
         done('given back');
       }
     };
-    const names = [...order.partitions, TABLE_PARTITION].map((p) => `${order.table}\0${p}`);
+    // A table merged across partitions is one job (queued.ts), which also commits the table's state.
+    const names = [...order.partitions, ...(order.partitions.length > 1 || STREAM_BY_TABLE.get(order.table)?.mergeScope === 'table' ? [TABLE_PARTITION] : [])].map((p) => `${order.table}\0${p}`);
     try {
       // A live holder of the key is a job handed out twice (its worker was thought lost): wait for it.
       while (!(lease = await q.lease(job.data.key, run, bound, (reason) => stop.abort(new LeaseLost(reason))))) {

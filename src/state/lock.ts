@@ -14,10 +14,19 @@ export const DEFAULT_LEASE_SECONDS = 30;
 
 /** The lease's bound in milliseconds: CHAINLAKE_LEASE_SECONDS, else 30 s. */
 export function leaseBound(env: NodeJS.ProcessEnv = process.env): number {
-  const v = env[LEASE_SECONDS_ENV];
-  if (v === undefined || v === '') return DEFAULT_LEASE_SECONDS * 1000;
+  return seconds(env, LEASE_SECONDS_ENV, DEFAULT_LEASE_SECONDS * 1000, "the lock's lease bound");
+}
+
+/** A queued job's lease bound (docs/cluster.md) in milliseconds: CHAINLAKE_JOB_LEASE_SECONDS, else the lake's. */
+export function jobLeaseBound(env: NodeJS.ProcessEnv = process.env): number {
+  return seconds(env, 'CHAINLAKE_JOB_LEASE_SECONDS', leaseBound(env), "a job's lease bound");
+}
+
+function seconds(env: NodeJS.ProcessEnv, name: string, fallback: number, what: string): number {
+  const v = env[name];
+  if (v === undefined || v === '') return fallback;
   const s = Number(v);
-  if (!Number.isFinite(s) || s <= 0) throw new UsageError(`${LEASE_SECONDS_ENV}=${v}: the lock's lease bound is a number of seconds above 0 (default ${DEFAULT_LEASE_SECONDS})`);
+  if (!Number.isFinite(s) || s <= 0) throw new UsageError(`${name}=${v}: ${what} is a number of seconds above 0 (default ${fallback / 1000})`);
   return s * 1000;
 }
 

@@ -1,0 +1,161 @@
+// `chainlake run --queue` with `chainlake worker`s on a real PostgreSQL: three worker processes,
+// one of them killed (SIGKILL) again and again during the run and replaced by a new one, give the
+// same tables as one process, with the lake on disk and on an object store. The simulator's rate
+// limit is on, so the run takes long enough for kills to land mid-job. The queue's password and
+// the API key reach no output and no file of the lake.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { lakeContents, runCli } from '../helpers.js';
+import { leakFinder } from '../leaks.js';
+import { startPostgres, type PgFixture } from '../pg-fixture.js';
+import { BUCKET, downloadLake, s3Env, startS3, useEnv, type S3Server } from '../s3-fixture.js';
+
+const KEY = 'queue-key-DO-NOT-LEAK-7d20';
+const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
+/** A lost worker's job is handed on after this many seconds without a lease renewed. */
+const LEASE_SECONDS = '2';
+const FLUSH = ['--flush-rows', '40'];
+
+let pgdb: PgFixture;
+let sim: Simulator;
+let s3: S3Server;
+let root: string;
+let reference: Record<string, string[]>;
+const outputs: string[] = [];
+
+function urls(): string[] {
+  return ['--data-url', sim.url, '--metrics-url', sim.url, '--node-url', sim.url];
+}
+
+/** A worker process, its output kept for the leak search. */
+function worker(lake: string, env: Record<string, string>): { child: ChildProcess; done: Promise<number | null> } {
+  const child = spawn(process.execPath, [BIN, 'worker', '--queue', pgdb.url, '--lake', lake, '--concurrency', '2', '--log-format', 'json'], {
+    env: { ...process.env, CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS, ...env },
+  });
+  let out = '';
+  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  const done = new Promise<number | null>((resolve) => child.on('close', (code) => (outputs.push(out), resolve(code))));
+  return { child, done };
+}
+
+/**
+ * A queued run with three workers; while it runs, every 1.5 to 3 s one worker picked at random is
+ * killed with SIGKILL and a new one started. Returns the run's result and the kills that landed
+ * while it ran.
+ */
+async function clusterRun(lake: string, env: Record<string, string> = {}) {
+  const workers = [worker(lake, env), worker(lake, env), worker(lake, env)];
+  let running = true;
+  const run = runCli(['run', 'pipelines/demo.yaml', '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'], {
+    CHAINLAKE_API_KEY: KEY,
+    CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS,
+    ...env,
+  }).finally(() => (running = false));
+  let kills = 0;
+  while (running) {
+    await new Promise((r) => setTimeout(r, 1500 + Math.random() * 1500));
+    if (!running) break;
+    const i = Math.floor(Math.random() * workers.length);
+    workers[i]!.child.kill('SIGKILL');
+    await workers[i]!.done;
+    kills++;
+    workers[i] = worker(lake, env);
+  }
+  const result = await run;
+  outputs.push(result.stdout + result.stderr);
+  // A worker stops on SIGTERM and exits 0.
+  for (const w of workers) w.child.kill('SIGTERM');
+  const codes = await Promise.all(workers.map((w) => w.done));
+  return { result, kills, codes };
+}
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'cl-queue-'));
+  pgdb = await startPostgres();
+  // 9,000 CU a minute in 2-second windows: the demo's data streams take several windows.
+  sim = await startSimulator({ seed: 1, apiKeys: [KEY], rateLimit: { data: { cuPerMinute: 9000, windowSeconds: 2 }, blockAfterLimitedRequests: 1e9 } });
+  s3 = await startS3();
+  const one = await runCli(['run', 'pipelines/demo.yaml', '--lake', join(root, 'one'), ...urls(), ...FLUSH, '--quiet'], { CHAINLAKE_API_KEY: KEY });
+  expect(one.code, one.stderr).toBe(0);
+  reference = await lakeContents(join(root, 'one'));
+}, 300_000);
+
+afterAll(async () => {
+  await sim?.close();
+  await s3?.close();
+  await pgdb?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+describe('run --queue with three workers, killed and replaced', () => {
+  it('on disk: the tables equal one process', async () => {
+    const lake = join(root, 'disk');
+    const { result, kills, codes } = await clusterRun(lake);
+    console.log(`queued run on disk: ${kills} workers killed and replaced during the run`);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    expect(kills).toBeGreaterThanOrEqual(2);
+    expect(codes).toEqual([0, 0, 0]);
+    expect(await lakeContents(lake)).toEqual(reference);
+    const check = await runCli(['check', '--lake', lake]);
+    expect(check.code, check.stdout).toBe(0);
+    // The workers' staging is gone with the run: nothing half-written stays.
+    expect(existsSync(join(lake, '_staging')) ? readdirSync(join(lake, '_staging')) : []).toEqual([]);
+  }, 300_000);
+
+  it('on an object store: the tables equal one process', async () => {
+    const env = s3Env(s3.endpoint);
+    const lake = `s3://${BUCKET}/queued`;
+    const { result, kills, codes } = await clusterRun(lake, env);
+    console.log(`queued run on s3: ${kills} workers killed and replaced during the run`);
+    expect(result.code, result.stderr.slice(-3000)).toBe(0);
+    expect(kills).toBeGreaterThanOrEqual(2);
+    expect(codes).toEqual([0, 0, 0]);
+    const restore = useEnv(env);
+    try {
+      const dir = join(root, 's3-copy');
+      const keys = await downloadLake(lake, dir);
+      expect(keys.filter((k) => k.startsWith('_staging/'))).toEqual([]);
+      expect(await lakeContents(dir)).toEqual(reference);
+    } finally {
+      restore();
+    }
+  }, 300_000);
+});
+
+describe('run --queue: bad input and secrets', () => {
+  it('refuses a pipeline whose API key is written in it (it would travel through the queue)', async () => {
+    const file = join(root, 'written-key.yaml');
+    writeFileSync(file, readFileSync('pipelines/demo.yaml', 'utf8').replace('"${CHAINLAKE_API_KEY}"', `"${KEY}"`));
+    const r = await runCli(['run', file, '--lake', join(root, 'refused'), '--queue', pgdb.url]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('sources.data.apiKey');
+    expect(r.stderr).toContain('${CHAINLAKE_API_KEY}');
+    expect(r.stderr).not.toContain(KEY);
+    expect(existsSync(join(root, 'refused'))).toBe(false);
+  });
+
+  it('a malformed --queue is a usage error, its password not shown', async () => {
+    const r = await runCli(['worker', '--queue', 'postgresql://u:hunter2-DO-NOT-LEAK@', '--lake', join(root, 'x')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--queue');
+    expect(r.stderr).not.toContain('hunter2');
+  });
+
+  it("the queue's password and the API key are in no output and no file of the lake", () => {
+    const password = new URL(pgdb.url).password;
+    const find = leakFinder([password, KEY]);
+    const found = outputs.flatMap((o, i) => find(`output ${i}`, Buffer.from(o)));
+    const walk = (dir: string): string[] =>
+      existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])) : [];
+    for (const f of walk(join(root, 'disk'))) found.push(...find(f, readFileSync(f)));
+    for (const f of walk(join(root, 's3-copy'))) found.push(...find(f, readFileSync(f)));
+    expect(outputs.length).toBeGreaterThan(4);
+    expect(found).toEqual([]);
+  });
+});
