@@ -105,11 +105,12 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
     if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
     q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.warn({ err: message }, "the queue's upkeep failed") });
     const queue = queueName(store.lake);
-    await q.beginRun(queue, id, bound);
+    // The run outlives a lost job lease: a worker cut off as long as a lease bound keeps its run.
+    await q.beginRun(queue, id, 3 * bound);
     let lastOk = Date.now();
     const live = q;
     renewer = setInterval(() => {
-      live.renewRun(id, bound).then(
+      live.renewRun(id, 3 * bound).then(
         (ok) => {
           lastOk = Date.now();
           if (!ok) o.logger.error({ run: id }, 'the run was ended by a later run on the same lake');

@@ -1,0 +1,137 @@
+// A queued job's lease (cluster/queue.ts) on a real PostgreSQL: one holder per key; a holder that
+// lost it (taken over after its bound, or its run ended) commits nothing; a takeover waits for a
+// commit under way; a job whose worker vanished is reported lost and handed out again.
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { LeaseLost, QueueUnavailable, WorkQueue, queueName } from '../../src/cluster/queue.js';
+import { startPostgres, type PgFixture } from '../pg-fixture.js';
+
+let db: PgFixture;
+let q: WorkQueue;
+let admin: pg.Client;
+
+beforeAll(async () => {
+  db = await startPostgres();
+  q = await WorkQueue.open(db.url);
+  admin = new pg.Client({ connectionString: db.url });
+  admin.on('error', () => undefined); // the server stopped by the last test
+  await admin.connect();
+}, 120_000);
+
+afterAll(async () => {
+  await admin?.end();
+  await q?.close();
+  await db?.close();
+});
+
+/** Makes a lease look silent past its bound, as a frozen or cut-off worker's does. */
+async function expire(key: string): Promise<void> {
+  await admin.query(`UPDATE chainlake.leases SET expires_at = clock_timestamp() - interval '1 second' WHERE key = $1`, [key]);
+}
+
+const never = () => undefined;
+
+describe('job leases', () => {
+  it('one holder per key; after its bound another takes it and the first commits nothing', async () => {
+    const queue = queueName('/lakes/a');
+    await q.beginRun(queue, 'run-a', 60_000);
+    const lost: string[] = [];
+    const first = await q.lease('a/t/p1', 'run-a', 60_000, (r) => lost.push(r));
+    expect(first).toBeDefined();
+    expect(await q.lease('a/t/p1', 'run-a', 60_000, never)).toBeUndefined();
+    expect(await first!.guard(async () => 'committed')).toBe('committed');
+    await expire('a/t/p1');
+    const second = await q.lease('a/t/p1', 'run-a', 60_000, never);
+    expect(second).toBeDefined();
+    expect(Number(second!.token)).toBeGreaterThan(Number(first!.token));
+    let ran = false;
+    await expect(first!.guard(async () => (ran = true))).rejects.toBeInstanceOf(LeaseLost);
+    expect(ran).toBe(false);
+    expect(lost).toHaveLength(1);
+    expect(await second!.guard(async () => 'second commits')).toBe('second commits');
+    await second!.release();
+    // Given back: the next taker need not wait for the bound.
+    expect(await q.lease('a/t/p1', 'run-a', 60_000, never)).toBeDefined();
+  });
+
+  it('a takeover waits for a commit under way, which completes', async () => {
+    const queue = queueName('/lakes/b');
+    await q.beginRun(queue, 'run-b', 60_000);
+    const holder = await q.lease('b/t/p', 'run-b', 60_000, never);
+    const order: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const commit = holder!.guard(async () => {
+      order.push('commit begins');
+      await gate;
+      order.push('commit ends');
+    });
+    await new Promise((r) => setTimeout(r, 200));
+    // The row is held by the commit: expiring it and taking it over both wait for the commit.
+    const expiring = expire('b/t/p').then(() => order.push('expired'));
+    const takeover = expiring.then(() => q.lease('b/t/p', 'run-b', 60_000, never)).then((l) => (order.push('taken over'), l));
+    await new Promise((r) => setTimeout(r, 300));
+    expect(order).toEqual(['commit begins']);
+    release();
+    await commit;
+    expect(await takeover).toBeDefined();
+    expect(order).toEqual(['commit begins', 'commit ends', 'expired', 'taken over']);
+  });
+
+  it('a run that ended (a later run took its lake) lets none of its workers commit', async () => {
+    const queue = queueName('/lakes/c');
+    await q.beginRun(queue, 'run-c1', 60_000);
+    const old = await q.lease('c/t/p', 'run-c1', 60_000, never);
+    await q.beginRun(queue, 'run-c2', 60_000);
+    expect(await q.runLive('run-c1')).toBe(false);
+    expect(await q.runLive('run-c2')).toBe(true);
+    await expect(old!.guard(async () => undefined)).rejects.toBeInstanceOf(LeaseLost);
+    // The new run takes the key at once: the old run's lease does not hold it.
+    expect(await q.lease('c/t/p', 'run-c2', 60_000, never)).toBeDefined();
+  });
+
+  it("a job whose worker's lease went silent is reported lost and handed out again", async () => {
+    const queue = queueName('/lakes/d');
+    await q.beginRun(queue, 'run-d', 60_000);
+    const [id] = await q.send(queue, 'run-d', [{ key: 'd/t/p', data: { table: 't' } }]);
+    const job = await q.take<{ table: string }>(queue);
+    expect(job?.id).toBe(id);
+    expect(job?.data).toMatchObject({ table: 't', run: 'run-d', key: 'd/t/p' });
+    const lease = await q.lease('d/t/p', 'run-d', 60_000, never);
+    expect((await q.states(queue, [id!], 500))[0]).toMatchObject({ state: 'active', lost: false });
+    await expire('d/t/p');
+    await new Promise((r) => setTimeout(r, 600));
+    const [s] = await q.states(queue, [id!], 500);
+    expect(s).toMatchObject({ state: 'active', lost: true });
+    await q.fail(queue, id!, 'its worker was lost');
+    expect((await q.states(queue, [id!], 500))[0]!.state).toBe('retry');
+    // Handed out again once its retry delay passed.
+    let again;
+    for (let i = 0; i < 40 && !again; i++) {
+      again = await q.take(queue);
+      if (!again) await new Promise((r) => setTimeout(r, 250));
+    }
+    expect(again?.id).toBe(id);
+    await lease?.release();
+  });
+
+  it('the database away: a lease is lost after its bound, a call says so without the password', async () => {
+    const queue = queueName('/lakes/e');
+    await q.beginRun(queue, 'run-e', 60_000);
+    const lost: string[] = [];
+    const lease = await q.lease('e/t/p', 'run-e', 900, (r) => lost.push(r));
+    await db.stop();
+    try {
+      const err = await q.runLive('run-e').catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(QueueUnavailable);
+      expect(String((err as Error).message)).toContain("the queue's database postgres://postgres:***@127.0.0.1");
+      expect(String((err as Error).message)).not.toContain(new URL(db.url).password);
+      for (let i = 0; i < 50 && lost.length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+      expect(lost[0]).toMatch(/could not be renewed/);
+      await expect(lease!.guard(async () => undefined)).rejects.toBeInstanceOf(LeaseLost);
+    } finally {
+      await db.start();
+    }
+    expect(await q.runLive('run-e')).toBe(true);
+  }, 60_000);
+});
