@@ -36,6 +36,9 @@ export interface QueuedRunOptions extends RunOptions {
   urls: Partial<Record<SourceName, string>>;
 }
 
+/** A run none of whose jobs was taken this long says that no worker seems to be there. */
+const NO_WORKER_MS = 15_000;
+
 /** Seconds the queue's database may stay away before the run gives up (the workers wait on). */
 const PATIENCE_BOUNDS = 10;
 
@@ -145,6 +148,8 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
         o.logger.error({ table: order.table, partitions: order.partitions, err: why }, 'job failed');
       }
     };
+    let taken = false;
+    const queuedAt = Date.now();
     while (open.size > 0 && !o.signal?.aborted) {
       let states: JobState[];
       try {
@@ -157,6 +162,11 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
         o.logger.warn({ err: err.message }, "the queue's database is away: waiting for it");
         await sleep(1000, o.signal);
         continue;
+      }
+      if (!taken && states.some((s) => s.state !== 'created')) taken = true;
+      else if (!taken && Date.now() - queuedAt > NO_WORKER_MS) {
+        taken = true; // said once
+        o.logger.warn({ lake: store.lake }, `no worker has taken a job yet: start \`chainlake worker --queue postgres://… --lake ${store.lake}\` on a machine that reaches the database, the services and the lake`);
       }
       for (const s of states) {
         if (s.state === 'completed' || s.state === 'failed' || s.state === 'cancelled') settle(s);
