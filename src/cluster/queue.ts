@@ -149,10 +149,11 @@ export class WorkQueue {
     if (open.rows.length) await this.call(() => this.boss.cancel(queue, open.rows.map((r) => r.id)));
   }
 
-  /** Whether the run is alive (not ended, renewed within its bound). */
-  async runLive(runId: string): Promise<boolean> {
-    const r = await this.query(`SELECT 1 FROM chainlake.runs WHERE run_id = $1 AND NOT ended AND expires_at > clock_timestamp()`, [runId]);
-    return r.rowCount === 1;
+  /** A run's standing: alive (renewed within its bound), silent past its bound (its process away or gone), or ended. */
+  async runState(runId: string): Promise<'live' | 'silent' | 'ended'> {
+    const r = await this.query<{ live: boolean; ended: boolean }>(`SELECT ended, expires_at > clock_timestamp() AS live FROM chainlake.runs WHERE run_id = $1`, [runId]);
+    const row = r.rows[0];
+    return !row || row.ended ? 'ended' : row.live ? 'live' : 'silent';
   }
 
   /** Queues the run's jobs; each `key` names what its lease guards. Returns the jobs' ids, in order. */
@@ -285,6 +286,9 @@ export class JobLease {
       }
     };
     const c = await this.q.connect();
+    // A connection the server drops while checked out reports it here as well as to the query under way.
+    const ignore = () => undefined;
+    c.on('error', ignore);
     let ok = false;
     try {
       await db(() => c.query('BEGIN'));
@@ -307,6 +311,7 @@ export class JobLease {
       return out;
     } finally {
       if (!ok) await c.query('ROLLBACK').catch(() => undefined);
+      c.off('error', ignore);
       c.release(!ok);
     }
   }

@@ -137,13 +137,13 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
       const order = orderOf.get(s.id)!;
       const into = reports.get(order.table)!;
       open.delete(s.id);
-      if (s.state === 'completed') {
+      if (s.state === 'completed' && (s.output as Partial<WorkResult> | null)?.report) {
         const r = s.output as WorkResult;
         addReport(into, r.report);
         Object.assign(budgets, r.budgets ?? {});
         o.logger.info({ table: order.table, partitions: order.partitions.length, errors: r.report.errors.length }, 'job done');
       } else {
-        const why = (s.output as { message?: string } | null)?.message ?? s.state;
+        const why = (s.output as { message?: string } | null)?.message ?? (s.state === 'completed' ? 'abandoned by its worker: the run had ended' : s.state);
         for (const part of order.partitions) into.errors.push(`${part}: ${why}`);
         o.logger.error({ table: order.table, partitions: order.partitions, err: why }, 'job failed');
       }

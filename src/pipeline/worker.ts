@@ -78,9 +78,22 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     const order = job.data;
     const run = job.data.run;
     const done = (outcome: Parameters<NonNullable<WorkerOptions['onJob']>>[2]) => o.onJob?.(order.table, order.partitions, outcome);
-    if (!(await q.runLive(run))) {
+    let standing = await q.runState(run);
+    // A run silent for a while may be cut off from the database for a moment: waited for a little.
+    for (let waited = 0; standing === 'silent' && waited < 3 * bound && !o.signal.aborted; waited += bound / 3) {
+      await sleep(bound / 3, o.signal);
+      standing = await q.runState(run);
+    }
+    if (standing === 'ended') {
       await q.complete(queue, job.id, { abandoned: true });
       done('abandoned');
+      return;
+    }
+    if (standing === 'silent') {
+      // Its run did not renew itself (cut off from the database a while, or gone): back to the
+      // queue, for when it is heard again or ends.
+      await q.fail(queue, job.id, 'its run was silent');
+      done('given back');
       return;
     }
     const stop = new AbortController();

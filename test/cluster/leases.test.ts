@@ -83,8 +83,8 @@ describe('job leases', () => {
     await q.beginRun(queue, 'run-c1', 60_000);
     const old = await q.lease('c/t/p', 'run-c1', 60_000, never);
     await q.beginRun(queue, 'run-c2', 60_000);
-    expect(await q.runLive('run-c1')).toBe(false);
-    expect(await q.runLive('run-c2')).toBe(true);
+    expect(await q.runState('run-c1')).toBe('ended');
+    expect(await q.runState('run-c2')).toBe('live');
     await expect(old!.guard(async () => undefined)).rejects.toBeInstanceOf(LeaseLost);
     // The new run takes the key at once: the old run's lease does not hold it.
     expect(await q.lease('c/t/p', 'run-c2', 60_000, never)).toBeDefined();
@@ -122,7 +122,7 @@ describe('job leases', () => {
     const lease = await q.lease('e/t/p', 'run-e', 900, (r) => lost.push(r));
     await db.stop();
     try {
-      const err = await q.runLive('run-e').catch((e: unknown) => e);
+      const err = await q.runState('run-e').catch((e: unknown) => e);
       expect(err).toBeInstanceOf(QueueUnavailable);
       expect(String((err as Error).message)).toContain("the queue's database postgres://postgres:***@127.0.0.1");
       expect(String((err as Error).message)).not.toContain(new URL(db.url).password);
@@ -132,6 +132,6 @@ describe('job leases', () => {
     } finally {
       await db.start();
     }
-    expect(await q.runLive('run-e')).toBe(true);
+    expect(await q.runState('run-e')).toBe('live');
   }, 60_000);
 });
