@@ -98,22 +98,27 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
   const jobs = planJobs(p, reports);
   const id = runId();
   const report: RunReport = { runId: id, pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
-  const lock = await lockLake(store, o);
+  // The queue first: a database that does not answer (or refuses the password) leaves the lake untouched.
+  const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.warn({ err: message }, "the queue's upkeep failed") });
+  let lock;
+  try {
+    lock = await lockLake(store, o);
+  } catch (err) {
+    await q.close();
+    throw err;
+  }
   const t0 = performance.now();
   const bound = jobLeaseBound();
-  let q: WorkQueue | undefined;
   let renewer: NodeJS.Timeout | undefined;
   try {
     const { rolledForward } = await store.recover();
     if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
-    q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.warn({ err: message }, "the queue's upkeep failed") });
     const queue = queueName(store.lake);
     // The run outlives a lost job lease: a worker cut off as long as a lease bound keeps its run.
     await q.beginRun(queue, id, 3 * bound);
     let lastOk = Date.now();
-    const live = q;
     renewer = setInterval(() => {
-      live.renewRun(id, 3 * bound).then(
+      q.renewRun(id, 3 * bound).then(
         (ok) => {
           lastOk = Date.now();
           if (!ok) o.logger.error({ run: id }, 'the run was ended by a later run on the same lake');
@@ -191,7 +196,7 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
     throw err;
   } finally {
     clearInterval(renewer);
-    await q?.close();
+    await q.close();
     await finishRun(store, report, t0, lock, o);
   }
   return report;

@@ -214,6 +214,21 @@ describe('run --queue: bad input and secrets', () => {
     expect(existsSync(join(root, 'refused'))).toBe(false);
   });
 
+  it('a database that refuses the password: the run and a worker exit 1 saying so, the lake untouched', async () => {
+    const wrong = new URL(pgdb.url);
+    wrong.password = 'wrong-queue-password-DO-NOT-LEAK';
+    const lake = join(root, 'refused-db');
+    const run = await runCli(['run', 'pipelines/demo.yaml', '--lake', lake, '--simulator', '--queue', wrong.toString(), '--quiet'], { CHAINLAKE_API_KEY: KEY });
+    const work = await runCli(['worker', '--queue', wrong.toString(), '--lake', lake]);
+    for (const r of [run, work]) {
+      outputs.push(r.stdout + r.stderr);
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/the queue's database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres refused a query: password authentication failed/);
+      expect(r.stderr).not.toContain('wrong-queue-password');
+    }
+    expect(existsSync(lake)).toBe(false);
+  });
+
   it('a malformed --queue is a usage error, its password not shown', async () => {
     const r = await runCli(['worker', '--queue', 'postgresql://u:hunter2-DO-NOT-LEAK@', '--lake', join(root, 'x')]);
     expect(r.code).toBe(2);
