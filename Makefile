@@ -15,11 +15,7 @@ build:
 ## Python or DBeaver) and compact rewrites it.
 demo: build
 	$(CHAINLAKE) run pipelines/demo.yaml --simulator --lake $(LAKE)
-	$(CHAINLAKE) compact --lake $(LAKE)
-	@for q in $(DEMO_QUERIES); do echo; echo "== $$q"; $(CHAINLAKE) query --lake $(LAKE) --file $$q || exit $$?; done
-	@echo; $(CHAINLAKE) status --lake $(LAKE)
-	@echo; $(CHAINLAKE) report --lake $(LAKE)
-	@echo; $(CHAINLAKE) check --lake $(LAKE)
+	$(DEMO_AFTER_RUN)
 
 # What the demos do after their run, on $(LAKE).
 define DEMO_AFTER_RUN
@@ -118,4 +114,4 @@ docs: build
 	npm run build --silent
 
 clean:
-	rm -rf dist data/lake data/report.html data/warehouse.duckdb
+	rm -rf dist data/lake data/report.html data/warehouse.duckdb data/cluster
