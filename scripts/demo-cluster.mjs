@@ -78,10 +78,10 @@ async function gone(pid) {
 const children = new Set();
 let stopping;
 
-function spawnChild(args, stdio) {
+function spawnChild(args, stdio, env = {}) {
   // Each in a process group of its own, so that Ctrl-C reaches this script alone, which stops them
   // in order (the run, then the workers) with one signal each.
-  const child = spawn(process.execPath, [BIN, ...args], { stdio, detached: true });
+  const child = spawn(process.execPath, [BIN, ...args], { stdio, detached: true, env: { ...process.env, ...env } });
   children.add(child);
   child.exited = new Promise((r) => child.on('close', (code, signal) => (children.delete(child), r(code ?? 128 + (osConstants.signals[signal] ?? 0)))));
   return child;
@@ -171,7 +171,8 @@ async function startPostgres(tmp) {
     const file = join(dataDir, 'postmaster.pid');
     if (existsSync(file)) pid = Number(readFileSync(file, 'utf8').split('\n')[0]);
   }
-  return { url: `postgres://postgres:${password}@127.0.0.1:${port}/postgres`, pid, stop };
+  // The password goes to the children as PGPASSWORD, which the client reads: not on a command line, where `ps` shows it.
+  return { url: `postgres://postgres@127.0.0.1:${port}/postgres`, password, pid, stop };
 }
 
 // ---- the comparison ----
@@ -240,13 +241,13 @@ async function main() {
     for (let i = 0; i < opts.workers; i++) {
       const logFile = join(tmp, `worker-${i + 1}.log`);
       const fd = openSync(logFile, 'a');
-      const child = spawnChild(['worker', '--queue', pg.url, '--lake', opts.lake, '--log-format', 'json'], ['ignore', fd, fd]);
+      const child = spawnChild(['worker', '--queue', pg.url, '--lake', opts.lake, '--log-format', 'json'], ['ignore', fd, fd], { PGPASSWORD: pg.password });
       closeSync(fd);
       workers.push({ child, logFile });
       say(`worker ${i + 1} (pid ${child.pid}) started`);
     }
 
-    const run = spawnChild(['run', opts.pipeline, '--simulator', '--queue', pg.url, '--lake', opts.lake], ['ignore', 'inherit', 'inherit']);
+    const run = spawnChild(['run', opts.pipeline, '--simulator', '--queue', pg.url, '--lake', opts.lake], ['ignore', 'inherit', 'inherit'], { PGPASSWORD: pg.password });
     say(`chainlake run ${opts.pipeline} --simulator --queue ${redactUrl(pg.url)} --lake ${opts.lake} (pid ${run.pid})`);
     code = await run.exited;
     say(`the run exited ${code}`);

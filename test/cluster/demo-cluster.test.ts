@@ -20,7 +20,7 @@ interface Outcome {
   out: string;
   /** The pids the script printed: PostgreSQL's, the workers', the run's. */
   pids: number[];
-  /** The password the workers were given, read from their command line while they ran. */
+  /** The password the workers were given, read from their environment while they ran. */
   passwords: string[];
   /** What stayed in the script's TMPDIR. */
   left: string[];
@@ -43,8 +43,11 @@ function demo(name: string, args: string[], onLine: (line: string, kill: (sig: N
     for (const line of lines) {
       const worker = /^demo-cluster: worker \d+ \(pid (\d+)\) started/.exec(line);
       if (worker) {
+        // Given in the environment, not on the command line (where any user's `ps` shows it).
         const url = readFileSync(`/proc/${worker[1]}/cmdline`, 'utf8').split('\0').find((a) => a.startsWith('postgres://'));
-        if (url) passwords.add(new URL(url).password);
+        expect(url && new URL(url).password).toBe('');
+        const env = readFileSync(`/proc/${worker[1]}/environ`, 'utf8').split('\0').find((a) => a.startsWith('PGPASSWORD='));
+        if (env) passwords.add(env.slice('PGPASSWORD='.length));
       }
       onLine(line, (sig) => child.kill(sig));
     }
@@ -61,7 +64,8 @@ function demo(name: string, args: string[], onLine: (line: string, kill: (sig: N
 
 /** Nothing of the demo outlives it, and its password was printed nowhere. */
 function expectNothingLeft(r: Outcome, workers: number): void {
-  expect(r.out).toMatch(/PostgreSQL \(pid \d+\) at postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres/);
+  // The URL shown has no password: the children get it as PGPASSWORD.
+  expect(r.out).toMatch(/PostgreSQL \(pid \d+\) at postgres:\/\/postgres@127\.0\.0\.1:\d+\/postgres/);
   // PostgreSQL, the workers and the run.
   expect(r.pids.length, r.out).toBe(workers + 2);
   expect(r.pids.filter(alive)).toEqual([]);
