@@ -11,6 +11,7 @@
 // longer change) while it holds the current window's row lock, which every claim of the key
 // takes, so two claims never both see the same room.
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { redactUrl } from './url.js';
 
@@ -36,28 +37,37 @@ CREATE TABLE IF NOT EXISTS chainlake.budget_state (
   learnt_window_ms bigint,
   PRIMARY KEY (key_hash, service)
 );
+ALTER TABLE chainlake.budget_state ADD COLUMN IF NOT EXISTS learnt_at_ms bigint;
 `;
 
 const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`;
 const DAY_MS = 86_400_000;
 /** Windows older than this are of no use to anyone and are removed when a budget opens. */
 const KEEP_MS = 2 * DAY_MS;
+/**
+ * A learnt budget caps the claims for this many of its windows after it was written, and no
+ * longer: the processes that learn rewrite it at every change (a decrease, each step back up), so
+ * one that is not rewritten was left by runs that have ended, and says little of the service now.
+ */
+const LEARNT_WINDOWS = 10;
 
 /**
  * Claims up to a slice of the current window: the grant is the slice or what is left of the
  * window's cap if less, and nothing unless at least this request's weight fits, or while a pause
- * is in force. Unspent CU of the process's slice of an earlier window are given back first.
+ * is in force. Unspent CU of the process's slice of an earlier window are given back first. The
+ * window is the one the request will reach the service in: the one `lead` ms from now.
  * $1 key hash, $2 service, $3 window ms, $4 CU per window, $5 CU per day (null: none), $6 slice,
- * $7 weight, $8 start of the earlier window, $9 CU to give back to it.
+ * $7 weight, $8 start of the earlier window, $9 CU to give back to it, $10 lead ms.
  */
 const CLAIM = `
 WITH clock AS (SELECT ${NOW_MS} AS now_ms),
 state AS (
   SELECT coalesce(max(paused_until_ms), 0) AS paused_until_ms,
-         min(floor(learnt_cu * $3::bigint::float8 / learnt_window_ms))::bigint AS learnt
-  FROM chainlake.budget_state WHERE key_hash = $1 AND service = $2),
+         min(CASE WHEN learnt_at_ms >= c.now_ms - ${LEARNT_WINDOWS} * learnt_window_ms
+             THEN floor(learnt_cu * $3::bigint::float8 / learnt_window_ms) END)::bigint AS learnt
+  FROM chainlake.budget_state, clock c WHERE key_hash = $1 AND service = $2),
 w AS (
-  SELECT c.now_ms, c.now_ms - c.now_ms % $3::bigint AS start_ms, s.paused_until_ms,
+  SELECT c.now_ms, (c.now_ms + $10::bigint) - (c.now_ms + $10::bigint) % $3::bigint AS start_ms, s.paused_until_ms,
          LEAST($4::bigint, s.learnt) AS budget
   FROM clock c, state s),
 room AS (
@@ -68,7 +78,8 @@ room AS (
   FROM w),
 back AS (
   UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $9)
-  WHERE $9::bigint > 0 AND key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $8),
+  WHERE $9::bigint > 0 AND key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $8
+    AND $8 <> (SELECT start_ms FROM w)),
 claim AS (
   INSERT INTO chainlake.budget_windows AS b (key_hash, service, window_ms, start_ms, cap, used, last_grant)
   SELECT $1, $2, $3, r.start_ms, r.cap, LEAST($6::bigint, r.cap), LEAST($6::bigint, r.cap)
@@ -90,8 +101,9 @@ RETURNING paused_until_ms, ${NOW_MS} AS now_ms`;
 
 /** $1 key hash, $2 service, $3 CU per window, $4 window ms. */
 const LEARN = `
-INSERT INTO chainlake.budget_state (key_hash, service, learnt_cu, learnt_window_ms) VALUES ($1, $2, $3, $4)
-ON CONFLICT (key_hash, service) DO UPDATE SET learnt_cu = EXCLUDED.learnt_cu, learnt_window_ms = EXCLUDED.learnt_window_ms`;
+INSERT INTO chainlake.budget_state (key_hash, service, learnt_cu, learnt_window_ms, learnt_at_ms) VALUES ($1, $2, $3, $4, ${NOW_MS})
+ON CONFLICT (key_hash, service) DO UPDATE
+  SET learnt_cu = EXCLUDED.learnt_cu, learnt_window_ms = EXCLUDED.learnt_window_ms, learnt_at_ms = EXCLUDED.learnt_at_ms`;
 
 /** The database of the shared budget did not answer: the caller stops cleanly and may try again. */
 export class BudgetUnavailable extends Error {}
@@ -108,6 +120,16 @@ export interface SharedBudgetOptions {
   windowMs?: number;
   /** The share of the window's budget a claim asks for (0.1 by default). */
   sliceShare?: number;
+}
+
+export interface TakeOptions {
+  /**
+   * How long the request takes from now to reach the service: it is counted in the window it will
+   * arrive in, so one taken at a window's end does not land uncounted in the next.
+   */
+  leadMs?: number;
+  /** Stops the wait (it rejects with the signal's reason). */
+  signal?: AbortSignal;
 }
 
 /** Where a granted weight is counted: the window (database clock) it was claimed in. */
@@ -135,7 +157,8 @@ interface Spending {
 
 interface Slice {
   start: number;
-  /** When the window ends, by this process's clock. */
+  /** When the window begins and ends, by this process's clock. */
+  startsAt: number;
   endsAt: number;
   left: number;
 }
@@ -190,18 +213,26 @@ export class SharedBudget {
   }
 
   /** Resolves when a request of `weight` CU may be sent, and says which window it is counted in. */
-  async take(weight: number): Promise<Spend> {
+  async take(weight: number, o: TakeOptions = {}): Promise<Spend> {
     if (weight > this.cuPerWindow) throw new Error(`a request of ${weight} CU never fits a budget of ${this.cuPerWindow} CU per window`);
+    // A lead of half a window or more says nothing of which window a request reaches.
+    const lead = Math.min(Math.max(0, o.leadMs ?? 0), this.windowMs / 2);
     for (;;) {
+      o.signal?.throwIfAborted();
       const now = Date.now();
+      const arrives = now + lead;
       const s = this.slice;
-      if (s && now < s.endsAt && s.left >= weight && now >= this.waitUntil) {
+      // Sent once its window has begun, a request reaches the service in it; sent `lead` before it
+      // ends, it still does.
+      if (s && now >= s.startsAt && arrives < s.endsAt && s.left >= weight && now >= this.waitUntil) {
         s.left -= weight;
         this.count(s.start, weight);
         return { windowStart: s.start };
       }
-      if (now < this.waitUntil) await sleep(this.waitUntil - now);
-      else await (this.claiming ??= this.claim(weight).finally(() => (this.claiming = undefined)));
+      if (now < this.waitUntil) await sleep(this.waitUntil - now, undefined, { signal: o.signal });
+      // A slice of the next window, claimed near the end of this one: it is spent from its start.
+      else if (s && now < s.startsAt && s.left >= weight) await sleep(s.startsAt - now, undefined, { signal: o.signal });
+      else await abortable((this.claiming ??= this.claim(weight, lead).finally(() => (this.claiming = undefined))), o.signal);
     }
   }
 
@@ -237,11 +268,13 @@ export class SharedBudget {
     }
   }
 
-  private async claim(weight: number): Promise<void> {
+  private async claim(weight: number, lead: number): Promise<void> {
     const budget = this.cuPerWindow;
-    const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)));
+    const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)), lead);
     const old = this.slice;
-    const expired = old && Date.now() >= old.endsAt && old.left > 0 ? old : undefined;
+    // A slice whose window ends before a request sent now arrives is over for this process: what is
+    // left of it goes back while the others, nearer the service, may still spend it.
+    const expired = old && Date.now() + lead >= old.endsAt && old.left > 0 ? old : undefined;
     const sentAt = Date.now();
     const { rows } = await this.query<{ now_ms: string; start_ms: string; paused_until_ms: string; cap: string; granted: string | null }>(CLAIM, [
       this.hash,
@@ -253,6 +286,7 @@ export class SharedBudget {
       weight,
       expired?.start ?? 0,
       expired?.left ?? 0,
+      Math.round(lead),
     ]);
     const r = rows[0]!;
     // The database's clock against ours, taken halfway through the round trip.
@@ -264,7 +298,7 @@ export class SharedBudget {
     if (granted > 0) {
       // What is left of an earlier slice of the same window stays spendable.
       const keep = old && old.start === start ? old.left : 0;
-      this.slice = { start, endsAt, left: keep + granted };
+      this.slice = { start, startsAt: start - offset, endsAt, left: keep + granted };
       return;
     }
     if (expired) this.slice = undefined;
@@ -273,7 +307,8 @@ export class SharedBudget {
     else {
       // Held back by a full window: what it spent there is not its pace.
       this.spending(start).refused = true;
-      this.waitUntil = endsAt;
+      // The next claim is for the next window, as early as what it grants reaches the service in it.
+      this.waitUntil = endsAt - lead;
     }
   }
 
@@ -304,8 +339,8 @@ export class SharedBudget {
    * the window's start with the others, all of it, so that the hungry processes do not leave it
    * less than its pace; what it loses to a window is about a quarter of its pace.
    */
-  private sliceFor(weight: number, most: number): number {
-    const now = Date.now() + this.offset;
+  private sliceFor(weight: number, most: number, lead: number): number {
+    const now = Date.now() + this.offset + lead;
     const start = now - (now % this.windowMs);
     const pace = this.spent?.start === start ? this.pace : this.paceOf(this.spent, start);
     if (pace === undefined) return most;
@@ -336,6 +371,13 @@ function unavailable(e: unknown): boolean {
   return e instanceof Error && /Connection terminated|timeout/i.test(e.message);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
+/** `p`, or its signal's reason as soon as it is aborted (`p` goes on: another take may await it). */
+function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
 }

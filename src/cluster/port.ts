@@ -2,7 +2,7 @@
 // a run, opened at the first request that knows its budget, and opened again on another window
 // when the service announces one (its windows are the ones to share: a minute's budget spent in
 // a few seconds would still 429 in a shorter window).
-import type { SharedBudgetFactory, SharedBudgetPort, SharedWindow } from '../sources/shared.js';
+import type { SharedBudgetFactory, SharedBudgetPort, SharedTake, SharedWindow } from '../sources/shared.js';
 import { SharedBudget } from './budget.js';
 
 class SharedBudgetClient implements SharedBudgetPort {
@@ -15,11 +15,11 @@ class SharedBudgetClient implements SharedBudgetPort {
     private readonly key: string | undefined,
   ) {}
 
-  async take(weight: number, w: SharedWindow): Promise<void> {
+  async take(weight: number, w: SharedWindow, o: SharedTake = {}): Promise<void> {
     const cu = Math.floor(w.cuPerWindow);
     // Heavier than a whole window: the local budget lets it go alone, and so does this one.
     if (weight > cu) return;
-    await (await this.open(w)).take(weight);
+    await (await this.open(w)).take(weight, o);
   }
 
   async pause(ms: number): Promise<number> {

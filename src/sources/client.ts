@@ -209,11 +209,12 @@ export class Client implements ClientPort {
       try {
         const grant = await this.scheduler.acquire(weight, flow, o.signal);
         try {
-          await this.takeShared(weight);
           return await this.queue.add(async () => {
             attempts++;
             // A 429 may have come while this request waited for a slot.
             await this.scheduler.waitPause(o.signal);
+            // Taken in the slot, so that it is sent at once: the shared window is the one it reaches.
+            await this.takeShared(weight, o.signal);
             grant.sent();
             return this.attempt(method, url, body, shown, o, grant);
           });
@@ -261,11 +262,14 @@ export class Client implements ClientPort {
   }
 
   /** After the local grant: the request's weight from the budget shared with the other processes. */
-  private async takeShared(weight: number): Promise<void> {
+  private async takeShared(weight: number, signal: AbortSignal | undefined): Promise<void> {
     const b = this.scheduler.budget;
     // Nothing known yet: the first answer announces it (or a 429 teaches it), as for the local budget.
     if (!this.opts.shared || b.limit === Infinity) return;
-    await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }));
+    // A request reaches the service before its answer comes back: the latency seen (with the
+    // margin for how it varies) bounds the lead.
+    const o = { leadMs: (this.latencyMs ?? 0) * INFLIGHT_MARGIN, ...(signal ? { signal } : {}) };
+    await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }, o));
   }
 
   /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */
@@ -275,7 +279,9 @@ export class Client implements ClientPort {
     const b = this.scheduler.budget;
     const now = Date.now();
     if (status === 429 && b.pausedUntil > now) await this.sharedStep(() => shared.pause(b.pausedUntil - now));
-    if ((b.source === 'headers' || b.source === 'learnt') && b.limit !== this.sharedLimit) {
+    // Once one was written, so is every change after (back up to the pipeline's budget too), so
+    // that a lowered budget does not outlive what taught it.
+    if ((b.source === 'headers' || b.source === 'learnt' || this.sharedLimit !== undefined) && b.limit !== this.sharedLimit && b.limit < Infinity) {
       this.sharedLimit = b.limit;
       await this.sharedStep(() => shared.learn({ windowMs: b.windowMs, cuPerWindow: b.limit }));
     }

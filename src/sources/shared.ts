@@ -8,9 +8,16 @@ export interface SharedWindow {
   cuPerWindow: number;
 }
 
+/** How a request waits for the shared budget. */
+export interface SharedTake {
+  /** From now until the request reaches the service: it is counted in the window it arrives in. */
+  leadMs?: number;
+  signal?: AbortSignal;
+}
+
 export interface SharedBudgetPort {
   /** Resolves when a request of `weight` CU may be sent within the shared budget of `window`. */
-  take(weight: number, window: SharedWindow): Promise<void>;
+  take(weight: number, window: SharedWindow, o?: SharedTake): Promise<void>;
   /** A 429's retry-after: every process of the key waits `ms`; resolves when this one may go on (its clock). */
   pause(ms: number): Promise<number>;
   /** A budget announced by the service or learnt from its 429s, for every process of the key. */

@@ -1,0 +1,112 @@
+// Two hungry `chainlake run` processes at once on one API key, sharing its budget through
+// PostgreSQL (--budget-db), against the simulator with its rate limit on: together they must stay
+// within the budget in every window of the service and still spend at least 0.95 of it, with at
+// most 1% of their requests answered 429. Each pipeline pages three token contracts' transfers in
+// small pages, so a run alone would spend the budget several times over; the budget is known (the
+// pipeline's, as a tier gives it; the service announces its windows, short here so that the test
+// sees many of them in a few seconds).
+//
+// Each run reaches the data service through its own loopback proxy, which records, for every
+// request, when it reached the proxy and when its answer came back, its status and the `ratelimit-remaining` it carried. A
+// request reaches the service after it reached the proxy and before its answer, so one whose
+// answer came in the same window of the service as the request surely arrived in that window.
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { WEIGHTS } from '../../src/simulator/ratelimit.js';
+import { runCli } from '../helpers.js';
+import { startPostgres, type PgFixture } from '../pg-fixture.js';
+import { countingProxy } from './proxy.js';
+
+const KEY = 'two-pipelines-key-7c2e';
+const WINDOW_MS = 2000;
+/** 1000 CU a window of 2 s: fifty transfer pages, shared by the two runs. */
+const CU_PER_MINUTE = 30_000;
+const QUOTA = (CU_PER_MINUTE * WINDOW_MS) / 60_000;
+/** Each request is held this long on its way, as by a service far away: some reach it in the window after the one they were claimed in. */
+const LATENCY_MS = 40;
+const CONTRACTS = ['0xb10644cea485f69a5F8859e127911157A0d6D30d', '0x56d1c618EE8c89834395105104F801592420d94b', '0x0e64ACe989f5423f0b152992e604f979315aaf55'];
+
+/** The service's weight of a request the runs send (transfer pages, and blocks to find block ranges). */
+function weightOf(url: string): number {
+  if (/\/tokens\/[^/]+\/transfers/.test(url)) return WEIGHTS.transfers;
+  if (/\/blocks(\/\d+)?(\?|$)/.test(url)) return WEIGHTS.block;
+  return NaN;
+}
+
+const windowOf = (t: number) => Math.floor(t / WINDOW_MS);
+
+let pgdb: PgFixture;
+let sim: Simulator;
+let proxies: Array<Awaited<ReturnType<typeof countingProxy>>>;
+let root: string;
+let runs: Array<{ code: number | null; stdout: string; stderr: string }>;
+
+beforeAll(async () => {
+  root = mkdtempSync(join(tmpdir(), 'cl-two-pipelines-'));
+  pgdb = await startPostgres();
+  sim = await startSimulator({ seed: 1, apiKeys: [KEY], rateLimit: { data: { cuPerMinute: CU_PER_MINUTE, windowSeconds: WINDOW_MS / 1000 }, blockAfterLimitedRequests: 1e9 } });
+  proxies = [await countingProxy(sim.url, LATENCY_MS), await countingProxy(sim.url, LATENCY_MS)];
+  const run = (i: number) => {
+    const pipeline = join(root, `hungry${i}.yaml`);
+    writeFileSync(
+      pipeline,
+      [
+      'name: hungry',
+      'sources:',
+      `  data: { url: "${proxies[i]!.url}", apiKey: "\${CHAINLAKE_API_KEY}", cuPerMinute: ${CU_PER_MINUTE} }`,
+      'streams:',
+      '  - table: erc_transfers',
+      '    chainId: "43114"',
+      `    contracts: [${CONTRACTS.map((c) => `"${c}"`).join(', ')}]`,
+      '    pageSize: 10',
+      '',
+    ].join('\n'),
+  );
+    return runCli(['run', pipeline, '--lake', join(root, `lake${i}`), '--budget-db', pgdb.url], { CHAINLAKE_API_KEY: KEY });
+  };
+  runs = await Promise.all([run(0), run(1)]);
+}, 300_000);
+
+afterAll(async () => {
+  for (const p of proxies ?? []) await p.close();
+  await sim?.close();
+  await pgdb?.close();
+  if (root) rmSync(root, { recursive: true, force: true });
+});
+
+describe('two hungry pipelines on one key with --budget-db', () => {
+  it('stay within the budget in every window, spend at least 0.95 of it, and get at most 1% 429s', () => {
+    for (const r of runs) expect(r.code, r.stderr.slice(-3000)).toBe(0);
+    const sent = proxies.flatMap((p) => p.sent);
+    expect(sent.filter((s) => Number.isNaN(weightOf(s.url))).map((s) => s.url)).toEqual([]);
+    // Requests surely in one window of the service (see above), every status, and what the
+    // service had counted in it by its last answer (its quota less the least remaining).
+    const sure = new Map<number, number>();
+    const counted = new Map<number, number>();
+    for (const s of sent) {
+      const w = windowOf(s.at);
+      if (w !== windowOf(s.answeredAt)) continue;
+      sure.set(w, (sure.get(w) ?? 0) + weightOf(s.url));
+      if (s.status === 200 && s.remaining !== undefined) counted.set(w, Math.max(counted.get(w) ?? 0, QUOTA - s.remaining));
+    }
+    const limited = sent.filter((s) => s.status === 429).length;
+    // Whole windows in which both runs were at work: from the later first request to the earlier last.
+    const first = Math.max(...proxies.map((p) => windowOf(Math.min(...p.sent.map((s) => s.at))))) + 1;
+    const last = Math.min(...proxies.map((p) => windowOf(Math.max(...p.sent.map((s) => s.at))))) - 1;
+    const both = [...counted].filter(([w]) => w >= first && w <= last).sort(([a], [b]) => a - b);
+    const use = both.reduce((n, [, cu]) => n + cu, 0) / (both.length * QUOTA);
+    console.log(
+      `two pipelines: ${sent.length} data requests, ${limited} 429s (${((100 * limited) / sent.length).toFixed(2)}%), ` +
+        `most CU sent in one window ${Math.max(...sure.values())} of ${QUOTA}; CU counted in the ${both.length} whole windows both ran: ` +
+        `${both.map(([, cu]) => cu).join(', ')} (use ${use.toFixed(3)})`,
+    );
+    for (const cu of sure.values()) expect(cu).toBeLessThanOrEqual(QUOTA);
+    expect(limited / sent.length).toBeLessThanOrEqual(0.01);
+    expect(both.length).toBeGreaterThanOrEqual(4);
+    expect(use).toBeGreaterThanOrEqual(0.95);
+  });
+});
+
