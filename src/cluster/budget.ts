@@ -50,6 +50,7 @@ const KEEP_MS = 2 * DAY_MS;
  * one that is not rewritten was left by runs that have ended, and says little of the service now.
  */
 const LEARNT_WINDOWS = 10;
+const FRESH = `learnt_at_ms >= ${NOW_MS} - ${LEARNT_WINDOWS} * learnt_window_ms`;
 
 /**
  * Claims up to a slice of the current window: the grant is the slice or what is left of the
@@ -61,14 +62,17 @@ const LEARNT_WINDOWS = 10;
  */
 const CLAIM = `
 WITH clock AS (SELECT ${NOW_MS} AS now_ms),
+fresh AS (
+  SELECT paused_until_ms, CASE WHEN ${FRESH} THEN learnt_cu END AS learnt_cu, learnt_window_ms
+  FROM chainlake.budget_state WHERE key_hash = $1 AND service = $2),
 state AS (
   SELECT coalesce(max(paused_until_ms), 0) AS paused_until_ms,
-         min(CASE WHEN learnt_at_ms >= c.now_ms - ${LEARNT_WINDOWS} * learnt_window_ms
-             THEN floor(learnt_cu * $3::bigint::float8 / learnt_window_ms) END)::bigint AS learnt
-  FROM chainlake.budget_state, clock c WHERE key_hash = $1 AND service = $2),
+         min(floor(learnt_cu * $3::bigint::float8 / learnt_window_ms))::bigint AS learnt,
+         min(learnt_cu) AS learnt_cu, min(learnt_window_ms) FILTER (WHERE learnt_cu IS NOT NULL) AS learnt_window_ms
+  FROM fresh),
 w AS (
   SELECT c.now_ms, (c.now_ms + $10::bigint) - (c.now_ms + $10::bigint) % $3::bigint AS start_ms, s.paused_until_ms,
-         LEAST($4::bigint, s.learnt) AS budget
+         LEAST($4::bigint, s.learnt) AS budget, s.learnt_cu, s.learnt_window_ms
   FROM clock c, state s),
 room AS (
   SELECT w.*, GREATEST(0, LEAST(w.budget, coalesce($5::bigint - (
@@ -90,7 +94,16 @@ claim AS (
         cap = EXCLUDED.cap
     WHERE b.used + $7::bigint <= EXCLUDED.cap
   RETURNING b.last_grant AS granted)
-SELECT r.now_ms, r.start_ms, r.paused_until_ms, r.cap, (SELECT granted FROM claim) AS granted FROM room r`;
+SELECT r.now_ms, r.start_ms, r.paused_until_ms, r.cap, r.learnt_cu, r.learnt_window_ms, (SELECT granted FROM claim) AS granted FROM room r`;
+
+/**
+ * Counts CU already sent in the current window (of another length, before this one was known) as
+ * spent in it, up to its cap. $1 key hash, $2 service, $3 window ms, $4 CU per window, $5 CU.
+ */
+const CARRY = `
+INSERT INTO chainlake.budget_windows AS b (key_hash, service, window_ms, start_ms, cap, used, last_grant)
+SELECT $1, $2, $3, c.now_ms - c.now_ms % $3::bigint, $4, LEAST($4::bigint, $5::bigint), 0 FROM (SELECT ${NOW_MS} AS now_ms) c
+ON CONFLICT (key_hash, service, window_ms, start_ms) DO UPDATE SET used = LEAST(b.cap, b.used + $5::bigint)`;
 
 /** $1 key hash, $2 service, $3 ms from the database's now. */
 const PAUSE = `
@@ -98,6 +111,13 @@ INSERT INTO chainlake.budget_state AS s (key_hash, service, paused_until_ms)
 VALUES ($1, $2, ${NOW_MS} + $3::bigint)
 ON CONFLICT (key_hash, service) DO UPDATE SET paused_until_ms = GREATEST(s.paused_until_ms, EXCLUDED.paused_until_ms)
 RETURNING paused_until_ms, ${NOW_MS} AS now_ms`;
+
+/** Unspent CU of a slice go back to its window. $1 key hash, $2 service, $3 window ms, $4 its start, $5 CU. */
+const GIVE_BACK = `UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $5)
+WHERE key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $4`;
+
+/** The key's learnt budget while it holds. $1 key hash, $2 service. */
+const STORED = `SELECT learnt_cu, learnt_window_ms FROM chainlake.budget_state WHERE key_hash = $1 AND service = $2 AND ${FRESH}`;
 
 /** $1 key hash, $2 service, $3 CU per window, $4 window ms. */
 const LEARN = `
@@ -130,6 +150,12 @@ export interface TakeOptions {
   leadMs?: number;
   /** Stops the wait (it rejects with the signal's reason). */
   signal?: AbortSignal;
+}
+
+/** A budget per window of a length. */
+export interface WindowBudget {
+  cuPerWindow: number;
+  windowMs: number;
 }
 
 /** Where a granted weight is counted: the window (database clock) it was claimed in. */
@@ -165,7 +191,7 @@ interface Slice {
 
 export class SharedBudget {
   private readonly hash: string;
-  private readonly windowMs: number;
+  private windowMs: number;
   private readonly share: number;
   private slice: Slice | undefined;
   /** The database's clock less ours, from the last answer. */
@@ -176,8 +202,12 @@ export class SharedBudget {
   /** By this process's clock: no claim before then (a pause, or a full window or day). */
   private waitUntil = 0;
   private claiming: Promise<void> | undefined;
+  /** A change of window length under way (setBudget): claims wait for it. */
+  private switching: Promise<void> | undefined;
   /** The known budget per window; the service may announce another (setBudget). */
   private cuPerWindow: number;
+  /** The key's learnt budget as the last claim read it (written by any process), while it holds. */
+  stored: WindowBudget | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -190,9 +220,36 @@ export class SharedBudget {
     this.cuPerWindow = o.cuPerWindow;
   }
 
-  /** Claims from now on cap the window at this budget (the service announced or taught another). */
-  setBudget(cuPerWindow: number): void {
+  get budget(): WindowBudget {
+    return { cuPerWindow: this.cuPerWindow, windowMs: this.windowMs };
+  }
+
+  /**
+   * Claims from now on cap the window at this budget (the service announced or taught another).
+   * In windows of another length, this process gives back what is left of its slice and counts
+   * what it spent in the old window in the new one too (it was sent, and may have reached the
+   * service in it), up to its budget.
+   */
+  async setBudget(cuPerWindow: number, windowMs = this.windowMs): Promise<void> {
     this.cuPerWindow = cuPerWindow;
+    if (windowMs !== this.windowMs) {
+      const [old, s] = [this.windowMs, this.slice];
+      const spent = s && Date.now() < s.endsAt && this.spent?.start === s.start ? this.spent.cu : 0;
+      this.windowMs = windowMs;
+      this.slice = undefined;
+      this.spent = undefined;
+      this.pace = undefined;
+      this.waitUntil = 0;
+      const before = this.switching;
+      this.switching = (async () => {
+        await before;
+        if (s && s.left > 0) await this.query(GIVE_BACK, [this.hash, this.o.service, old, s.start, s.left]);
+        if (spent > 0) await this.query(CARRY, [this.hash, this.o.service, windowMs, cuPerWindow, Math.min(spent, cuPerWindow)]);
+      })();
+      // A failure shows at the next claim, which waits for the switch.
+      this.switching.catch(() => {});
+    }
+    await this.switching;
   }
 
   /** Connects to `url` (postgres://…), creates the tables if missing and removes stale windows. */
@@ -205,6 +262,8 @@ export class SharedBudget {
     try {
       await budget.query(MIGRATE, []);
       await budget.query(`DELETE FROM chainlake.budget_windows WHERE start_ms < ${NOW_MS} - ${KEEP_MS}`, []);
+      const { rows } = await budget.query<{ learnt_cu: string; learnt_window_ms: string }>(STORED, [budget.hash, o.service]);
+      budget.keep(rows[0]);
     } catch (e) {
       await pool.end();
       throw e;
@@ -249,19 +308,16 @@ export class SharedBudget {
     return this.waitUntil;
   }
 
-  /** A budget learnt from the service (its headers, or what got through before a 429), per window. */
-  async learn(cuPerWindow: number): Promise<void> {
-    await this.query(LEARN, [this.hash, this.o.service, Math.floor(cuPerWindow), this.windowMs]);
+  /** A budget learnt from the service (its headers, or what got through before a 429), per window (this one's by default). */
+  async learn(cuPerWindow: number, windowMs = this.windowMs): Promise<void> {
+    await this.query(LEARN, [this.hash, this.o.service, Math.floor(cuPerWindow), windowMs]);
   }
 
   /** Gives the unspent CU of this process's slice back to its window, and disconnects. */
   async close(): Promise<void> {
     try {
       const s = this.slice;
-      if (s && s.left > 0) {
-        await this.query(`UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $5)
-          WHERE key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $4`, [this.hash, this.o.service, this.windowMs, s.start, s.left]);
-      }
+      if (s && s.left > 0) await this.query(GIVE_BACK, [this.hash, this.o.service, this.windowMs, s.start, s.left]);
     } finally {
       this.slice = undefined;
       await this.pool.end();
@@ -269,14 +325,24 @@ export class SharedBudget {
   }
 
   private async claim(weight: number, lead: number): Promise<void> {
+    await this.switching;
     const budget = this.cuPerWindow;
+    const windowMs = this.windowMs;
     const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)), lead);
     const old = this.slice;
     // A slice whose window ends before a request sent now arrives is over for this process: what is
     // left of it goes back while the others, nearer the service, may still spend it.
     const expired = old && Date.now() + lead >= old.endsAt && old.left > 0 ? old : undefined;
     const sentAt = Date.now();
-    const { rows } = await this.query<{ now_ms: string; start_ms: string; paused_until_ms: string; cap: string; granted: string | null }>(CLAIM, [
+    const { rows } = await this.query<{
+      now_ms: string;
+      start_ms: string;
+      paused_until_ms: string;
+      cap: string;
+      learnt_cu: string | null;
+      learnt_window_ms: string | null;
+      granted: string | null;
+    }>(CLAIM, [
       this.hash,
       this.o.service,
       this.windowMs,
@@ -289,6 +355,12 @@ export class SharedBudget {
       Math.round(lead),
     ]);
     const r = rows[0]!;
+    if (windowMs !== this.windowMs) {
+      // The window changed while the claim was under way: what it got is of no use any more.
+      if (r.granted !== null) await this.query(GIVE_BACK, [this.hash, this.o.service, windowMs, Number(r.start_ms), Number(r.granted)]);
+      return;
+    }
+    this.keep(r);
     // The database's clock against ours, taken halfway through the round trip.
     const offset = Number(r.now_ms) - (sentAt + Date.now()) / 2;
     this.offset = offset;
@@ -310,6 +382,10 @@ export class SharedBudget {
       // The next claim is for the next window, as early as what it grants reaches the service in it.
       this.waitUntil = endsAt - lead;
     }
+  }
+
+  private keep(r: { learnt_cu: string | null; learnt_window_ms: string | null } | undefined): void {
+    this.stored = !r || r.learnt_cu === null || r.learnt_window_ms === null ? undefined : { cuPerWindow: Number(r.learnt_cu), windowMs: Number(r.learnt_window_ms) };
   }
 
   private count(start: number, weight: number): void {

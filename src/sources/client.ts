@@ -123,7 +123,7 @@ export class Client implements ClientPort {
   /** Chunks paging a listing (openListing). */
   private listings = 0;
   /** The budget last written to the shared budget, so each change is written once. */
-  private sharedLimit?: number;
+  private sharedLimit?: string;
 
   constructor(
     readonly service: Service,
@@ -273,16 +273,18 @@ export class Client implements ClientPort {
   }
 
   /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */
-  private async shareAnswer(status: number): Promise<void> {
+  private async shareAnswer(status: number, announced: boolean): Promise<void> {
     const shared = this.opts.shared;
     if (!shared) return;
     const b = this.scheduler.budget;
     const now = Date.now();
     if (status === 429 && b.pausedUntil > now) await this.sharedStep(() => shared.pause(b.pausedUntil - now));
-    // Once one was written, so is every change after (back up to the pipeline's budget too), so
-    // that a lowered budget does not outlive what taught it.
-    if ((b.source === 'headers' || b.source === 'learnt' || this.sharedLimit !== undefined) && b.limit !== this.sharedLimit && b.limit < Infinity) {
-      this.sharedLimit = b.limit;
+    // What the service announced (its window above all: until their first answer the others
+    // count in minutes) or taught; once one was written, so is every change after (back up to the
+    // pipeline's budget too), so that a lowered budget does not outlive what taught it.
+    const limit = `${b.limit}/${b.windowMs}`;
+    if ((announced || b.source === 'learnt' || this.sharedLimit !== undefined) && limit !== this.sharedLimit && b.limit < Infinity) {
+      this.sharedLimit = limit;
       await this.sharedStep(() => shared.learn({ windowMs: b.windowMs, cuPerWindow: b.limit }));
     }
   }
@@ -318,7 +320,7 @@ export class Client implements ClientPort {
     } finally {
       deadline.done();
     }
-    await this.shareAnswer(res.status);
+    await this.shareAnswer(res.status, res.headers.has('ratelimit-limit') || res.headers.has('ratelimit-policy'));
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }

@@ -101,7 +101,8 @@ describe('two hungry pipelines on one key with --budget-db', () => {
     console.log(
       `two pipelines: ${sent.length} data requests, ${limited} 429s (${((100 * limited) / sent.length).toFixed(2)}%), ` +
         `most CU sent in one window ${Math.max(...sure.values())} of ${QUOTA}; CU counted in the ${both.length} whole windows both ran: ` +
-        `${both.map(([, cu]) => cu).join(', ')} (use ${use.toFixed(3)})`,
+        `${both.map(([, cu]) => cu).join(', ')} (use ${use.toFixed(3)}); 429s (run: request, ms into its window) ` +
+        proxies.flatMap((p, i) => p.sent.flatMap((s, k) => (s.status === 429 ? [`${i}: ${k}, ${s.at % WINDOW_MS}`] : []))).join('; '),
     );
     for (const cu of sure.values()) expect(cu).toBeLessThanOrEqual(QUOTA);
     expect(limited / sent.length).toBeLessThanOrEqual(0.01);
