@@ -13,6 +13,7 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { abortable } from '../sources/shared.js';
 import { redactUrl } from './url.js';
 
 /** One statement, idempotent, safe to run from many processes at once (an advisory lock orders them). */
@@ -445,15 +446,4 @@ function unavailable(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && (/^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
   return e instanceof Error && /Connection terminated|timeout/i.test(e.message);
-}
-
-/** `p`, or its signal's reason as soon as it is aborted (`p` goes on: another take may await it). */
-function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
-  if (!signal) return p;
-  return new Promise<T>((resolve, reject) => {
-    const stop = () => reject(signal.reason);
-    if (signal.aborted) return stop();
-    signal.addEventListener('abort', stop, { once: true });
-    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
-  });
 }

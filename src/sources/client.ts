@@ -17,7 +17,7 @@ import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
 import { FairScheduler, type Grant } from './scheduler.js';
 import { Deadline } from './deadline.js';
-import type { SharedBudgetPort } from './shared.js';
+import { abortable, type SharedBudgetPort } from './shared.js';
 
 /** How to reach one service (a pipeline's `sources` entry, checked by config/pipeline.ts). */
 export interface SourceConfig {
@@ -124,6 +124,12 @@ export class Client implements ClientPort {
   private listings = 0;
   /** The budget last written to the shared budget, so each change is written once. */
   private sharedLimit?: string;
+  /**
+   * With a shared budget, the first request goes alone: until its answer nothing is known of the
+   * budget, and the others' requests would go uncounted in the windows every process shares.
+   */
+  private firstAnswer?: Promise<void>;
+  private answered?: () => void;
 
   constructor(
     readonly service: Service,
@@ -264,8 +270,14 @@ export class Client implements ClientPort {
   /** After the local grant: the request's weight from the budget shared with the other processes. */
   private async takeShared(weight: number, signal: AbortSignal | undefined): Promise<void> {
     const b = this.scheduler.budget;
-    // Nothing known yet: the first answer announces it (or a 429 teaches it), as for the local budget.
-    if (!this.opts.shared || b.limit === Infinity) return;
+    if (!this.opts.shared) return;
+    if (b.limit === Infinity && !this.firstAnswer) {
+      this.firstAnswer = new Promise((resolve) => (this.answered = resolve));
+      return;
+    }
+    if (b.limit === Infinity) await abortable(this.firstAnswer!, signal);
+    // Still nothing known: the service announces nothing, and a 429 will teach it, as locally.
+    if (b.limit === Infinity) return;
     // A request reaches the service before its answer comes back: the latency seen (with the
     // margin for how it varies) bounds the lead.
     const o = { leadMs: (this.latencyMs ?? 0) * INFLIGHT_MARGIN, ...(signal ? { signal } : {}) };
@@ -319,6 +331,7 @@ export class Client implements ClientPort {
       throw new Retryable(`${shown}: ${e.cause?.code ?? e.message}`, 'network');
     } finally {
       deadline.done();
+      this.answered?.();
     }
     await this.shareAnswer(res.status, res.headers.has('ratelimit-limit') || res.headers.has('ratelimit-policy'));
     if (res.status === 429) {

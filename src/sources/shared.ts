@@ -28,3 +28,14 @@ export interface SharedBudgetPort {
 
 /** One port per service of a run: the data service's key, or the service alone. */
 export type SharedBudgetFactory = (service: string, key: string | undefined) => SharedBudgetPort;
+
+/** `p`, or its signal's reason as soon as it is aborted (`p` goes on: other waiters may await it). */
+export function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}
