@@ -6,16 +6,18 @@
 // pipeline's, as a tier gives it; the service announces its windows, short here so that the test
 // sees many of them in a few seconds).
 //
-// Each run reaches the data service through its own loopback proxy, which records, for every
-// request, when it reached the proxy and when its answer came back, its status and the `ratelimit-remaining` it carried. A
-// request reaches the service after it reached the proxy and before its answer, so one whose
-// answer came in the same window of the service as the request surely arrived in that window.
+// Each run reaches the data service through its own loopback proxy (test/cluster/proxy.ts), which
+// holds every request a while, as the way to a service far away does, then records when it went
+// on, when its answer came back, its status and the `ratelimit-remaining` it carried. A request
+// reaches the service between the first two, so one whose answer came in the same window of the
+// service as it went on surely arrived in that window; what the service had counted in a window
+// is its quota less the least remaining of those answers.
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
-import { WEIGHTS } from '../../src/simulator/ratelimit.js';
+import { matchRoute } from '../../src/simulator/routes.js';
 import { runCli } from '../helpers.js';
 import { startPostgres, type PgFixture } from '../pg-fixture.js';
 import { countingProxy } from './proxy.js';
@@ -25,15 +27,14 @@ const WINDOW_MS = 2000;
 /** 1000 CU a window of 2 s: fifty transfer pages, shared by the two runs. */
 const CU_PER_MINUTE = 30_000;
 const QUOTA = (CU_PER_MINUTE * WINDOW_MS) / 60_000;
-/** Each request is held this long on its way, as by a service far away: some reach it in the window after the one they were claimed in. */
+/** Each request is held this long on its way: one sent at the end of a window reaches the service in the next. */
 const LATENCY_MS = 40;
 const CONTRACTS = ['0xb10644cea485f69a5F8859e127911157A0d6D30d', '0x56d1c618EE8c89834395105104F801592420d94b', '0x0e64ACe989f5423f0b152992e604f979315aaf55'];
 
-/** The service's weight of a request the runs send (transfer pages, and blocks to find block ranges). */
+/** The weight the simulator charges a request (transfer pages, and blocks to find block ranges). */
 function weightOf(url: string): number {
-  if (/\/tokens\/[^/]+\/transfers/.test(url)) return WEIGHTS.transfers;
-  if (/\/blocks(\/\d+)?(\?|$)/.test(url)) return WEIGHTS.block;
-  return NaN;
+  const segments = new URL(url, 'http://x').pathname.split('/').slice(1).map(decodeURIComponent);
+  return matchRoute(segments)?.route.weight ?? NaN;
 }
 
 const windowOf = (t: number) => Math.floor(t / WINDOW_MS);
@@ -83,7 +84,7 @@ describe('two hungry pipelines on one key with --budget-db', () => {
     const sent = proxies.flatMap((p) => p.sent);
     expect(sent.filter((s) => Number.isNaN(weightOf(s.url))).map((s) => s.url)).toEqual([]);
     // Requests surely in one window of the service (see above), every status, and what the
-    // service had counted in it by its last answer (its quota less the least remaining).
+    // service had counted in it.
     const sure = new Map<number, number>();
     const counted = new Map<number, number>();
     for (const s of sent) {
