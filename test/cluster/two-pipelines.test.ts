@@ -6,21 +6,18 @@
 // pipeline's, as a tier gives it; the service announces its windows, short here so that the test
 // sees many of them in a few seconds).
 //
-// Each run reaches the data service through its own loopback proxy (test/cluster/proxy.ts), which
+// Each run reaches the data service through its own loopback proxy (test/cluster/fixture.ts), which
 // holds every request a while, as the way to a service far away does, then records when it went
 // on, when its answer came back, its status and the `ratelimit-remaining` it carried. A request
 // reaches the service between the first two, so one whose answer came in the same window of the
 // service as it went on surely arrived in that window; what the service had counted in a window
 // is its quota less the least remaining of those answers.
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { matchRoute } from '../../src/simulator/routes.js';
 import { runCli } from '../helpers.js';
-import { startPostgres, type PgFixture } from '../pg-fixture.js';
-import { countingProxy } from './proxy.js';
+import { limitedCluster } from './fixture.js';
 
 const KEY = 'two-pipelines-key-7c2e';
 const WINDOW_MS = 2000;
@@ -39,49 +36,37 @@ function weightOf(url: string): number {
 
 const windowOf = (t: number) => Math.floor(t / WINDOW_MS);
 
-let pgdb: PgFixture;
-let sim: Simulator;
-let proxies: Array<Awaited<ReturnType<typeof countingProxy>>>;
-let root: string;
+let cluster: Awaited<ReturnType<typeof limitedCluster>>;
 let runs: Array<{ code: number | null; stdout: string; stderr: string }>;
 
 beforeAll(async () => {
-  root = mkdtempSync(join(tmpdir(), 'cl-two-pipelines-'));
-  pgdb = await startPostgres();
-  sim = await startSimulator({ seed: 1, apiKeys: [KEY], rateLimit: { data: { cuPerMinute: CU_PER_MINUTE, windowSeconds: WINDOW_MS / 1000 }, blockAfterLimitedRequests: 1e9 } });
-  proxies = [await countingProxy(sim.url, LATENCY_MS), await countingProxy(sim.url, LATENCY_MS)];
+  cluster = await limitedCluster({ key: KEY, cuPerMinute: CU_PER_MINUTE, windowSeconds: WINDOW_MS / 1000, runs: 2, latencyMs: LATENCY_MS });
   const run = (i: number) => {
-    const pipeline = join(root, `hungry${i}.yaml`);
-    writeFileSync(
-      pipeline,
-      [
+    const pipeline = join(cluster.root, `hungry${i}.yaml`);
+    const pipelineYaml = [
       'name: hungry',
       'sources:',
-      `  data: { url: "${proxies[i]!.url}", apiKey: "\${CHAINLAKE_API_KEY}", cuPerMinute: ${CU_PER_MINUTE} }`,
+      `  data: { url: "${cluster.proxies[i]!.url}", apiKey: "\${CHAINLAKE_API_KEY}", cuPerMinute: ${CU_PER_MINUTE} }`,
       'streams:',
       '  - table: erc_transfers',
       '    chainId: "43114"',
       `    contracts: [${CONTRACTS.map((c) => `"${c}"`).join(', ')}]`,
       '    pageSize: 10',
-      '',
-    ].join('\n'),
-  );
-    return runCli(['run', pipeline, '--lake', join(root, `lake${i}`), '--budget-db', pgdb.url], { CHAINLAKE_API_KEY: KEY });
+    ];
+    writeFileSync(pipeline, pipelineYaml.join('\n') + '\n');
+    return runCli(['run', pipeline, '--lake', join(cluster.root, `lake${i}`), '--budget-db', cluster.pgdb.url], { CHAINLAKE_API_KEY: KEY });
   };
   runs = await Promise.all([run(0), run(1)]);
 }, 300_000);
 
 afterAll(async () => {
-  for (const p of proxies ?? []) await p.close();
-  await sim?.close();
-  await pgdb?.close();
-  if (root) rmSync(root, { recursive: true, force: true });
+  await cluster?.close();
 });
 
 describe('two hungry pipelines on one key with --budget-db', () => {
   it('stay within the budget in every window, spend at least 0.95 of it, and get at most 1% 429s', () => {
     for (const r of runs) expect(r.code, r.stderr.slice(-3000)).toBe(0);
-    const sent = proxies.flatMap((p) => p.sent);
+    const sent = cluster.proxies.flatMap((p) => p.sent);
     expect(sent.filter((s) => Number.isNaN(weightOf(s.url))).map((s) => s.url)).toEqual([]);
     // Requests surely in one window of the service (see above), every status, and what the
     // service had counted in it.
@@ -95,15 +80,15 @@ describe('two hungry pipelines on one key with --budget-db', () => {
     }
     const limited = sent.filter((s) => s.status === 429).length;
     // Whole windows in which both runs were at work: from the later first request to the earlier last.
-    const first = Math.max(...proxies.map((p) => windowOf(Math.min(...p.sent.map((s) => s.at))))) + 1;
-    const last = Math.min(...proxies.map((p) => windowOf(Math.max(...p.sent.map((s) => s.at))))) - 1;
+    const first = Math.max(...cluster.proxies.map((p) => windowOf(Math.min(...p.sent.map((s) => s.at))))) + 1;
+    const last = Math.min(...cluster.proxies.map((p) => windowOf(Math.max(...p.sent.map((s) => s.at))))) - 1;
     const both = [...counted].filter(([w]) => w >= first && w <= last).sort(([a], [b]) => a - b);
     const use = both.reduce((n, [, cu]) => n + cu, 0) / (both.length * QUOTA);
     console.log(
       `two pipelines: ${sent.length} data requests, ${limited} 429s (${((100 * limited) / sent.length).toFixed(2)}%), ` +
         `most CU sent in one window ${Math.max(...sure.values())} of ${QUOTA}; CU counted in the ${both.length} whole windows both ran: ` +
         `${both.map(([, cu]) => cu).join(', ')} (use ${use.toFixed(3)}); 429s (run: request, ms into its window) ` +
-        proxies.flatMap((p, i) => p.sent.flatMap((s, k) => (s.status === 429 ? [`${i}: ${k}, ${s.at % WINDOW_MS}`] : []))).join('; '),
+        cluster.proxies.flatMap((p, i) => p.sent.flatMap((s, k) => (s.status === 429 ? [`${i}: ${k}, ${s.at % WINDOW_MS}`] : []))).join('; '),
     );
     for (const cu of sure.values()) expect(cu).toBeLessThanOrEqual(QUOTA);
     expect(limited / sent.length).toBeLessThanOrEqual(0.01);
