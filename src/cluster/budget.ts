@@ -312,6 +312,7 @@ export class SharedBudget {
   /** A budget learnt from the service (its headers, or what got through before a 429), per window (this one's by default). */
   async learn(cuPerWindow: number, windowMs = this.windowMs): Promise<void> {
     await this.query(LEARN, [this.hash, this.o.service, Math.floor(cuPerWindow), windowMs]);
+    this.stored = { cuPerWindow: Math.floor(cuPerWindow), windowMs };
   }
 
   /** Gives the unspent CU of this process's slice back to its window, and disconnects. */

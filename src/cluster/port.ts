@@ -20,6 +20,8 @@ export function stricter(a: WindowBudget, b: WindowBudget | undefined): WindowBu
 
 class SharedBudgetClient implements SharedBudgetPort {
   private budget: Promise<SharedBudget> | undefined;
+  /** What this process last wrote as the key's budget. */
+  private learnt: SharedWindow | undefined;
 
   constructor(
     private readonly url: string,
@@ -32,6 +34,9 @@ class SharedBudgetClient implements SharedBudgetPort {
     // Heavier than a whole window: the local budget lets it go alone, and so does this one.
     if (weight > b.budget.cuPerWindow) return;
     await b.take(weight, o);
+    // What this process learnt holds while it runs: once it has lapsed (no change for a while),
+    // it is written again, for the processes that start later.
+    if (!b.stored && this.learnt) await b.learn(this.learnt.cuPerWindow, this.learnt.windowMs);
   }
 
   async pause(ms: number): Promise<number> {
@@ -39,6 +44,7 @@ class SharedBudgetClient implements SharedBudgetPort {
   }
 
   async learn(w: SharedWindow): Promise<void> {
+    this.learnt = w;
     await (await this.open(w)).learn(w.cuPerWindow, w.windowMs);
   }
 

@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BudgetUnavailable, SharedBudget, keyHash } from '../../src/cluster/budget.js';
-import { stricter } from '../../src/cluster/port.js';
+import { sharedBudgets, stricter } from '../../src/cluster/port.js';
 import { startPostgres, type PgFixture } from '../pg-fixture.js';
 
 const CLIENT = fileURLToPath(new URL('./budget-client.mjs', import.meta.url));
@@ -251,6 +251,27 @@ describe('the shared budget on PostgreSQL', () => {
       expect(caps.rows.map((r) => Number(r.cap))).toEqual([BUDGET]);
     } finally {
       await later.close();
+    }
+  });
+
+  it('a running process writes its learnt budget again once it has lapsed, for the processes that start later', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const ports = sharedBudgets(db.url);
+    const port = ports.factory('data', key);
+    const w = { cuPerWindow: BUDGET, windowMs: WINDOW_MS };
+    try {
+      await port.learn(w);
+      await sql.query('UPDATE chainlake.budget_state SET learnt_at_ms = learnt_at_ms - 10 * learnt_window_ms - 1 WHERE key_hash = $1', [keyHash(key)]);
+      const later = await SharedBudget.open(db.url, { service: 'data', key, cuPerWindow: BUDGET, windowMs: 60_000 });
+      expect(later.stored).toBeUndefined();
+      await later.close();
+      // Until its next claim reads the key's state, the port cannot know: take a whole slice's worth.
+      for (let i = 0; i <= SLICE; i++) await port.take(1, w);
+      const again = await SharedBudget.open(db.url, { service: 'data', key, cuPerWindow: BUDGET, windowMs: 60_000 });
+      expect(again.stored).toEqual(w);
+      await again.close();
+    } finally {
+      await ports.close();
     }
   });
 
