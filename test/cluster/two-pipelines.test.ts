@@ -1,10 +1,10 @@
 // Two hungry `chainlake run` processes at once on one API key, sharing its budget through
 // PostgreSQL (--budget-db), against the simulator with its rate limit on: together they must stay
 // within the budget in every window of the service and still spend at least 0.95 of it, with at
-// most 1% of their requests answered 429. Each pipeline pages three token contracts' transfers in
-// small pages, so a run alone would spend the budget several times over; the budget is known (the
-// pipeline's, as a tier gives it; the service announces its windows, short here so that the test
-// sees many of them in a few seconds).
+// most 1% of their requests answered 429. Each runs test/cluster/hungry.yaml, which pages three
+// token contracts' transfers in small pages, so a run alone would spend the budget several times
+// over; the budget is known (the pipeline's, as a tier gives it; the service announces its
+// windows, short here so that the test sees many of them in a few seconds).
 //
 // Each run reaches the data service through its own loopback proxy (test/cluster/fixture.ts), which
 // holds every request a while, as the way to a service far away does, then records when it went
@@ -12,21 +12,22 @@
 // reaches the service between the first two, so one whose answer came in the same window of the
 // service as it went on surely arrived in that window; what the service had counted in a window
 // is its quota less the least remaining of those answers.
-import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPipeline } from '../../src/config/pipeline.js';
 import { matchRoute } from '../../src/simulator/routes.js';
 import { runCli } from '../helpers.js';
 import { limitedCluster } from './fixture.js';
 
 const KEY = 'two-pipelines-key-7c2e';
 const WINDOW_MS = 2000;
-/** 1000 CU a window of 2 s: fifty transfer pages, shared by the two runs. */
-const CU_PER_MINUTE = 30_000;
+/** The pipeline: its budget is 30,000 CU a minute, here 1000 CU a window of 2 s (fifty transfer pages) shared by the two runs. */
+const HUNGRY = fileURLToPath(new URL('./hungry.yaml', import.meta.url));
+const CU_PER_MINUTE = loadPipeline(HUNGRY).sources.data!.cuPerMinute!;
 const QUOTA = (CU_PER_MINUTE * WINDOW_MS) / 60_000;
 /** Each request is held this long on its way: one sent at the end of a window reaches the service in the next. */
 const LATENCY_MS = 40;
-const CONTRACTS = ['0xb10644cea485f69a5F8859e127911157A0d6D30d', '0x56d1c618EE8c89834395105104F801592420d94b', '0x0e64ACe989f5423f0b152992e604f979315aaf55'];
 
 /** The weight the simulator charges a request (transfer pages, and blocks to find block ranges). */
 function weightOf(url: string): number {
@@ -41,21 +42,8 @@ let runs: Array<{ code: number | null; stdout: string; stderr: string }>;
 
 beforeAll(async () => {
   cluster = await limitedCluster({ key: KEY, cuPerMinute: CU_PER_MINUTE, windowSeconds: WINDOW_MS / 1000, runs: 2, latencyMs: LATENCY_MS });
-  const run = (i: number) => {
-    const pipeline = join(cluster.root, `hungry${i}.yaml`);
-    const pipelineYaml = [
-      'name: hungry',
-      'sources:',
-      `  data: { url: "${cluster.proxies[i]!.url}", apiKey: "\${CHAINLAKE_API_KEY}", cuPerMinute: ${CU_PER_MINUTE} }`,
-      'streams:',
-      '  - table: erc_transfers',
-      '    chainId: "43114"',
-      `    contracts: [${CONTRACTS.map((c) => `"${c}"`).join(', ')}]`,
-      '    pageSize: 10',
-    ];
-    writeFileSync(pipeline, pipelineYaml.join('\n') + '\n');
-    return runCli(['run', pipeline, '--lake', join(cluster.root, `lake${i}`), '--budget-db', cluster.pgdb.url], { CHAINLAKE_API_KEY: KEY });
-  };
+  const run = (i: number) =>
+    runCli(['run', HUNGRY, '--data-url', cluster.proxies[i]!.url, '--lake', join(cluster.root, `lake${i}`), '--budget-db', cluster.pgdb.url], { CHAINLAKE_API_KEY: KEY });
   runs = await Promise.all([run(0), run(1)]);
 }, 300_000);
 
