@@ -11,7 +11,9 @@
 // longer change) while it holds the current window's row lock, which every claim of the key
 // takes, so two claims never both see the same room.
 import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { abortable } from '../sources/shared.js';
 import { redactUrl } from './url.js';
 
 /** One statement, idempotent, safe to run from many processes at once (an advisory lock orders them). */
@@ -36,29 +38,42 @@ CREATE TABLE IF NOT EXISTS chainlake.budget_state (
   learnt_window_ms bigint,
   PRIMARY KEY (key_hash, service)
 );
+ALTER TABLE chainlake.budget_state ADD COLUMN IF NOT EXISTS learnt_at_ms bigint;
 `;
 
 const NOW_MS = `floor(extract(epoch FROM clock_timestamp()) * 1000)::bigint`;
 const DAY_MS = 86_400_000;
 /** Windows older than this are of no use to anyone and are removed when a budget opens. */
 const KEEP_MS = 2 * DAY_MS;
+/**
+ * A learnt budget caps the claims for this many of its windows after it was written, and no
+ * longer: the processes that learn rewrite it at every change (a decrease, each step back up), so
+ * one that is not rewritten was left by runs that have ended, and says little of the service now.
+ */
+const LEARNT_WINDOWS = 10;
+const FRESH = `learnt_at_ms >= ${NOW_MS} - ${LEARNT_WINDOWS} * learnt_window_ms`;
 
 /**
  * Claims up to a slice of the current window: the grant is the slice or what is left of the
  * window's cap if less, and nothing unless at least this request's weight fits, or while a pause
- * is in force. Unspent CU of the process's slice of an earlier window are given back first.
+ * is in force. Unspent CU of the process's slice of an earlier window are given back first. The
+ * window is the one the request will reach the service in: the one `lead` ms from now.
  * $1 key hash, $2 service, $3 window ms, $4 CU per window, $5 CU per day (null: none), $6 slice,
- * $7 weight, $8 start of the earlier window, $9 CU to give back to it.
+ * $7 weight, $8 start of the earlier window, $9 CU to give back to it, $10 lead ms.
  */
 const CLAIM = `
 WITH clock AS (SELECT ${NOW_MS} AS now_ms),
+fresh AS (
+  SELECT paused_until_ms, CASE WHEN ${FRESH} THEN learnt_cu END AS learnt_cu, learnt_window_ms
+  FROM chainlake.budget_state WHERE key_hash = $1 AND service = $2),
 state AS (
   SELECT coalesce(max(paused_until_ms), 0) AS paused_until_ms,
-         min(floor(learnt_cu * $3::bigint::float8 / learnt_window_ms))::bigint AS learnt
-  FROM chainlake.budget_state WHERE key_hash = $1 AND service = $2),
+         min(floor(learnt_cu * $3::bigint::float8 / learnt_window_ms))::bigint AS learnt,
+         min(learnt_cu) AS learnt_cu, min(learnt_window_ms) FILTER (WHERE learnt_cu IS NOT NULL) AS learnt_window_ms
+  FROM fresh),
 w AS (
-  SELECT c.now_ms, c.now_ms - c.now_ms % $3::bigint AS start_ms, s.paused_until_ms,
-         LEAST($4::bigint, s.learnt) AS budget
+  SELECT c.now_ms, (c.now_ms + $10::bigint) - (c.now_ms + $10::bigint) % $3::bigint AS start_ms, s.paused_until_ms,
+         LEAST($4::bigint, s.learnt) AS budget, s.learnt_cu, s.learnt_window_ms
   FROM clock c, state s),
 room AS (
   SELECT w.*, GREATEST(0, LEAST(w.budget, coalesce($5::bigint - (
@@ -68,7 +83,8 @@ room AS (
   FROM w),
 back AS (
   UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $9)
-  WHERE $9::bigint > 0 AND key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $8),
+  WHERE $9::bigint > 0 AND key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $8
+    AND $8 <> (SELECT start_ms FROM w)),
 claim AS (
   INSERT INTO chainlake.budget_windows AS b (key_hash, service, window_ms, start_ms, cap, used, last_grant)
   SELECT $1, $2, $3, r.start_ms, r.cap, LEAST($6::bigint, r.cap), LEAST($6::bigint, r.cap)
@@ -79,7 +95,16 @@ claim AS (
         cap = EXCLUDED.cap
     WHERE b.used + $7::bigint <= EXCLUDED.cap
   RETURNING b.last_grant AS granted)
-SELECT r.now_ms, r.start_ms, r.paused_until_ms, r.cap, (SELECT granted FROM claim) AS granted FROM room r`;
+SELECT r.now_ms, r.start_ms, r.paused_until_ms, r.cap, r.learnt_cu, r.learnt_window_ms, (SELECT granted FROM claim) AS granted FROM room r`;
+
+/**
+ * Counts CU already sent in the current window (of another length, before this one was known) as
+ * spent in it, up to its cap. $1 key hash, $2 service, $3 window ms, $4 CU per window, $5 CU.
+ */
+const CARRY = `
+INSERT INTO chainlake.budget_windows AS b (key_hash, service, window_ms, start_ms, cap, used, last_grant)
+SELECT $1, $2, $3, c.now_ms - c.now_ms % $3::bigint, $4, LEAST($4::bigint, $5::bigint), 0 FROM (SELECT ${NOW_MS} AS now_ms) c
+ON CONFLICT (key_hash, service, window_ms, start_ms) DO UPDATE SET used = LEAST(b.cap, b.used + $5::bigint)`;
 
 /** $1 key hash, $2 service, $3 ms from the database's now. */
 const PAUSE = `
@@ -88,10 +113,18 @@ VALUES ($1, $2, ${NOW_MS} + $3::bigint)
 ON CONFLICT (key_hash, service) DO UPDATE SET paused_until_ms = GREATEST(s.paused_until_ms, EXCLUDED.paused_until_ms)
 RETURNING paused_until_ms, ${NOW_MS} AS now_ms`;
 
+/** Unspent CU of a slice go back to its window. $1 key hash, $2 service, $3 window ms, $4 its start, $5 CU. */
+const GIVE_BACK = `UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $5)
+WHERE key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $4`;
+
+/** The key's learnt budget while it holds. $1 key hash, $2 service. */
+const STORED = `SELECT learnt_cu, learnt_window_ms FROM chainlake.budget_state WHERE key_hash = $1 AND service = $2 AND ${FRESH}`;
+
 /** $1 key hash, $2 service, $3 CU per window, $4 window ms. */
 const LEARN = `
-INSERT INTO chainlake.budget_state (key_hash, service, learnt_cu, learnt_window_ms) VALUES ($1, $2, $3, $4)
-ON CONFLICT (key_hash, service) DO UPDATE SET learnt_cu = EXCLUDED.learnt_cu, learnt_window_ms = EXCLUDED.learnt_window_ms`;
+INSERT INTO chainlake.budget_state (key_hash, service, learnt_cu, learnt_window_ms, learnt_at_ms) VALUES ($1, $2, $3, $4, ${NOW_MS})
+ON CONFLICT (key_hash, service) DO UPDATE
+  SET learnt_cu = EXCLUDED.learnt_cu, learnt_window_ms = EXCLUDED.learnt_window_ms, learnt_at_ms = EXCLUDED.learnt_at_ms`;
 
 /** The database of the shared budget did not answer: the caller stops cleanly and may try again. */
 export class BudgetUnavailable extends Error {}
@@ -108,6 +141,22 @@ export interface SharedBudgetOptions {
   windowMs?: number;
   /** The share of the window's budget a claim asks for (0.1 by default). */
   sliceShare?: number;
+}
+
+export interface TakeOptions {
+  /**
+   * How long the request takes from now to reach the service: it is counted in the window it will
+   * arrive in, so one taken at a window's end does not land uncounted in the next.
+   */
+  leadMs?: number;
+  /** Stops the wait (it rejects with the signal's reason). */
+  signal?: AbortSignal;
+}
+
+/** A budget per window of a length. */
+export interface WindowBudget {
+  cuPerWindow: number;
+  windowMs: number;
 }
 
 /** Where a granted weight is counted: the window (database clock) it was claimed in. */
@@ -135,14 +184,15 @@ interface Spending {
 
 interface Slice {
   start: number;
-  /** When the window ends, by this process's clock. */
+  /** When the window begins and ends, by this process's clock. */
+  startsAt: number;
   endsAt: number;
   left: number;
 }
 
 export class SharedBudget {
   private readonly hash: string;
-  private readonly windowMs: number;
+  private windowMs: number;
   private readonly share: number;
   private slice: Slice | undefined;
   /** The database's clock less ours, from the last answer. */
@@ -153,8 +203,12 @@ export class SharedBudget {
   /** By this process's clock: no claim before then (a pause, or a full window or day). */
   private waitUntil = 0;
   private claiming: Promise<void> | undefined;
+  /** A change of window length under way (setBudget): claims wait for it. */
+  private switching: Promise<void> | undefined;
   /** The known budget per window; the service may announce another (setBudget). */
   private cuPerWindow: number;
+  /** The key's learnt budget as the last claim read it (written by any process), while it holds. */
+  stored: WindowBudget | undefined;
 
   private constructor(
     private readonly pool: pg.Pool,
@@ -167,9 +221,36 @@ export class SharedBudget {
     this.cuPerWindow = o.cuPerWindow;
   }
 
-  /** Claims from now on cap the window at this budget (the service announced or taught another). */
-  setBudget(cuPerWindow: number): void {
+  get budget(): WindowBudget {
+    return { cuPerWindow: this.cuPerWindow, windowMs: this.windowMs };
+  }
+
+  /**
+   * Claims from now on cap the window at this budget (the service announced or taught another).
+   * In windows of another length, this process gives back what is left of its slice and counts
+   * what it spent in the old window in the new one too (it was sent, and may have reached the
+   * service in it), up to its budget.
+   */
+  async setBudget(cuPerWindow: number, windowMs = this.windowMs): Promise<void> {
     this.cuPerWindow = cuPerWindow;
+    if (windowMs !== this.windowMs) {
+      const [old, s] = [this.windowMs, this.slice];
+      const spent = s && Date.now() < s.endsAt && this.spent?.start === s.start ? this.spent.cu : 0;
+      this.windowMs = windowMs;
+      this.slice = undefined;
+      this.spent = undefined;
+      this.pace = undefined;
+      this.waitUntil = 0;
+      const before = this.switching;
+      this.switching = (async () => {
+        await before;
+        if (s && s.left > 0) await this.query(GIVE_BACK, [this.hash, this.o.service, old, s.start, s.left]);
+        if (spent > 0) await this.query(CARRY, [this.hash, this.o.service, windowMs, cuPerWindow, Math.min(spent, cuPerWindow)]);
+      })();
+      // A failure shows at the next claim, which waits for the switch.
+      this.switching.catch(() => {});
+    }
+    await this.switching;
   }
 
   /** Connects to `url` (postgres://…), creates the tables if missing and removes stale windows. */
@@ -182,6 +263,8 @@ export class SharedBudget {
     try {
       await budget.query(MIGRATE, []);
       await budget.query(`DELETE FROM chainlake.budget_windows WHERE start_ms < ${NOW_MS} - ${KEEP_MS}`, []);
+      const { rows } = await budget.query<{ learnt_cu: string; learnt_window_ms: string }>(STORED, [budget.hash, o.service]);
+      budget.keep(rows[0]);
     } catch (e) {
       await pool.end();
       throw e;
@@ -190,18 +273,26 @@ export class SharedBudget {
   }
 
   /** Resolves when a request of `weight` CU may be sent, and says which window it is counted in. */
-  async take(weight: number): Promise<Spend> {
+  async take(weight: number, o: TakeOptions = {}): Promise<Spend> {
     if (weight > this.cuPerWindow) throw new Error(`a request of ${weight} CU never fits a budget of ${this.cuPerWindow} CU per window`);
+    // A lead of half a window or more says nothing of which window a request reaches.
+    const lead = Math.min(Math.max(0, o.leadMs ?? 0), this.windowMs / 2);
     for (;;) {
+      o.signal?.throwIfAborted();
       const now = Date.now();
+      const arrives = now + lead;
       const s = this.slice;
-      if (s && now < s.endsAt && s.left >= weight && now >= this.waitUntil) {
+      // Sent once its window has begun, a request reaches the service in it; sent `lead` before it
+      // ends, it still does.
+      if (s && now >= s.startsAt && arrives < s.endsAt && s.left >= weight && now >= this.waitUntil) {
         s.left -= weight;
         this.count(s.start, weight);
         return { windowStart: s.start };
       }
-      if (now < this.waitUntil) await sleep(this.waitUntil - now);
-      else await (this.claiming ??= this.claim(weight).finally(() => (this.claiming = undefined)));
+      if (now < this.waitUntil) await sleep(this.waitUntil - now, undefined, { signal: o.signal });
+      // A slice of the next window, claimed near the end of this one: it is spent from its start.
+      else if (s && now < s.startsAt && s.left >= weight) await sleep(s.startsAt - now, undefined, { signal: o.signal });
+      else await abortable((this.claiming ??= this.claim(weight, lead).finally(() => (this.claiming = undefined))), o.signal);
     }
   }
 
@@ -218,32 +309,42 @@ export class SharedBudget {
     return this.waitUntil;
   }
 
-  /** A budget learnt from the service (its headers, or what got through before a 429), per window. */
-  async learn(cuPerWindow: number): Promise<void> {
-    await this.query(LEARN, [this.hash, this.o.service, Math.floor(cuPerWindow), this.windowMs]);
+  /** A budget learnt from the service (its headers, or what got through before a 429), per window (this one's by default). */
+  async learn(cuPerWindow: number, windowMs = this.windowMs): Promise<void> {
+    await this.query(LEARN, [this.hash, this.o.service, Math.floor(cuPerWindow), windowMs]);
+    this.stored = { cuPerWindow: Math.floor(cuPerWindow), windowMs };
   }
 
   /** Gives the unspent CU of this process's slice back to its window, and disconnects. */
   async close(): Promise<void> {
     try {
       const s = this.slice;
-      if (s && s.left > 0) {
-        await this.query(`UPDATE chainlake.budget_windows SET used = GREATEST(0, used - $5)
-          WHERE key_hash = $1 AND service = $2 AND window_ms = $3 AND start_ms = $4`, [this.hash, this.o.service, this.windowMs, s.start, s.left]);
-      }
+      if (s && s.left > 0) await this.query(GIVE_BACK, [this.hash, this.o.service, this.windowMs, s.start, s.left]);
     } finally {
       this.slice = undefined;
       await this.pool.end();
     }
   }
 
-  private async claim(weight: number): Promise<void> {
+  private async claim(weight: number, lead: number): Promise<void> {
+    await this.switching;
     const budget = this.cuPerWindow;
-    const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)));
+    const windowMs = this.windowMs;
+    const slice = this.sliceFor(weight, Math.max(weight, Math.ceil(budget * this.share)), lead);
     const old = this.slice;
-    const expired = old && Date.now() >= old.endsAt && old.left > 0 ? old : undefined;
+    // A slice whose window ends before a request sent now arrives is over for this process: what is
+    // left of it goes back while the others, nearer the service, may still spend it.
+    const expired = old && Date.now() + lead >= old.endsAt && old.left > 0 ? old : undefined;
     const sentAt = Date.now();
-    const { rows } = await this.query<{ now_ms: string; start_ms: string; paused_until_ms: string; cap: string; granted: string | null }>(CLAIM, [
+    const { rows } = await this.query<{
+      now_ms: string;
+      start_ms: string;
+      paused_until_ms: string;
+      cap: string;
+      learnt_cu: string | null;
+      learnt_window_ms: string | null;
+      granted: string | null;
+    }>(CLAIM, [
       this.hash,
       this.o.service,
       this.windowMs,
@@ -253,8 +354,15 @@ export class SharedBudget {
       weight,
       expired?.start ?? 0,
       expired?.left ?? 0,
+      Math.round(lead),
     ]);
     const r = rows[0]!;
+    if (windowMs !== this.windowMs) {
+      // The window changed while the claim was under way: what it got is of no use any more.
+      if (r.granted !== null) await this.query(GIVE_BACK, [this.hash, this.o.service, windowMs, Number(r.start_ms), Number(r.granted)]);
+      return;
+    }
+    this.keep(r);
     // The database's clock against ours, taken halfway through the round trip.
     const offset = Number(r.now_ms) - (sentAt + Date.now()) / 2;
     this.offset = offset;
@@ -264,7 +372,7 @@ export class SharedBudget {
     if (granted > 0) {
       // What is left of an earlier slice of the same window stays spendable.
       const keep = old && old.start === start ? old.left : 0;
-      this.slice = { start, endsAt, left: keep + granted };
+      this.slice = { start, startsAt: start - offset, endsAt, left: keep + granted };
       return;
     }
     if (expired) this.slice = undefined;
@@ -273,8 +381,13 @@ export class SharedBudget {
     else {
       // Held back by a full window: what it spent there is not its pace.
       this.spending(start).refused = true;
-      this.waitUntil = endsAt;
+      // The next claim is for the next window, as early as what it grants reaches the service in it.
+      this.waitUntil = endsAt - lead;
     }
+  }
+
+  private keep(r: { learnt_cu: string | null; learnt_window_ms: string | null } | undefined): void {
+    this.stored = !r || r.learnt_cu === null || r.learnt_window_ms === null ? undefined : { cuPerWindow: Number(r.learnt_cu), windowMs: Number(r.learnt_window_ms) };
   }
 
   private count(start: number, weight: number): void {
@@ -304,8 +417,8 @@ export class SharedBudget {
    * the window's start with the others, all of it, so that the hungry processes do not leave it
    * less than its pace; what it loses to a window is about a quarter of its pace.
    */
-  private sliceFor(weight: number, most: number): number {
-    const now = Date.now() + this.offset;
+  private sliceFor(weight: number, most: number, lead: number): number {
+    const now = Date.now() + this.offset + lead;
     const start = now - (now % this.windowMs);
     const pace = this.spent?.start === start ? this.pace : this.paceOf(this.spent, start);
     if (pace === undefined) return most;
@@ -334,8 +447,4 @@ function unavailable(e: unknown): boolean {
   const code = (e as { code?: unknown }).code;
   if (typeof code === 'string' && (/^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
   return e instanceof Error && /Connection terminated|timeout/i.test(e.message);
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }

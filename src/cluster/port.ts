@@ -1,13 +1,27 @@
 // The shared budget as the sources' port (src/sources/shared.ts): one SharedBudget per service of
-// a run, opened at the first request that knows its budget, and opened again on another window
-// when the service announces one (its windows are the ones to share: a minute's budget spent in
-// a few seconds would still 429 in a shorter window).
-import type { SharedBudgetFactory, SharedBudgetPort, SharedWindow } from '../sources/shared.js';
-import { SharedBudget } from './budget.js';
+// a run, opened at the first request that knows its budget. Its windows are the service's (a
+// minute's budget spent in a few seconds would still 429 in a shorter window): the ones this
+// process was told, or those another process on the key was told and stored, if shorter. Until
+// its own first answer a process knows only the services' documented minute; the key's stored
+// window spares its first requests from going uncounted in the windows the others share.
+import type { SharedBudgetFactory, SharedBudgetPort, SharedTake, SharedWindow } from '../sources/shared.js';
+import { SharedBudget, type WindowBudget } from './budget.js';
+
+/**
+ * The stricter of two budgets: the shorter window (a budget kept in every short window is kept in
+ * the longer ones) at the lower rate.
+ */
+export function stricter(a: WindowBudget, b: WindowBudget | undefined): WindowBudget {
+  if (!b) return a;
+  const windowMs = Math.min(a.windowMs, b.windowMs);
+  const rate = Math.min(a.cuPerWindow / a.windowMs, b.cuPerWindow / b.windowMs);
+  return { windowMs, cuPerWindow: Math.floor(rate * windowMs) };
+}
 
 class SharedBudgetClient implements SharedBudgetPort {
   private budget: Promise<SharedBudget> | undefined;
-  private windowMs = 0;
+  /** What this process last wrote as the key's budget. */
+  private learnt: SharedWindow | undefined;
 
   constructor(
     private readonly url: string,
@@ -15,11 +29,14 @@ class SharedBudgetClient implements SharedBudgetPort {
     private readonly key: string | undefined,
   ) {}
 
-  async take(weight: number, w: SharedWindow): Promise<void> {
-    const cu = Math.floor(w.cuPerWindow);
+  async take(weight: number, w: SharedWindow, o: SharedTake = {}): Promise<void> {
+    const b = await this.open(w);
     // Heavier than a whole window: the local budget lets it go alone, and so does this one.
-    if (weight > cu) return;
-    await (await this.open(w)).take(weight);
+    if (weight > b.budget.cuPerWindow) return;
+    await b.take(weight, o);
+    // What this process learnt holds while it runs: once it has lapsed (no change for a while),
+    // it is written again, for the processes that start later.
+    if (!b.stored && this.learnt) await b.learn(this.learnt.cuPerWindow, this.learnt.windowMs);
   }
 
   async pause(ms: number): Promise<number> {
@@ -27,7 +44,8 @@ class SharedBudgetClient implements SharedBudgetPort {
   }
 
   async learn(w: SharedWindow): Promise<void> {
-    await (await this.open(w)).learn(w.cuPerWindow);
+    this.learnt = w;
+    await (await this.open(w)).learn(w.cuPerWindow, w.windowMs);
   }
 
   async close(): Promise<void> {
@@ -36,22 +54,21 @@ class SharedBudgetClient implements SharedBudgetPort {
     await (await b?.catch(() => undefined))?.close();
   }
 
-  private open(w: SharedWindow): Promise<SharedBudget> {
-    const cu = Math.floor(w.cuPerWindow);
-    if (this.budget && this.windowMs === w.windowMs) return this.budget.then((b) => (b.setBudget(cu), b));
-    const old = this.budget;
-    this.windowMs = w.windowMs;
-    const opened = (async () => {
-      // What the old window's slice holds goes back before the new window's first claim.
-      await (await old?.catch(() => undefined))?.close();
-      return SharedBudget.open(this.url, { service: this.service, key: this.key, cuPerWindow: cu, windowMs: w.windowMs });
-    })();
-    // A database that did not answer is tried again at the next request.
-    opened.catch(() => {
-      if (this.budget === opened) this.budget = undefined;
-    });
-    this.budget = opened;
-    return opened;
+  /** The budget, counting in the stricter of this process's window and the key's stored one. */
+  private async open(w: SharedWindow): Promise<SharedBudget> {
+    const local = { windowMs: w.windowMs, cuPerWindow: Math.floor(w.cuPerWindow) };
+    if (!this.budget) {
+      const opened = SharedBudget.open(this.url, { service: this.service, key: this.key, ...local });
+      // A database that did not answer is tried again at the next request.
+      opened.catch(() => {
+        if (this.budget === opened) this.budget = undefined;
+      });
+      this.budget = opened;
+    }
+    const b = await this.budget;
+    const use = stricter(local, b.stored);
+    await b.setBudget(use.cuPerWindow, use.windowMs);
+    return b;
   }
 }
 

@@ -429,10 +429,11 @@ export class RateBudget {
       this.estimate = Math.min(this.estimate, h.limit);
       // What the service counted beyond our own claims (another process on the same key, a run
       // that just ended) is claimed too, for a window. (A 429's remaining is 0 until the reset,
-      // which the pause covers.)
+      // which the pause covers.) It got through: what a 429 measures is the key's budget, not
+      // this process's share of it.
       if (h.remaining !== undefined && status !== 429) {
         const beyond = h.limit - h.remaining - this.used(now);
-        if (beyond > 0) this.addAnswered({ weight: beyond, sentAt: now, doneAt: now, counted: false });
+        if (beyond > 0) this.addAnswered({ weight: beyond, sentAt: now, doneAt: now, counted: true });
         if (status < 400 && claim.sentAt >= (this.anchor?.sentAt ?? -Infinity)) {
           let since = 0;
           const a = this.answered;

@@ -17,7 +17,7 @@ import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
 import { FairScheduler, type Grant } from './scheduler.js';
 import { Deadline } from './deadline.js';
-import type { SharedBudgetPort } from './shared.js';
+import { abortable, type SharedBudgetPort } from './shared.js';
 
 /** How to reach one service (a pipeline's `sources` entry, checked by config/pipeline.ts). */
 export interface SourceConfig {
@@ -123,7 +123,13 @@ export class Client implements ClientPort {
   /** Chunks paging a listing (openListing). */
   private listings = 0;
   /** The budget last written to the shared budget, so each change is written once. */
-  private sharedLimit?: number;
+  private sharedLimit?: string;
+  /**
+   * With a shared budget, the first request goes alone: until its answer nothing is known of the
+   * budget, and the others' requests would go uncounted in the windows every process shares.
+   */
+  private firstAnswer?: Promise<void>;
+  private answered?: () => void;
 
   constructor(
     readonly service: Service,
@@ -209,11 +215,12 @@ export class Client implements ClientPort {
       try {
         const grant = await this.scheduler.acquire(weight, flow, o.signal);
         try {
-          await this.takeShared(weight);
           return await this.queue.add(async () => {
             attempts++;
             // A 429 may have come while this request waited for a slot.
             await this.scheduler.waitPause(o.signal);
+            // Taken in the slot, so that it is sent at once: the shared window is the one it reaches.
+            await this.takeShared(weight, o.signal);
             grant.sent();
             return this.attempt(method, url, body, shown, o, grant);
           });
@@ -261,22 +268,35 @@ export class Client implements ClientPort {
   }
 
   /** After the local grant: the request's weight from the budget shared with the other processes. */
-  private async takeShared(weight: number): Promise<void> {
+  private async takeShared(weight: number, signal: AbortSignal | undefined): Promise<void> {
     const b = this.scheduler.budget;
-    // Nothing known yet: the first answer announces it (or a 429 teaches it), as for the local budget.
-    if (!this.opts.shared || b.limit === Infinity) return;
-    await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }));
+    if (!this.opts.shared) return;
+    if (b.limit === Infinity && !this.firstAnswer) {
+      this.firstAnswer = new Promise((resolve) => (this.answered = resolve));
+      return;
+    }
+    if (b.limit === Infinity) await abortable(this.firstAnswer!, signal);
+    // Still nothing known: the service announces nothing, and a 429 will teach it, as locally.
+    if (b.limit === Infinity) return;
+    // A request reaches the service before its answer comes back: the latency seen (with the
+    // margin for how it varies) bounds the lead.
+    const o = { leadMs: (this.latencyMs ?? 0) * INFLIGHT_MARGIN, ...(signal ? { signal } : {}) };
+    await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }, o));
   }
 
   /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */
-  private async shareAnswer(status: number): Promise<void> {
+  private async shareAnswer(status: number, announced: boolean): Promise<void> {
     const shared = this.opts.shared;
     if (!shared) return;
     const b = this.scheduler.budget;
     const now = Date.now();
     if (status === 429 && b.pausedUntil > now) await this.sharedStep(() => shared.pause(b.pausedUntil - now));
-    if ((b.source === 'headers' || b.source === 'learnt') && b.limit !== this.sharedLimit) {
-      this.sharedLimit = b.limit;
+    // What the service announced (its window above all: until their first answer the others
+    // count in minutes) or taught; once one was written, so is every change after (back up to the
+    // pipeline's budget too), so that a lowered budget does not outlive what taught it.
+    const limit = `${b.limit}/${b.windowMs}`;
+    if ((announced || b.source === 'learnt' || this.sharedLimit !== undefined) && limit !== this.sharedLimit && b.limit < Infinity) {
+      this.sharedLimit = limit;
       await this.sharedStep(() => shared.learn({ windowMs: b.windowMs, cuPerWindow: b.limit }));
     }
   }
@@ -311,8 +331,9 @@ export class Client implements ClientPort {
       throw new Retryable(`${shown}: ${e.cause?.code ?? e.message}`, 'network');
     } finally {
       deadline.done();
+      this.answered?.();
     }
-    await this.shareAnswer(res.status);
+    await this.shareAnswer(res.status, res.headers.has('ratelimit-limit') || res.headers.has('ratelimit-policy'));
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }

@@ -8,9 +8,16 @@ export interface SharedWindow {
   cuPerWindow: number;
 }
 
+/** How a request waits for the shared budget. */
+export interface SharedTake {
+  /** From now until the request reaches the service: it is counted in the window it arrives in. */
+  leadMs?: number;
+  signal?: AbortSignal;
+}
+
 export interface SharedBudgetPort {
   /** Resolves when a request of `weight` CU may be sent within the shared budget of `window`. */
-  take(weight: number, window: SharedWindow): Promise<void>;
+  take(weight: number, window: SharedWindow, o?: SharedTake): Promise<void>;
   /** A 429's retry-after: every process of the key waits `ms`; resolves when this one may go on (its clock). */
   pause(ms: number): Promise<number>;
   /** A budget announced by the service or learnt from its 429s, for every process of the key. */
@@ -21,3 +28,14 @@ export interface SharedBudgetPort {
 
 /** One port per service of a run: the data service's key, or the service alone. */
 export type SharedBudgetFactory = (service: string, key: string | undefined) => SharedBudgetPort;
+
+/** `p`, or its signal's reason as soon as it is aborted (`p` goes on: other waiters may await it). */
+export function abortable<T>(p: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  if (!signal) return p;
+  return new Promise<T>((resolve, reject) => {
+    const stop = () => reject(signal.reason);
+    if (signal.aborted) return stop();
+    signal.addEventListener('abort', stop, { once: true });
+    p.then(resolve, reject).finally(() => signal.removeEventListener('abort', stop));
+  });
+}

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BudgetUnavailable, SharedBudget, keyHash } from '../../src/cluster/budget.js';
+import { sharedBudgets, stricter } from '../../src/cluster/port.js';
 import { startPostgres, type PgFixture } from '../pg-fixture.js';
 
 const CLIENT = fileURLToPath(new URL('./budget-client.mjs', import.meta.url));
@@ -196,6 +197,108 @@ describe('the shared budget on PostgreSQL', () => {
     } finally {
       await budget.close();
     }
+  });
+
+  it('a request taken near the end of a window is counted in the window it reaches the service in', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const budget = await SharedBudget.open(db.url, { service: 'data', key, cuPerWindow: BUDGET, windowMs: WINDOW_MS });
+    try {
+      const leadMs = 0.4 * WINDOW_MS;
+      // Within the last `leadMs` of a window: sent now, the request would arrive in the next one.
+      await new Promise((r) => setTimeout(r, WINDOW_MS - (Date.now() % WINDOW_MS) - leadMs / 2));
+      const calledAt = Date.now();
+      const { windowStart } = await budget.take(5, { leadMs });
+      const arrives = calledAt + leadMs;
+      expect(windowStart).toBeGreaterThanOrEqual(arrives - (arrives % WINDOW_MS));
+      const rows = await sql.query<{ start_ms: string; used: string }>('SELECT start_ms, used FROM chainlake.budget_windows WHERE key_hash = $1', [keyHash(key)]);
+      expect(rows.rows.map((r) => Number(r.start_ms))).toEqual([windowStart]);
+    } finally {
+      await budget.close();
+    }
+  });
+
+  it('a take waiting for the next window stops when its signal aborts', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    // A window of a minute: without the abort, the second take would wait for the next one.
+    const budget = await SharedBudget.open(db.url, { service: 'data', key, cuPerWindow: 10, windowMs: 60_000, sliceShare: 1 });
+    try {
+      await budget.take(10);
+      const stop = new AbortController();
+      const waiting = budget.take(10, { signal: stop.signal });
+      setTimeout(() => stop.abort(), 200);
+      await expect(waiting).rejects.toThrow(/abort/i);
+      await expect(budget.take(1, { signal: AbortSignal.abort() })).rejects.toThrow(/abort/i);
+    } finally {
+      await budget.close();
+    }
+  });
+
+  it('a learnt budget lapses when no process has written it for ten of its windows', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const o = { service: 'data', key, cuPerWindow: BUDGET, windowMs: WINDOW_MS };
+    const teacher = await SharedBudget.open(db.url, o);
+    await teacher.learn(300);
+    await teacher.close();
+    const fresh = await SharedBudget.open(db.url, o);
+    expect(fresh.stored).toEqual({ cuPerWindow: 300, windowMs: WINDOW_MS });
+    await fresh.close();
+    await sql.query('UPDATE chainlake.budget_state SET learnt_at_ms = learnt_at_ms - 10 * learnt_window_ms - 1 WHERE key_hash = $1', [keyHash(key)]);
+    const later = await SharedBudget.open(db.url, o);
+    try {
+      expect(later.stored).toBeUndefined();
+      await later.take(7);
+      const caps = await sql.query<{ cap: string }>('SELECT DISTINCT cap FROM chainlake.budget_windows WHERE key_hash = $1', [keyHash(key)]);
+      expect(caps.rows.map((r) => Number(r.cap))).toEqual([BUDGET]);
+    } finally {
+      await later.close();
+    }
+  });
+
+  it('a running process writes its learnt budget again once it has lapsed, for the processes that start later', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const ports = sharedBudgets(db.url);
+    const port = ports.factory('data', key);
+    const w = { cuPerWindow: BUDGET, windowMs: WINDOW_MS };
+    try {
+      await port.learn(w);
+      await sql.query('UPDATE chainlake.budget_state SET learnt_at_ms = learnt_at_ms - 10 * learnt_window_ms - 1 WHERE key_hash = $1', [keyHash(key)]);
+      const later = await SharedBudget.open(db.url, { service: 'data', key, cuPerWindow: BUDGET, windowMs: 60_000 });
+      expect(later.stored).toBeUndefined();
+      await later.close();
+      // Until its next claim reads the key's state, the port cannot know: take a whole slice's worth.
+      for (let i = 0; i <= SLICE; i++) await port.take(1, w);
+      const again = await SharedBudget.open(db.url, { service: 'data', key, cuPerWindow: BUDGET, windowMs: 60_000 });
+      expect(again.stored).toEqual(w);
+      await again.close();
+    } finally {
+      await ports.close();
+    }
+  });
+
+  it('in windows of another length, gives back its slice and counts what it sent in the new window', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    // A process that knows only the minute until the service names its window of 2 s.
+    const budget = await SharedBudget.open(db.url, { service: 'data', key, cuPerWindow: 30 * BUDGET, windowMs: 60_000 });
+    try {
+      for (let i = 0; i < 20; i++) await budget.take(5);
+      await budget.setBudget(BUDGET, WINDOW_MS);
+      expect(budget.budget).toEqual({ cuPerWindow: BUDGET, windowMs: WINDOW_MS });
+      const rows = await sql.query<{ window_ms: string; used: string }>('SELECT window_ms, used FROM chainlake.budget_windows WHERE key_hash = $1 ORDER BY window_ms', [keyHash(key)]);
+      expect(rows.rows.map((r) => [Number(r.window_ms), Number(r.used)])).toEqual([
+        [WINDOW_MS, 100],
+        [60_000, 100],
+      ]);
+    } finally {
+      await budget.close();
+    }
+  });
+
+  it('shares in the stricter of two budgets: the shorter window, at the lower rate', () => {
+    expect(stricter({ cuPerWindow: 30_000, windowMs: 60_000 }, { cuPerWindow: 1000, windowMs: 2000 })).toEqual({ cuPerWindow: 1000, windowMs: 2000 });
+    expect(stricter({ cuPerWindow: 30_000, windowMs: 60_000 }, { cuPerWindow: 400, windowMs: 2000 })).toEqual({ cuPerWindow: 400, windowMs: 2000 });
+    expect(stricter({ cuPerWindow: 500, windowMs: 2000 }, { cuPerWindow: 30_000, windowMs: 60_000 })).toEqual({ cuPerWindow: 500, windowMs: 2000 });
+    expect(stricter({ cuPerWindow: 6000, windowMs: 60_000 }, { cuPerWindow: 400, windowMs: 2000 })).toEqual({ cuPerWindow: 200, windowMs: 2000 });
+    expect(stricter({ cuPerWindow: 6000, windowMs: 60_000 }, undefined)).toEqual({ cuPerWindow: 6000, windowMs: 60_000 });
   });
 
   it('a process that cannot reach the database fails at once with the address, not the password', async () => {

@@ -60,6 +60,15 @@ describe('client with a shared budget', () => {
     expect(port.learnt).toHaveLength(1);
   });
 
+  it('while no budget is known, the first request goes alone: the others wait for its answer and take from the budget it announces', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { ok: true }, { 'ratelimit-policy': '300;w=2', 'ratelimit-limit': '300', 'ratelimit-remaining': '250' }));
+    close = s.close;
+    const port = new RecordingPort(() => s.requests.length);
+    const c = new Client('data', source(s.url), { ...fast, shared: port });
+    await Promise.all([0, 1, 2].map((i) => c.get('/v1/x', { i: String(i) }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 10 })));
+    expect(port.takes.map((t) => [t.window, t.sentBefore > 0])).toEqual([0, 1].map(() => [{ windowMs: 2000, cuPerWindow: 300 }, true]));
+  });
+
   it("writes a 429's retry-after to the shared budget, then retries", async () => {
     const s = await scriptedServer((_req, res, n) => (n === 1 ? json(res, 429, { message: 'slow down' }, { 'retry-after': '0.2' }) : json(res, 200, { ok: true })));
     close = s.close;
