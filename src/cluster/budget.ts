@@ -15,11 +15,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
 import { abortable } from '../sources/shared.js';
 import { redactUrl } from './url.js';
+import { MIGRATION_START, openPool, unavailable } from './pg.js';
 
 /** One statement, idempotent, safe to run from many processes at once (an advisory lock orders them). */
 const MIGRATE = `
-SELECT pg_advisory_xact_lock(hashtext('chainlake.migrate'));
-CREATE SCHEMA IF NOT EXISTS chainlake;
+${MIGRATION_START}
 CREATE TABLE IF NOT EXISTS chainlake.budget_windows (
   key_hash   text   NOT NULL,
   service    text   NOT NULL,
@@ -255,10 +255,7 @@ export class SharedBudget {
 
   /** Connects to `url` (postgres://…), creates the tables if missing and removes stale windows. */
   static async open(url: string, o: SharedBudgetOptions): Promise<SharedBudget> {
-    const pool = new pg.Pool({ connectionString: url, max: 2, connectionTimeoutMillis: 5000 });
-    // A connection the server closes while idle (a restart) must not end the process; the next
-    // query fails instead, with a clear error.
-    pool.on('error', () => {});
+    const pool = openPool(url, 2);
     const budget = new SharedBudget(pool, redactUrl(url), o);
     try {
       await budget.query(MIGRATE, []);
@@ -439,12 +436,3 @@ export class SharedBudget {
   }
 }
 
-/**
- * The database is away (refused, dropped or timed out the connection, or is shutting down or
- * starting), as opposed to refusing a query: the former passes, the latter is a bug to report.
- */
-function unavailable(e: unknown): boolean {
-  const code = (e as { code?: unknown }).code;
-  if (typeof code === 'string' && (/^E[A-Z]+$/.test(code) || code.startsWith('08') || code.startsWith('57P'))) return true;
-  return e instanceof Error && /Connection terminated|timeout/i.test(e.message);
-}

@@ -1,6 +1,13 @@
 // A connection pool on a PostgreSQL named by a connection string, and how its failures read.
 import pg from 'pg';
 
+/**
+ * The start of every migration of chainlake's tables: many processes may start at once, so an
+ * advisory lock orders them, and each statement after it is idempotent.
+ */
+export const MIGRATION_START = `SELECT pg_advisory_xact_lock(hashtext('chainlake.migrate'));
+CREATE SCHEMA IF NOT EXISTS chainlake;`;
+
 /** A pool whose idle connections the server may close (a restart) without ending the process: the next query fails instead. */
 export function openPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });

@@ -9,15 +9,14 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import { RunError } from '../errors.js';
-import { errorMessage, openPool, unavailable } from './pg.js';
+import { errorMessage, MIGRATION_START, openPool, unavailable } from './pg.js';
 import { redactUrl } from './url.js';
 
 /** pg-boss's tables live in their own schema; chainlake's beside them in `chainlake`. */
 const BOSS_SCHEMA = 'chainlake_queue';
 
 const MIGRATE = `
-SELECT pg_advisory_xact_lock(hashtext('chainlake.migrate'));
-CREATE SCHEMA IF NOT EXISTS chainlake;
+${MIGRATION_START}
 CREATE TABLE IF NOT EXISTS chainlake.runs (
   run_id     text PRIMARY KEY,
   queue      text NOT NULL,
