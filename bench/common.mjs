@@ -2,6 +2,7 @@
 // world's contracts sized to a number of rows, the simulator in its own process, a pipeline of
 // their erc_transfers, and a CLI timed with its peak RSS.
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildWorld } from '../dist/simulator/world.js';
@@ -60,18 +61,38 @@ export function startSim(scale, flags = []) {
     const child = spawn(process.execPath, [bin, 'sim', '--port', '0', '--scale', String(scale), ...flags], { stdio: ['ignore', 'pipe', 'inherit'] });
     child.stdout.on('data', (d) => {
       const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(String(d));
-      if (m) resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
+      if (m) resolve({ url: m[1], child, stop: () => child.kill('SIGTERM') });
     });
     child.on('error', reject);
     child.on('exit', (code) => reject(new Error(`simulator exited ${code}`)));
   });
 }
 
-/** Runs the CLI under /usr/bin/time, for the peak RSS of that process alone. */
-export function timed(args, env = {}) {
+/** The CLIs under /usr/bin/time now running: killed if this process exits before them. */
+const running = new Set();
+process.on('exit', () => {
+  for (const child of running) stopTimed(child, 'SIGKILL');
+});
+
+/** Stops a CLI under /usr/bin/time: time itself does not pass a signal on to it. */
+function stopTimed(child, signal = 'SIGTERM') {
+  try {
+    for (const pid of readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, 'utf8').split(' ').filter(Boolean)) process.kill(Number(pid), signal);
+  } catch {
+    // Already gone.
+  }
+}
+
+/**
+ * Runs the CLI under /usr/bin/time, for the peak RSS of that process alone. Past `timeoutMs` it is
+ * stopped (SIGTERM) and the promise rejected.
+ */
+export function timed(args, { env = {}, timeoutMs } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
     const child = spawn('/usr/bin/time', ['-f', 'maxrss_kb=%M', bin, ...args], { env: { ...process.env, ...env } });
+    running.add(child);
+    const timer = timeoutMs ? setTimeout(() => stopTimed(child), timeoutMs) : undefined;
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c) => (stdout += c));
@@ -79,10 +100,12 @@ export function timed(args, env = {}) {
     child.stderr.on('data', (c) => (stderr = (stderr + c).slice(-100_000)));
     child.on('error', reject);
     child.on('close', (status) => {
+      clearTimeout(timer);
+      running.delete(child);
       const seconds = (performance.now() - t0) / 1000;
       // A connection string's password stays out of the message.
       const shown = args.join(' ').replace(/(postgres:\/\/[^:@\s]*:)[^@\s]*@/g, '$1***@');
-      if (status !== 0) return reject(new Error(`chainlake ${shown} exited ${status}:\n${stderr.slice(-2000)}`));
+      if (status !== 0) return reject(new Error(`chainlake ${shown} exited ${status}${seconds * 1000 >= timeoutMs ? ` (stopped after ${timeoutMs / 1000} s)` : ''}:\n${stderr.slice(-2000)}`));
       const rss = Number(/maxrss_kb=(\d+)/.exec(stderr)?.[1] ?? NaN) / 1024;
       resolve({ seconds, rssMB: rss, stdout });
     });
