@@ -14,38 +14,14 @@
 //   5. one contract's 1M rows fetched as 16 block ranges at once (chunks; `concurrency: 16` lets
 //      16 requests be under way): rows/s and peak RSS of that run.
 // Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12] [--chunk-rows 1000000] [--no-s3]
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
 import { cpus, tmpdir, totalmem } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { arg, buildWorld, fmt, plan, root, startSim, timed, transfersPipeline } from './common.mjs';
 
-const root = fileURLToPath(new URL('..', import.meta.url));
-const bin = join(root, 'bin', 'chainlake.js');
-const arg = (name, dflt) => {
-  const i = process.argv.indexOf(`--${name}`);
-  return i > 0 ? process.argv[i + 1] : dflt;
-};
 const sizes = arg('rows', '1000000,5000000').split(',').map(Number);
-const { buildWorld } = await import(join(root, 'dist', 'simulator', 'world.js'));
-
-/** Contracts of 43114 in the simulator's world, enough of them to reach `rows` at a scale. */
-function plan(rows) {
-  const world = buildWorld({ seed: 1, scale: 1 });
-  const contracts = world.contractsOf('43114').map((c) => c.address);
-  const perScale = contracts.reduce((n, c) => n + world.transferCountFor('43114', c), 0);
-  const scale = Math.max(1, Math.ceil(rows / perScale));
-  const big = buildWorld({ seed: 1, scale });
-  const chosen = [];
-  let total = 0;
-  for (const c of contracts) {
-    if (total >= rows) break;
-    chosen.push(c);
-    total += big.transferCountFor('43114', c);
-  }
-  return { scale, contracts: chosen, total };
-}
 
 /** s3rver in its own process, and the environment a CLI needs to use it (set on this process: the timed CLIs inherit it). */
 function startS3() {
@@ -75,28 +51,6 @@ function startS3() {
     child.on('error', reject);
     child.on('exit', (code) => reject(new Error(`s3rver exited ${code}`)));
   });
-}
-
-function startSim(scale) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [bin, 'sim', '--port', '0', '--scale', String(scale)], { stdio: ['ignore', 'pipe', 'inherit'] });
-    child.stdout.on('data', (d) => {
-      const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(String(d));
-      if (m) resolve({ url: m[1], stop: () => child.kill('SIGTERM') });
-    });
-    child.on('error', reject);
-    child.on('exit', (code) => reject(new Error(`simulator exited ${code}`)));
-  });
-}
-
-/** Runs the CLI under /usr/bin/time when present, for the peak RSS of that process alone. */
-function timed(args) {
-  const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', bin, ...args], { encoding: 'utf8', maxBuffer: 1 << 26 });
-  const seconds = (performance.now() - t0) / 1000;
-  if (r.status !== 0) throw new Error(`chainlake ${args.join(' ')} failed:\n${r.stderr.slice(-2000)}`);
-  const rss = Number(/maxrss_kb=(\d+)/.exec(r.stderr)?.[1] ?? NaN) / 1024;
-  return { seconds, rssMB: rss, stdout: r.stdout };
 }
 
 /** `encoding` utf8: the page as text, as a client reads it; latin1: its UTF-8 bytes one char each, as replay parses it. */
@@ -193,19 +147,16 @@ for (const rows of sizes) {
   const dir = mkdtempSync(join(tmpdir(), 'chainlake-bench-'));
   const lake = join(dir, 'lake');
   const pipeline = join(dir, 'bench.yaml');
-  writeFileSync(
-    pipeline,
-    `name: bench\nsources:\n  data: { url: "${sim.url}", concurrency: 8 }\nstreams:\n  - table: erc_transfers\n    chainId: "43114"\n    contracts: [${p.contracts.map((c) => `"${c}"`).join(', ')}]\n`,
-  );
+  writeFileSync(pipeline, transfersPipeline(sim.url, p.contracts));
   try {
-    const run = timed(['run', pipeline, '--lake', lake, '--log-level', 'warn']);
-    const replay = timed(['rebuild', 'erc_transfers', '--lake', lake]);
-    const compact = timed(['compact', 'erc_transfers', '--lake', lake]);
+    const run = await timed(['run', pipeline, '--lake', lake, '--log-level', 'warn']);
+    const replay = await timed(['rebuild', 'erc_transfers', '--lake', lake]);
+    const compact = await timed(['compact', 'erc_transfers', '--lake', lake]);
     compact.files = /(\d+) data files -> (\d+)/.exec(compact.stdout)?.slice(1, 3).join(' -> ');
     const parse = jsonParseRate(lake);
     const parseBytes = jsonParseRate(lake, 'latin1');
     const stages = results.length === 0 ? await stageRates(lake) : undefined;
-    const runS3 = s3 ? timed(['run', pipeline, '--lake', `s3://bench/lake-${p.total}`, '--log-level', 'warn']) : undefined;
+    const runS3 = s3 ? await timed(['run', pipeline, '--lake', `s3://bench/lake-${p.total}`, '--log-level', 'warn']) : undefined;
     results.push({ rows: p.total, contracts: p.contracts.length, run, runS3, replay, compact, parse, parseBytes, stages });
   } finally {
     sim.stop();
@@ -218,16 +169,16 @@ async function oneContract(rows) {
   const world = buildWorld({ seed: 1, scale: 1 });
   const [contract] = world
     .contractsOf('43114')
-    .map((c) => c.address)
-    .sort((a, b) => world.transferCountFor('43114', b) - world.transferCountFor('43114', a));
-  const scale = Math.max(1, Math.ceil(rows / world.transferCountFor('43114', contract)));
-  const total = buildWorld({ seed: 1, scale }).transferCountFor('43114', contract);
+    .map((c) => ({ chainId: '43114', address: c.address }))
+    .sort((a, b) => world.transferCountFor('43114', b.address) - world.transferCountFor('43114', a.address));
+  const scale = Math.max(1, Math.ceil(rows / world.transferCountFor('43114', contract.address)));
+  const total = buildWorld({ seed: 1, scale }).transferCountFor('43114', contract.address);
   const sim = await startSim(scale);
   const dir = mkdtempSync(join(tmpdir(), 'chainlake-bench-'));
   const pipeline = join(dir, 'bench.yaml');
-  writeFileSync(pipeline, `name: bench\nsources:\n  data: { url: "${sim.url}", concurrency: 16 }\nstreams:\n  - table: erc_transfers\n    chainId: "43114"\n    contracts: ["${contract}"]\n    chunks: 16\n`);
+  writeFileSync(pipeline, transfersPipeline(sim.url, [contract], { concurrency: 16, chunks: 16 }));
   try {
-    const run = timed(['run', pipeline, '--lake', join(dir, 'lake')]);
+    const run = await timed(['run', pipeline, '--lake', join(dir, 'lake')]);
     const chunks = /erc_transfers: (\d+) block ranges, (\d+) split off/.exec(run.stdout);
     return { rows: total, run, chunks: chunks ? Number(chunks[1]) : 1 };
   } finally {
@@ -237,7 +188,6 @@ async function oneContract(rows) {
 }
 const chunked = await oneContract(Number(arg('chunk-rows', '1000000')));
 
-const fmt = (n) => Math.round(n).toLocaleString('en-US');
 console.log(`\nCPU-bound (${cpus()[0]?.model ?? 'cpu'} x${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version})`);
 for (const r of results) {
   console.log(`  ${fmt(r.rows)} erc_transfers rows from ${r.contracts} contracts`);

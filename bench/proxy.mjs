@@ -1,7 +1,8 @@
 // The loopback latency proxy of the rate-bound benchmarks (rate.mjs, chunks.mjs): it delays each
 // request (the services answer in a few hundred ms; the simulator in under one), forwards it to
 // one simulator, and counts what the simulator made of it by the time the request reached it:
-// the CU accepted, the pages (200 answers) and the 429s of each rate window.
+// the CU accepted, the pages (200 answers) and the 429s of each rate window, and the least
+// `ratelimit-remaining` a window's answers carried (keyed requests: the simulator's own count).
 import http from 'node:http';
 import { matchRoute } from '../dist/simulator/routes.js';
 
@@ -23,6 +24,7 @@ export async function latencyProxy(target, latencyMs, { now = Date.now, windowMs
     acceptedByWindow: new Map(),
     pagesByWindow: new Map(),
     limitedByWindow: new Map(),
+    leastRemainingByWindow: new Map(),
     cuByFlow: new Map(),
   };
   const agent = new http.Agent({ keepAlive: true });
@@ -44,6 +46,8 @@ export async function latencyProxy(target, latencyMs, { now = Date.now, windowMs
             const weight = matchRoute(segments)?.route.weight ?? 0;
             bump(counts.acceptedByWindow, w, weight);
             bump(counts.pagesByWindow, w);
+            const remaining = Number(answer.headers['ratelimit-remaining'] ?? NaN);
+            if (remaining >= 0) counts.leastRemainingByWindow.set(w, Math.min(counts.leastRemainingByWindow.get(w) ?? Infinity, remaining));
             url.searchParams.delete('pageToken');
             bump(counts.cuByFlow, `${url.pathname}?${url.searchParams}`, weight);
           }

@@ -2,7 +2,7 @@
 // An S3-compatible server for the benchmarks: s3rver (a dev dependency) on a free loopback port,
 // its objects in a temporary folder removed when it stops, with the bucket named on the command
 // line. Prints `s3rver at http://127.0.0.1:<port>`, then serves until SIGTERM or SIGINT. Its own
-// process, so that a CLI timed synchronously (bench/cpu.mjs) does not stall it.
+// process, so that it shares no event loop with the bench that times the CLI (bench/cpu.mjs).
 //   node bench/s3rver.mjs <bucket>
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
