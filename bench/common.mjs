@@ -44,10 +44,10 @@ export function plan(rows, { contracts: count } = {}) {
 }
 
 /** A pipeline of the erc_transfers of `contracts` ({ chainId, address }), one stream a chain. */
-export function transfersPipeline(url, contracts, { concurrency = 8, chunks, apiKey = false } = {}) {
+export function transfersPipeline(url, contracts, { concurrency = 8, chunks, apiKey = false, cuPerMinute } = {}) {
   const byChain = new Map();
   for (const c of contracts) byChain.set(c.chainId, [...(byChain.get(c.chainId) ?? []), c.address]);
-  const source = `{ url: "${url}", concurrency: ${concurrency}${apiKey ? ', apiKey: "${CHAINLAKE_API_KEY}"' : ''} }`;
+  const source = `{ url: "${url}", concurrency: ${concurrency}${apiKey ? ', apiKey: "${CHAINLAKE_API_KEY}"' : ''}${cuPerMinute ? `, cuPerMinute: ${cuPerMinute}` : ''} }`;
   const streams = [...byChain].map(
     ([chainId, addresses]) =>
       `  - table: erc_transfers\n    chainId: "${chainId}"\n    contracts: [${addresses.map((a) => `"${a}"`).join(', ')}]\n${chunks ? `    chunks: ${chunks}\n` : ''}`,

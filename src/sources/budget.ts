@@ -149,6 +149,13 @@ export function readRateHeaders(get: (name: string) => string | null, now = Date
 export interface BudgetSettings {
   cuPerMinute?: number;
   cuPerDay?: number;
+  /**
+   * The key's budget is shared with other processes (a shared budget in PostgreSQL): a 429 while
+   * the budget is known (the pipeline's or announced) comes of their requests and the window's
+   * edge, not of a lower budget. It pauses, and lowers nothing: what this process got through in
+   * that window is its share, which would otherwise become every process's budget.
+   */
+  shared?: boolean;
 }
 
 /** Where the minute budget in force comes from. */
@@ -279,7 +286,7 @@ export class RateBudget {
    */
   private window = MINUTE_MS;
 
-  constructor(settings: BudgetSettings = {}) {
+  constructor(private readonly settings: BudgetSettings = {}) {
     this.configured = settings.cuPerMinute ?? Infinity;
     this.configuredDay = settings.cuPerDay ?? Infinity;
     this.estimate = this.configured;
@@ -458,6 +465,7 @@ export class RateBudget {
     this.periodLimited = true;
     // Longer than a window: the day budget or a block, not the window's budget.
     if (retryAfter !== undefined && retryAfter > this.window) return;
+    if (this.settings.shared && (this.configured < Infinity || this.headerLimit < Infinity)) return;
     // The service's window closes within (sent + retry-after - 1 s, answered + retry-after]:
     // retry-after is whole seconds rounded up, reckoned when the request arrived.
     const close = retryAfter !== undefined ? { lo: claim.sentAt + retryAfter - SECOND, hi: now + retryAfter } : undefined;

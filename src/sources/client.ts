@@ -99,6 +99,8 @@ export const AUTO_INFLIGHT = { min: 4, max: 64 } as const;
 const INFLIGHT_MARGIN = 1.25;
 /** Weight of the newest sample in the running means of latency and request weight. */
 const EWMA = 0.2;
+/** A shared take that waited longer than this was held back by the key's full window, not by the database's round trip. */
+const SHARED_WAIT_MS = 50;
 
 /**
  * Requests to keep under way so that the budget is spent at the latency seen: rate (requests per
@@ -120,6 +122,8 @@ export class Client implements ClientPort {
   private weight?: number;
   /** Requests asked for and not finished (waiting for the budget, a slot, or an answer). */
   private active = 0;
+  /** Until then, the shared budget held this process back (takeShared): no room for more listings. */
+  private sharedFullUntil = 0;
   /** Chunks paging a listing (openListing). */
   private listings = 0;
   /** The budget last written to the shared budget, so each change is written once. */
@@ -140,7 +144,7 @@ export class Client implements ClientPort {
       concurrency: src.concurrency ?? AUTO_INFLIGHT.min,
       ...(src.requestsPerSecond > 0 ? { intervalCap: src.requestsPerSecond, interval: 1000 } : {}),
     });
-    this.scheduler = new FairScheduler(new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay }));
+    this.scheduler = new FairScheduler(new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay, shared: opts.shared !== undefined }));
   }
 
   budgetState(): BudgetState {
@@ -159,6 +163,7 @@ export class Client implements ClientPort {
    * not the limit (answers come at once, the transform is), each would otherwise split again.
    */
   room(): number {
+    if (Date.now() < this.sharedFullUntil) return 0;
     return this.inflightTarget() - Math.max(this.active, this.listings);
   }
 
@@ -281,7 +286,11 @@ export class Client implements ClientPort {
     // A request reaches the service before its answer comes back: the latency seen (with the
     // margin for how it varies) bounds the lead.
     const o = { leadMs: (this.latencyMs ?? 0) * INFLIGHT_MARGIN, ...(signal ? { signal } : {}) };
+    const asked = Date.now();
     await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }, o));
+    // Held back by the key's window: the other processes spend the rest of the budget, so this one
+    // has no room for more listings (room()) until a window passes without waiting.
+    if (Date.now() - asked > SHARED_WAIT_MS) this.sharedFullUntil = Date.now() + b.windowMs;
   }
 
   /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */

@@ -84,6 +84,34 @@ describe('client with a shared budget', () => {
     expect(port.takes).toHaveLength(2);
   });
 
+  it("a 429 on a known budget shared with others pauses, and lowers no process's budget to its own share", async () => {
+    const s = await scriptedServer((_req, res, n) => (n === 3 ? json(res, 429, { message: 'slow down' }, { 'retry-after': '0.2' }) : json(res, 200, { ok: true })));
+    close = s.close;
+    const stats = newRequestStats();
+    const shared = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 3 }), { ...fast, shared: new RecordingPort(() => s.requests.length) });
+    for (let i = 0; i < 4; i++) await shared.get('/v1/x', { i: String(i) }, { endpoint: '/v1/x', stats, weight: 20 });
+    expect(stats.status429).toBe(1);
+    await new Promise((r) => setTimeout(r, 300));
+    expect(shared.budgetState()).toMatchObject({ source: 'pipeline', cuPerMinute: 6000 });
+  });
+
+  it('a process held back by the shared window has no room for more listings until a window passes', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, { ok: true }));
+    close = s.close;
+    let hold = 0;
+    const port = new RecordingPort(() => s.requests.length);
+    port.take = async (weight, window) => {
+      port.takes.push({ weight, window, sentBefore: s.requests.length });
+      await new Promise((r) => setTimeout(r, hold));
+    };
+    const c = new Client('data', source(s.url, { cuPerMinute: 6000 }), { ...fast, shared: port });
+    await c.get('/v1/x', { i: '0' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 });
+    expect(c.room()).toBeGreaterThan(0);
+    hold = 200; // the key's window is full: the take waits for the next
+    await c.get('/v1/x', { i: '1' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 });
+    expect(c.room()).toBe(0);
+  });
+
   it('a shared budget that cannot be reached fails the request at once, not the service', async () => {
     const s = await scriptedServer((_req, res) => json(res, 200, { ok: true }));
     close = s.close;
