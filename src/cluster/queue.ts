@@ -24,6 +24,11 @@ CREATE TABLE IF NOT EXISTS chainlake.runs (
   expires_at timestamptz NOT NULL,
   ended      boolean NOT NULL DEFAULT false
 );
+CREATE TABLE IF NOT EXISTS chainlake.job_progress (
+  job_id     uuid PRIMARY KEY,
+  run_id     text NOT NULL,
+  report     jsonb NOT NULL
+);
 CREATE TABLE IF NOT EXISTS chainlake.leases (
   key        text PRIMARY KEY,
   token      bigint NOT NULL,
@@ -144,6 +149,7 @@ export class WorkQueue {
   /** Ends the run: its jobs not done are cancelled, its workers commit nothing more. */
   async endRun(queue: string, runId: string): Promise<void> {
     await this.query(`UPDATE chainlake.runs SET ended = true WHERE run_id = $1`, [runId]);
+    await this.query(`DELETE FROM chainlake.job_progress WHERE run_id = $1`, [runId]);
     const open = await this.query<{ id: string }>(`SELECT id FROM ${BOSS_SCHEMA}.job WHERE name = $1 AND state < 'completed' AND data->>'run' = $2`, [queue, runId]);
     if (open.rows.length) await this.call(() => this.boss.cancel(queue, open.rows.map((r) => r.id)));
   }
@@ -175,6 +181,21 @@ export class WorkQueue {
       [queue, ids, boundMs],
     );
     return r.rows.map((x) => ({ id: x.id, state: x.state, output: x.output, retryCount: x.retry_count, lost: x.lost }));
+  }
+
+  /** A worker's report of a job under way, for the run's progress display. */
+  async progress(jobId: string, runId: string, report: object): Promise<void> {
+    await this.query(
+      `INSERT INTO chainlake.job_progress (job_id, run_id, report) VALUES ($1, $2, $3)
+       ON CONFLICT (job_id) DO UPDATE SET report = EXCLUDED.report`,
+      [jobId, runId, JSON.stringify(report)],
+    );
+  }
+
+  /** The reports of a run's jobs under way, by job id. */
+  async progressOf(runId: string): Promise<Map<string, unknown>> {
+    const r = await this.query<{ job_id: string; report: unknown }>(`SELECT job_id, report FROM chainlake.job_progress WHERE run_id = $1`, [runId]);
+    return new Map(r.rows.map((x) => [x.job_id, x.report]));
   }
 
   /** Puts a job back for another worker (or fails it when it was handed out too often). */

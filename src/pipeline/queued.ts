@@ -85,10 +85,16 @@ export function addReport(into: StreamReport, from: StreamReport): void {
   }
 }
 
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+/** Waits `ms`, or less when `signal` aborts (its listener removed either way: the run waits many times). */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 }
 
@@ -138,9 +144,20 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
     const open = new Set(ids);
     let lost = 0;
     const budgets: NonNullable<RunReport['budgets']> = {};
+    // What completed jobs reported, per table; the report shown (the progress display reads it)
+    // is that plus what the workers say of the jobs under way.
+    const done = new Map([...reports].map(([t, r]) => [t, structuredClone(r)]));
+    const show = (inflight: Map<string, unknown> = new Map()) => {
+      for (const [t, shown] of reports) Object.assign(shown, structuredClone(done.get(t)!));
+      for (const [jobId, r] of inflight) {
+        const order = orderOf.get(jobId);
+        if (!order || !open.has(jobId)) continue;
+        addReport(reports.get(order.table)!, { ...(r as StreamReport), errors: [], skips: [] });
+      }
+    };
     const settle = (s: JobState) => {
       const order = orderOf.get(s.id)!;
-      const into = reports.get(order.table)!;
+      const into = done.get(order.table)!;
       open.delete(s.id);
       if (s.state === 'completed' && (s.output as Partial<WorkResult> | null)?.report) {
         const r = s.output as WorkResult;
@@ -181,8 +198,10 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
           await q.fail(queue, s.id, `its worker was lost ${s.retryCount + 1} times (no lease renewed for ${Math.round(bound / 1000)} s)`);
         }
       }
+      show(open.size > 0 ? await q.progressOf(id).catch(() => new Map()) : new Map());
       if (open.size > 0) await sleep(500, o.signal);
     }
+    show();
     report.budgets = budgets;
     if (lost) o.logger.info({ lost }, 'jobs handed to another worker after theirs was lost');
     if (o.signal?.aborted) {

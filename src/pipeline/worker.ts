@@ -14,7 +14,7 @@ import { RunError } from '../errors.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { newStreamReport, type StreamReport } from './report.js';
 import { budgetsOf, newClients, planJobs, runJobs, type Clients } from './run.js';
-import type { WorkOrder, WorkResult } from './queued.js';
+import { sleep, type WorkOrder, type WorkResult } from './queued.js';
 
 export interface WorkerOptions {
   /** postgres://… */
@@ -31,12 +31,8 @@ export interface WorkerOptions {
   onJob?: (table: string, partitions: string[], outcome: 'done' | 'given back' | 'lost' | 'abandoned') => void;
 }
 
-function sleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), resolve()), { once: true });
-  });
-}
+/** How often a worker tells the run how its job goes (the run's progress display). */
+const PROGRESS_MS = 2000;
 
 /**
  * An s3:// lake's local work folder of this process: each worker takes the first free one beside
@@ -100,6 +96,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     const onStop = () => stop.abort(new RunError('the worker was stopped'));
     o.signal.addEventListener('abort', onStop, { once: true });
     let lease: JobLease | undefined;
+    let ticker: NodeJS.Timeout | undefined;
     const stopped = async () => {
       const reason = stop.signal.reason;
       if (reason instanceof LeaseLost) {
@@ -131,6 +128,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       for (const j of jobs) await store.recoverPartition(order.table, j.partition.id);
       if (jobs[0]!.decl.mergeScope === 'table') await store.recoverPartition(order.table, TABLE_PARTITION);
       o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
+      const report = jobs[0]!.report;
+      ticker = setInterval(() => void q.progress(job.id, run, report).catch(() => undefined), PROGRESS_MS);
       await runJobs(jobs, store, clients.clients, {
         lake: store.lake,
         logger: o.logger,
@@ -143,7 +142,6 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
         partitionConcurrency: o.partitionConcurrency,
       });
       if (stop.signal.aborted) return await stopped();
-      const report = jobs[0]!.report ?? newStreamReport(order.table);
       const result: WorkResult = { report, budgets: budgetsOf(jobs, clients.clients) };
       await q.complete(queue, job.id, result);
       o.logger.info({ table: order.table, partitions: order.partitions.length, rows: report.rows, errors: report.errors.length }, 'job done');
@@ -159,6 +157,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       o.logger.error({ table: order.table, err: errorMessage(err) }, 'job failed');
       done('done');
     } finally {
+      clearInterval(ticker);
       o.signal.removeEventListener('abort', onStop);
       for (const n of names) if (leases.get(n) === lease) leases.delete(n);
       await lease?.release();

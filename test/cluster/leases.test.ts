@@ -115,6 +115,17 @@ describe('job leases', () => {
     await lease?.release();
   });
 
+  it("a job's progress is kept for its run until the run ends", async () => {
+    const queue = queueName('/lakes/f');
+    await q.beginRun(queue, 'run-f', 60_000);
+    const [id] = await q.send(queue, 'run-f', [{ key: 'f/t/p', data: {} }]);
+    await q.progress(id!, 'run-f', { rows: 10 });
+    await q.progress(id!, 'run-f', { rows: 25 });
+    expect([...(await q.progressOf('run-f'))]).toEqual([[id, { rows: 25 }]]);
+    await q.endRun(queue, 'run-f');
+    expect((await q.progressOf('run-f')).size).toBe(0);
+  });
+
   it('the database away: a lease is lost after its bound, a call says so without the password', async () => {
     const queue = queueName('/lakes/e');
     await q.beginRun(queue, 'run-e', 60_000);
