@@ -27,8 +27,6 @@ export interface WorkerOptions {
   logger: Logger;
   /** Stops taking jobs; the jobs under way stop at their next safe point and go back to the queue. */
   signal: AbortSignal;
-  /** Called with each job's outcome (tests, the demo). */
-  onJob?: (table: string, partitions: string[], outcome: 'done' | 'given back' | 'lost' | 'abandoned') => void;
 }
 
 /** How often a worker tells the run how its job goes (the run's progress display). */
@@ -73,7 +71,6 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   const work = async (job: QueuedJob<WorkOrder>): Promise<void> => {
     const order = job.data;
     const run = job.data.run;
-    const done = (outcome: Parameters<NonNullable<WorkerOptions['onJob']>>[2]) => o.onJob?.(order.table, order.partitions, outcome);
     let standing = await q.runState(run);
     // A run silent for a while may be cut off from the database for a moment: waited for a little.
     for (let waited = 0; standing === 'silent' && waited < 3 * bound && !o.signal.aborted; waited += bound / 3) {
@@ -82,14 +79,14 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     }
     if (standing === 'ended') {
       await q.complete(queue, job.id, { abandoned: true });
-      done('abandoned');
+      o.logger.info({ table: order.table, run }, 'job of an ended run: abandoned');
       return;
     }
     if (standing === 'silent') {
       // Its run did not renew itself (cut off from the database a while, or gone): back to the
       // queue, for when it is heard again or ends.
       await q.fail(queue, job.id, 'its run was silent');
-      done('given back');
+      o.logger.warn({ table: order.table, run }, 'job given back: its run has not renewed itself');
       return;
     }
     const stop = new AbortController();
@@ -102,11 +99,9 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       if (reason instanceof LeaseLost) {
         // Another worker has the job, or its run ended: nothing to tell the queue.
         o.logger.warn({ table: order.table, err: reason.message }, 'job lost');
-        done('lost');
       } else {
         await q.fail(queue, job.id, `given back: ${errorMessage(reason)}`);
         o.logger.info({ table: order.table }, 'job given back (the worker stops)');
-        done('given back');
       }
     };
     // A table merged across partitions is one job (queued.ts), which also commits the table's state.
@@ -145,7 +140,6 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       const result: WorkResult = { report, budgets: budgetsOf(jobs, clients.clients) };
       await q.complete(queue, job.id, result);
       o.logger.info({ table: order.table, partitions: order.partitions.length, rows: report.rows, errors: report.errors.length }, 'job done');
-      done('done');
     } catch (err) {
       if (stop.signal.aborted) return await stopped();
       if (err instanceof QueueUnavailable) throw err;
@@ -155,7 +149,6 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       report.errors.push(...order.partitions.map((part) => `${part}: ${errorMessage(err)}`));
       await q.complete(queue, job.id, { report } satisfies WorkResult);
       o.logger.error({ table: order.table, err: errorMessage(err) }, 'job failed');
-      done('done');
     } finally {
       clearInterval(ticker);
       o.signal.removeEventListener('abort', onStop);
