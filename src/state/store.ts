@@ -229,9 +229,7 @@ export class StateStore {
     const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel) } };
     return this.guarded(state, async () => {
       await this.writeState(state);
-      await this.apply(state);
-      delete state.pending;
-      await this.writeState(state);
+      await this.finish(state);
       this.mirror?.save();
       return state;
     });
@@ -258,11 +256,16 @@ export class StateStore {
     const state = this.load(table, partition);
     if (!state.pending) return;
     await this.guarded(state, async () => {
-      await this.apply(state);
-      delete state.pending;
-      await this.writeState(state);
+      await this.finish(state);
       this.mirror?.save();
     });
+  }
+
+  /** Carries out a state's pending moves and deletes, then writes it without them. */
+  private async finish(state: PartitionState): Promise<void> {
+    await this.apply(state);
+    delete state.pending;
+    await this.writeState(state);
   }
 
   /** Carries out pending moves and deletes; safe to repeat. */
@@ -315,9 +318,7 @@ export class StateStore {
           }
           const state = JSON.parse(readFileSync(file, 'utf8')) as PartitionState;
           if (!state.pending) continue;
-          await this.apply(state);
-          delete state.pending;
-          await this.writeState(state);
+          await this.finish(state);
           rolledForward++;
         }
       }
