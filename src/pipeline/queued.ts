@@ -4,6 +4,7 @@
 // partition, or one per table for a stream whose rows merge across partitions (its merge needs
 // them all in one place). It puts back the jobs of workers that vanished, adds up what the workers
 // report as jobs complete, and exits as a run does.
+import { setTimeout as wait } from 'node:timers/promises';
 import type { Pipeline, SourceName } from '../config/pipeline.js';
 import { TABLE_PARTITION, StateStore } from '../state/store.js';
 import { jobLeaseBound } from '../state/lock.js';
@@ -85,17 +86,9 @@ export function addReport(into: StreamReport, from: StreamReport): void {
   }
 }
 
-/** Waits `ms`, or less when `signal` aborts (its listener removed either way: the run waits many times). */
+/** Waits `ms`, or less when `signal` aborts (Node's timer removes its listener either way). */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    };
-    const t = setTimeout(done, ms);
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return wait(ms, undefined, signal ? { signal } : {}).catch(() => undefined);
 }
 
 export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunReport> {

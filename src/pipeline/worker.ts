@@ -105,7 +105,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       }
     };
     // A table merged across partitions is one job (queued.ts), which also commits the table's state.
-    const names = [...order.partitions, ...(order.partitions.length > 1 || STREAM_BY_TABLE.get(order.table)?.mergeScope === 'table' ? [TABLE_PARTITION] : [])].map((p) => `${order.table}\0${p}`);
+    const parts = [...order.partitions, ...(STREAM_BY_TABLE.get(order.table)?.mergeScope === 'table' ? [TABLE_PARTITION] : [])];
+    const names = parts.map((p) => `${order.table}\0${p}`);
     try {
       // A live holder of the key is a job handed out twice (its worker was thought lost): wait for it.
       while (!(lease = await q.lease(job.data.key, run, bound, (reason) => stop.abort(new LeaseLost(reason))))) {
@@ -120,8 +121,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       const jobs = planJobs(p, reports).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
       if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
       if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory }) };
-      for (const j of jobs) await store.recoverPartition(order.table, j.partition.id);
-      if (jobs[0]!.decl.mergeScope === 'table') await store.recoverPartition(order.table, TABLE_PARTITION);
+      for (const part of parts) await store.recoverPartition(order.table, part);
       o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
       const report = jobs[0]!.report;
       ticker = setInterval(() => void q.progress(job.id, run, report).catch(() => undefined), PROGRESS_MS);
