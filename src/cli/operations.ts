@@ -7,6 +7,7 @@ import { NETWORKS, type Network } from '../ids.js';
 import { EVM_EXPORT, EXPORT_TYPES, exportRequestProblems, signatureRequestProblems, type ExportRequest, type SignatureRequest } from '../requests.js';
 import { RunError, UsageError } from '../errors.js';
 import { startExport, operationStatus, type ExportContext } from '../operations/exports.js';
+import { DEFAULT_MAX_DOWNLOAD_BYTES } from '../operations/links.js';
 import { aggregateSignatures } from '../operations/signatures.js';
 import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../pipeline/report.js';
@@ -150,7 +151,8 @@ function maxWaitMs(v: unknown): number {
 }
 
 function context(lake: string, maxWait: number, client: Client, signal: AbortSignal): ExportContext {
-  return { client, lake, signal, maxWaitMs: maxWait, log: (line) => process.stderr.write(`chainlake: ${line}\n`) };
+  const links = { service: client.baseUrl, privateLinks: client.source.privateLinks ?? false, maxBytes: client.source.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES };
+  return { client, lake, signal, maxWaitMs: maxWait, links, log: (line) => process.stderr.write(`chainlake: ${line}\n`) };
 }
 
 function printRows(rows: OperationRow[]): void {

@@ -30,7 +30,7 @@ export interface Pipeline {
 
 type Problem = { path: string; message: string };
 
-const SOURCE_KEYS: Record<string, 'string' | 'int'> = {
+const SOURCE_KEYS: Record<string, 'string' | 'int' | 'boolean'> = {
   url: 'string',
   apiKey: 'string',
   keyHeader: 'string',
@@ -42,6 +42,10 @@ const SOURCE_KEYS: Record<string, 'string' | 'int'> = {
   cuPerMinute: 'int',
   cuPerDay: 'int',
   assetNamespace: 'string',
+  maxResponseBytes: 'int',
+  maxRetryAfterSeconds: 'int',
+  maxDownloadBytes: 'int',
+  privateLinks: 'boolean',
 };
 
 // No `concurrency`: left out, a client keeps as many requests under way as its budget needs at the latency it sees.
@@ -191,6 +195,12 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
       else (src as unknown as Record<string, unknown>)[key] = value;
       continue;
     }
+    if (kind === 'boolean') {
+      if (key === 'privateLinks' && name !== 'data') out.push({ path: `${at}.${key}`, message: 'belongs to the data source (where export links come from)' });
+      else if (typeof value !== 'boolean') out.push({ path: `${at}.${key}`, message: `must be true or false, not ${describe(value)}` });
+      else (src as unknown as Record<string, unknown>)[key] = value;
+      continue;
+    }
     if (typeof value !== 'string') {
       // Never echo what was written as a key, even when it is malformed.
       const shown = key === 'apiKey' ? `a ${Array.isArray(value) ? 'list' : typeof value} (value not shown)` : describe(value);
@@ -232,6 +242,9 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
       src.cuPerDay ??= TIERS[tier as Tier].cuPerDay;
     }
   }
+  if (src.maxDownloadBytes !== undefined && name !== 'data') out.push({ path: `${at}.maxDownloadBytes`, message: 'belongs to the data source (export downloads)' });
+  for (const key of ['maxResponseBytes', 'maxDownloadBytes'] as const)
+    if (src[key] !== undefined && src[key]! < 1024) out.push({ path: `${at}.${key}`, message: `must be at least 1024 (bytes), not ${src[key]}` });
   for (const key of ['cuPerMinute', 'cuPerDay'] as const)
     if (src[key] === 0) out.push({ path: `${at}.${key}`, message: 'must be at least 1 (leave it out to learn the budget from the service)' });
   return src;

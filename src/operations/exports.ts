@@ -6,15 +6,16 @@
 import { createHash } from 'node:crypto';
 import { createWriteStream, mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { Readable, Transform } from 'node:stream';
+import { Transform } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
-import type { ReadableStream as WebReadableStream } from 'node:stream/web';
 import { setTimeout as sleep } from 'node:timers/promises';
 import pRetry, { AbortError } from 'p-retry';
 import { dayOf, type ExportRequest } from '../requests.js';
 import { RunError } from '../errors.js';
 import type { Client } from '../sources/client.js';
 import { Deadline } from '../sources/deadline.js';
+import { mib, open, readBody, TooLarge } from '../sources/http.js';
+import { checkLink, type LinkPolicy } from './links.js';
 import { slug, type StateStore } from '../state/store.js';
 import { call, stats } from './call.js';
 import { commitOperations, loadOperation, withLake, type OperationRow, type RequestFields } from './table.js';
@@ -46,6 +47,8 @@ export interface ExportContext {
   signal?: AbortSignal;
   /** give up waiting for one operation after this long (it keeps running on the service) */
   maxWaitMs: number;
+  /** Where export links may lead, and how large a file may be (links.ts). */
+  links: LinkPolicy;
 }
 
 function str(v: unknown): string | undefined {
@@ -144,56 +147,87 @@ function fileNameOf(url: URL): string {
 
 class Retry extends Error {}
 
+/** Redirects a download follows, each hop checked as the link was. */
+const MAX_DOWNLOAD_REDIRECTS = 3;
+
 /**
- * Downloads a link into `dir`. The link is a file store's, not the data service's: it carries its
- * own authorization, so the API key is not sent (it would go to another host).
+ * Downloads a link into `dir`, byte for byte as sent (asked with `accept-encoding: identity`, and
+ * not decoded whatever the answer says: an export's `.csv.gz` is stored gzipped). The link is a
+ * file store's, not the data service's: it carries its own authorization, so the API key is not
+ * sent (it would go to another host). Every hop goes to an address the link policy allows, pinned
+ * for the connection (links.ts).
  */
-async function download(link: string, dir: string, id: string, signal?: AbortSignal): Promise<{ file: string; name: string; bytes: number; sha256: string }> {
+async function download(link: string, dir: string, id: string, policy: LinkPolicy, signal?: AbortSignal): Promise<{ file: string; name: string; bytes: number; sha256: string }> {
   let url: URL;
   try {
     url = new URL(link);
-    if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new Error();
   } catch {
-    throw new RunError(`operation ${id}: its downloadUrl is not an http(s) URL`);
+    throw new RunError(`operation ${id}: its downloadUrl is not a URL`);
   }
-  const shown = `the download of operation ${id} (${url.origin}${url.pathname})`;
   const name = fileNameOf(url);
   const file = join(dir, name);
+  const shownOf = (u: URL) => `the download of operation ${id} (${u.origin}${u.pathname})`;
   return pRetry(
     async () => {
       const deadline = new Deadline(DOWNLOAD_TIMEOUT_MS, signal);
+      let at = url;
       try {
-        let res: Response;
-        try {
-          res = await fetch(url, { signal: deadline.signal });
-        } catch (err) {
-          if (signal?.aborted) throw new AbortError('stopped');
-          throw new Retry(`${shown}: ${(err as Error & { cause?: { code?: string } }).cause?.code ?? (err as Error).message}`);
+        for (let hop = 0; ; hop++) {
+          const shown = shownOf(at);
+          const lookup = await checkLink(at, policy).catch((err: unknown) => {
+            throw new AbortError(new RunError(`operation ${id}: ${(err as Error).message}`));
+          });
+          let res: Awaited<ReturnType<typeof open>>['res'];
+          let answer: Awaited<ReturnType<typeof open>>['answer'];
+          try {
+            ({ res, answer } = await open(at, { method: 'GET', headers: {}, signal: deadline.signal, decode: false, lookup }));
+          } catch (err) {
+            if (signal?.aborted) throw new AbortError('stopped');
+            if (deadline.timedOut) throw new Retry(`${shown}: no answer within ${DOWNLOAD_TIMEOUT_MS / 60_000} min`);
+            throw new Retry(`${shown}: ${(err as NodeJS.ErrnoException).code ?? (err as Error).message}`);
+          }
+          const location = answer.header('location');
+          if (answer.status >= 300 && answer.status < 400 && location !== null) {
+            res.destroy();
+            if (hop >= MAX_DOWNLOAD_REDIRECTS) throw new AbortError(new RunError(`${shown} redirected more than ${MAX_DOWNLOAD_REDIRECTS} times`));
+            try {
+              at = new URL(location, at);
+            } catch {
+              throw new AbortError(new RunError(`${shown} redirected to a location that is not a URL`));
+            }
+            continue;
+          }
+          if (answer.status !== 200) {
+            const text = await readBody(res, answer, { maxBytes: 4096, decode: false, signal: deadline.signal }).then((b) => b.toString('utf8', 0, 200), () => '');
+            const e = new RunError(`${shown} answered ${answer.status}${text ? `: ${text}` : ''}`);
+            if (answer.status >= 500 || answer.status === 429) throw new Retry(e.message);
+            throw new AbortError(e);
+          }
+          const announced = answer.header('content-length');
+          if (announced !== null && Number(announced) > policy.maxBytes) {
+            res.destroy();
+            throw new AbortError(new RunError(`${shown}: the file announced is ${announced} bytes, over ${mib(policy.maxBytes)} (sources.data.maxDownloadBytes)`));
+          }
+          const hash = createHash('sha256');
+          let bytes = 0;
+          const count = new Transform({
+            transform(chunk: Buffer, _enc, done) {
+              bytes += chunk.length;
+              if (bytes > policy.maxBytes) return done(new TooLarge(policy.maxBytes, 'wire'));
+              hash.update(chunk);
+              done(null, chunk);
+            },
+          });
+          try {
+            await pipeline(res, count, createWriteStream(file));
+          } catch (err) {
+            if (err instanceof TooLarge) throw new AbortError(new RunError(`${shown}: the file is over ${mib(policy.maxBytes)} (sources.data.maxDownloadBytes); not kept`));
+            if (signal?.aborted) throw new AbortError('stopped');
+            throw new Retry(`${shown}: broke off after ${bytes} bytes (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+          }
+          if (!res.complete || (announced !== null && Number(announced) !== bytes)) throw new Retry(`${shown}: got ${bytes} of ${announced ?? 'its'} bytes`);
+          return { file, name, bytes, sha256: hash.digest('hex') };
         }
-        if (!res.ok || !res.body) {
-          const text = (await res.text().catch(() => '')).slice(0, 200);
-          const e = new RunError(`${shown} answered ${res.status}${text ? `: ${text}` : ''}`);
-          if (res.status >= 500 || res.status === 429) throw new Retry(e.message);
-          throw new AbortError(e);
-        }
-        const hash = createHash('sha256');
-        let bytes = 0;
-        const count = new Transform({
-          transform(chunk: Buffer, _enc, done) {
-            hash.update(chunk);
-            bytes += chunk.length;
-            done(null, chunk);
-          },
-        });
-        try {
-          await pipeline(Readable.fromWeb(res.body as WebReadableStream), count, createWriteStream(file));
-        } catch (err) {
-          throw new Retry(`${shown}: broke off after ${bytes} bytes (${(err as Error).message})`);
-        }
-        // A decoded body (content-encoding) is longer than the length the server announced.
-        const announced = res.headers.get('content-encoding') ? null : res.headers.get('content-length');
-        if (announced !== null && Number(announced) !== bytes) throw new Retry(`${shown}: got ${bytes} of ${announced} bytes`);
-        return { file, name, bytes, sha256: hash.digest('hex') };
       } finally {
         deadline.done();
       }
@@ -230,7 +264,7 @@ async function record(x: ExportContext, op: Operation, fresh: RequestFields | un
       const staging = store.stagingDir('exports', op.operationId);
       mkdirSync(staging, { recursive: true });
       try {
-        const got = await download(link, staging, op.operationId, x.signal);
+        const got = await download(link, staging, op.operationId, x.links, x.signal);
         const target = `exports/${folderOf(op.operationId)}/${got.name}`;
         const row = rowOf(op, { ...known, download_path: target, download_bytes: got.bytes, download_sha256: got.sha256 }, type);
         await commitOperations(store, [row], [[got.file, target]]);

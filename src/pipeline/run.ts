@@ -79,9 +79,10 @@ async function refresh(p: PartitionRun): Promise<TableMergeInput | undefined> {
 /** The clients of a run, one per service; only the data service is sent the key. */
 export type Clients = Record<Service, Client>;
 
-export function newClients(p: Pipeline, o: Pick<RunOptions, 'client' | 'sharedBudget'>): Clients {
+export function newClients(p: Pipeline, o: Pick<RunOptions, 'client' | 'sharedBudget'> & Partial<Pick<RunOptions, 'logger'>>): Clients {
+  const onWait = o.logger && ((w: { service: Service; cause: string; until: string; seconds: number }) => o.logger!.warn(w, `requests to the ${w.service} service wait ${w.seconds} s (${w.cause}), until ${w.until}`));
   // Only the data service is sent the key: the others' budgets are the service's, whoever asks.
-  const client = (s: Service) => new Client(s, p.sources[s], { ...o.client, shared: o.sharedBudget?.(s, s === 'data' ? p.sources.data.apiKey : undefined) });
+  const client = (s: Service) => new Client(s, p.sources[s], { ...(onWait ? { onWait } : {}), ...o.client, shared: o.sharedBudget?.(s, s === 'data' ? p.sources.data.apiKey : undefined) });
   return { data: client('data'), metrics: client('metrics'), node: client('node') };
 }
 

@@ -120,7 +120,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       const wanted = new Set(order.partitions);
       const jobs = planJobs(p, reports).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
       if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
-      if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory }) };
+      if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory, logger: o.logger }) };
       for (const part of parts) await store.recoverPartition(order.table, part);
       o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
       const report = jobs[0]!.report;

@@ -76,13 +76,19 @@ export interface RateHeaders {
   retryAfterMs?: number;
 }
 
+/**
+ * Longest wait a header is read as: a service asking for more (10^9 seconds) is read as this, which
+ * dates and timers still hold; any bound a pipeline sets is far below it.
+ */
+export const MAX_HEADER_WAIT_MS = 366 * DAY_MS;
+
 /** retry-after is seconds or an HTTP date. */
 export function retryAfterMs(header: string | null, now = Date.now()): number | undefined {
   if (!header) return undefined;
   const s = Number(header);
-  if (Number.isFinite(s) && s >= 0) return s * 1000;
+  if (Number.isFinite(s) && s >= 0) return Math.min(s * 1000, MAX_HEADER_WAIT_MS);
   const t = Date.parse(header);
-  return Number.isNaN(t) ? undefined : Math.max(0, t - now);
+  return Number.isNaN(t) ? undefined : Math.min(Math.max(0, t - now), MAX_HEADER_WAIT_MS);
 }
 
 function count(header: string | null): number | undefined {
@@ -156,6 +162,11 @@ export interface BudgetSettings {
    * that window is its share, which would otherwise become every process's budget.
    */
   shared?: boolean;
+  /**
+   * A 429 asking to wait longer than this does not pause the service: it closes it (closedUntil),
+   * and every request fails at once, saying until when (the pipeline's maxRetryAfterSeconds).
+   */
+  maxPauseMs?: number;
 }
 
 /** Where the minute budget in force comes from. */
@@ -228,6 +239,8 @@ class Answers {
 export class RateBudget {
   /** No request starts before this: a 429's retry-after holds back the whole service. */
   pausedUntil = 0;
+  /** A 429 asked for a wait longer than the bound (maxPauseMs): no request is sent before this. */
+  closedUntil = 0;
   /** CU per minute. */
   private readonly configured: number;
   private readonly configuredDay: number;
@@ -460,6 +473,10 @@ export class RateBudget {
   }
 
   private rateLimited(claim: Claim, retryAfter: number | undefined, now: number): void {
+    if (retryAfter !== undefined && retryAfter > (this.settings.maxPauseMs ?? Infinity)) {
+      this.closedUntil = Math.max(this.closedUntil, now + retryAfter);
+      return;
+    }
     const resumed = this.resumedAt;
     if (retryAfter !== undefined) this.pausedUntil = this.resumedAt = Math.max(this.pausedUntil, now + retryAfter);
     this.periodLimited = true;

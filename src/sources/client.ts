@@ -15,9 +15,10 @@ import { parserFor } from '../json.js';
 import type { AssetNamespace, ClientPort, GetOptions, PostOptions } from '../decl/request.js';
 import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
-import { FairScheduler, type Grant } from './scheduler.js';
+import { FairScheduler, ServiceClosed, type Grant, type WaitCause } from './scheduler.js';
 import { Deadline } from './deadline.js';
 import { abortable, type SharedBudgetPort } from './shared.js';
+import { open, readBody, TooLarge, Truncated, type Exchange } from './http.js';
 
 /** How to reach one service (a pipeline's `sources` entry, checked by config/pipeline.ts). */
 export interface SourceConfig {
@@ -38,6 +39,14 @@ export interface SourceConfig {
   cuPerDay?: number;
   /** The node's asset chain namespace; left out, the first call of a run finds it. */
   assetNamespace?: AssetNamespace;
+  /** Bound on one answer's body, on the wire and decoded (DEFAULT_MAX_RESPONSE_BYTES). */
+  maxResponseBytes?: number;
+  /** A 429 asking to wait longer than this ends the partition instead (DEFAULT_MAX_RETRY_AFTER_S). */
+  maxRetryAfterSeconds?: number;
+  /** Bound on one export file downloaded (data source; operations/exports.ts). */
+  maxDownloadBytes?: number;
+  /** Export links to loopback, private and link-local addresses are followed (data source; off by default). */
+  privateLinks?: boolean;
 }
 
 const NO_RETRY = new Set([400, 401, 403, 404]);
@@ -58,16 +67,50 @@ function flowOf(path: string, query: Record<string, string>): string {
   return `${path}?${q}`;
 }
 
+/** The service's own words from an error body, bounded: a person reads them. */
 function serviceMessage(body: string): string {
+  let m = body;
   try {
     const j = JSON.parse(body) as { message?: unknown };
-    if (Array.isArray(j.message)) return j.message.join('; ');
-    if (typeof j.message === 'string') return j.message;
+    if (Array.isArray(j.message)) m = j.message.map(String).join('; ');
+    else if (typeof j.message === 'string') m = j.message;
   } catch {
     // not the standard error body
   }
-  return body.slice(0, 200);
+  return m.length > MESSAGE_CHARS ? `${m.slice(0, MESSAGE_CHARS)}... (${m.length} characters)` : m;
 }
+
+const MESSAGE_CHARS = 300;
+
+/**
+ * Where a JSON text nests deeper than `limit` (the byte offset), or -1. Parsing such a text works,
+ * but every recursive step after it (the exact parser, writing a reject, a structured clone)
+ * overflows the stack, far from the endpoint that sent it.
+ */
+export function depthOver(b: Uint8Array, limit: number): number {
+  let depth = 0;
+  let inString = false;
+  for (let i = 0; i < b.length; i++) {
+    const c = b[i]!;
+    if (inString) {
+      if (c === 0x5c) i++;
+      else if (c === 0x22) inString = false;
+    } else if (c === 0x22) inString = true;
+    else if (c === 0x5b || c === 0x7b) {
+      if (++depth > limit) return i;
+    } else if (c === 0x5d || c === 0x7d) depth--;
+  }
+  return -1;
+}
+
+/** The services' answers nest a handful of levels; far more is an attack or a fault. */
+export const MAX_DEPTH = 64;
+/** Far above the largest legitimate answer (a node's biggest block, a page of 100 items), docs/services.md. */
+export const DEFAULT_MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+/** A 429 asking to wait longer (seconds) ends the partition: a run that waits an hour without a word looks hung. */
+export const DEFAULT_MAX_RETRY_AFTER_S = 300;
+/** Same-origin redirects followed in a row for a GET. */
+const MAX_REDIRECTS = 3;
 
 function bodyIs(text: string, test: (body: unknown) => boolean): boolean {
   try {
@@ -83,6 +126,8 @@ export interface ClientOptions {
   maxBackoffMs?: number;
   /** The budget shared with other processes on the same key (--budget-db); left out, this process's alone. */
   shared?: SharedBudgetPort;
+  /** Told once per wait longer than LONG_WAIT_MS (a log line): its cause and when requests resume. */
+  onWait?: (wait: { service: Service; cause: WaitCause; until: string; seconds: number }) => void;
 }
 
 /** The budget in force for a service, for reports and logs. */
@@ -144,7 +189,12 @@ export class Client implements ClientPort {
       concurrency: src.concurrency ?? AUTO_INFLIGHT.min,
       ...(src.requestsPerSecond > 0 ? { intervalCap: src.requestsPerSecond, interval: 1000 } : {}),
     });
-    this.scheduler = new FairScheduler(new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay, shared: opts.shared !== undefined }));
+    const maxPauseMs = (src.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_S) * 1000;
+    this.scheduler = new FairScheduler(
+      new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay, shared: opts.shared !== undefined, maxPauseMs }),
+      Date.now,
+      opts.onWait && ((cause, until) => opts.onWait!({ service, cause, until: new Date(until).toISOString(), seconds: Math.round((until - Date.now()) / 1000) })),
+    );
   }
 
   budgetState(): BudgetState {
@@ -185,6 +235,11 @@ export class Client implements ClientPort {
 
   get baseUrl(): string {
     return this.src.url;
+  }
+
+  /** The source's settings (export links read their bounds from the data source's). */
+  get source(): Readonly<SourceConfig> {
+    return this.src;
   }
 
   get assetNamespace(): AssetNamespace | undefined {
@@ -242,6 +297,7 @@ export class Client implements ClientPort {
           once().catch((err: unknown) => {
             // An abort is not a failed attempt: no retry, no count.
             if (o.signal?.aborted && !(err instanceof AbortError)) throw new AbortError(err instanceof Error ? err : String(err));
+            if (err instanceof ServiceClosed) throw new AbortError(this.closedError(err, shown, o.endpoint));
             throw err;
           }),
         {
@@ -270,6 +326,17 @@ export class Client implements ClientPort {
         true,
       );
     }
+  }
+
+  private closedError(c: ServiceClosed, shown: string, endpoint: string): ServiceError {
+    const max = this.src.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_S;
+    const s = Math.max(0, Math.round((c.until - Date.now()) / 1000));
+    return new ServiceError(
+      `${shown} (${endpoint}): the ${this.service} service answered 429 asking for no request until ${new Date(c.until).toISOString()} (${s} s from now), longer than sources.${this.service}.maxRetryAfterSeconds (${max} s): stopping; rerun after that time`,
+      429,
+      endpoint,
+      false,
+    );
   }
 
   /** After the local grant: the request's weight from the budget shared with the other processes. */
@@ -319,33 +386,89 @@ export class Client implements ClientPort {
     }
   }
 
+  /**
+   * Sends one request and reads its answer within the bounds. A redirect is followed only to the
+   * configured origin and only for a GET (at most MAX_REDIRECTS hops): the key goes to no other
+   * host, and a POST is never sent twice.
+   */
+  private async exchange(method: string, url: string, headers: Record<string, string>, body: string | undefined, shown: string, o: GetOptions, signal: AbortSignal): Promise<Exchange> {
+    const base = new URL(this.src.url);
+    let at = new URL(url);
+    for (let hop = 0; ; hop++) {
+      const { res, answer } = await open(at, { method, headers, ...(body !== undefined ? { body } : {}), signal, decode: true });
+      const location = answer.header('location');
+      if (answer.status < 300 || answer.status >= 400 || location === null) {
+        if (answer.status >= 300 && answer.status < 400) {
+          res.destroy();
+          throw new AbortError(new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${answer.status} without a location`, answer.status, o.endpoint, false));
+        }
+        return { ...answer, body: await readBody(res, answer, { maxBytes: this.maxBytes, decode: true, signal }) };
+      }
+      res.destroy();
+      let target: URL;
+      try {
+        target = new URL(location, at);
+      } catch {
+        throw new AbortError(new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service redirected (${answer.status}) to a location that is not a URL`, answer.status, o.endpoint, false));
+      }
+      const why =
+        target.origin !== base.origin
+          ? `to another host, ${target.origin} (the service is ${base.origin}); chainlake sends no request, and never its key, to another host`
+          : method !== 'GET'
+            ? 'a POST; chainlake does not send a POST twice'
+            : hop >= MAX_REDIRECTS
+              ? `more than ${MAX_REDIRECTS} times in a row`
+              : undefined;
+      if (why !== undefined)
+        throw new AbortError(
+          new ServiceError(
+            `${shown} (${o.endpoint}): the ${this.service} service redirected (${answer.status}) ${why}: if the service moved, set sources.${this.service}.url (or --${this.service}-url) to its new URL`,
+            answer.status,
+            o.endpoint,
+            false,
+          ),
+        );
+      at = target;
+    }
+  }
+
+  private get maxBytes(): number {
+    return this.src.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  }
+
   private async attempt(method: string, url: string, body: string | undefined, shown: string, o: GetOptions, grant: Grant): Promise<unknown> {
     o.stats.requests++;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
     if (this.src.apiKey && this.service === 'data') for (const name of this.src.keyHeader ? [this.src.keyHeader] : API_KEY_HEADERS) headers[name] = this.src.apiKey;
-    let res: Response;
-    let raw: Buffer;
+    let res: Exchange;
     const deadline = new Deadline(this.src.timeoutMs, o.signal);
     const sent = performance.now();
     try {
-      res = await fetch(url, { method, headers, body, signal: deadline.signal });
-      grant.answer(res.status, (name) => res.headers.get(name));
-      raw = Buffer.from(await res.arrayBuffer());
+      res = await this.exchange(method, url, headers, body, shown, o, deadline.signal);
+      grant.answer(res.status, res.header);
       if (res.status < 300) this.observe(performance.now() - sent, o.weight ?? 1);
     } catch (err) {
       if (o.signal?.aborted) throw new AbortError(o.signal.reason ?? 'aborted');
-      const e = err as Error & { cause?: { code?: string } };
+      if (err instanceof AbortError) throw err;
       if (deadline.timedOut) throw new Retryable(`${shown}: no answer within ${this.src.timeoutMs} ms`, 'timeout');
-      throw new Retryable(`${shown}: ${e.cause?.code ?? e.message}`, 'network');
+      if (err instanceof TooLarge) {
+        // The process's pool is shared: another answer's size, not this one's, may have passed it.
+        if (err.what === 'pool') throw new Retryable(`${shown}: ${err.message}`, 'too_large');
+        throw new AbortError(new ServiceError(`${shown} (${o.endpoint}): ${err.message} (sources.${this.service}.maxResponseBytes); not landed`, undefined, o.endpoint, false));
+      }
+      if (err instanceof Truncated) throw new Retryable(`${shown}: ${err.message}`, 'network');
+      const e = err as NodeJS.ErrnoException;
+      throw new Retryable(`${shown}: ${e.code ?? e.message}`, 'network');
     } finally {
       deadline.done();
       this.answered?.();
     }
-    await this.shareAnswer(res.status, res.headers.has('ratelimit-limit') || res.headers.has('ratelimit-policy'));
+    await this.shareAnswer(res.status, res.header('ratelimit-limit') !== null || res.header('ratelimit-policy') !== null);
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }
+    let raw = res.body;
     // As fetch's text() reads it: a byte order mark is not part of the JSON.
     if (raw[0] === 0xef && raw[1] === 0xbb && raw[2] === 0xbf) raw = raw.subarray(3);
     const asBytes = o.bytes === true && res.status < 300 && bytesParsable(raw);
@@ -358,6 +481,9 @@ export class Client implements ClientPort {
         new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${res.status}${kind}: ${this.redact(serviceMessage(text))}`, res.status, o.endpoint, false),
       );
     }
+    const deep = depthOver(raw, MAX_DEPTH);
+    if (deep >= 0)
+      throw new AbortError(new ServiceError(`${shown} (${o.endpoint}): the answer nests deeper than ${MAX_DEPTH} levels (at byte ${deep}); not landed`, undefined, o.endpoint, false));
     try {
       const body: unknown = parserFor(o.exact)(text);
       o.onBody?.(raw, asBytes);

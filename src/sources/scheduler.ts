@@ -33,6 +33,19 @@ interface Waiter {
 /** Flows remembered beyond this are dropped once they have no credit left to track. */
 const FLOW_MEMORY = 4096;
 
+/** A wait longer than this is told (onWait): a run that sits silent looks hung. */
+export const LONG_WAIT_MS = 10_000;
+
+/** Why requests wait: a 429's retry-after, the day's budget spent, or the window's. */
+export type WaitCause = 'retry-after' | 'day budget' | 'rate budget';
+
+/** A 429 asked for a longer wait than the bound (RateBudget.closedUntil): no request goes before `until`. */
+export class ServiceClosed extends Error {
+  constructor(readonly until: number) {
+    super(`closed until ${new Date(until).toISOString()}`);
+  }
+}
+
 export class FairScheduler {
   private waiting: Waiter[] = [];
   private readonly finishTags = new Map<string, number>();
@@ -43,14 +56,35 @@ export class FairScheduler {
   private seq = 0;
   private timer?: ReturnType<typeof setTimeout>;
 
+  /** The end of the last long wait told, per cause. */
+  private readonly told = new Map<WaitCause, number>();
+
   constructor(
     readonly budget: RateBudget,
     private readonly now: () => number = Date.now,
+    /** Told once per long wait (over LONG_WAIT_MS), with its cause and end. */
+    private readonly onWait?: (cause: WaitCause, until: number) => void,
   ) {}
+
+  /** Until when the service is closed (a 429's retry-after over the bound), or undefined. */
+  private closed(now: number): ServiceClosed | undefined {
+    return this.budget.closedUntil > now ? new ServiceClosed(this.budget.closedUntil) : undefined;
+  }
+
+  /** Tells a wait that ends at `until` once, unless it is short or told already. */
+  private tell(cause: WaitCause, until: number, now: number): void {
+    if (until - now <= LONG_WAIT_MS || !this.onWait) return;
+    // A wait that moved by less than a second is the same one.
+    if (until <= (this.told.get(cause) ?? -Infinity) + 1000) return;
+    this.told.set(cause, until);
+    this.onWait(cause, until);
+  }
 
   /** Waits for this flow's fair turn and for the budget; rejects with the signal's reason on abort. */
   acquire(weight: number, flow: string, signal?: AbortSignal): Promise<Grant> {
     if (signal?.aborted) return Promise.reject(signal.reason);
+    const closed = this.closed(this.now());
+    if (closed) return Promise.reject(closed);
     return new Promise<Grant>((resolve, reject) => {
       const tag = Math.max(this.floor(), this.finishTags.get(flow) ?? 0);
       this.finishTags.set(flow, tag + weight);
@@ -71,9 +105,13 @@ export class FairScheduler {
   /** Resolves once no 429's retry-after holds the service back. */
   async waitPause(signal?: AbortSignal): Promise<void> {
     for (;;) {
-      const wait = this.budget.pausedUntil - this.now();
+      const now = this.now();
+      const closed = this.closed(now);
+      if (closed) throw closed;
+      const wait = this.budget.pausedUntil - now;
       if (wait <= 0) return;
       signal?.throwIfAborted();
+      this.tell('retry-after', this.budget.pausedUntil, now);
       await new Promise<void>((resolve, reject) => {
         const onAbort = () => {
           clearTimeout(t);
@@ -109,6 +147,16 @@ export class FairScheduler {
   private pump(): void {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
+    const closed = this.closed(this.now());
+    if (closed) {
+      const waiting = this.waiting;
+      this.waiting = [];
+      for (const w of waiting) {
+        if (w.onAbort) w.signal!.removeEventListener('abort', w.onAbort);
+        w.reject(closed);
+      }
+      return;
+    }
     for (;;) {
       const head = this.next();
       if (!head) return;
@@ -116,6 +164,7 @@ export class FairScheduler {
       const at = this.budget.earliest(head.weight, now);
       if (at > now) {
         head.held = true;
+        if (at !== Infinity) this.tell(at <= this.budget.pausedUntil ? 'retry-after' : Math.floor(at / 86_400_000) > Math.floor(now / 86_400_000) ? 'day budget' : 'rate budget', at, now);
         // Infinity: the budget is all in flight; the next finish pumps again.
         if (at !== Infinity) this.timer = setTimeout(() => this.pump(), at - now);
         return;
