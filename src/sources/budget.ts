@@ -87,6 +87,8 @@ export function retryAfterMs(header: string | null, now = Date.now()): number | 
   if (!header) return undefined;
   const s = Number(header);
   if (Number.isFinite(s) && s >= 0) return Math.min(s * 1000, MAX_HEADER_WAIT_MS);
+  // An HTTP date names its day and month; Date.parse would read `-5` as a year.
+  if (!/[A-Za-z]/.test(header)) return undefined;
   const t = Date.parse(header);
   return Number.isNaN(t) ? undefined : Math.min(Math.max(0, t - now), MAX_HEADER_WAIT_MS);
 }
