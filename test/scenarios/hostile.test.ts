@@ -200,6 +200,7 @@ describe('a service that floods', () => {
     const r = await cli(['run', pipeline('flood', TRANSFERS), '--lake', lake, '--log-format', 'json'], work);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('over 16 MiB, the bound on one answer (sources.data.maxResponseBytes)');
+    console.info(`300 MB page: exit ${r.code} after ${r.ms} ms, peak RSS ${r.peakMb.toFixed(0)} MB`);
     expect(r.peakMb).toBeLessThan(RSS_CAP_MB);
     expect(parquetFiles(lake)).toEqual([]);
     noLeak(r, lake);
@@ -223,6 +224,7 @@ describe('a service that floods', () => {
       const r = await cli(['run', pipeline(`bomb${encoding}`, TRANSFERS, lengthMb === 16 ? ', maxResponseBytes: 8388608' : ''), '--lake', lake, '--log-format', 'json'], work);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toMatch(/the body decoded is over (16|8) MiB/);
+      console.info(`${encoding} bomb: exit ${r.code} after ${r.ms} ms, peak RSS ${r.peakMb.toFixed(0)} MB`);
       expect(r.peakMb, encoding).toBeLessThan(RSS_CAP_MB);
       expect(parquetFiles(lake)).toEqual([]);
     }
@@ -331,5 +333,15 @@ describe('export links', () => {
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/not https|loopback, private or link-local/);
     expect(foreign.requests.length - before).toBe(0);
+  });
+});
+
+describe('after every case', () => {
+  it('nothing was written outside the lakes: only the pipelines, the lakes and their warehouse files', () => {
+    const lakes = new Set(readdirSync(work, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name));
+    const stray = filesUnder(work)
+      .map((f) => f.slice(work.length + 1))
+      .filter((f) => !lakes.has(f.split('/')[0]!) && !/^[\w-]+\.yaml$/.test(f) && !/^warehouse\.duckdb(\.wal)?$/.test(f) && !/^report\.html$/.test(f));
+    expect(stray).toEqual([]);
   });
 });
