@@ -4,7 +4,7 @@ import yargs from 'yargs';
 import { loadPipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { inert, inertAll } from '../text.js';
+import { inert, inertAll, inertJson } from '../text.js';
 import { runPipeline } from '../pipeline/run.js';
 import { formatReport, type RunReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
@@ -24,7 +24,10 @@ import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse, type
 
 const DEFAULT_LAKE = 'data/lake';
 
-/** `--format` of status and check (and of run --dry-run): text for people, JSON for scripts. */
+/**
+ * `--format` of status and check (and of run --dry-run): text for people, JSON for scripts. Both
+ * may quote services' text: the text inert, the JSON with inertJson's escapes (the same value).
+ */
 type OutputFormat = 'table' | 'json';
 const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'table', describe: 'a text table, or one JSON document (every field whole) for scripts' } as const;
 
@@ -87,7 +90,7 @@ async function cmdRun(a: RunArgs): Promise<number> {
     // An s3:// lake's plan reads the copies of its states.
     const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
     // A plan quotes the lake's states (page tokens the service sent).
-    process.stdout.write((a.format === 'json' ? JSON.stringify(plan, null, 1) : inert(formatPlan(plan), { lines: true })) + '\n');
+    process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(plan, null, 1)) : inert(formatPlan(plan), { lines: true })) + '\n');
     return 0;
   }
   await checkWarehouse(lake, a.warehouse);
@@ -230,7 +233,7 @@ async function cmdCheck(a: { lake: string; format: OutputFormat }): Promise<numb
   const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
   const lake = await readLake(a.lake);
   const results = await runChecks(await openWarehouse(lake), lake);
-  process.stdout.write((a.format === 'json' ? JSON.stringify(checksJson(isObjectUrl(a.lake) ? checkLake(a.lake) : lake, results), null, 1) : formatChecks(results)) + '\n');
+  process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(checksJson(isObjectUrl(a.lake) ? checkLake(a.lake) : lake, results), null, 1)) : formatChecks(results)) + '\n');
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }
 
@@ -260,7 +263,7 @@ async function cmdStatus(a: { lake: string; format: OutputFormat }): Promise<num
   const states = store.all();
   const where = isObjectUrl(given) ? given : store.lake;
   if (a.format === 'json') {
-    process.stdout.write(JSON.stringify(statusJson(where, states), null, 1) + '\n');
+    process.stdout.write(inertJson(JSON.stringify(statusJson(where, states), null, 1)) + '\n');
     return 0;
   }
   if (!states.length) {

@@ -136,10 +136,13 @@ describe('tables of a lake holding such text', () => {
     expect((await cli(['query', '--lake', lake, '--format', 'csv', sql])).stdout.toString('utf8')).toContain('USD Coin\x1b]0;pwned\x07');
   });
 
-  it('status prints a partition id inert', async () => {
+  it('status prints a partition id inert, as text or as JSON', async () => {
     const r = await cli(['status', '--lake', lake]);
     expect(r.code).toBe(0);
     expectInert(r.stdout);
     expect(r.stdout.toString('utf8')).toContain('erc_transfers/43114/token\\x1b]0;pwned\\x07\\u009b');
+    const doc = await cli(['status', '--lake', lake, '--format', 'json']);
+    expectInert(doc.stdout);
+    expect(JSON.parse(doc.stdout.toString('utf8')).partitions[0].partition).toBe('43114/token\x1b]0;pwned\x07\u009b');
   });
 });
