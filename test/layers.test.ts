@@ -9,9 +9,10 @@ import { describe, expect, it } from 'vitest';
 /**
  * Lowest first: a file may import files of its own stage and of the stages before it, never of a
  * stage after it. At the bottom the vocabulary every stage shares: errors, the package version, the identifier codec,
- * the rules of the request bodies, UTF-8 pages as bytes, JSON numbers kept as sent, and the
- * declarations (decl/: streams, pages, the client port). Then the runtime, in the order a row
- * travels, then what reads the lake, the commands, and the library's entry.
+ * the rules of the request bodies, UTF-8 pages as bytes, JSON numbers kept as sent, service text
+ * made inert for a terminal or a spreadsheet, and the declarations (decl/: streams, pages, the
+ * client port). Then the runtime, in the order a row travels, then what reads the lake, the
+ * commands, and the library's entry.
  */
 const ORDER = [
   'errors',
@@ -20,6 +21,7 @@ const ORDER = [
   'requests',
   'bytes',
   'json',
+  'text',
   'decl',
   'tables',
   'sources',

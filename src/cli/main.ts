@@ -4,6 +4,7 @@ import yargs from 'yargs';
 import { loadPipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
+import { inert, inertAll, inertJson } from '../text.js';
 import { runPipeline } from '../pipeline/run.js';
 import { formatReport, type RunReport } from '../pipeline/report.js';
 import { StateStore } from '../state/store.js';
@@ -23,7 +24,10 @@ import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse, type
 
 const DEFAULT_LAKE = 'data/lake';
 
-/** `--format` of status and check (and of run --dry-run): text for people, JSON for scripts. */
+/**
+ * `--format` of status and check (and of run --dry-run): text for people, JSON for scripts. Both
+ * may quote services' text: the text inert, the JSON with inertJson's escapes (the same value).
+ */
 type OutputFormat = 'table' | 'json';
 const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'table', describe: 'a text table, or one JSON document (every field whole) for scripts' } as const;
 
@@ -85,7 +89,8 @@ async function cmdRun(a: RunArgs): Promise<number> {
     for (const [name, src] of Object.entries(p.sources)) src.url = a.simulator ? 'the embedded simulator' : (urls[name as keyof typeof urls] ?? src.url);
     // An s3:// lake's plan reads the copies of its states.
     const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
-    process.stdout.write((a.format === 'json' ? JSON.stringify(plan, null, 1) : formatPlan(plan)) + '\n');
+    // A plan quotes the lake's states (page tokens the service sent).
+    process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(plan, null, 1)) : inert(formatPlan(plan), { lines: true })) + '\n');
     return 0;
   }
   await checkWarehouse(lake, a.warehouse);
@@ -111,7 +116,8 @@ async function cmdRun(a: RunArgs): Promise<number> {
       const o = { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
       const urls = { data: sim?.url ?? dataUrl, metrics: sim?.url ?? metricsUrl, node: sim?.url ?? nodeUrl };
       const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...o, queue, pipelineText, urls }) : runPipeline(p, o)).finally(() => progress?.stop());
-      process.stdout.write(formatReport(report) + '\n');
+      // Its errors quote the services' answers: each stays on its line, inert.
+      process.stdout.write(formatReport(inertAll(report)) + '\n');
       await refreshWarehouse('run', lake, a.warehouse);
       if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
       return report.status === 'ok' ? 0 : 1;
@@ -227,7 +233,7 @@ async function cmdCheck(a: { lake: string; format: OutputFormat }): Promise<numb
   const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
   const lake = await readLake(a.lake);
   const results = await runChecks(await openWarehouse(lake), lake);
-  process.stdout.write((a.format === 'json' ? JSON.stringify(checksJson(isObjectUrl(a.lake) ? checkLake(a.lake) : lake, results), null, 1) : formatChecks(results)) + '\n');
+  process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(checksJson(isObjectUrl(a.lake) ? checkLake(a.lake) : lake, results), null, 1)) : formatChecks(results)) + '\n');
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }
 
@@ -244,9 +250,9 @@ async function cmdWarehouse(a: { lake: string; out?: string }): Promise<number> 
   return 0;
 }
 
-async function cmdExport(a: { lake: string; table: string; to: string; format?: 'parquet' | 'csv' | 'ndjson' | 'arrow'; where?: string; columns?: string; force?: boolean }): Promise<number> {
+async function cmdExport(a: { lake: string; table: string; to: string; format?: 'parquet' | 'csv' | 'ndjson' | 'arrow'; where?: string; columns?: string; force?: boolean; csvFormulas?: boolean }): Promise<number> {
   const { exportTable, parseColumns } = await import('../warehouse/export.js');
-  const r = await exportTable({ lake: await readLake(a.lake), table: a.table, to: a.to, format: a.format, where: a.where, columns: parseColumns(a.columns), force: a.force });
+  const r = await exportTable({ lake: await readLake(a.lake), table: a.table, to: a.to, format: a.format, where: a.where, columns: parseColumns(a.columns), force: a.force, csvFormulas: a.csvFormulas });
   process.stdout.write(`exported ${r.rows} rows (${r.columns.length} columns) of ${a.table} to ${r.file} as ${r.format}\n`);
   return 0;
 }
@@ -257,7 +263,7 @@ async function cmdStatus(a: { lake: string; format: OutputFormat }): Promise<num
   const states = store.all();
   const where = isObjectUrl(given) ? given : store.lake;
   if (a.format === 'json') {
-    process.stdout.write(JSON.stringify(statusJson(where, states), null, 1) + '\n');
+    process.stdout.write(inertJson(JSON.stringify(statusJson(where, states), null, 1)) + '\n');
     return 0;
   }
   if (!states.length) {
@@ -325,6 +331,14 @@ async function cmdSim(a: SimArgs): Promise<number> {
   });
   await sim.close();
   return 0;
+}
+
+/** An error nobody expected, with its stack: the message on one line, the stack's frames below it. */
+function unexpected(err: unknown): string {
+  if (!(err instanceof Error)) return inert(String(err));
+  const head = `${err.name}: ${err.message}`;
+  const stack = err.stack ?? head;
+  return stack.startsWith(head) ? inert(head) + inert(stack.slice(head.length), { lines: true }) : inert(stack, { lines: true });
 }
 
 export async function main(argv: string[]): Promise<void> {
@@ -441,7 +455,11 @@ export async function main(argv: string[]): Promise<void> {
             .option('format', { type: 'string', choices: ['parquet', 'csv', 'ndjson', 'arrow'], describe: 'file format (default: from the file name)' })
             .option('where', { type: 'string', requiresArg: true, describe: 'SQL filter on the table\'s columns, e.g. "block_number >= 1000"' })
             .option('columns', { type: 'string', requiresArg: true, describe: 'comma list of columns (default: all)' })
-            .option('force', { type: 'boolean', describe: 'replace the file if it exists' }),
+            .option('force', { type: 'boolean', describe: 'replace the file if it exists' })
+            .option('csv-formulas', {
+              type: 'boolean',
+              describe: "CSV: write text cells that begin with =, +, -, @, tab or CR as they are; by default they get a leading ' so that a spreadsheet shows them as text instead of running them (OWASP CSV injection)",
+            }),
         async (a) => exit(await cmdExport(a as never)),
       )
       .command(
@@ -483,14 +501,16 @@ export async function main(argv: string[]): Promise<void> {
       })
       .parseAsync();
   } catch (err) {
+    // A usage error may list several problems, a line each; a run error is one line, and may
+    // quote a service's answer.
     if (err instanceof UsageError) {
-      process.stderr.write(`chainlake: ${err.message}\n`);
+      process.stderr.write(`chainlake: ${inert(err.message, { lines: true })}\n`);
       code = 2;
     } else if (err instanceof RunError) {
-      process.stderr.write(`chainlake: ${err.message}\n`);
+      process.stderr.write(`chainlake: ${inert(err.message)}\n`);
       code = 1;
     } else {
-      process.stderr.write(`chainlake: ${(err as Error).stack ?? String(err)}\n`);
+      process.stderr.write(`chainlake: ${unexpected(err)}\n`);
       code = 1;
     }
   }

@@ -12,6 +12,7 @@ import { aggregateSignatures } from '../operations/signatures.js';
 import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../pipeline/report.js';
 import { Client, type SourceConfig } from '../sources/client.js';
+import { inert } from '../text.js';
 import { checkLake, checkUrl } from './args.js';
 
 type Exit = (code: number) => void;
@@ -152,7 +153,8 @@ function maxWaitMs(v: unknown): number {
 
 function context(lake: string, maxWait: number, client: Client, signal: AbortSignal): ExportContext {
   const links = { service: client.baseUrl, privateLinks: client.source.privateLinks ?? false, maxBytes: client.source.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES };
-  return { client, lake, signal, maxWaitMs: maxWait, links, log: (line) => process.stderr.write(`chainlake: ${line}\n`) };
+  // The lines quote the service: operation ids, statuses, messages.
+  return { client, lake, signal, maxWaitMs: maxWait, links, log: (line) => process.stderr.write(`chainlake: ${inert(line)}\n`) };
 }
 
 function printRows(rows: OperationRow[]): void {
@@ -164,7 +166,7 @@ function printRows(rows: OperationRow[]): void {
     r.next_date ?? '',
     r.download_path ?? '',
     r.download_bytes ?? '',
-  ]);
+  ].map((cell) => (typeof cell === 'number' ? cell : inert(cell))));
   process.stdout.write(textTable(['operation', 'status', 'code', 'dates', 'next date', 'file (in the lake)', 'bytes'], table) + '\n');
 }
 
@@ -174,7 +176,7 @@ async function cmdStart(a: StartArgs): Promise<number> {
   const maxWait = maxWaitMs(a.maxWait);
   const rows = await withClient(a, (client, signal) => startExport(context(lake, maxWait, client, signal), request, a.wait));
   printRows(rows);
-  if (!a.wait) process.stderr.write(`chainlake: not waiting (--no-wait); \`chainlake export-op status ${rows[0]!.operation_id} --wait\` follows it and downloads its file\n`);
+  if (!a.wait) process.stderr.write(`chainlake: not waiting (--no-wait); \`chainlake export-op status ${inert(rows[0]!.operation_id)} --wait\` follows it and downloads its file\n`);
   return 0;
 }
 
@@ -287,7 +289,7 @@ export function signatureRequestOf(a: SignatureArgs): { network: Network; reques
 async function cmdAggregate(a: SignatureArgs): Promise<number> {
   const { network, request } = signatureRequestOf(a);
   const signed = await withClient(a, (client, signal) => aggregateSignatures(client, network, request, signal));
-  process.stdout.write(signed + '\n');
+  process.stdout.write(inert(signed) + '\n');
   return 0;
 }
 

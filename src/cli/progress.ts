@@ -8,6 +8,7 @@ import type { RunReport } from '../pipeline/report.js';
 import { textTable } from '../pipeline/report.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { makeLogger } from './log.js';
+import { inert } from '../text.js';
 
 export interface ProgressOut {
   write(s: string): unknown;
@@ -163,8 +164,9 @@ export class Progress {
 
   private draw(): void {
     const width = Math.max(20, (this.o.out.columns ?? 120) - 1);
-    // Lines cut to the terminal's width: a wrapped line would break counting lines to redraw.
-    const lines = this.lines().map((l) => (l.length > width ? l.slice(0, width - 1) + '…' : l));
+    // Lines cut to the terminal's width: a wrapped line, or a newline or cursor move in a name,
+    // would break counting lines to redraw.
+    const lines = this.lines().map((l) => inert(l)).map((l) => (l.length > width ? l.slice(0, width - 1) + '…' : l));
     this.clear();
     this.o.out.write(lines.join('\n') + '\n');
     this.drawn = lines.length;

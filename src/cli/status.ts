@@ -5,6 +5,7 @@
 import type { PartitionState } from '../state/store.js';
 import { highest, listingsOf, type Cursor } from '../state/cursor.js';
 import { minute, textTable } from '../pipeline/report.js';
+import { inert } from '../text.js';
 
 const ELLIPSIS = '…';
 
@@ -82,14 +83,15 @@ export function statusTable(states: PartitionState[], width: number): string {
   const build = (short: boolean, idWidth = Infinity, cursorWidth = Infinity) =>
     states.map((s) => {
       const rebuilding = s.rebuild ? (short ? ' +rebuild' : ` (full refresh in progress: ${s.rebuild.rows} rows)`) : '';
-      const cursor = cursorText(s.cursor, short) + rebuilding;
+      // Partitions may be named by what a service listed: inert before measuring, then shortened.
+      const cursor = inert(cursorText(s.cursor, short) + rebuilding);
       return [
-        shortenId(`${s.table}/${s.partition}`, idWidth),
+        shortenId(inert(`${s.table}/${s.partition}`), idWidth),
         cursor.length > cursorWidth ? cursor.slice(0, cursorWidth - 1) + ELLIPSIS : cursor,
         s.rows,
         ...(rejects ? [s.rejects] : []),
         s.files.length,
-        lastRunText(s, short),
+        inert(lastRunText(s, short)),
       ];
     });
   const widest = (rows: Array<Array<string | number>>, i: number) => Math.max(header[i]!.length, ...rows.map((r) => String(r[i]).length));

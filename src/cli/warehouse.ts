@@ -4,6 +4,7 @@ import { existsSync } from 'node:fs';
 import { checkWarehouseTarget, writeWarehouse, type WarehouseResult } from '../warehouse/file.js';
 import { readableLake, readFolder } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
+import { inert } from '../text.js';
 
 export const warehouseOption = {
   type: 'string',
@@ -27,7 +28,7 @@ export async function checkWarehouse(lake: string, flag: WarehouseFlag): Promise
 
 export function wroteWarehouse(r: WarehouseResult): string {
   const lines = [`wrote the warehouse file ${r.file} (${r.tables} table views, ${r.queries} bundled query views)`];
-  for (const s of r.skipped) lines.push(`  ${s.name}: not a view until the lake has what it reads (${s.why})`);
+  for (const s of r.skipped) lines.push(`  ${s.name}: not a view until the lake has what it reads (${inert(s.why)})`);
   return lines.join('\n');
 }
 
@@ -42,6 +43,6 @@ export async function refreshWarehouse(command: string, lake: string, flag: Ware
     process.stdout.write(wroteWarehouse(await writeWarehouse(await readableLake(lake), { out: flag || undefined, flag: '--warehouse' })) + '\n');
   } catch (err) {
     const again = `chainlake warehouse --lake ${lake}${flag === undefined ? '' : ` --out ${flag}`}`;
-    process.stderr.write(`chainlake: warning: ${(err as Error).message}; the ${command} itself is not affected, and \`${again}\` writes the file\n`);
+    process.stderr.write(`chainlake: warning: ${inert((err as Error).message)}; the ${command} itself is not affected, and \`${again}\` writes the file\n`);
   }
 }

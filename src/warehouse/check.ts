@@ -11,6 +11,7 @@ import { listParquet, sqlString } from '../load/parquet.js';
 import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
 import { coveredRange, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
+import { inert } from '../text.js';
 import { query } from './query.js';
 
 export type CheckStatus = 'pass' | 'fail' | 'skip';
@@ -496,6 +497,7 @@ export function checksJson(lake: string, results: CheckResult[]): object {
 
 export function formatChecks(results: CheckResult[]): string {
   const { passed, failed, skipped } = counts(results);
-  const table = textTable(['status', 'table', 'check', 'detail'], results.map((r) => [r.status.toUpperCase(), r.table, r.check, r.detail]));
+  // A failure's detail quotes values of the lake, as the services sent them.
+  const table = textTable(['status', 'table', 'check', 'detail'], results.map((r) => [r.status.toUpperCase(), r.table, r.check, inert(r.detail)]));
   return `${table}\n\n${passed} passed, ${failed} failed, ${skipped} skipped`;
 }

@@ -3,12 +3,16 @@
 // filter over the table is accepted; the statement that runs is DuckDB's own rendering of that
 // parsed filter, not the user's text. Then the connection is locked down (no file access but the
 // lake and the output file, no extension loading) before the export runs, as a second wall.
+// A CSV is often opened in a spreadsheet, which runs a cell such as =HYPERLINK(...) that a token
+// name brought from a service: text cells that begin like a formula get a leading quote, unless
+// asked to write them as they are.
 import { closeSync, existsSync, lstatSync, openSync, realpathSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { PARQUET, sqlString } from '../load/parquet.js';
 import { REJECTS } from '../state/store.js';
+import { FORMULA_START } from '../text.js';
 import { ident } from './check.js';
 import { arrowResult, writeArrow } from './arrow.js';
 import { existingFolder, LAKE_TABLES, openWarehouse } from './views.js';
@@ -27,6 +31,8 @@ export interface ExportOptions {
   columns?: string[];
   /** Replace an existing file. */
   force?: boolean;
+  /** CSV: write text cells that begin like a formula as they are, without the leading quote. */
+  csvFormulas?: boolean;
 }
 
 export interface ExportResult {
@@ -150,6 +156,15 @@ export async function filterSql(conn: DuckDBConnection, table: string, predicate
   return String(rendered);
 }
 
+/** Columns of text: the only cells a spreadsheet could take for a formula (a number such as -5 stays a number). */
+const TEXT = /^(VARCHAR|JSON)$/i;
+
+/** A text column as the OWASP rule writes it to CSV (csvSafe in src/text.ts, in SQL, row by row as DuckDB streams them). */
+function formulaSafe(column: string): string {
+  const c = `CAST(${ident(column)} AS VARCHAR)`;
+  return `CASE WHEN regexp_matches(${c}, ${sqlString(FORMULA_START.source)}) THEN '''' || ${c} ELSE ${c} END AS ${ident(column)}`;
+}
+
 /** Types a JSON reader would round as numbers: written as strings, as `query --format json` does. */
 const BIG_NUMBER = /^(DECIMAL|NUMERIC|HUGEINT|UHUGEINT|BIGINT|UBIGINT|INT8|INT128)/i;
 
@@ -197,6 +212,7 @@ export async function exportTable(o: ExportOptions): Promise<ExportResult> {
   existingFolder(o.lake, '--lake');
   const file = checkOutput(o.to, o.lake, o.force ?? false);
   const format = exportFormat(o.to, o.format);
+  if (o.csvFormulas && format !== 'csv') throw new UsageError(`--csv-formulas: only with CSV (this export writes ${format})`);
   const conn = await openWarehouse(o.lake);
   try {
     const described = await describe(conn, o.table);
@@ -209,7 +225,13 @@ export async function exportTable(o: ExportOptions): Promise<ExportResult> {
       seen.add(c);
     }
     const source = o.where !== undefined ? `(${await filterSql(conn, o.table, o.where)}) AS filtered` : ident(o.table);
-    const select = columns.map((c) => (format === 'ndjson' && BIG_NUMBER.test(known.get(c)!) ? `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}` : ident(c))).join(', ');
+    const select = columns
+      .map((c) => {
+        if (format === 'ndjson' && BIG_NUMBER.test(known.get(c)!)) return `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}`;
+        if (format === 'csv' && !o.csvFormulas && TEXT.test(known.get(c)!)) return formulaSafe(c);
+        return ident(c);
+      })
+      .join(', ');
     // Written next to the target and renamed: a failed export leaves no partial file behind.
     const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}`);
     await sandbox(conn, o.lake, tmp);

@@ -1,7 +1,10 @@
 // Runs SQL on the warehouse and formats the result as a text table, CSV, or JSON (big numbers as
-// strings, so that no reader rounds them).
+// strings, so that no reader rounds them). The table is for a terminal: its cells are inert (a
+// token name may carry escape sequences). CSV and JSON are data for programs and keep every cell as
+// it is; a CSV for a spreadsheet is `chainlake export --format csv`, which quotes formulas.
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { textTable } from '../pipeline/report.js';
+import { inert } from '../text.js';
 
 export type Format = 'table' | 'csv' | 'json';
 
@@ -25,5 +28,5 @@ export function format(result: { columns: string[]; rows: Array<Record<string, u
   if (f === 'json') return JSON.stringify(result.rows, null, 1);
   if (f === 'csv') return [result.columns.map(csvCell).join(','), ...result.rows.map((r) => result.columns.map((c) => csvCell(r[c])).join(','))].join('\n');
   if (result.columns.length === 0) return '(no result)';
-  return textTable(result.columns, result.rows.map((r) => result.columns.map((c) => cell(r[c])))) + `\n(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`;
+  return textTable(result.columns.map((c) => inert(c)), result.rows.map((r) => result.columns.map((c) => inert(cell(r[c]))))) + `\n(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`;
 }

