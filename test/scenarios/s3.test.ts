@@ -55,7 +55,8 @@ afterAll(async () => {
   await s3?.close();
 });
 
-describe('a lake on S3', () => {
+// Each case runs a dozen CLIs one after another against the store: minutes on a loaded 2-core machine.
+describe('a lake on S3', { timeout: 300_000 }, () => {
   it('a run gives the tables of a local run; a listing of a table shows committed files only; the run says the store ignores conditions', async () => {
     const r = await runCli([...RUN, '--lake', URL_MAIN, '--log-format', 'json'], env);
     expect(r.code, r.stderr.slice(-2000)).toBe(0);
