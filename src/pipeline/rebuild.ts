@@ -27,6 +27,8 @@ export interface RebuildReport {
   replayed: number;
   /** Rows of a block refetched by a later window, skipped as the run skipped them. */
   skipped: number;
+  /** Rows the service sent twice, dropped as the run dropped them. */
+  sentTwice: number;
   /** Rows of the rebuilt table. */
   rows: number;
   rejects: number;
@@ -70,6 +72,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     const closed = batches.close();
     report.replayed += closed.batch.rows;
     report.skipped += closed.batch.skipped;
+    report.sentTwice += closed.batch.sentTwice;
     report.rejects += closed.batch.rejects.length;
     out.rejected += closed.batch.rejects.length;
     const previous = writing;
@@ -151,7 +154,10 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     for (const files of seg.values()) {
       batches.transformer = new Transformer(decl, partition, undefined, { skip });
       for (const f of files) {
-        batches.transformer.floor = chunkOfFile(f)!.floor;
+        const tag = chunkOfFile(f)!;
+        batches.transformer.floor = tag.floor;
+        // Rows at or above the chunk's end were dropped by the run as another chunk's.
+        batches.transformer.range = { from: 0, to: tag.chunk === 'head' ? Infinity : Number(tag.chunk) };
         await replayFile(f, false);
       }
       tops.push(batches.transformer.getTop());
@@ -169,7 +175,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
 export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number; signal?: AbortSignal }): Promise<RebuildReport> {
   const decl = streamOf('rebuild', table);
   const t0 = performance.now();
-  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, rows: 0, rejects: 0, seconds: 0 };
+  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, sentTwice: 0, rows: 0, rejects: 0, seconds: 0 };
   await withLockedWriter(lake, { onNote: (note) => o.logger.warn(note) }, async (store, writer) => {
     const states = store.all().filter((s) => s.table === table && s.partition !== TABLE_PARTITION);
     if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);
