@@ -66,7 +66,8 @@ interface Replayed {
 async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false });
-  const out: Replayed = { state, data: [], rejects: [], rejected: 0, final: decl.refresh === 'append' && !decl.extract };
+  const final = decl.refresh === 'append' && !decl.extract;
+  const out: Replayed = { state, data: [], rejects: [], rejected: 0, final };
   let writing: Promise<void> = Promise.resolve();
   const flush = async () => {
     const closed = batches.close();
@@ -120,6 +121,10 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       signal.throwIfAborted();
     }
     report.rawFiles++;
+    // A raw file holds one batch of one listing, and pages of a table merged by key do not say
+    // where a listing ended (a series stops paging at the newest committed point): each file is
+    // compared with itself only, so a later run's refetch of a key is never taken for a repeat.
+    if (!final) batches.transformer.newListing();
     const [local] = await store.local([f]);
     for (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
       report.pages++;

@@ -175,12 +175,17 @@ export class Transformer {
     this.batch = { lines: [], rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0, sentTwice: 0 };
   }
 
+  /** Another listing's pages follow: none of its rows is a repeat of this one's. */
+  newListing(): void {
+    this.recent.clear();
+  }
+
   /** Drops what the transformer holds and its carry: the listing starts again from its first page. */
   restart(): void {
     this.reset();
     this.carry = {};
     this.top = undefined;
-    this.recent.clear();
+    this.newListing();
   }
 
   /**
@@ -190,7 +195,7 @@ export class Transformer {
    */
   endWindow(): void {
     this.carry = {};
-    this.recent.clear();
+    this.newListing();
     if (this.top) this.skip = { block: this.top.block, keys: new Set(this.top.keys) };
   }
 
@@ -242,16 +247,14 @@ export class Transformer {
       return { fresh: 0, twice: items.length, dropped: true };
     }
     const before = this.carry.group === undefined ? {} : structuredClone(this.carry);
+    // Rejects and drift wait for the end of the page: a page with nothing new leaves no trace. A
+    // row sent again changes nothing, so such a page has reached nothing else of the batch.
     const rejects: Reject[] = [];
     const extra: Record<string, number> = {};
     if (this.decl.explode) items = explode(items, this.decl.explode, rejects);
-    // The page's rows first, kept aside: nothing of a page sent again may reach the batch.
-    const lines: string[] = [];
-    const keys: string[] = [];
-    const blocks: number[] = [];
-    const overs: number[] = [];
+    const batch = this.batch;
     const s = this.scratch;
-    const keyed = this.decl.key.length > 0;
+    const cursor = this.decl.blockCursor !== undefined;
     for (const item of items) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
         rejects.push({ reason: 'item is not an object', raw: stringifyExact(item) ?? 'undefined' });
@@ -264,28 +267,10 @@ export class Transformer {
         rejects.push({ reason: line.reason, raw: stringifyExact(item)! });
         continue;
       }
-      lines.push(line);
-      keys.push(bytes ? fromBytes(s.key) : s.key);
-      blocks.push(s.block);
-      overs.push(s.over);
-    }
-    if (digest === undefined && this.usesCarry && items.length > 0) digest = pageDigest(items);
-    const sifted = keyed ? this.recent.sift(keys, digest) : { keep: keys.map(() => true), fresh: keys.length, twice: 0, nothingNew: false };
-    if (sifted.nothingNew) {
-      this.carry = before;
-      this.batch.sentTwice += sifted.twice;
-      return { fresh: 0, twice: sifted.twice, dropped: true };
-    }
-    const batch = this.batch;
-    for (const r of rejects) batch.rejects.push(bytes ? { reason: fromBytes(r.reason), raw: fromBytes(r.raw) } : r);
-    for (const k in extra) batch.extraFields[k] = (batch.extraFields[k] ?? 0) + extra[k]!;
-    batch.sentTwice += sifted.twice;
-    const cursor = this.decl.blockCursor !== undefined;
-    for (let i = 0; i < lines.length; i++) {
-      if (!sifted.keep[i]) continue;
+      const key = bytes ? fromBytes(s.key) : s.key;
+      if (!this.recent.admit(key)) continue;
       if (cursor) {
-        const b = blocks[i]!;
-        const key = keys[i]!;
+        const b = s.block;
         // Outside the range asked: another listing's row (the next chunk's, an earlier window's).
         if (this.range && (b < this.range.from || b >= this.range.to)) {
           batch.sentTwice++;
@@ -305,10 +290,19 @@ export class Transformer {
         if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([key]) };
         else if (b === this.top.block) this.top.keys.add(key);
       }
-      batch.lines.push(lines[i]!);
+      batch.lines.push(line);
       batch.rows++;
-      batch.over38 += overs[i]!;
+      batch.over38 += s.over;
     }
+    if (digest === undefined && this.usesCarry && items.length > 0) digest = pageDigest(items);
+    const sifted = this.recent.endPage(digest);
+    batch.sentTwice += sifted.twice;
+    if (sifted.nothingNew) {
+      this.carry = before;
+      return { fresh: 0, twice: sifted.twice, dropped: true };
+    }
+    for (const r of rejects) batch.rejects.push(bytes ? { reason: fromBytes(r.reason), raw: fromBytes(r.raw) } : r);
+    for (const k in extra) batch.extraFields[k] = (batch.extraFields[k] ?? 0) + extra[k]!;
     return { fresh: sifted.fresh, twice: sifted.twice, dropped: false };
   }
 
