@@ -118,7 +118,7 @@ describe('client with a shared budget', () => {
     const port = new RecordingPort(() => s.requests.length);
     port.failTake = new Error("the shared budget's database postgres://u:***@db:5432/x did not answer: ECONNREFUSED");
     const c = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 5 }), { ...fast, shared: port });
-    const err: Error = await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats() }).catch((e) => e);
+    const err = (await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats() }).catch((e: unknown) => e)) as Error;
     expect(err.message).toContain("the shared budget's database postgres://u:***@db:5432/x did not answer");
     expect(port.takes).toHaveLength(1);
     expect(s.requests).toHaveLength(0);
