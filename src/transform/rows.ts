@@ -255,6 +255,7 @@ export class Transformer {
     const batch = this.batch;
     const s = this.scratch;
     const cursor = this.decl.blockCursor !== undefined;
+    const keyed = this.decl.key.length > 0;
     for (const item of items) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
         rejects.push({ reason: 'item is not an object', raw: stringifyExact(item) ?? 'undefined' });
@@ -268,7 +269,7 @@ export class Transformer {
         continue;
       }
       const key = bytes ? fromBytes(s.key) : s.key;
-      if (!this.recent.admit(key)) continue;
+      if (keyed && !this.recent.admit(key)) continue;
       if (cursor) {
         const b = s.block;
         // Outside the range asked: another listing's row (the next chunk's, an earlier window's).
