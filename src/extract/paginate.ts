@@ -1,7 +1,8 @@
 // The generic paginator over nextPageToken/pageToken (or the metrics service's legacy
 // nextPageStartKey, sent back the same way). Stop rules: no token means the last page; a token
 // seen twice in one partition is a loop (error, see LoopGuard); an empty page that still carries a
-// token is followed, up to `maxEmptyPages` in a row.
+// token is followed, up to `maxEmptyPages` in a row; a page larger than the page size asked is an
+// error. Rows sent again under a fresh token are the transform's to tell (transform/repeats.ts).
 import { onBehalf, type ClientPort, type Page, type PaginateOptions } from '../decl/request.js';
 import { RunError, ServiceError } from '../errors.js';
 import { fromBytes } from '../bytes.js';
@@ -64,6 +65,16 @@ export class LoopGuard {
   }
 }
 
+/**
+ * The page size asked, when a page holds more items than that (a service that does not honour it
+ * may page by offsets of its own: what the next token skips is unknown). Undefined when the page
+ * is within it, or nothing was asked (an endpoint without a page size, or 0: the service's own).
+ */
+export function oversized(items: number, pageSize: string | undefined): number | undefined {
+  const asked = Number(pageSize);
+  return pageSize !== undefined && Number.isInteger(asked) && asked > 0 && items > asked ? asked : undefined;
+}
+
 export async function* paginate(client: Pick<ClientPort, 'get'>, o: PaginateOptions): AsyncGenerator<Page> {
   const guard = new LoopGuard();
   let token = o.startToken;
@@ -95,6 +106,8 @@ export async function* paginate(client: Pick<ClientPort, 'get'>, o: PaginateOpti
     }
     const b = body as Record<string, unknown>;
     const items = b[o.items] as unknown[];
+    const asked = oversized(items.length, query.pageSize);
+    if (asked !== undefined) throw new RunError(`${o.endpoint}: the service sent a page of ${items.length} items where ${asked} were asked (pageSize); stopping this partition`);
     const nextRaw = nextToken(b);
     const next = nextRaw !== undefined && bytes ? fromBytes(nextRaw) : nextRaw;
     yield { items, token, next, raw, bytes };

@@ -207,6 +207,7 @@ class WindowRun {
       try {
         for await (const page of p.pages(query, token, this.signal)) {
           transformer.floor = c.saved.floor;
+          transformer.range = listingRange({ query, files: [] }, this.bc);
           p.page(page, batches);
           pending = page.next;
           if (!transformer.newestFirst) this.unordered = true;

@@ -5,7 +5,7 @@
 import { join } from 'node:path';
 import { folderOf, type Partition, type StreamDecl } from '../decl/stream.js';
 import type { Page } from '../decl/request.js';
-import { Transformer, type Batch } from '../transform/rows.js';
+import { Transformer, type Batch, type PageOutcome } from '../transform/rows.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { compressRawPages, rawLine } from '../load/raw.js';
 import { stringifyExact } from '../json.js';
@@ -61,15 +61,22 @@ export class BatchPath {
     return this.spools;
   }
 
-  /** A page's items through the transform into the batch; the page as sent too, when raw pages are kept. */
-  add(page: Pick<Page, 'items' | 'bytes' | 'raw'>): void {
+  /**
+   * A page's items through the transform into the batch; the page as sent too, when raw pages are
+   * kept. A page that brings no new row and says there are more (a loop: the caller stops the
+   * listing) leaves no trace, not even its raw page. The last page of a listing is kept as sent
+   * whatever its rows: `rebuild` ends a window at it.
+   */
+  add(page: Pick<Page, 'items' | 'bytes' | 'raw' | 'next'>): PageOutcome {
+    const outcome = this.transformer.push(page.items, page.bytes);
+    if (outcome.dropped && page.next !== undefined) return outcome;
     if (this.o.keepRaw) {
       // A body as sent is kept as its bytes, unless it is pretty-printed over several lines.
       if (page.raw && !page.raw.includes(0x0a)) this.spool.raw.appendBytes(page.raw);
       else this.spool.raw.append([rawLine(page.raw?.toString('utf8') ?? stringifyExact(page.items)!)]);
     }
-    this.transformer.push(page.items, page.bytes);
     this.spool.rows.append(this.transformer.takeLines(), page.bytes);
+    return outcome;
   }
 
   /** A listing starts again: what the batch held so far is dropped, and `transformer` takes over. */

@@ -10,6 +10,7 @@ import type { ParquetWriter } from '../load/parquet.js';
 import type { StateStore, PartitionState } from '../state/store.js';
 import PQueue from 'p-queue';
 import type { Transformer } from '../transform/rows.js';
+import { RunError } from '../errors.js';
 import { BatchPath, type Moves, type Staged } from './batch.js';
 import type { StreamReport } from './report.js';
 
@@ -93,9 +94,19 @@ export class PartitionRun {
     await this.committing;
   }
 
+  /**
+   * A page into the batch. One that brings no new row and says there are more is a loop (a
+   * service that ignores the page token sends the same rows under a fresh one, endlessly): the
+   * listing stops, nothing of that page in the batch.
+   */
   page(page: Page, batches = this.batches): void {
     this.job.report.pages++;
-    batches.add(page);
+    const outcome = batches.add(page);
+    if (outcome.dropped && page.next !== undefined) {
+      throw new RunError(
+        `${this.job.decl.endpoint}: the service sent the same rows again (a page of ${outcome.twice} rows, none new to this listing, with a next page token); stopping this partition`,
+      );
+    }
   }
 
   /** The run's signal: a stop (SIGTERM, SIGINT) ends the partition after its commits so far. */
@@ -141,6 +152,8 @@ export class PartitionRun {
     report.rejects += batch.rejects.length;
     report.over38 += batch.over38;
     report.skipped += batch.skipped;
+    report.sentTwice += batch.sentTwice;
+    if (batch.sentTwice) this.o.logger.warn({ table: decl.table, partition: partition.id, sentTwice: batch.sentTwice }, 'rows sent twice by the service, dropped');
     for (const [k, n] of Object.entries(batch.extraFields)) report.extraFields[k] = (report.extraFields[k] ?? 0) + n;
     if (batch.rejects.length) this.o.logger.warn({ table: decl.table, partition: partition.id, rejects: batch.rejects.length, first: batch.rejects[0]!.reason }, 'rows rejected');
     return staged;

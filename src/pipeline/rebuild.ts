@@ -27,6 +27,8 @@ export interface RebuildReport {
   replayed: number;
   /** Rows of a block refetched by a later window, skipped as the run skipped them. */
   skipped: number;
+  /** Rows the service sent twice, dropped as the run dropped them. */
+  sentTwice: number;
   /** Rows of the rebuilt table. */
   rows: number;
   rejects: number;
@@ -64,12 +66,14 @@ interface Replayed {
 async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false });
-  const out: Replayed = { state, data: [], rejects: [], rejected: 0, final: decl.refresh === 'append' && !decl.extract };
+  const final = decl.refresh === 'append' && !decl.extract;
+  const out: Replayed = { state, data: [], rejects: [], rejected: 0, final };
   let writing: Promise<void> = Promise.resolve();
   const flush = async () => {
     const closed = batches.close();
     report.replayed += closed.batch.rows;
     report.skipped += closed.batch.skipped;
+    report.sentTwice += closed.batch.sentTwice;
     report.rejects += closed.batch.rejects.length;
     out.rejected += closed.batch.rejects.length;
     const previous = writing;
@@ -117,6 +121,10 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       signal.throwIfAborted();
     }
     report.rawFiles++;
+    // A raw file holds one batch of one listing, and pages of a table merged by key do not say
+    // where a listing ended (a series stops paging at the newest committed point): each file is
+    // compared with itself only, so a later run's refetch of a key is never taken for a repeat.
+    if (!final) batches.transformer.newListing();
     const [local] = await store.local([f]);
     for (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
       report.pages++;
@@ -151,7 +159,10 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     for (const files of seg.values()) {
       batches.transformer = new Transformer(decl, partition, undefined, { skip });
       for (const f of files) {
-        batches.transformer.floor = chunkOfFile(f)!.floor;
+        const tag = chunkOfFile(f)!;
+        batches.transformer.floor = tag.floor;
+        // Rows at or above the chunk's end were dropped by the run as another chunk's.
+        batches.transformer.range = { from: 0, to: tag.chunk === 'head' ? Infinity : Number(tag.chunk) };
         await replayFile(f, false);
       }
       tops.push(batches.transformer.getTop());
@@ -169,7 +180,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
 export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number; signal?: AbortSignal }): Promise<RebuildReport> {
   const decl = streamOf('rebuild', table);
   const t0 = performance.now();
-  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, rows: 0, rejects: 0, seconds: 0 };
+  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, sentTwice: 0, rows: 0, rejects: 0, seconds: 0 };
   await withLockedWriter(lake, { onNote: (note) => o.logger.warn(note) }, async (store, writer) => {
     const states = store.all().filter((s) => s.table === table && s.partition !== TABLE_PARTITION);
     if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);

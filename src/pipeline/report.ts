@@ -15,6 +15,11 @@ export interface StreamReport extends RequestStats {
   over38: number;
   /** Rows of the high-water block refetched and skipped because they were committed before. */
   skipped: number;
+  /**
+   * Rows the service sent again within a listing (by key, among its recent pages), or outside the
+   * block range the listing asked for: dropped, the table keeps one. Absent in reports of older runs.
+   */
+  sentTwice: number;
   /** Listings restarted from their first page after a refused (expired) page token. */
   restarts: number;
   /** Block ranges fetched as listings of their own (chunks of a window), and those split off a chunk under way. */
@@ -42,7 +47,7 @@ export interface RunReport {
 }
 
 export function newStreamReport(table: string): StreamReport {
-  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, restarts: 0, chunks: 0, splits: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
+  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, sentTwice: 0, restarts: 0, chunks: 0, splits: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
 }
 
 export function saveReport(lake: string, r: RunReport): string {
@@ -86,11 +91,13 @@ export function formatReport(r: RunReport): string {
   const drift = r.streams.filter((s) => Object.keys(s.extraFields).length).map((s) => `  ${s.table}: ${Object.entries(s.extraFields).map(([k, n]) => `${k} (${n})`).join(', ')}`);
   // Reports of runs before chunks have no counts of them.
   const chunked = r.streams.filter((s) => (s.splits ?? 0) > 0).map((s) => `  ${s.table}: ${s.chunks} block ranges, ${s.splits} split off a range under way`);
+  const twice = r.streams.filter((s) => (s.sentTwice ?? 0) > 0).map((s) => `  ${s.table}: ${s.sentTwice} rows`);
   const faults = r.streams.filter((s) => Object.keys(s.faults).length).map((s) => `  ${s.table}: ${Object.entries(s.faults).map(([k, n]) => `${k} x${n}`).join(', ')}`);
   return [
     head,
     textTable(['table', 'partitions', 'requests', 'pages', 'rows', 'retries', '429s', 'restarts', 'rejects', '>38 digits', 'seconds'], rows),
     ...(chunked.length ? ['listings fetched as block ranges at once:', ...chunked] : []),
+    ...(twice.length ? ['sent twice by the service (dropped, the table keeps one):', ...twice] : []),
     ...(faults.length ? ['failed attempts by kind (retried):', ...faults] : []),
     ...(drift.length ? ['fields the declarations do not read (ignored):', ...drift] : []),
     ...(skips.length ? ['skipped (the source does not serve them; no rows, not a failure):', ...skips] : []),

@@ -12,7 +12,7 @@ import { COLUMN_TYPES, stagedColumns } from './columns.js';
 export interface RowScratch {
   /** Value of the block cursor column (append streams). */
   block: number;
-  /** The row's key as staged text (only set for append streams). */
+  /** The row's key (the declaration's `key`) as staged text: rows a listing sends again are told by it. */
   key: string;
   /** Amounts over 38 digits in this row. */
   over: number;
@@ -61,10 +61,8 @@ export function compileRows(decl: StreamDecl, values: Record<string, string>): R
   });
   const names = stagedColumns(decl).map((c) => c.name);
   const fieldOf = (name: string) => fields[names.indexOf(name)]!;
-  if (decl.blockCursor) {
-    lines.push(`s.block = Number(${fieldOf(decl.blockCursor.column)});`);
-    lines.push(`s.key = ${decl.key.map(fieldOf).join(" + '|' + ")};`);
-  }
+  if (decl.blockCursor) lines.push(`s.block = Number(${fieldOf(decl.blockCursor.column)});`);
+  if (decl.key.length) lines.push(`s.key = ${decl.key.map(fieldOf).join(" + '|' + ")};`);
   lines.push(`return ${fields.join(' + F + ')};`);
   const body = lines.join('\n');
   const make = new Function('V', 'stageText', 'F', 'N', 'K', 'D', `return function row(item, s, ctx) {\n${body}\n};`) as (

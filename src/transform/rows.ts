@@ -6,6 +6,7 @@ import { compileRows, type RowFunction, type RowScratch } from './compile.js';
 import { fromBytes } from '../bytes.js';
 import { stringifyExact } from '../json.js';
 import type { BlockKeys, Carry } from '../state/cursor.js';
+import { pageDigest, RecentRows } from './repeats.js';
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';
 
@@ -25,6 +26,20 @@ export interface Batch {
   extraFields: Record<string, number>;
   /** Rows dropped because an earlier run committed them (the high-water block's keys). */
   skipped: number;
+  /**
+   * Rows dropped because the listing had sent them already (by key, among its recent pages), or
+   * because their block lies outside the range the listing asked for (another listing sends them).
+   */
+  sentTwice: number;
+}
+
+/** What became of one page (Transformer.push). */
+export interface PageOutcome {
+  /** Rows new to the listing, and rows it had sent already (dropped, counted in the batch). */
+  fresh: number;
+  twice: number;
+  /** The page brought rows and none was new: it was dropped whole, the batch as it was before it. */
+  dropped: boolean;
 }
 
 /**
@@ -32,7 +47,7 @@ export interface Batch {
  * and a scalar element under `_value`. An item without the list yields nothing (it is counted
  * only if the list is not a list).
  */
-export function explode(items: unknown[], path: string, batch: Batch): unknown[] {
+export function explode(items: unknown[], path: string, rejects: Reject[]): unknown[] {
   const get = getter(path);
   const out: unknown[] = [];
   for (const item of items) {
@@ -43,7 +58,7 @@ export function explode(items: unknown[], path: string, batch: Batch): unknown[]
     const list = get(item as Record<string, unknown>);
     if (list === undefined || list === null) continue;
     if (!Array.isArray(list)) {
-      batch.rejects.push({ reason: `${path}: expected a list`, raw: stringifyExact(item)! });
+      rejects.push({ reason: `${path}: expected a list`, raw: stringifyExact(item)! });
       continue;
     }
     for (const e of list) out.push(e !== null && typeof e === 'object' && !Array.isArray(e) ? { ...e, _parent: item } : { _value: e, _parent: item });
@@ -105,6 +120,10 @@ export class Transformer {
   private carry: Carry;
   private readonly ctx: DeriveContext;
   private readonly known: KnownFields;
+  /** Keys of the listing's recent pages: a row sent again is dropped. */
+  private readonly recent = new RecentRows();
+  /** A derive function counts identical siblings through the carry (ctx.seen). */
+  private usesCarry = false;
   private skip?: { block: number; keys: Set<string> };
   /** Highest block seen and the keys of its rows (append streams), across batches. */
   private top?: { block: number; keys: Set<string> };
@@ -113,6 +132,12 @@ export class Transformer {
    * and `reachedFloor` is set: in a listing that is newest first, every later row is below too.
    */
   floor?: number;
+  /**
+   * The block range [from, to) the listing asked for (append streams): a row outside it is
+   * another listing's (the next chunk's, an earlier or later window's), dropped and counted as
+   * sent twice. One below `from` sets `reachedFloor` as a row below the floor does.
+   */
+  range?: { from: number; to: number };
   reachedFloor = false;
   /** Lowest block of the rows kept, and whether every row came at or below the one before (newest first). */
   low?: number;
@@ -127,6 +152,7 @@ export class Transformer {
     this.carry = structuredClone(carry);
     this.ctx = {
       seen: (group, key) => {
+        this.usesCarry = true;
         // State carried across pages keeps real text, whichever form a page came in.
         if (this.bytes) {
           group = fromBytes(group);
@@ -146,7 +172,12 @@ export class Transformer {
   }
 
   private reset(): void {
-    this.batch = { lines: [], rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0 };
+    this.batch = { lines: [], rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0, sentTwice: 0 };
+  }
+
+  /** Another listing's pages follow: none of its rows is a repeat of this one's. */
+  newListing(): void {
+    this.recent.clear();
   }
 
   /** Drops what the transformer holds and its carry: the listing starts again from its first page. */
@@ -154,6 +185,7 @@ export class Transformer {
     this.reset();
     this.carry = {};
     this.top = undefined;
+    this.newListing();
   }
 
   /**
@@ -163,6 +195,7 @@ export class Transformer {
    */
   endWindow(): void {
     this.carry = {};
+    this.newListing();
     if (this.top) this.skip = { block: this.top.block, keys: new Set(this.top.keys) };
   }
 
@@ -191,28 +224,60 @@ export class Transformer {
    * Transforms the items of one page into the current batch. `bytes`: the page was parsed from its
    * UTF-8 bytes as a one-byte string (replay of a `bytesSafe` stream); its staged lines are then
    * bytes too, to be written as latin1.
+   *
+   * Rows the listing sent already (by key, among its recent pages) are dropped and counted. A page
+   * that brings no new row leaves the batch, the carry and the high-water keys as they were (see
+   * PageOutcome): the caller decides whether that ends the listing in error.
    */
-  push(items: unknown[], bytes = false): void {
+  push(items: unknown[], bytes = false): PageOutcome {
     this.bytes = bytes;
-    const rejected = this.batch.rejects.length;
-    if (this.decl.explode) items = explode(items, this.decl.explode, this.batch);
+    try {
+      return this.transform(items, bytes);
+    } finally {
+      this.bytes = false;
+    }
+  }
+
+  private transform(items: unknown[], bytes: boolean): PageOutcome {
+    // A page sent again identically would give the rows that count identical siblings new keys
+    // (the carry moves on): its content tells it. Hashed only for streams that use the carry.
+    let digest = this.usesCarry && items.length > 0 ? pageDigest(items) : undefined;
+    if (digest !== undefined && this.recent.repeats(digest)) {
+      this.batch.sentTwice += items.length;
+      return { fresh: 0, twice: items.length, dropped: true };
+    }
+    const before = this.carry.group === undefined ? {} : structuredClone(this.carry);
+    // Rejects and drift wait for the end of the page: a page with nothing new leaves no trace. A
+    // row sent again changes nothing, so such a page has reached nothing else of the batch.
+    const rejects: Reject[] = [];
+    const extra: Record<string, number> = {};
+    if (this.decl.explode) items = explode(items, this.decl.explode, rejects);
+    const batch = this.batch;
     const s = this.scratch;
     const cursor = this.decl.blockCursor !== undefined;
+    const keyed = this.decl.key.length > 0;
     for (const item of items) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
-        this.batch.rejects.push({ reason: 'item is not an object', raw: stringifyExact(item) ?? 'undefined' });
+        rejects.push({ reason: 'item is not an object', raw: stringifyExact(item) ?? 'undefined' });
         continue;
       }
-      this.drift(item as Record<string, unknown>, this.known);
+      this.drift(item as Record<string, unknown>, this.known, extra);
       s.over = 0;
       const line = this.row(item as Record<string, unknown>, s, this.ctx);
       if (line instanceof V.Bad) {
-        this.batch.rejects.push({ reason: line.reason, raw: stringifyExact(item)! });
+        rejects.push({ reason: line.reason, raw: stringifyExact(item)! });
         continue;
       }
+      const key = bytes ? fromBytes(s.key) : s.key;
+      if (keyed && !this.recent.admit(key)) continue;
       if (cursor) {
         const b = s.block;
-        const key = bytes ? fromBytes(s.key) : s.key;
+        // Outside the range asked: another listing's row (the next chunk's, an earlier window's).
+        if (this.range && (b < this.range.from || b >= this.range.to)) {
+          batch.sentTwice++;
+          if (b < this.range.from) this.reachedFloor = true;
+          continue;
+        }
         if (this.floor !== undefined && b < this.floor) {
           this.reachedFloor = true;
           continue;
@@ -220,33 +285,41 @@ export class Transformer {
         if (this.low !== undefined && b > this.low) this.newestFirst = false;
         if (this.low === undefined || b < this.low) this.low = b;
         if (this.skip && b === this.skip.block && this.skip.keys.has(key)) {
-          this.batch.skipped++;
+          batch.skipped++;
           continue;
         }
         if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([key]) };
         else if (b === this.top.block) this.top.keys.add(key);
       }
-      this.batch.lines.push(line);
-      this.batch.rows++;
-      this.batch.over38 += s.over;
+      batch.lines.push(line);
+      batch.rows++;
+      batch.over38 += s.over;
     }
-    if (bytes) for (const r of this.batch.rejects.slice(rejected)) Object.assign(r, { reason: fromBytes(r.reason), raw: fromBytes(r.raw) });
-    this.bytes = false;
+    if (digest === undefined && this.usesCarry && items.length > 0) digest = pageDigest(items);
+    const sifted = this.recent.endPage(digest);
+    batch.sentTwice += sifted.twice;
+    if (sifted.nothingNew) {
+      this.carry = before;
+      return { fresh: 0, twice: sifted.twice, dropped: true };
+    }
+    for (const r of rejects) batch.rejects.push(bytes ? { reason: fromBytes(r.reason), raw: fromBytes(r.raw) } : r);
+    for (const k in extra) batch.extraFields[k] = (batch.extraFields[k] ?? 0) + extra[k]!;
+    return { fresh: sifted.fresh, twice: sifted.twice, dropped: false };
   }
 
-  /** Counts the fields of `obj` that `known` does not read, and those inside objects it reads in part. */
-  private drift(obj: Record<string, unknown>, known: KnownFields): void {
+  /** Counts the fields of `obj` that `known` does not read, and those inside objects it reads in part, into `into`. */
+  private drift(obj: Record<string, unknown>, known: KnownFields, into: Record<string, number>): void {
     for (const k in obj) {
       const sub = known.fields.get(k);
       if (sub === true) continue;
       if (sub === undefined) {
         const name = this.bytes ? fromBytes(known.prefix + k) : known.prefix + k;
-        this.batch.extraFields[name] = (this.batch.extraFields[name] ?? 0) + 1;
+        into[name] = (into[name] ?? 0) + 1;
         continue;
       }
       const v = obj[k];
       // Plain objects only: a list, or a number kept exact (an object too), is a value.
-      if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) this.drift(v as Record<string, unknown>, sub);
+      if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) this.drift(v as Record<string, unknown>, sub, into);
     }
   }
 

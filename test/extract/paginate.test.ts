@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoopGuard, paginate } from '../../src/extract/paginate.js';
+import { LoopGuard, oversized, paginate } from '../../src/extract/paginate.js';
 import { newRequestStats } from '../../src/decl/request.js';
 
 function fake(pages: Record<string, unknown>) {
@@ -79,5 +79,29 @@ describe('paginate', () => {
   it('fails clearly when the item list is missing', async () => {
     const f = fake({ first: { results: [] } });
     await expect(collect(paginate(f.client, opts))).rejects.toThrow(/no "items" list \(keys: results\)/);
+  });
+});
+
+describe('a page larger than the page size asked', () => {
+  it('fails the listing naming the endpoint, the count and the size asked, before the page is handed on', async () => {
+    const f = fake({ first: { items: [1, 2], nextPageToken: 'a' }, a: { items: [3, 4, 5], nextPageToken: 'b' }, b: { items: [6] } });
+    const got: unknown[] = [];
+    const run = (async () => {
+      for await (const p of paginate(f.client, opts)) got.push(...p.items);
+    })();
+    await expect(run).rejects.toThrow('/p: the service sent a page of 3 items where 2 were asked (pageSize)');
+    expect(got).toEqual([1, 2]);
+  });
+  it('is not checked where no page size is asked (or 0, the service\'s own)', async () => {
+    const f = fake({ first: { items: [1, 2, 3] } });
+    expect(await collect(paginate(f.client, { ...opts, query: {} }))).toEqual([1, 2, 3]);
+    expect(await collect(paginate(fake({ first: { items: [1, 2, 3] } }).client, { ...opts, query: { pageSize: '0' } }))).toEqual([1, 2, 3]);
+  });
+  it('oversized: the size asked when exceeded, else undefined', () => {
+    expect(oversized(3, '2')).toBe(2);
+    expect(oversized(2, '2')).toBeUndefined();
+    expect(oversized(500, undefined)).toBeUndefined();
+    expect(oversized(500, '0')).toBeUndefined();
+    expect(oversized(500, 'x')).toBeUndefined();
   });
 });

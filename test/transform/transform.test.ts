@@ -192,3 +192,96 @@ describe('schema drift inside nested objects', () => {
     expect(b.extraFields).toEqual({ extra: 1, 'erc20Token.newField': 1, 'erc20Token.price.source': 1, 'from.label': 1 });
   });
 });
+
+describe('rows a listing sends again', () => {
+  const erc20 = { address: '0x' + 'c'.repeat(40), name: 'T', symbol: 'T', decimals: 18, ercType: 'ERC-20' };
+  const t = (block: number, logIndex: number) => transfer({ blockNumber: String(block), txHash: `0xt${block}`, logIndex, value: '1', erc20Token: erc20 });
+  const itx = (extra: Record<string, unknown> = {}) => ({
+    blockNumber: '5', blockTimestamp: 1700000000, blockHash: '0xb', txHash: '0xt', from: addr('A'), to: addr('B'),
+    internalTxType: 'CALL', value: '1', isReverted: false, gasUsed: '21000', gasLimit: '30000', ...extra,
+  });
+
+  it('a row the page before sent again (pages that overlap by one) is dropped and counted', () => {
+    const x = new Transformer(ercTransfers, partition);
+    expect(x.push([t(103, 0), t(102, 0), t(101, 0)])).toEqual({ fresh: 3, twice: 0, dropped: false });
+    expect(x.push([t(101, 0), t(100, 0)])).toEqual({ fresh: 1, twice: 1, dropped: false });
+    const b = x.take();
+    expect(b.rows).toBe(4);
+    expect(b.sentTwice).toBe(1);
+    expect(new Set(b.lines).size).toBe(4);
+  });
+
+  it('a page with nothing new (a fresh token, the same rows) is dropped whole: batch, rejects, drift, keys and order as before it', () => {
+    const x = new Transformer(ercTransfers, partition);
+    const page = [t(101, 0), t(100, 1), 'junk', { ...t(100, 2), extra: 1 }];
+    x.push(page);
+    const top = x.getTop();
+    const low = x.low;
+    expect(x.push(structuredClone(page))).toEqual({ fresh: 0, twice: 3, dropped: true });
+    expect(x.getTop()).toEqual(top);
+    expect(x.low).toBe(low);
+    const b = x.take();
+    expect(b.rows).toBe(3);
+    expect(b.rejects).toHaveLength(1);
+    expect(b.extraFields).toEqual({ extra: 1 });
+    expect(b.sentTwice).toBe(3);
+  });
+
+  it('keys are those of the table for any stream, not only block-ranged ones', () => {
+    const x = new Transformer(delegators, { id: 'x', path: {}, query: {}, values: { network: 'mainnet' } });
+    const d = (tx: string) => ({ txHash: tx, nodeId: 'NodeID-x', rewardAddresses: ['avax1x'], amountDelegated: '1', delegationFee: '1', startTimestamp: 1, endTimestamp: 2, delegationStatus: 'completed', grossReward: '1', netReward: '1' });
+    x.push([d('0x1'), d('0x2')]);
+    expect(x.push([d('0x2'), d('0x3')])).toEqual({ fresh: 1, twice: 1, dropped: false });
+    expect(x.take().rows).toBe(3);
+  });
+
+  it('rows outside the block range asked are another listing\'s: dropped and counted; one below it reaches the floor', () => {
+    const x = new Transformer(ercTransfers, partition);
+    x.range = { from: 100, to: 200 };
+    x.push([t(200, 0), t(199, 0), t(100, 0)]);
+    expect(x.reachedFloor).toBe(false);
+    x.push([t(99, 0)]);
+    expect(x.reachedFloor).toBe(true);
+    const b = x.take();
+    expect(b.rows).toBe(2);
+    expect(b.sentTwice).toBe(2);
+    expect(x.getTop()!.block).toBe(199);
+  });
+
+  it('internal transactions: twins in one page stay two rows; a page sent again identically does not make new twins', () => {
+    const once = new Transformer(internalTransactions, partition);
+    once.push([itx(), itx(), itx(), itx({ value: '2' })]);
+    const want = rowsOf(once).rows.map((r) => r.internal_tx_id);
+    const x = new Transformer(internalTransactions, partition);
+    x.push([itx(), itx()]);
+    const carry = x.getCarry();
+    expect(x.push([itx(), itx()])).toEqual({ fresh: 0, twice: 2, dropped: true });
+    expect(x.getCarry()).toEqual(carry);
+    // A twin straddling the page boundary still counts as the third sibling.
+    x.push([itx(), itx({ value: '2' })]);
+    const { b, rows } = rowsOf(x);
+    expect(b.sentTwice).toBe(2);
+    expect(rows.map((r) => r.internal_tx_id)).toEqual(want);
+    expect(new Set(want).size).toBe(4);
+  });
+
+  it('a new window or a restarted listing may send the same rows again', () => {
+    const x = new Transformer(ercTransfers, partition);
+    x.push([t(101, 0)]);
+    x.endWindow();
+    expect(x.push([t(101, 0), t(102, 0)]).dropped).toBe(false);
+    x.restart();
+    expect(x.push([t(101, 0)])).toEqual({ fresh: 1, twice: 0, dropped: false });
+  });
+});
+
+describe('row keys', () => {
+  it('every declared stream compiles with its key', async () => {
+    const { STREAMS } = await import('../../src/streams/index.js');
+    const { compileRows } = await import('../../src/transform/compile.js');
+    for (const d of STREAMS) {
+      expect(d.key.length, d.table).toBeGreaterThan(0);
+      expect(() => compileRows(d, {}), d.table).not.toThrow();
+    }
+  });
+});

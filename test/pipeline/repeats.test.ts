@@ -1,0 +1,144 @@
+// Listings make progress or stop (issue 22): runs of the CLI against a loopback service that sends
+// rows again (a fresh page token with the same rows, pages that overlap), a page larger than the
+// size asked, or rows outside the block range asked. Whatever the run's exit code, what it committed
+// has one row per key: `chainlake check` passes.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RunReport } from '../../src/pipeline/report.js';
+import { json, lakeRows, runCli, scriptedServer } from '../helpers.js';
+import { runChecks } from '../../src/warehouse/check.js';
+import { openWarehouse } from '../../src/warehouse/views.js';
+
+const CONTRACT = '0x' + 'c'.repeat(40);
+const ADDRESS = '0x' + 'a'.repeat(40);
+const TRANSFERS = '/v1/chains/{chainId}/tokens/{address}/transfers';
+const INTERNALS = '/v1/chains/{chainId}/addresses/{address}/transactions:listInternals';
+const closers: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  while (closers.length) await closers.pop()!();
+});
+
+const party = (c: string) => ({ address: '0x' + c.repeat(40), name: 'N', symbol: 'S', decimals: 18, logoUri: 'u' });
+const token = { address: CONTRACT, name: 'T', symbol: 'T', decimals: 18, ercType: 'ERC-20' };
+/** The transfer of block `n` (one a block, newest first as the service lists them). */
+const transfer = (n: number) => ({ blockNumber: String(n), blockTimestamp: 1700000000 + n, blockHash: `0xb${n}`, txHash: `0xt${n}`, from: party('1'), to: party('2'), logIndex: 0, value: String(n), erc20Token: token });
+const internal = () => ({ blockNumber: '9', blockTimestamp: 1700000009, blockHash: '0xb9', txHash: '0xt9', from: party('1'), to: party('2'), internalTxType: 'CALL', value: '1', isReverted: false, gasUsed: '21000', gasLimit: '30000' });
+
+/**
+ * A data service that answers each listing request with `answer(page token, n)`; any other
+ * request is a 404 (the test would fail on it).
+ */
+async function service(answer: (token: string | undefined, n: number) => unknown) {
+  const s = await scriptedServer((req, res, n) => {
+    const url = new URL(req.url!, 'http://x');
+    if (!/\/(transfers|transactions:listInternals)$/.test(url.pathname)) return json(res, 404, { message: `not scripted: ${url.pathname}` });
+    json(res, 200, answer(url.searchParams.get('pageToken') ?? undefined, n));
+  });
+  closers.push(s.close);
+  return s;
+}
+
+/** `chainlake run` of one stream entry into a new lake, committing every page (--flush-rows 1). */
+async function run(url: string, entry: Record<string, unknown>) {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-repeats-'));
+  const lake = join(dir, 'lake');
+  const file = join(dir, 'p.yaml');
+  writeFileSync(file, `name: repeats\nsources:\n  data: { url: "${url}" }\nstreams:\n  - ${JSON.stringify({ chainId: '43114', chunks: 1, ...entry })}\n`);
+  const r = await runCli(['run', file, '--lake', lake, '--flush-rows', '1', '--quiet', '--no-warehouse']);
+  const runs = readdirSync(join(lake, '_runs')).filter((f) => f.endsWith('.json'));
+  expect(runs).toHaveLength(1);
+  const report = JSON.parse(readFileSync(join(lake, '_runs', runs[0]!), 'utf8')) as RunReport;
+  return { ...r, lake, report };
+}
+
+/** What `chainlake check` asserts (it exits 1 on any failure), in this process. */
+async function checkPasses(lake: string): Promise<void> {
+  const conn = await openWarehouse(lake);
+  try {
+    const results = await runChecks(conn, lake);
+    expect(results.filter((c) => c.status === 'fail').map((c) => `${c.table}: ${c.check}: ${c.detail}`)).toEqual([]);
+    expect(results.filter((c) => c.check === 'key unique' && c.status === 'pass').length).toBeGreaterThan(0);
+  } finally {
+    conn.closeSync();
+  }
+}
+
+describe('listings make progress or stop', () => {
+  it('a service that sends the same rows under a fresh token is stopped at its second page; what landed is one row per key', async () => {
+    const s = await service((_token, n) => ({ transfers: [transfer(103), transfer(102)], nextPageToken: `fresh-${n}` }));
+    const t0 = performance.now();
+    const r = await run(s.url, { table: 'erc_transfers', contracts: [CONTRACT] });
+    const seconds = (performance.now() - t0) / 1000;
+    expect(r.code).toBe(1);
+    expect(s.requests).toHaveLength(2);
+    const errors = r.report.streams[0]!.errors.join('\n');
+    expect(errors).toContain(`${TRANSFERS}: the service sent the same rows again`);
+    expect(r.stdout).toContain(`${TRANSFERS}: the service sent the same rows again`);
+    // The first page committed (--flush-rows 1), the second not at all.
+    expect(await lakeRows(r.lake, 'SELECT count(*)::INT AS n, count(DISTINCT tx_hash)::INT AS d FROM erc_transfers')).toEqual([{ n: 2, d: 2 }]);
+    await checkPasses(r.lake);
+    console.log(`fresh token, same rows: ${s.requests.length} requests, exit ${r.code}, ${seconds.toFixed(1)} s`);
+  });
+
+  it('pages that overlap by a row: the row sent again is dropped and counted, the run exits 0', async () => {
+    const pages: Record<string, unknown> = {
+      first: { transfers: [transfer(106), transfer(105), transfer(104)], nextPageToken: 'a' },
+      a: { transfers: [transfer(104), transfer(103), transfer(102)], nextPageToken: 'b' },
+      // The last page brings nothing new: the listing ends there, not in error.
+      b: { transfers: [transfer(102)] },
+    };
+    const s = await service((token) => pages[token ?? 'first']);
+    const r = await run(s.url, { table: 'erc_transfers', contracts: [CONTRACT] });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(s.requests).toHaveLength(3);
+    const stream = r.report.streams[0]!;
+    expect(stream.rows).toBe(5);
+    expect(stream.sentTwice).toBe(2);
+    expect(r.stdout).toContain('sent twice by the service (dropped, the table keeps one):\n  erc_transfers: 2 rows');
+    expect(await lakeRows(r.lake, 'SELECT count(*)::INT AS n, count(DISTINCT tx_hash)::INT AS d FROM erc_transfers')).toEqual([{ n: 5, d: 5 }]);
+    await checkPasses(r.lake);
+  });
+
+  it('a page larger than the page size asked fails the partition; nothing of it lands', async () => {
+    const pages: Record<string, unknown> = {
+      first: { transfers: [transfer(106), transfer(105)], nextPageToken: 'a' },
+      a: { transfers: [transfer(104), transfer(103), transfer(102)], nextPageToken: 'b' },
+      b: { transfers: [transfer(101)] },
+    };
+    const s = await service((token) => pages[token ?? 'first']);
+    const r = await run(s.url, { table: 'erc_transfers', contracts: [CONTRACT], pageSize: 2 });
+    expect(r.code).toBe(1);
+    expect(s.requests).toHaveLength(2);
+    expect(r.report.streams[0]!.errors.join('\n')).toContain(`${TRANSFERS}: the service sent a page of 3 items where 2 were asked (pageSize)`);
+    expect(await lakeRows(r.lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([{ b: 105 }, { b: 106 }]);
+    await checkPasses(r.lake);
+  });
+
+  it('rows outside the block range asked are dropped and counted; the first below it ends the listing', async () => {
+    // A service that ignores startBlock and endBlock: it lists every block, newest first.
+    const pages: Record<string, unknown> = {
+      first: { transfers: [7, 6, 5, 4].map(transfer), nextPageToken: 'a' },
+      a: { transfers: [3, 2, 1, 0].map(transfer), nextPageToken: 'b' },
+      b: { transfers: [] },
+    };
+    const s = await service((token) => pages[token ?? 'first']);
+    const r = await run(s.url, { table: 'erc_transfers', contracts: [CONTRACT], startBlock: 2, endBlock: 6 });
+    expect(r.code, r.stdout + r.stderr).toBe(0);
+    expect(s.requests).toHaveLength(2);
+    expect(r.report.streams[0]!.sentTwice).toBe(4);
+    expect(await lakeRows(r.lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([2, 3, 4, 5].map((b) => ({ b })));
+    await checkPasses(r.lake);
+  });
+
+  it('internal transactions: twins stay two rows; the same page under a fresh token makes no new twins and stops the listing', async () => {
+    const s = await service((_token, n) => ({ transactions: [internal(), internal()], nextPageToken: `fresh-${n}` }));
+    const r = await run(s.url, { table: 'internal_transactions', addresses: [ADDRESS] });
+    expect(r.code).toBe(1);
+    expect(s.requests).toHaveLength(2);
+    expect(r.report.streams[0]!.errors.join('\n')).toContain(`${INTERNALS}: the service sent the same rows again`);
+    expect(await lakeRows(r.lake, 'SELECT count(*)::INT AS n, count(DISTINCT internal_tx_id)::INT AS d FROM internal_transactions')).toEqual([{ n: 2, d: 2 }]);
+    await checkPasses(r.lake);
+  });
+});
