@@ -87,14 +87,18 @@ export const line = (...xs: unknown[]) => xs.map((x) => (x === undefined || x ==
 export const sorted = (xs: string[]) => [...xs].sort();
 
 /** Runs the built CLI as a child process without blocking this one (a simulator here keeps answering). */
-export function runCli(args: string[], env: Record<string, string> = {}): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/** `onStderr` sees the standard error as it grows: a test can wait for a line instead of a time. */
+export function runCli(args: string[], env: Record<string, string> = {}, onStderr?: (stderr: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const bin = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
   return new Promise((resolve) => {
     const child = spawn(process.execPath, [bin, ...args], { env: { ...process.env, ...env } });
     let stdout = '';
     let stderr = '';
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
-    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    child.stderr.on('data', (c: Buffer) => {
+      stderr += c.toString();
+      onStderr?.(stderr);
+    });
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }

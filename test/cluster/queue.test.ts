@@ -151,10 +151,21 @@ function differences(tables: Record<string, string[]>): string[] {
 async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>) {
   const workers = [worker(lake, {}), worker(lake, {})];
   let running = true;
-  const run = runCli(['run', 'pipelines/demo.yaml', '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'], {
-    CHAINLAKE_API_KEY: KEY,
-    CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS,
-  }).finally(() => (running = false));
+  let working!: () => void;
+  // Mid-run is once the run has queued its jobs: on a loaded machine a fixed delay may still find
+  // it starting (the database away before it queued is another case).
+  const midRun = new Promise<void>((r) => (working = r));
+  const run = runCli(
+    ['run', 'pipelines/demo.yaml', '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'],
+    { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS },
+    (stderr) => {
+      if (stderr.includes('"msg":"run queued: waiting for workers"')) working();
+    },
+  ).finally(() => {
+    running = false;
+    working();
+  });
+  await midRun;
   await during(() => running);
   const result = await run;
   outputs.push(result.stdout + result.stderr);
@@ -168,7 +179,6 @@ describe('run --queue: the database going away', () => {
     const lake = join(root, 'db-away');
     let stopped = false;
     const { result, codes } = await withWorkers(lake, async (running) => {
-      await new Promise((r) => setTimeout(r, 4000));
       if (!running()) return;
       await pgdb.stop();
       stopped = true;
@@ -186,7 +196,6 @@ describe('run --queue: the database going away', () => {
   it('away for longer than the run waits: it exits 1 saying so, and a rerun finishes', async () => {
     const lake = join(root, 'db-gone');
     const { result, codes } = await withWorkers(lake, async (running) => {
-      await new Promise((r) => setTimeout(r, 4000));
       if (!running()) return;
       await pgdb.stop();
       // The run waits ten leases' bounds (20 s here), then gives up.
