@@ -119,8 +119,10 @@ function parseArgs(argv) {
 }
 
 const opts = parseArgs(process.argv.slice(2));
-// The stream declarations (keys) and the commit protocol's roll-forward, as the CLI has them.
+// The stream declarations (keys), the tables `chainlake check` looks at and the commit protocol's
+// roll-forward, as the CLI has them.
 const { STREAMS, STREAM_BY_TABLE } = await import(join(ROOT, 'dist', 'streams', 'index.js'));
+const { LAKE_TABLES } = await import(join(ROOT, 'dist', 'warehouse', 'views.js'));
 const { StateStore } = await import(join(ROOT, 'dist', 'state', 'store.js'));
 const say = (s = '') => process.stdout.write(s + '\n');
 const deadline = Date.now() + opts.timeout * 1000;
@@ -470,9 +472,11 @@ async function failedChecks(lake) {
 
 /**
  * What `chainlake check` does not look at: the files a state lists outside its table's folder
- * (raw pages, rejects) are there; a folder readers glob that is no stream's table (_rejects) holds
- * only Parquet files that a state lists and DuckDB reads; no table folder holds another kind of file.
+ * (raw pages, rejects) are there; a folder readers glob that is not one of check's tables
+ * (_rejects) holds only Parquet files that a state lists and DuckDB reads; no table folder holds
+ * another kind of file.
  */
+const CHECKED_TABLES = new Set(LAKE_TABLES.map((d) => d.table));
 async function outsideCheck(lake) {
   const problems = [];
   const listed = new Set();
@@ -480,14 +484,15 @@ async function outsideCheck(lake) {
     // An unreadable state is check's ("partition states readable").
     for (const f of s?.files ?? []) {
       listed.add(f);
-      if (!f.startsWith(`${s.table}/`) && !existsSync(join(lake, f))) problems.push(`${file}: lists ${f}, which is not in the lake (lost)`);
+      const checked = CHECKED_TABLES.has(s.table) && f.startsWith(`${s.table}/`);
+      if (!checked && !existsSync(join(lake, f))) problems.push(`${file}: lists ${f}, which is not in the lake (lost)`);
     }
   }
   for (const table of lakeTables(lake)) {
-    const declared = STREAM_BY_TABLE.has(table);
+    const checked = CHECKED_TABLES.has(table);
     for (const f of walk(join(lake, table)).map((p) => relative(lake, p))) {
       if (!f.endsWith('.parquet')) problems.push(`${f}: a non-Parquet file in a table folder`);
-      else if (declared) continue;
+      else if (checked) continue;
       else if (!listed.has(f)) problems.push(`${f}: in a table folder but listed by no partition state (orphan: readers see it)`);
       else {
         try {
