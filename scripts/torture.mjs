@@ -16,9 +16,12 @@
 //    killed when it expires, 3 in 4 with SIGKILL and 1 in 4 with SIGTERM (the graceful stop path),
 //    until N signals have landed on a live run; then it reruns until a run exits 0 (exit 1 is
 //    rerun, exit 2 fails). Each run's output is in <tmp>/logs/attempt-NNNN.log;
-// 4. after every attempt checks the lake's invariants (every .parquet in a table folder readable,
-//    every file a state lists present or pending, no file in a table folder that no state owns),
-//    and at the end compares every table of both lakes as multisets of rows (EXCEPT ALL both ways),
+// 4. after every attempt checks the lake's invariants on a copy rolled forward as the next run
+//    would (`chainlake check --format json` passes on it: every Parquet file in a table folder
+//    readable and listed by one state, every file listed there present, keys unique, rows as the
+//    states say...; and what check does not look at: the raw pages and rejects a state lists are
+//    present, _rejects holds only Parquet files a state lists), and the clean lake passes them too;
+//    at the end it compares every table of both lakes as multisets of rows (EXCEPT ALL both ways),
 //    the partitions' state counters and cursors, and that no lock is held at the end; a rerun that
 //    the lock refused (in use by another run, though every earlier run is dead) fails the torture;
 // 5. before that comparison, compacts the tortured lake (`chainlake compact`) with kills the same
@@ -40,7 +43,7 @@
 // Exit 0: PASS; 1: FAIL (mismatch, a broken invariant, a run that exited 2, a hang); 2: bad usage.
 // Environment: TORTURE_KILLS, TORTURE_COMPACT_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -111,11 +114,16 @@ function parseArgs(argv) {
   if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
   if (o.compare) o.compare = o.compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
   if (o.unreaped && !existsSync('/proc/self/stat')) usage('--unreaped reads the end of a run from /proc: Linux only');
-  else if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) usage('dist/ is missing: run `npm run build` (or `make torture`)');
+  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) usage('dist/ is missing: run `npm run build` (or `make torture`)');
   return o;
 }
 
 const opts = parseArgs(process.argv.slice(2));
+// The stream declarations (keys), the tables `chainlake check` looks at and the commit protocol's
+// roll-forward, as the CLI has them.
+const { STREAMS, STREAM_BY_TABLE } = await import(join(ROOT, 'dist', 'streams', 'index.js'));
+const { LAKE_TABLES } = await import(join(ROOT, 'dist', 'warehouse', 'views.js'));
+const { StateStore } = await import(join(ROOT, 'dist', 'state', 'store.js'));
 const say = (s = '') => process.stdout.write(s + '\n');
 const deadline = Date.now() + opts.timeout * 1000;
 
@@ -382,15 +390,6 @@ function walk(dir, pred = () => true) {
   return out.sort();
 }
 
-/** Every file under the table folders (and _rejects), lake-relative. */
-function tableFiles(lake) {
-  if (!existsSync(lake)) return [];
-  const out = [];
-  for (const e of readdirSync(lake, { withFileTypes: true }))
-    if (e.isDirectory() && isTableDir(e.name)) out.push(...walk(join(lake, e.name)).map((p) => relative(lake, p)));
-  return out.sort();
-}
-
 function loadStates(lake) {
   const root = join(lake, '_state');
   const states = [];
@@ -408,42 +407,103 @@ function loadStates(lake) {
   return { states, tmp };
 }
 
-/**
- * The invariants that must hold after a kill at any instant (before recovery):
- * - every file in a table folder is complete (checked by reading it, see `unreadable`) and owned:
- *   listed by some state, or a replaced file a pending commit is about to delete;
- * - every file a state lists exists, or is still in staging waiting for a pending move.
- */
+/** What a command left in the lake: half-done commits, state temp files, staged files, the lock. */
 async function inspectLake(lake) {
   const { states, tmp } = loadStates(lake);
+  const pending = states.filter(({ s }) => s?.pending).length;
+  return { pending, tmp: tmp.length, stagingFiles: walk(join(lake, '_staging')).length, lock: await lockHeld(lake) };
+}
+
+/** Where lakeProblems rolls a copy of a lake forward (a folder of the torture's work dir). */
+let checkedCopy;
+
+/**
+ * The invariants that must hold after a kill at any instant, as problems ([] when they hold). A
+ * killed command may leave a half-done commit, which the next one rolls forward (the replaced files
+ * are still there, the new ones in staging): they are checked on a copy of the lake rolled forward
+ * by the store's own recovery, as the next command will find it. On that copy `chainlake check`
+ * must pass (files owned and readable, keys, rows as the states say, cursors...), and what it does
+ * not look at must hold too (outsideCheck).
+ */
+async function lakeProblems(lake) {
+  rmSync(checkedCopy, { recursive: true, force: true });
+  // A run killed within its first instants may not have made the folder.
+  if (!existsSync(lake)) return [];
+  cpSync(lake, checkedCopy, { recursive: true });
   const problems = [];
-  const owned = new Set();
-  const pendingDeletes = new Set();
-  let pending = 0;
-  for (const { file, s, broken } of states) {
-    if (broken) {
-      problems.push(`${file}: state file unreadable: ${broken}`);
-      continue;
-    }
-    const moves = new Map((s.pending?.moves ?? []).map(([from, to]) => [to, from]));
-    if (s.pending) pending++;
-    for (const d of s.pending?.deletes ?? []) pendingDeletes.add(d);
-    for (const f of s.files ?? []) {
-      owned.add(f);
-      if (existsSync(join(lake, f))) continue;
-      const from = moves.get(f);
-      if (from !== undefined && existsSync(join(lake, from))) continue;
-      problems.push(`${file}: lists ${f}, which is neither in the lake nor pending in staging (lost)`);
+  try {
+    await new StateStore(checkedCopy).recover();
+  } catch (e) {
+    problems.push(`its half-done commits cannot be rolled forward: ${firstLine(e)}`);
+  }
+  problems.push(...(await failedChecks(checkedCopy)), ...(await outsideCheck(checkedCopy)));
+  return problems;
+}
+
+const firstLine = (e) => String(e?.message ?? e).split('\n')[0];
+
+/**
+ * `chainlake check --format json` on `lake`: each failed check as "check <name> (<table>): <detail>";
+ * a check command that gives no report (a crash, a hang) is a problem too.
+ */
+async function failedChecks(lake) {
+  const child = spawn(process.execPath, [CLI, 'check', '--lake', lake, '--format', 'json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (d) => (out += d));
+  child.stderr.on('data', (d) => (err += d));
+  const timer = setTimeout(() => child.kill('SIGKILL'), opts.attemptTimeout * 1000);
+  const [code, signal] = await new Promise((res) => child.on('close', (...a) => res(a)));
+  clearTimeout(timer);
+  children.delete(child);
+  let report;
+  try {
+    report = JSON.parse(out);
+  } catch {
+    // no report: said below
+  }
+  if ((code !== 0 && code !== 1) || !Array.isArray(report?.checks))
+    return [`chainlake check ${signal ? `killed by ${signal} (over ${opts.attemptTimeout} s?)` : `exited ${code}`} without its JSON report: ${(err || out).trim().split('\n').slice(0, 3).join(' | ')}`];
+  const failed = report.checks.filter((c) => c.status === 'fail').map((c) => `check ${c.check} (${c.table}): ${c.detail}`);
+  if (code === 1 && !failed.length) failed.push('chainlake check exited 1 but its report names no failed check');
+  return failed;
+}
+
+/**
+ * What `chainlake check` does not look at: the files a state lists outside its table's folder
+ * (raw pages, rejects) are there; a folder readers glob that is not one of check's tables
+ * (_rejects) holds only Parquet files that a state lists and DuckDB reads; no table folder holds
+ * another kind of file.
+ */
+const CHECKED_TABLES = new Set(LAKE_TABLES.map((d) => d.table));
+async function outsideCheck(lake) {
+  const problems = [];
+  const listed = new Set();
+  for (const { file, s } of loadStates(lake).states) {
+    // An unreadable state is check's ("partition states readable").
+    for (const f of s?.files ?? []) {
+      listed.add(f);
+      const checked = CHECKED_TABLES.has(s.table) && f.startsWith(`${s.table}/`);
+      if (!checked && !existsSync(join(lake, f))) problems.push(`${file}: lists ${f}, which is not in the lake (lost)`);
     }
   }
-  const files = tableFiles(lake);
-  for (const f of files) {
-    if (!f.endsWith('.parquet')) problems.push(`${f}: a non-Parquet file in a table folder`);
-    else if (!owned.has(f) && !pendingDeletes.has(f)) problems.push(`${f}: in a table folder but listed by no partition state (orphan: readers see it)`);
+  for (const table of lakeTables(lake)) {
+    const checked = CHECKED_TABLES.has(table);
+    for (const f of walk(join(lake, table)).map((p) => relative(lake, p))) {
+      if (!f.endsWith('.parquet')) problems.push(`${f}: a non-Parquet file in a table folder`);
+      else if (checked) continue;
+      else if (!listed.has(f)) problems.push(`${f}: in a table folder but listed by no partition state (orphan: readers see it)`);
+      else {
+        try {
+          await scalar(`SELECT count(*) FROM read_parquet(${q(join(lake, f))})`);
+        } catch (e) {
+          problems.push(`${f}: unreadable: ${firstLine(e)}`);
+        }
+      }
+    }
   }
-  const staging = join(lake, '_staging');
-  const stagingFiles = walk(staging).length;
-  return { problems, pending, tmp: tmp.length, stagingFiles, lock: await lockHeld(lake), files, states };
+  return problems;
 }
 
 // ----------------------------------------------------------------------------------------- DuckDB
@@ -458,47 +518,19 @@ async function scalar(sql) {
   return Number(r[0][0]);
 }
 
-/** .parquet files in table folders that DuckDB cannot read completely. */
-async function unreadable(lake, files) {
-  const bad = [];
-  for (const f of files.filter((x) => x.endsWith('.parquet'))) {
-    try {
-      await scalar(`SELECT count(*) FROM read_parquet(${q(join(lake, f))})`);
-    } catch (e) {
-      bad.push(`${f}: unreadable: ${String(e.message ?? e).split('\n')[0]}`);
-    }
-  }
-  return bad;
-}
-
-// Keys (docs/tables.md) used only to describe a mismatch.
-const KEYS = {
-  erc_transfers: ['chain_id', 'token_address', 'tx_hash', 'log_index', 'token_id'],
-  internal_transactions: ['chain_id', 'address', 'internal_tx_id'],
-  historical_rewards: ['network', 'utxo_id'],
-  pending_rewards: ['network', 'tx_hash', 'reward_type'],
-  delegators: ['network', 'tx_hash'],
-  chain_metrics: ['chain_id', 'metric', 'time_interval', 'timestamp'],
-  avg_tps: ['chain_id', 'timestamp'],
-  _rejects: ['table_name', 'partition_id', 'raw_json'],
-};
+// A table's key (its stream's declaration) describes a mismatch row by row. _rejects is no stream:
+// a rejected row is told by where it came from and what it was.
+const REJECTS_KEY = ['table_name', 'partition_id', 'raw_json'];
+const keyOf = (table) => STREAM_BY_TABLE.get(table)?.key ?? (table === '_rejects' ? REJECTS_KEY : undefined);
 // Columns that legitimately differ between two runs.
 // Balance snapshots are stamped with the time they were taken.
 const VOLATILE = { _rejects: ['run_id', 'rejected_at'], native_balances: ['snapshot_at'], erc20_balances: ['snapshot_at'] };
 
 // Tables keyed by the snapshot time (the node's state) gain a snapshot per run, so an attempt that
 // got that far adds one: they are compared as sets of distinct rows, without the time.
-let snapshotTables;
-async function isSnapshotTable(table) {
-  snapshotTables ??= import(join(ROOT, 'dist', 'streams', 'index.js'))
-    .then((m) => new Set(m.STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table)))
-    .catch(() => new Set());
-  return (await snapshotTables).has(table);
-}
-
-async function volatileOf(table) {
-  return [...(VOLATILE[table] ?? []), ...((await isSnapshotTable(table)) ? ['snapshot_at'] : [])];
-}
+const SNAPSHOT_TABLES = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
+const isSnapshotTable = (table) => SNAPSHOT_TABLES.has(table);
+const volatileOf = (table) => [...(VOLATILE[table] ?? []), ...(isSnapshotTable(table) ? ['snapshot_at'] : [])];
 
 const hasParquet = (dir) => walk(dir, (p) => p.endsWith('.parquet')).length > 0;
 const src = (lake, table) => `read_parquet(${q(join(lake, table, '**', '*.parquet'))}, union_by_name=true, hive_partitioning=false)`;
@@ -525,7 +557,7 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
     if (!r.ok) r.notes.push(`${cHas ? 'tortured' : 'clean'} lake has no Parquet file for ${table}`);
     return r;
   }
-  const snapshot = await isSnapshotTable(table);
+  const snapshot = isSnapshotTable(table);
   if (snapshot) {
     r.clean = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (snapshot_at) FROM ${src(clean, table)})`);
     r.tortured = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (snapshot_at) FROM ${src(tortured, table)})`);
@@ -538,7 +570,7 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
     r.notes.push(`schemas differ: clean (${sig(cCols)}) vs tortured (${sig(tCols)})`);
     return r;
   }
-  const volatile = await volatileOf(table);
+  const volatile = volatileOf(table);
   const cols = cCols.map(([n]) => n).filter((n) => !volatile.includes(n) && !exclude.includes(n));
   const list = cols.map((n) => `"${n}"`).join(', ');
   const distinct = snapshot ? 'DISTINCT ' : '';
@@ -549,7 +581,7 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
   r.ok = r.extra === 0 && r.missing === 0 && r.clean === r.tortured;
   if (!r.ok) {
     // Describe it by key: duplicated keys (with the files holding them) and keys that are missing.
-    const key = (KEYS[table] ?? cols).filter((k) => cols.includes(k));
+    const key = (keyOf(table) ?? cols).filter((k) => cols.includes(k));
     const kl = key.map((n) => `"${n}"`).join(', ');
     const dupC = await scalar(`SELECT count(*) FROM (SELECT ${kl} FROM c GROUP BY ALL HAVING count(*) > 1)`);
     const dupT = await scalar(`SELECT count(*) FROM (SELECT ${kl} FROM t GROUP BY ALL HAVING count(*) > 1)`);
@@ -580,7 +612,7 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
  */
 async function unstableColumns(a, b, table) {
   if (!hasParquet(join(a, table)) || !hasParquet(join(b, table))) return [];
-  const volatile = await volatileOf(table);
+  const volatile = volatileOf(table);
   const cols = (await rows(`DESCRIBE SELECT * FROM ${src(a, table)}`)).map((x) => x.column_name).filter((n) => !volatile.includes(n));
   const out = [];
   for (const col of cols) {
@@ -627,7 +659,7 @@ async function compareStates(clean, tortured) {
     }
     const diffs = [];
     // A snapshot table's state counts every snapshot it holds: one per attempt that got that far.
-    if (a.rows !== b.rows && !(await isSnapshotTable(a.table))) diffs.push(`rows ${a.rows} vs ${b.rows}`);
+    if (a.rows !== b.rows && !isSnapshotTable(a.table)) diffs.push(`rows ${a.rows} vs ${b.rows}`);
     if (a.rejects !== b.rejects) diffs.push(`rejects ${a.rejects} vs ${b.rejects}`);
     if (a.cursor?.nextBlock !== b.cursor?.nextBlock) diffs.push(`cursor.nextBlock ${a.cursor?.nextBlock} vs ${b.cursor?.nextBlock}`);
     if (!!a.cursor?.window !== !!b.cursor?.window) diffs.push(`cursor.window ${JSON.stringify(a.cursor?.window)} vs ${JSON.stringify(b.cursor?.window)}`);
@@ -706,7 +738,7 @@ const lpad = (s, n) => String(s).padStart(n);
 async function inspectAttempt(lake, r, kill) {
   await refreshView(lake);
   const after = await inspectLake(lake);
-  const bad = [...after.problems, ...(await unreadable(lake, after.files))];
+  const bad = await lakeProblems(lake);
   const what = r.killed
     ? `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}`
     : `${kill ? `(${kill.signal} due at ${kill.delayMs} ms, ended first) ` : ''}exit ${r.code ?? r.signal} in ${Math.round(r.ms)} ms`;
@@ -775,6 +807,7 @@ async function main() {
   const control = join(tmp, 'control');
   const logs = join(tmp, 'logs');
   mkdirSync(logs);
+  checkedCopy = join(tmp, 'checked');
   const failures = [];
   let sim;
   let verdict = false;
@@ -891,10 +924,8 @@ async function main() {
     const fin = await inspectLake(tortured);
     if (fin.lock) failures.push('the lock is still held after the final run');
     if (fin.pending) failures.push(`${fin.pending} partition state(s) still carry a pending commit after the final run`);
-    for (const p of fin.problems) failures.push(`final lake: ${p}`);
-    for (const p of await unreadable(tortured, fin.files)) failures.push(`final lake: ${p}`);
-    const cleanInspect = await inspectLake(clean);
-    for (const p of cleanInspect.problems) failures.push(`clean lake: ${p}`);
+    for (const p of await lakeProblems(tortured)) failures.push(`final lake: ${p}`);
+    for (const p of await lakeProblems(clean)) failures.push(`clean lake: ${p}`);
 
     const tables = lakeTables(clean);
     for (const e of readdirSync(tortured, { withFileTypes: true }))
@@ -924,7 +955,7 @@ async function main() {
     await stopSimulator(sim);
     await store.server?.close();
     conn.closeSync();
-    if (opts.keep || !verdict) say(`kept ${tmp} (clean/, control/, tortured/, logs/)`);
+    if (opts.keep || !verdict) say(`kept ${tmp} (clean/, control/, tortured/, logs/; checked/: the last lake checked, rolled forward)`);
     else rmSync(tmp, { recursive: true, force: true });
   }
   return verdict ? 0 : 1;
@@ -932,8 +963,9 @@ async function main() {
 
 /** --compare A B: the table comparison and lake invariants of two existing lakes. */
 async function compareOnly([a, b]) {
-  const inspected = await inspectLake(b);
-  const problems = [...inspected.problems, ...(await unreadable(b, inspected.files))];
+  const tmp = mkdtempSync(join(tmpdir(), 'chainlake-compare-'));
+  checkedCopy = join(tmp, 'checked');
+  const problems = await lakeProblems(b).finally(() => rmSync(tmp, { recursive: true, force: true }));
   for (const p of problems) say(`${b}: ${p}`);
   let ok = problems.length === 0;
   say(`${pad('table', 22)} ${lpad('A', 8)} ${lpad('B', 8)} ${lpad('extra', 6)} ${lpad('missing', 7)}  result`);
