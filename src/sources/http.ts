@@ -18,7 +18,7 @@ const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
  * by its own limit, many at once (16 chunks, 64 requests in flight) by this. Legitimate pages are
  * a small fraction of it together; an exchange that would pass it fails and is retried.
  */
-export const POOL_BYTES = 48 * 1024 * 1024;
+export const POOL_BYTES = 32 * 1024 * 1024;
 let pooled = 0;
 
 /** A body over its bound: `what` tells whether it was announced, sent, or decoded that large. */

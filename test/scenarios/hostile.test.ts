@@ -206,6 +206,19 @@ describe('a service that floods', () => {
     noLeak(r, lake);
   });
 
+  it('eight partitions flooded at once: the bodies read together stay within the process bound', async () => {
+    handle = (_req, res) => flood(res, 300 * MB);
+    const contracts = Array.from({ length: 8 }, (_, i) => `"0x${String(i + 1).padStart(2, '0').repeat(20)}"`).join(', ');
+    const lake = join(work, 'flood8');
+    const streams = `  - { table: erc_transfers, chainId: "43114", contracts: [${contracts}], startBlock: 1, endBlock: 1000, chunks: 1 }`;
+    const r = await cli(['run', pipeline('flood8', streams), '--lake', lake, '--log-format', 'json'], work);
+    console.info(`8 x 300 MB pages: exit ${r.code} after ${r.ms} ms, peak RSS ${r.peakMb.toFixed(0)} MB`);
+    expect(r.code, r.stderr).toBe(1);
+    expect(r.stderr.match(/"msg":"partition failed"/g)).toHaveLength(8);
+    expect(r.peakMb).toBeLessThan(RSS_CAP_MB);
+    expect(parquetFiles(lake)).toEqual([]);
+  });
+
   it('gzip and brotli bombs (1 MB on the wire, 1 GB decoded) stop at the bound in bounded memory', async () => {
     // Members of 16 MB of spaces, repeated: gunzip reads a gzip of many members as one body.
     const spaces = Buffer.alloc(16 * MB, 0x20);
