@@ -1,14 +1,49 @@
-// Checks of flags that several commands take.
+// What every command module shares: the global --lake, the types of a command's flags, and checks
+// of flags that several commands take.
 import { existsSync, statSync } from 'node:fs';
+import type { ArgumentsCamelCase, Argv } from 'yargs';
 import { UsageError } from '../errors.js';
+import { readableLake } from '../state/cache.js';
 import { isObjectUrl, parseS3Url } from '../state/s3.js';
 import { redactUrl } from '../cluster/url.js';
+import { existingFolder } from '../warehouse/views.js';
+
+export const DEFAULT_LAKE = 'data/lake';
+
+/** What every command is given besides its own flags: `--lake`, a global flag (main.ts). */
+export interface Globals {
+  lake: string | undefined;
+}
+
+/** The flags a command's builder declares (a command module's second type). */
+export type FlagsOf<B> = B extends (y: Argv<Globals>) => Argv<infer U> ? U : never;
+
+/** The flags as the command's handler receives them: by the flag's name and camelCased. */
+export type ArgsOf<B> = ArgumentsCamelCase<FlagsOf<B>>;
+
+/** How a command's handler gives main its exit code. */
+export type Exit = (code: number) => void;
+
+/** The lake of a command: --lake, else the default. (A run's may come from its pipeline first: run.ts.) */
+export function givenLake(a: Globals): string {
+  return a.lake ?? DEFAULT_LAKE;
+}
 
 /** `--lake`: a folder (not a file), or `s3://bucket/prefix` (normalised). */
 export function checkLake(lake: string): string {
   if (isObjectUrl(lake)) return parseS3Url(lake).url;
   if (existsSync(lake) && !statSync(lake).isDirectory()) throw new UsageError(`--lake ${lake}: is a file, not a folder`);
   return lake;
+}
+
+/** check, report and export read a lake: a missing one is a typo, not an empty lake. */
+export function existingLake(lake: string): string {
+  return existingFolder(checkLake(lake), '--lake');
+}
+
+/** The local folder to read a lake from (an s3:// lake's read copy, brought up to date), which must exist. */
+export async function readLake(lake: string): Promise<string> {
+  return isObjectUrl(lake) ? readableLake(checkLake(lake), { mustExist: true }) : existingLake(lake);
 }
 
 export function checkUrl(flag: string, v: string | undefined): string | undefined {

@@ -13,9 +13,7 @@ import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../pipeline/report.js';
 import { Client, type SourceConfig } from '../sources/client.js';
 import { inert } from '../text.js';
-import { checkLake, checkUrl } from './args.js';
-
-type Exit = (code: number) => void;
+import { checkLake, checkUrl, givenLake, type Exit, type FlagsOf, type Globals } from './args.js';
 
 interface SourceArgs {
   pipeline?: unknown;
@@ -109,8 +107,7 @@ const EXPORT_FLAGS: Record<string, string> = {
   'options.cChainEvmAddresses': '--c-chain-evm-addresses',
 };
 
-interface StartArgs extends SourceArgs {
-  lake: string;
+interface StartArgs extends SourceArgs, Globals {
   type?: unknown;
   firstDate?: unknown;
   lastDate?: unknown;
@@ -171,7 +168,7 @@ function printRows(rows: OperationRow[]): void {
 }
 
 async function cmdStart(a: StartArgs): Promise<number> {
-  const lake = checkLake(a.lake);
+  const lake = checkLake(givenLake(a));
   const request = exportRequestOf(a);
   const maxWait = maxWaitMs(a.maxWait);
   const rows = await withClient(a, (client, signal) => startExport(context(lake, maxWait, client, signal), request, a.wait));
@@ -180,8 +177,8 @@ async function cmdStart(a: StartArgs): Promise<number> {
   return 0;
 }
 
-async function cmdStatus(a: SourceArgs & { lake: string; operationId?: unknown; wait?: boolean; maxWait?: unknown }): Promise<number> {
-  const lake = checkLake(a.lake);
+async function cmdStatus(a: SourceArgs & Globals & { operationId?: unknown; wait?: boolean; maxWait?: unknown }): Promise<number> {
+  const lake = checkLake(givenLake(a));
   const problems: string[] = [];
   const id = oneFlag('operationId', a.operationId, problems);
   if (id !== undefined && !/^[\x21-\x7e]{1,200}$/.test(id)) problems.push(`operationId ${JSON.stringify(id)}: not an operation id (printable, no spaces)`);
@@ -192,7 +189,7 @@ async function cmdStatus(a: SourceArgs & { lake: string; operationId?: unknown; 
   return 0;
 }
 
-export function exportOpCommand(exit: Exit): CommandModule {
+export function exportOpCommand(exit: Exit): CommandModule<Globals> {
   return {
     command: 'export-op',
     describe: 'start a transaction export operation and download what it exports into the lake, or poll one',
@@ -211,7 +208,7 @@ export function exportOpCommand(exit: Exit): CommandModule {
               .option('c-chain-evm-addresses', { type: 'string', requiresArg: true, describe: 'comma list of EVM addresses (primary-network exports only)' })
               .option('wait', { type: 'boolean', default: true, describe: 'follow the operation to its end (--no-wait: print its id and return)' })
               .option('max-wait', { type: 'string', requiresArg: true, describe: 'seconds to wait for one operation before giving up (default 21600); it keeps running on the service' }),
-          async (a) => exit(await cmdStart(a as never)),
+          async (a) => exit(await cmdStart(a)),
         )
         .command(
           'status <operationId>',
@@ -221,7 +218,7 @@ export function exportOpCommand(exit: Exit): CommandModule {
               .positional('operationId', { type: 'string', describe: 'the id `export-op start` printed' })
               .option('wait', { type: 'boolean', describe: 'poll until the operation ends' })
               .option('max-wait', { type: 'string', requiresArg: true, describe: 'with --wait: seconds before giving up (default 21600)' }),
-          async (a) => exit(await cmdStatus(a as never)),
+          async (a) => exit(await cmdStatus(a)),
         )
         .demandCommand(1, 'give export-op start or export-op status <operationId>'),
     handler: () => undefined,
@@ -293,19 +290,21 @@ async function cmdAggregate(a: SignatureArgs): Promise<number> {
   return 0;
 }
 
-export function aggregateSignaturesCommand(exit: Exit): CommandModule {
+const signatureFlags = (y: Argv<Globals>) =>
+  sourceFlags(y)
+    .option('network', { type: 'string', requiresArg: true, describe: `${NETWORKS.join(', ')} (required)` })
+    .option('message', { type: 'string', requiresArg: true, describe: 'the unsigned warp message, hex (optional 0x); this or --justification' })
+    .option('justification', { type: 'string', requiresArg: true, describe: 'justification, hex (optional 0x); this or --message' })
+    .option('signing-subnet-id', { type: 'string', requiresArg: true, describe: 'subnet whose validators sign: hex (32 bytes) or cb58 (default: the source chain\'s)' })
+    .option('quorum-percentage', { type: 'string', requiresArg: true, describe: 'share of the subnet\'s weight that must sign, 0 to 100 (default 67)' })
+    .option('quorum-percentage-buffer', { type: 'string', requiresArg: true, describe: 'extra share to try for, 0 to 100 (default 0); with the quorum at most 100' })
+    .option('p-chain-height', { type: 'string', requiresArg: true, describe: 'validators at this P-chain height (default 0: the proposed height)' });
+
+export function aggregateSignaturesCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof signatureFlags>> {
   return {
     command: 'aggregate-signatures',
     describe: "ask the data service's signature aggregator to sign a warp message; prints the signed message (hex)",
-    builder: (y) =>
-      sourceFlags(y)
-        .option('network', { type: 'string', requiresArg: true, describe: `${NETWORKS.join(', ')} (required)` })
-        .option('message', { type: 'string', requiresArg: true, describe: 'the unsigned warp message, hex (optional 0x); this or --justification' })
-        .option('justification', { type: 'string', requiresArg: true, describe: 'justification, hex (optional 0x); this or --message' })
-        .option('signing-subnet-id', { type: 'string', requiresArg: true, describe: 'subnet whose validators sign: hex (32 bytes) or cb58 (default: the source chain\'s)' })
-        .option('quorum-percentage', { type: 'string', requiresArg: true, describe: 'share of the subnet\'s weight that must sign, 0 to 100 (default 67)' })
-        .option('quorum-percentage-buffer', { type: 'string', requiresArg: true, describe: 'extra share to try for, 0 to 100 (default 0); with the quorum at most 100' })
-        .option('p-chain-height', { type: 'string', requiresArg: true, describe: 'validators at this P-chain height (default 0: the proposed height)' }),
-    handler: async (a) => exit(await cmdAggregate(a as never)),
+    builder: signatureFlags,
+    handler: async (a) => exit(await cmdAggregate(a)),
   };
 }

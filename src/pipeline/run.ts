@@ -96,7 +96,7 @@ export function budgetsOf(jobs: Job[], clients: Clients): RunReport['budgets'] {
  * Works `jobs` into `store`: every partition, at most `partitionConcurrency` at once, then the
  * merge of each table whose rows merge across partitions. Outcomes land in the jobs' reports: a
  * failed partition is an error there, never a throw. The caller holds the right to write (the
- * lake's lock, or a worker's leases through `store.guard`).
+ * lake's lock, or a worker's leases through the guard its store was made with).
  */
 export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, o: RunOptions & { runId: string }): Promise<void> {
   const writers: ParquetWriter[] = [];

@@ -9,7 +9,7 @@ import { LeaseLost, QueueUnavailable, WorkQueue, queueName, type JobLease, type 
 import { errorMessage } from '../cluster/pg.js';
 import { sharedBudgets } from '../cluster/port.js';
 import { LakeLock, jobLeaseBound } from '../state/lock.js';
-import { StateStore, TABLE_PARTITION, type HeldLock } from '../state/store.js';
+import { StateStore, TABLE_PARTITION, type HeldLock, type StoreHooks } from '../state/store.js';
 import { RunError } from '../errors.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { newStreamReport, type StreamReport } from './report.js';
@@ -37,14 +37,14 @@ const PROGRESS_MS = 2000;
  * the usual (by the same lock a run takes on its work folder), so workers on one machine never
  * share copies.
  */
-async function workSlot(lake: string): Promise<{ store: StateStore; slot?: HeldLock }> {
-  const probe = await StateStore.open(lake);
+async function workSlot(lake: string, hooks: StoreHooks): Promise<{ store: StateStore; slot?: HeldLock }> {
+  const probe = await StateStore.open(lake, hooks);
   if (!probe.remote) return { store: probe };
   for (let n = 0; ; n++) {
     const folder = `${probe.root}-worker${n}`;
     try {
       const held = await LakeLock.acquire(folder);
-      return { store: await StateStore.open(lake, { work: () => folder }), slot: held };
+      return { store: await StateStore.open(lake, { ...hooks, work: () => folder }), slot: held };
     } catch (err) {
       if (n >= 63) throw err;
     }
@@ -52,18 +52,18 @@ async function workSlot(lake: string): Promise<{ store: StateStore; slot?: HeldL
 }
 
 export async function runWorker(o: WorkerOptions): Promise<void> {
-  const { store, slot } = await workSlot(o.lake);
-  const queue = queueName(store.lake);
-  const bound = jobLeaseBound();
-  const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.debug({ err: message }, "the queue's upkeep failed") });
-  const shared = sharedBudgets(o.queue);
   // A job's partitions commit under its lease; a commit of anything else is refused.
   const leases = new Map<string, JobLease>();
-  store.guard = (table, partition, change) => {
+  const guard = <T>(table: string, partition: string, change: () => Promise<T>): Promise<T> => {
     const lease = leases.get(`${table}\0${partition}`);
     if (!lease) throw new LeaseLost(`no lease of ${table}/${partition} in this worker: not committing`);
     return lease.guard(change);
   };
+  const { store, slot } = await workSlot(o.lake, { guard });
+  const queue = queueName(store.lake);
+  const bound = jobLeaseBound();
+  const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.debug({ err: message }, "the queue's upkeep failed") });
+  const shared = sharedBudgets(o.queue);
   // The clients of the latest run: what they learnt (the budget, the latency) serves its next job.
   let clients: { run: string; clients: Clients } | undefined;
   o.logger.info({ lake: store.lake, queue: q.where, concurrency: o.concurrency ?? 1 }, 'worker started: waiting for jobs');

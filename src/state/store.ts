@@ -69,6 +69,17 @@ export interface LockOptions {
   onNote?: (note: string) => void;
 }
 
+/** A writer's checks around its changes to the lake, given when the store is made (lock() adds the lake's lock to the fence). */
+export interface StoreHooks {
+  /** Throws when this process may no longer write the lake (its lease was taken over): checked before every commit and recovery. */
+  fence?: () => void;
+  /**
+   * Runs each state change of a partition (a commit, a roll-forward) inside the caller's check: a
+   * worker's lease on the partition (cluster/queue.ts), which refuses or holds off a takeover.
+   */
+  guard?: <T>(table: string, partition: string, change: () => Promise<T>) => Promise<T>;
+}
+
 export class StateStore {
   /** The lake as given, made absolute: a folder, or `s3://bucket/prefix`. */
   readonly lake: string;
@@ -77,18 +88,16 @@ export class StateStore {
   readonly objects: ObjectStore;
   /** On object storage: the local copies of the states and of the files fetched or committed. */
   private readonly mirror?: Mirror;
-
-  /** Throws when this process may no longer write the lake (its lease was taken over): checked before every commit and recovery. */
-  fence?: () => void;
-
-  /**
-   * Runs each state change of a partition (a commit, a roll-forward) inside the caller's check: a
-   * worker's lease on the partition (cluster/queue.ts), which refuses or holds off a takeover.
-   */
-  guard?: <T>(table: string, partition: string, change: () => Promise<T>) => Promise<T>;
+  private readonly fence?: () => void;
+  private readonly guard?: StoreHooks['guard'];
+  /** The lake's lock once lock() took it: checked with the fence. */
+  private lockFence?: () => void;
 
   /** A lake folder on this machine (StateStore.open takes an s3:// lake too). */
-  constructor(lake: string, remote?: { objects: S3Objects; root: string }) {
+  constructor(lake: string, o: StoreHooks & { remote?: { objects: S3Objects; root: string } } = {}) {
+    this.fence = o.fence;
+    this.guard = o.guard;
+    const remote = o.remote;
     if (remote) {
       this.lake = remote.objects.where;
       this.root = resolve(remote.root);
@@ -105,11 +114,12 @@ export class StateStore {
    * The store of a lake folder or of an s3:// lake (its bucket checked). `work`: the local work
    * folder of an s3:// lake, when not the lake's usual one (each worker process has its own).
    */
-  static async open(lake: string, o: { work?: (usual: string) => string } = {}): Promise<StateStore> {
-    if (!isObjectUrl(lake)) return new StateStore(lake);
+  static async open(lake: string, o: StoreHooks & { work?: (usual: string) => string } = {}): Promise<StateStore> {
+    const { work, ...hooks } = o;
+    if (!isObjectUrl(lake)) return new StateStore(lake, hooks);
     const objects = await S3Objects.open(lake);
     const usual = workFolder(objects.where);
-    return new StateStore(lake, { objects, root: o.work?.(usual) ?? usual });
+    return new StateStore(lake, { ...hooks, remote: { objects, root: work?.(usual) ?? usual } });
   }
 
   /** Whether the lake is on object storage. */
@@ -124,14 +134,14 @@ export class StateStore {
   async lock(o: LockOptions = {}): Promise<HeldLock> {
     const local = await LakeLock.acquire(this.root, o);
     if (!(this.objects instanceof S3Objects)) {
-      this.fence = () => local.assertHeld();
+      this.lockFence = () => local.assertHeld();
       return { release: () => local.release() };
     }
     try {
       // The lease in the store: taken conditionally where the store honours If-None-Match (the
       // lease says so at start where it does not).
       const remote = await LakeLock.acquire(this.lake, { ...o, backend: await S3LeaseBackend.open(this.objects) });
-      this.fence = () => {
+      this.lockFence = () => {
         local.assertHeld();
         remote.assertHeld();
       };
@@ -220,7 +230,7 @@ export class StateStore {
    * `next.files` must already list the targets and not the deleted files.
    */
   async commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = []): Promise<PartitionState> {
-    this.fence?.();
+    this.fenced();
     const rel = (p: string) => relative(this.root, this.path(p)).split(sep).join('/');
     const pendingMoves = moves.map(([s, t]): [string, string] => [rel(s), rel(t)]);
     // Staged files go to the lake (on disk: to the disk) before the state names them; files of the
@@ -235,6 +245,11 @@ export class StateStore {
     });
   }
 
+  private fenced(): void {
+    this.lockFence?.();
+    this.fence?.();
+  }
+
   private guarded<T>(state: PartitionState, change: () => Promise<T>): Promise<T> {
     return this.guard ? this.guard(state.table, state.partition, change) : change();
   }
@@ -245,7 +260,7 @@ export class StateStore {
    * partitions and staging are left alone: other workers write them.
    */
   async recoverPartition(table: string, partition: string): Promise<void> {
-    this.fence?.();
+    this.fenced();
     const key = this.stateKey(table, partition);
     if (this.mirror) {
       const found = (await this.objects.list(key)).find((o) => o.key === key);
@@ -304,7 +319,7 @@ export class StateStore {
    * copies of the states are brought up to date with the store first.
    */
   async recover(): Promise<{ rolledForward: number }> {
-    this.fence?.();
+    this.fenced();
     await this.mirror?.pullStates();
     let rolledForward = 0;
     const root = this.path(STATE);

@@ -186,8 +186,7 @@ describe('the lease', () => {
     const root = lake();
     const lock = await LakeLock.tryAcquire(root, { bound: 6000 });
     cleanups.push(() => lock.release());
-    const store = new StateStore(root);
-    store.fence = () => lock.assertHeld();
+    const store = new StateStore(root, { fence: () => lock.assertHeld() });
     mkdirSync(join(root, '_staging'), { recursive: true });
     writeFileSync(join(root, '_staging', 'a.parquet'), 'x');
     // A commit while held goes through.

@@ -28,8 +28,7 @@ try {
 }
 if (lock) {
   say({ held: true });
-  const store = new StateStore(lake);
-  store.fence = () => lock.assertHeld();
+  const store = new StateStore(lake, { fence: () => lock.assertHeld() });
   for await (const line of createInterface({ input: process.stdin })) {
     if (line === 'commit') {
       try {

@@ -1,0 +1,164 @@
+// The commands on a lake as it stands: rebuild, compact, status, check, report and warehouse.
+import type { Argv, CommandModule } from 'yargs';
+import { inertJson } from '../text.js';
+import { StateStore } from '../state/store.js';
+import { readableLake } from '../state/cache.js';
+import { isObjectUrl } from '../state/s3.js';
+import { openWarehouse } from '../warehouse/views.js';
+import { writeWarehouse } from '../warehouse/file.js';
+import { makeLogger } from './log.js';
+import { checkLake, existingLake, givenLake, readLake, wholeNumber, type ArgsOf, type Exit, type FlagsOf, type Globals } from './args.js';
+import { stoppable } from './stoppable.js';
+import { statusJson, statusTable } from './status.js';
+import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse } from './warehouse.js';
+
+/**
+ * `--format` of status and check (run --dry-run takes the same two): text for people, JSON for
+ * scripts. Both may quote services' text: the text inert, the JSON with inertJson's escapes (the
+ * same value).
+ */
+const FORMAT_OPTION = { type: 'string', choices: ['table', 'json'], default: 'table', describe: 'a text table, or one JSON document (every field whole) for scripts' } as const;
+
+const rebuildFlags = (y: Argv<Globals>) => y.positional('table', { type: 'string', demandOption: true, describe: 'table to rebuild' }).option('warehouse', warehouseOption);
+
+async function cmdRebuild(a: ArgsOf<typeof rebuildFlags>): Promise<number> {
+  const { rebuildTable } = await import('../pipeline/rebuild.js');
+  const logger = makeLogger({});
+  const lake = checkLake(givenLake(a));
+  await checkWarehouse(lake, a.warehouse);
+  const r = await stoppable(logger, 'the table is as it was, a rerun rebuilds it', (signal) => rebuildTable(lake, a.table, { logger, signal }));
+  process.stdout.write(
+    `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed, ${r.skipped} skipped as refetched), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
+  );
+  await refreshWarehouse('rebuild', lake, a.warehouse);
+  return 0;
+}
+
+export function rebuildCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof rebuildFlags>> {
+  return {
+    command: 'rebuild <table>',
+    describe: 're-derive a table from its raw pages (kept under _raw/) without refetching',
+    builder: rebuildFlags,
+    handler: async (a) => exit(await cmdRebuild(a)),
+  };
+}
+
+const compactFlags = (y: Argv<Globals>) =>
+  y
+    .positional('tables', { type: 'string', array: true, describe: 'tables to compact (all when none is given)' })
+    .option('target-rows', { type: 'string', requiresArg: true, describe: 'rows per file to aim for (default 1000000); files of half as many or more are left alone' })
+    .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' })
+    .option('warehouse', warehouseOption);
+
+async function cmdCompact(a: ArgsOf<typeof compactFlags>): Promise<number> {
+  const { compactLake } = await import('../pipeline/compact.js');
+  const given = givenLake(a);
+  const targetRows = wholeNumber('target-rows', a.targetRows, 2);
+  await checkWarehouse(checkLake(given), a.warehouse);
+  const logger = makeLogger({});
+  const reports = await stoppable(logger, 'the groups merged so far stay, a rerun merges the rest', (signal) =>
+    compactLake(isObjectUrl(given) ? checkLake(given) : existingLake(given), a.tables ?? [], { logger, targetRows, wait: a.wait, signal }),
+  );
+  const done = reports.filter((r) => r.rowsRewritten > 0);
+  for (const r of done)
+    process.stdout.write(`compacted ${r.table}: ${r.filesBefore} data files -> ${r.filesAfter} (${r.rowsRewritten} rows rewritten in ${r.partitions} partitions), in ${r.seconds.toFixed(1)} s\n`);
+  const rest = reports.length - done.length;
+  if (rest) process.stdout.write(`${done.length ? 'the other ' : ''}${rest} table${rest === 1 ? '' : 's'}: no small files to merge\n`);
+  await refreshWarehouse('compact', given, a.warehouse);
+  return 0;
+}
+
+export function compactCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof compactFlags>> {
+  return {
+    command: 'compact [tables..]',
+    describe: "merge each partition's small data files (a file per commit) into files of up to --target-rows rows; the rows do not change",
+    builder: compactFlags,
+    handler: async (a) => exit(await cmdCompact(a)),
+  };
+}
+
+const statusFlags = (y: Argv<Globals>) => y.option('format', FORMAT_OPTION);
+
+async function cmdStatus(a: ArgsOf<typeof statusFlags>): Promise<number> {
+  const given = checkLake(givenLake(a));
+  const store = new StateStore(await readableLake(given, { data: false }));
+  const states = store.all();
+  const where = isObjectUrl(given) ? given : store.lake;
+  if (a.format === 'json') {
+    process.stdout.write(inertJson(JSON.stringify(statusJson(where, states), null, 1)) + '\n');
+    return 0;
+  }
+  if (!states.length) {
+    process.stdout.write(`no partitions in ${where} yet\n`);
+    return 0;
+  }
+  // Off a terminal (a pipe, a log file) the table is made for 100 columns.
+  const width = process.stdout.isTTY && process.stdout.columns ? process.stdout.columns : 100;
+  process.stdout.write(statusTable(states, width) + '\n');
+  return 0;
+}
+
+export function statusCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof statusFlags>> {
+  return {
+    command: 'status',
+    describe: 'per stream partition: cursor / high-water mark, rows, last run',
+    builder: statusFlags,
+    handler: async (a) => exit(await cmdStatus(a)),
+  };
+}
+
+const checkFlags = (y: Argv<Globals>) => y.option('format', FORMAT_OPTION);
+
+async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
+  const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
+  const given = givenLake(a);
+  const lake = await readLake(given);
+  const results = await runChecks(await openWarehouse(lake), lake);
+  process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(checksJson(isObjectUrl(given) ? checkLake(given) : lake, results), null, 1)) : formatChecks(results)) + '\n');
+  return results.some((r) => r.status === 'fail') ? 1 : 0;
+}
+
+export function checkCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof checkFlags>> {
+  return {
+    command: 'check',
+    describe: 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails',
+    builder: checkFlags,
+    handler: async (a) => exit(await cmdCheck(a)),
+  };
+}
+
+const reportFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'HTML file to write (default: report.html next to the lake)' });
+
+async function cmdReport(a: ArgsOf<typeof reportFlags>): Promise<number> {
+  const { writeReport } = await import('../warehouse/report.js');
+  const given = givenLake(a);
+  // An s3:// lake has no folder to write next to: its report goes to the current folder.
+  const r = await writeReport(await readLake(given), a.out ?? (isObjectUrl(given) ? 'report.html' : undefined));
+  process.stdout.write(`wrote ${r.file} (${r.charts} charts, ${r.tables} tables)\n`);
+  return 0;
+}
+
+export function reportCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof reportFlags>> {
+  return {
+    command: 'report',
+    describe: 'write one self-contained HTML report with charts of the lake',
+    builder: reportFlags,
+    handler: async (a) => exit(await cmdReport(a)),
+  };
+}
+
+const warehouseFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'DuckDB file to write (default: warehouse.duckdb next to the lake)' });
+
+async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
+  process.stdout.write(wroteWarehouse(await writeWarehouse(await readLake(givenLake(a)), { out: a.out, flag: '--out' })) + '\n');
+  return 0;
+}
+
+export function warehouseCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof warehouseFlags>> {
+  return {
+    command: 'warehouse',
+    describe: 'write a DuckDB database file of views over the lake (tables, _runs, _rejects, the bundled queries) for other tools to open',
+    builder: warehouseFlags,
+    handler: async (a) => exit(await cmdWarehouse(a)),
+  };
+}

@@ -1,0 +1,52 @@
+// `chainlake query`: SQL over the lake, printed as text, CSV or JSON, or written as an Arrow IPC stream.
+import { readFileSync } from 'node:fs';
+import type { Argv, CommandModule } from 'yargs';
+import { UsageError } from '../errors.js';
+import { readableLake } from '../state/cache.js';
+import { openWarehouse } from '../warehouse/views.js';
+import { format, query } from '../warehouse/query.js';
+import { checkLake, givenLake, type ArgsOf, type Exit, type FlagsOf, type Globals } from './args.js';
+
+const queryFlags = (y: Argv<Globals>) =>
+  y
+    .positional('sql', { type: 'string', describe: 'SQL to run' })
+    .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
+    .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' } as const);
+
+async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
+  if (!a.sql && !a.file) throw new UsageError('query: give SQL or --file FILE');
+  if (a.sql && a.file) throw new UsageError('query: give SQL or --file FILE, not both');
+  let sql = a.sql ?? '';
+  if (a.file) {
+    try {
+      sql = readFileSync(a.file, 'utf8');
+    } catch (err) {
+      throw new UsageError(`--file ${a.file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
+    }
+  }
+  const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
+  arrow?.refuseTerminal(process.stdout.isTTY);
+  const conn = await openWarehouse(await readableLake(checkLake(givenLake(a))));
+  let result;
+  try {
+    if (arrow) {
+      // Batch by batch as DuckDB produces them: a result of any size goes out in bounded memory.
+      await arrow.writeArrow(await arrow.arrowResult(conn, sql), 'stream', arrow.toStream(process.stdout));
+      return 0;
+    }
+    result = await query(conn, sql);
+  } catch (err) {
+    throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${(err as Error).message}`);
+  }
+  if (a.format !== 'arrow') process.stdout.write(format(result, a.format) + '\n');
+  return 0;
+}
+
+export function queryCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof queryFlags>> {
+  return {
+    command: 'query [sql]',
+    describe: 'run SQL over the lake (every table is a view of its name)',
+    builder: queryFlags,
+    handler: async (a) => exit(await cmdQuery(a)),
+  };
+}

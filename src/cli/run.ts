@@ -1,0 +1,152 @@
+// `chainlake run` (a pipeline into the lake, in this process or through a queue) and `chainlake
+// worker` (the partitions of queued runs).
+import type { Argv, CommandModule } from 'yargs';
+import { loadPipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
+import { UsageError } from '../errors.js';
+import { inert, inertAll, inertJson } from '../text.js';
+import { runPipeline } from '../pipeline/run.js';
+import { formatReport, type RunReport } from '../pipeline/report.js';
+import { readableLake } from '../state/cache.js';
+import { isObjectUrl } from '../state/s3.js';
+import { redactUrl } from '../cluster/url.js';
+import { makeLogger } from './log.js';
+import { runOutput } from './progress.js';
+import { checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, wholeNumber, type ArgsOf, type Exit, type FlagsOf, type Globals } from './args.js';
+import { stoppable } from './stoppable.js';
+import { checkWarehouse, refreshWarehouse, warehouseOption } from './warehouse.js';
+
+const LOG_LEVEL_OPTION = { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' } as const;
+const LOG_FORMAT_OPTION = { type: 'string', choices: ['json', 'pretty'], describe: 'log lines as JSON (default off a TTY) or pretty' } as const;
+
+const runFlags = (y: Argv<Globals>) =>
+  y
+    .positional('pipeline', { type: 'string', describe: 'pipeline file, e.g. pipelines/demo.yaml' })
+    .option('data-url', { type: 'string', requiresArg: true, describe: 'data service URL (overrides the pipeline)' })
+    .option('metrics-url', { type: 'string', requiresArg: true, describe: 'metrics service URL (overrides the pipeline)' })
+    .option('node-url', { type: 'string', requiresArg: true, describe: 'node JSON-RPC URL (overrides the pipeline)' })
+    .option('simulator', { type: 'boolean', describe: 'start the embedded simulator on a free loopback port and use it for every service' })
+    .option('seed', { type: 'number', requiresArg: true, describe: 'simulator seed (with --simulator)' })
+    .option('log-level', LOG_LEVEL_OPTION)
+    .option('log-format', LOG_FORMAT_OPTION)
+    .option('flush-rows', { type: 'string', requiresArg: true, describe: 'rows a partition buffers before it commits (default 10000)' })
+    .option('full-refresh', { type: 'string', array: true, describe: 'rebuild these tables (all when no name is given) from scratch; old files are replaced atomically' })
+    .option('strict', { type: 'boolean', describe: 'a row sent to _rejects fails the run (exit 1)' })
+    .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' })
+    .option('quiet', { type: 'boolean', describe: 'no progress display and no log lines (the run report still prints)' })
+    .conflicts('quiet', 'log-level')
+    .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' })
+    .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
+    .option('format', { type: 'string', choices: ['table', 'json'], describe: 'with --dry-run: the plan as text (default) or one JSON document' } as const)
+    .option('budget-db', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: share each API key\'s rate budget with every process using this database (docs/cluster.md)' })
+    .option('queue', { type: 'string', requiresArg: true, describe: 'postgres://user:password@host:port/db: hand the partitions to `chainlake worker`s on this queue, and wait for them (docs/workers.md)' })
+    .option('warehouse', warehouseOption);
+
+/** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
+function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | undefined {
+  if (v === undefined) return undefined;
+  const inPipeline = new Set(p.streams.map((s) => s.table));
+  const names = v.flatMap((x) => String(x).split(',')).filter((x) => x !== '' && x !== 'true');
+  if (names.length === 0) return inPipeline;
+  for (const n of names) if (!inPipeline.has(n)) throw new UsageError(`--full-refresh ${n}: not a table of ${p.file} (${[...inPipeline].join(', ')})`);
+  return new Set(names);
+}
+
+async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
+  if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
+  const p: Pipeline = loadPipeline(a.pipeline);
+  const lake = checkLake(a.lake ?? p.lake ?? DEFAULT_LAKE);
+  const fullRefresh = fullRefreshTables(p, a.fullRefresh);
+  const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
+  const dataUrl = checkUrl('data-url', a.dataUrl);
+  const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
+  const nodeUrl = checkUrl('node-url', a.nodeUrl);
+  const budgetDb = checkPostgresUrl('budget-db', a.budgetDb);
+  const queue = checkPostgresUrl('queue', a.queue);
+  if (queue && budgetDb) throw new UsageError('--budget-db: not with --queue (a queued run shares its budgets in the queue\'s database)');
+  // The pipeline's text travels to the workers through the queue: a key written in it would too.
+  const pipelineText = queue ? readPipeline(a.pipeline) : '';
+  const written = queue ? writtenKeys(pipelineText, a.pipeline) : [];
+  if (written.length)
+    throw new UsageError(`${a.pipeline}: ${written.join(', ')}: with --queue an API key is read on each worker from the environment (apiKey: \${CHAINLAKE_API_KEY}), not written in the pipeline, which travels through the queue`);
+  if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
+  if (a.dryRun) {
+    const { formatPlan, planRun } = await import('../pipeline/plan.js');
+    // The simulator is not started: nothing would answer, as nothing is sent.
+    const urls = { data: dataUrl, metrics: metricsUrl, node: nodeUrl };
+    for (const [name, src] of Object.entries(p.sources)) src.url = a.simulator ? 'the embedded simulator' : (urls[name as keyof typeof urls] ?? src.url);
+    // An s3:// lake's plan reads the copies of its states.
+    const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
+    // A plan quotes the lake's states (page tokens the service sent).
+    process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(plan, null, 1)) : inert(formatPlan(plan), { lines: true })) + '\n');
+    return 0;
+  }
+  await checkWarehouse(lake, a.warehouse);
+  let sim: { url: string; close(): Promise<void> } | undefined;
+  if (a.simulator) {
+    const { startSimulator } = await import('../simulator/server.js');
+    sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
+    p.sources.data.url = sim.url;
+    p.sources.metrics.url = sim.url;
+    p.sources.node.url = sim.url;
+  }
+  if (dataUrl) p.sources.data.url = dataUrl;
+  if (metricsUrl) p.sources.metrics.url = metricsUrl;
+  if (nodeUrl) p.sources.node.url = nodeUrl;
+  const { logger, progress } = runOutput(a);
+  if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
+  const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
+  if (budgetDb) logger.info({ db: redactUrl(budgetDb) }, 'budgets shared with every process on the same key');
+  if (queue) logger.info({ queue: redactUrl(queue) }, "the run's partitions go to the workers of the queue");
+  // Signals are handled until the embedded simulator has closed too.
+  return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
+    try {
+      const o = { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
+      const urls = { data: sim?.url ?? dataUrl, metrics: sim?.url ?? metricsUrl, node: sim?.url ?? nodeUrl };
+      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...o, queue, pipelineText, urls }) : runPipeline(p, o)).finally(() => progress?.stop());
+      // Its errors quote the services' answers: each stays on its line, inert.
+      process.stdout.write(formatReport(inertAll(report)) + '\n');
+      await refreshWarehouse('run', lake, a.warehouse);
+      if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
+      return report.status === 'ok' ? 0 : 1;
+    } finally {
+      // Unspent slices go back to their windows for the other processes.
+      await shared?.close().catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'the shared budgets did not close'));
+      await sim?.close();
+    }
+  });
+}
+
+export function runCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof runFlags>> {
+  return {
+    command: 'run [pipeline]',
+    describe: 'run a pipeline (YAML) into the lake; reruns resume',
+    builder: runFlags,
+    handler: async (a) => exit(await cmdRun(a)),
+  };
+}
+
+const workerFlags = (y: Argv<Globals>) =>
+  y
+    .option('queue', { type: 'string', requiresArg: true, demandOption: true, describe: 'postgres://user:password@host:port/db: the queue (docs/workers.md)' })
+    .option('concurrency', { type: 'string', requiresArg: true, describe: 'jobs worked at once (default 1)' })
+    .option('log-level', LOG_LEVEL_OPTION)
+    .option('log-format', LOG_FORMAT_OPTION);
+
+async function cmdWorker(a: ArgsOf<typeof workerFlags>): Promise<number> {
+  const queue = checkPostgresUrl('queue', a.queue)!;
+  const concurrency = wholeNumber('concurrency', a.concurrency, 1);
+  const lake = checkLake(givenLake(a));
+  const logger = makeLogger({ level: a.logLevel, format: a.logFormat });
+  const { runWorker } = await import('../pipeline/worker.js');
+  await stoppable(logger, 'the jobs under way keep their commits and go back to the queue', (signal) => runWorker({ queue, lake, concurrency, logger, signal }));
+  return 0;
+}
+
+export function workerCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof workerFlags>> {
+  return {
+    command: 'worker',
+    describe: 'take the partitions of queued runs (run --queue) of a lake and work them, until stopped (SIGTERM, SIGINT)',
+    builder: workerFlags,
+    handler: async (a) => exit(await cmdWorker(a)),
+  };
+}
