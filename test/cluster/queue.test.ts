@@ -152,14 +152,15 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
   const workers = [worker(lake, {}), worker(lake, {})];
   let running = true;
   let working!: () => void;
-  // Mid-run is once the run has queued its jobs: on a loaded machine a fixed delay may still find
-  // it starting (the database away before it queued is another case).
+  // Mid-run is once a first job is done: the run waits on its queue and the workers are up. On a
+  // loaded machine a fixed delay may still find them starting (a database away during the run's
+  // setup or a worker's start is another case).
   const midRun = new Promise<void>((r) => (working = r));
   const run = runCli(
     ['run', 'pipelines/demo.yaml', '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'],
     { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS },
     (stderr) => {
-      if (stderr.includes('"msg":"run queued: waiting for workers"')) working();
+      if (stderr.includes('"msg":"job done"')) working();
     },
   ).finally(() => {
     running = false;
