@@ -1,7 +1,7 @@
 // What every command module shares: the global --lake, the types of a command's flags, and checks
 // of flags that several commands take.
 import { existsSync, statSync } from 'node:fs';
-import type { ArgumentsCamelCase, Argv } from 'yargs';
+import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl, parseS3Url } from '../state/s3.js';
@@ -23,6 +23,11 @@ export type ArgsOf<B> = ArgumentsCamelCase<FlagsOf<B>>;
 
 /** How a command's handler gives main its exit code. */
 export type Exit = (code: number) => void;
+
+/** A command: its flags (typed by `builder`) and what it does, ending with `run`'s exit code. */
+export function commandOf<U>(command: string, describe: string, builder: (y: Argv<Globals>) => Argv<U>, run: (a: ArgumentsCamelCase<U>) => number | Promise<number>): (exit: Exit) => CommandModule<Globals, U> {
+  return (exit) => ({ command, describe, builder, handler: async (a) => exit(await run(a)) });
+}
 
 /** The lake of a command: --lake, else the default. (A run's may come from its pipeline first: run.ts.) */
 export function givenLake(a: Globals): string {

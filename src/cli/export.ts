@@ -1,6 +1,6 @@
 // `chainlake export`: a table, or part of it, to one file.
-import type { Argv, CommandModule } from 'yargs';
-import { givenLake, readLake, type ArgsOf, type Exit, type FlagsOf, type Globals } from './args.js';
+import type { Argv } from 'yargs';
+import { commandOf, givenLake, readLake, type ArgsOf, type Globals } from './args.js';
 
 const exportFlags = (y: Argv<Globals>) =>
   y
@@ -22,11 +22,4 @@ async function cmdExport(a: ArgsOf<typeof exportFlags>): Promise<number> {
   return 0;
 }
 
-export function exportCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof exportFlags>> {
-  return {
-    command: 'export <table>',
-    describe: 'write a table (or part of it) to one Parquet, CSV, NDJSON or Arrow IPC file',
-    builder: exportFlags,
-    handler: async (a) => exit(await cmdExport(a)),
-  };
-}
+export const exportCommand = commandOf('export <table>', 'write a table (or part of it) to one Parquet, CSV, NDJSON or Arrow IPC file', exportFlags, cmdExport);

@@ -1,5 +1,5 @@
 // The commands on a lake as it stands: rebuild, compact, status, check, report and warehouse.
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
 import { inertJson } from '../text.js';
 import { StateStore } from '../state/store.js';
 import { readableLake } from '../state/cache.js';
@@ -7,7 +7,7 @@ import { isObjectUrl } from '../state/s3.js';
 import { openWarehouse } from '../warehouse/views.js';
 import { writeWarehouse } from '../warehouse/file.js';
 import { makeLogger } from './log.js';
-import { checkLake, existingLake, givenLake, readLake, wholeNumber, type ArgsOf, type Exit, type FlagsOf, type Globals } from './args.js';
+import { commandOf, checkLake, existingLake, givenLake, readLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { statusJson, statusTable } from './status.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse } from './warehouse.js';
@@ -34,14 +34,7 @@ async function cmdRebuild(a: ArgsOf<typeof rebuildFlags>): Promise<number> {
   return 0;
 }
 
-export function rebuildCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof rebuildFlags>> {
-  return {
-    command: 'rebuild <table>',
-    describe: 're-derive a table from its raw pages (kept under _raw/) without refetching',
-    builder: rebuildFlags,
-    handler: async (a) => exit(await cmdRebuild(a)),
-  };
-}
+export const rebuildCommand = commandOf('rebuild <table>', 're-derive a table from its raw pages (kept under _raw/) without refetching', rebuildFlags, cmdRebuild);
 
 const compactFlags = (y: Argv<Globals>) =>
   y
@@ -68,14 +61,7 @@ async function cmdCompact(a: ArgsOf<typeof compactFlags>): Promise<number> {
   return 0;
 }
 
-export function compactCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof compactFlags>> {
-  return {
-    command: 'compact [tables..]',
-    describe: "merge each partition's small data files (a file per commit) into files of up to --target-rows rows; the rows do not change",
-    builder: compactFlags,
-    handler: async (a) => exit(await cmdCompact(a)),
-  };
-}
+export const compactCommand = commandOf('compact [tables..]', "merge each partition's small data files (a file per commit) into files of up to --target-rows rows; the rows do not change", compactFlags, cmdCompact);
 
 const statusFlags = (y: Argv<Globals>) => y.option('format', FORMAT_OPTION);
 
@@ -98,14 +84,7 @@ async function cmdStatus(a: ArgsOf<typeof statusFlags>): Promise<number> {
   return 0;
 }
 
-export function statusCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof statusFlags>> {
-  return {
-    command: 'status',
-    describe: 'per stream partition: cursor / high-water mark, rows, last run',
-    builder: statusFlags,
-    handler: async (a) => exit(await cmdStatus(a)),
-  };
-}
+export const statusCommand = commandOf('status', 'per stream partition: cursor / high-water mark, rows, last run', statusFlags, cmdStatus);
 
 const checkFlags = (y: Argv<Globals>) => y.option('format', FORMAT_OPTION);
 
@@ -118,14 +97,7 @@ async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }
 
-export function checkCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof checkFlags>> {
-  return {
-    command: 'check',
-    describe: 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails',
-    builder: checkFlags,
-    handler: async (a) => exit(await cmdCheck(a)),
-  };
-}
+export const checkCommand = commandOf('check', 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails', checkFlags, cmdCheck);
 
 const reportFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'HTML file to write (default: report.html next to the lake)' });
 
@@ -138,14 +110,7 @@ async function cmdReport(a: ArgsOf<typeof reportFlags>): Promise<number> {
   return 0;
 }
 
-export function reportCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof reportFlags>> {
-  return {
-    command: 'report',
-    describe: 'write one self-contained HTML report with charts of the lake',
-    builder: reportFlags,
-    handler: async (a) => exit(await cmdReport(a)),
-  };
-}
+export const reportCommand = commandOf('report', 'write one self-contained HTML report with charts of the lake', reportFlags, cmdReport);
 
 const warehouseFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'DuckDB file to write (default: warehouse.duckdb next to the lake)' });
 
@@ -154,11 +119,4 @@ async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
   return 0;
 }
 
-export function warehouseCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof warehouseFlags>> {
-  return {
-    command: 'warehouse',
-    describe: 'write a DuckDB database file of views over the lake (tables, _runs, _rejects, the bundled queries) for other tools to open',
-    builder: warehouseFlags,
-    handler: async (a) => exit(await cmdWarehouse(a)),
-  };
-}
+export const warehouseCommand = commandOf('warehouse', 'write a DuckDB database file of views over the lake (tables, _runs, _rejects, the bundled queries) for other tools to open', warehouseFlags, cmdWarehouse);

@@ -13,7 +13,7 @@ import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../pipeline/report.js';
 import { Client, type SourceConfig } from '../sources/client.js';
 import { inert } from '../text.js';
-import { checkLake, checkUrl, givenLake, type Exit, type FlagsOf, type Globals } from './args.js';
+import { commandOf, checkLake, checkUrl, givenLake, type Exit, type Globals } from './args.js';
 
 interface SourceArgs {
   pipeline?: unknown;
@@ -300,11 +300,4 @@ const signatureFlags = (y: Argv<Globals>) =>
     .option('quorum-percentage-buffer', { type: 'string', requiresArg: true, describe: 'extra share to try for, 0 to 100 (default 0); with the quorum at most 100' })
     .option('p-chain-height', { type: 'string', requiresArg: true, describe: 'validators at this P-chain height (default 0: the proposed height)' });
 
-export function aggregateSignaturesCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof signatureFlags>> {
-  return {
-    command: 'aggregate-signatures',
-    describe: "ask the data service's signature aggregator to sign a warp message; prints the signed message (hex)",
-    builder: signatureFlags,
-    handler: async (a) => exit(await cmdAggregate(a)),
-  };
-}
+export const aggregateSignaturesCommand = commandOf('aggregate-signatures', "ask the data service's signature aggregator to sign a warp message; prints the signed message (hex)", signatureFlags, cmdAggregate);

@@ -1,11 +1,11 @@
 // `chainlake query`: SQL over the lake, printed as text, CSV or JSON, or written as an Arrow IPC stream.
 import { readFileSync } from 'node:fs';
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { readableLake } from '../state/cache.js';
 import { openWarehouse } from '../warehouse/views.js';
 import { format, query } from '../warehouse/query.js';
-import { checkLake, givenLake, type ArgsOf, type Exit, type FlagsOf, type Globals } from './args.js';
+import { commandOf, checkLake, givenLake, type ArgsOf, type Globals } from './args.js';
 
 const queryFlags = (y: Argv<Globals>) =>
   y
@@ -42,11 +42,4 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   return 0;
 }
 
-export function queryCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof queryFlags>> {
-  return {
-    command: 'query [sql]',
-    describe: 'run SQL over the lake (every table is a view of its name)',
-    builder: queryFlags,
-    handler: async (a) => exit(await cmdQuery(a)),
-  };
-}
+export const queryCommand = commandOf('query [sql]', 'run SQL over the lake (every table is a view of its name)', queryFlags, cmdQuery);

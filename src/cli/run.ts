@@ -1,6 +1,6 @@
 // `chainlake run` (a pipeline into the lake, in this process or through a queue) and `chainlake
 // worker` (the partitions of queued runs).
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
 import { loadPipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
 import { UsageError } from '../errors.js';
 import { inert, inertAll, inertJson } from '../text.js';
@@ -11,7 +11,7 @@ import { isObjectUrl } from '../state/s3.js';
 import { redactUrl } from '../cluster/url.js';
 import { makeLogger } from './log.js';
 import { runOutput } from './progress.js';
-import { checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, wholeNumber, type ArgsOf, type Exit, type FlagsOf, type Globals } from './args.js';
+import { commandOf, checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption } from './warehouse.js';
 
@@ -116,14 +116,7 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   });
 }
 
-export function runCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof runFlags>> {
-  return {
-    command: 'run [pipeline]',
-    describe: 'run a pipeline (YAML) into the lake; reruns resume',
-    builder: runFlags,
-    handler: async (a) => exit(await cmdRun(a)),
-  };
-}
+export const runCommand = commandOf('run [pipeline]', 'run a pipeline (YAML) into the lake; reruns resume', runFlags, cmdRun);
 
 const workerFlags = (y: Argv<Globals>) =>
   y
@@ -142,11 +135,4 @@ async function cmdWorker(a: ArgsOf<typeof workerFlags>): Promise<number> {
   return 0;
 }
 
-export function workerCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof workerFlags>> {
-  return {
-    command: 'worker',
-    describe: 'take the partitions of queued runs (run --queue) of a lake and work them, until stopped (SIGTERM, SIGINT)',
-    builder: workerFlags,
-    handler: async (a) => exit(await cmdWorker(a)),
-  };
-}
+export const workerCommand = commandOf('worker', 'take the partitions of queued runs (run --queue) of a lake and work them, until stopped (SIGTERM, SIGINT)', workerFlags, cmdWorker);

@@ -1,8 +1,8 @@
 // `chainlake sim`: the simulated services on one loopback port, until stopped.
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import type { FaultKind } from '../simulator/faults.js';
-import type { ArgsOf, Exit, FlagsOf, Globals } from './args.js';
+import { commandOf, type ArgsOf, type Globals } from './args.js';
 
 const simFlags = (y: Argv<Globals>) =>
   y
@@ -67,11 +67,4 @@ async function cmdSim(a: ArgsOf<typeof simFlags>): Promise<number> {
   return 0;
 }
 
-export function simCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof simFlags>> {
-  return {
-    command: 'sim',
-    describe: 'serve the simulated data service, metrics service and node (JSON-RPC) on one loopback port until stopped',
-    builder: simFlags,
-    handler: async (a) => exit(await cmdSim(a)),
-  };
-}
+export const simCommand = commandOf('sim', 'serve the simulated data service, metrics service and node (JSON-RPC) on one loopback port until stopped', simFlags, cmdSim);

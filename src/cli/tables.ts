@@ -1,13 +1,13 @@
 // The table reference, from the stream declarations: `chainlake tables [name]` prints it in a
 // terminal and `make docs` writes it to docs/tables.md (src/cli/docs.ts). Both render the same
 // facts (tableFacts) in one function each for the list and for a table, as markdown or as text.
-import type { Argv, CommandModule } from 'yargs';
+import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { textTable } from '../pipeline/report.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { columnDoc, landedColumns } from '../transform/columns.js';
-import type { Exit, FlagsOf, Globals } from './args.js';
+import { commandOf, type Globals } from './args.js';
 
 export type Style = 'markdown' | 'text';
 
@@ -122,11 +122,4 @@ export function printTables(a: { name?: string }): number {
 
 const tablesFlags = (y: Argv<Globals>) => y.positional('name', { type: 'string', describe: 'a table, e.g. erc_transfers' });
 
-export function tablesCommand(exit: Exit): CommandModule<Globals, FlagsOf<typeof tablesFlags>> {
-  return {
-    command: 'tables [name]',
-    describe: "the tables, or one table's reference (columns, key, refresh) from its declaration",
-    builder: tablesFlags,
-    handler: async (a) => exit(printTables(a)),
-  };
-}
+export const tablesCommand = commandOf('tables [name]', "the tables, or one table's reference (columns, key, refresh) from its declaration", tablesFlags, printTables);
