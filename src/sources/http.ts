@@ -7,7 +7,6 @@
 import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
-import type { Readable } from 'node:stream';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
 
 /** Kept-alive connections, one pool per scheme for the process (idle sockets do not hold it open). */
@@ -163,20 +162,4 @@ export function readBody(res: http.IncomingMessage, answer: Answer, o: Pick<Exch
       decoder.on('end', () => finish(null));
     }
   });
-}
-
-/** One request and its whole answer, bounded. */
-export async function exchange(url: URL, o: ExchangeOptions): Promise<Exchange> {
-  const { res, answer } = await open(url, o);
-  return { ...answer, body: await readBody(res, answer, o) };
-}
-
-/** The answer's body as a stream kept as sent (a download), bounded in bytes. */
-export function boundedStream(res: Readable, maxBytes: number): Readable {
-  let seen = 0;
-  res.on('data', (chunk: Buffer) => {
-    seen += chunk.length;
-    if (seen > maxBytes) res.destroy(new TooLarge(maxBytes, 'wire'));
-  });
-  return res;
 }
