@@ -396,15 +396,11 @@ export class Client implements ClientPort {
     let at = new URL(url);
     for (let hop = 0; ; hop++) {
       const { res, answer } = await open(at, { method, headers, ...(body !== undefined ? { body } : {}), signal, decode: true });
-      const location = answer.header('location');
-      if (answer.status < 300 || answer.status >= 400 || location === null) {
-        if (answer.status >= 300 && answer.status < 400) {
-          res.destroy();
-          throw new AbortError(new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${answer.status} without a location`, answer.status, o.endpoint, false));
-        }
-        return { ...answer, body: await readBody(res, answer, { maxBytes: this.maxBytes, decode: true, signal }) };
-      }
+      if (answer.status < 300 || answer.status >= 400) return { ...answer, body: await readBody(res, answer, { maxBytes: this.maxBytes, decode: true, signal }) };
       res.destroy();
+      const location = answer.header('location');
+      if (location === null)
+        throw new AbortError(new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${answer.status} without a location`, answer.status, o.endpoint, false));
       let target: URL;
       try {
         target = new URL(location, at);
