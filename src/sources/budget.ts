@@ -38,7 +38,7 @@ export const METRICS_BUDGET = { cuPerMinute: 8_000, cuPerDay: 1_200_000 } as con
 export const MINUTE_MS = 60_000;
 /** retry-after comes in whole seconds. */
 const SECOND = 1000;
-const DAY_MS = 86_400_000;
+export const DAY_MS = 86_400_000;
 
 /** What the learnt budget becomes after a 429: this share of what got through in that window. */
 const DECREASE_TO_MEASURED = 0.98;

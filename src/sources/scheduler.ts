@@ -8,7 +8,7 @@
 // least-served active flow (no credit for the time away), and a flow that is slow to ask again
 // (slow answers, slow writes) has nothing waiting, so it holds up no one. The head of the queue is
 // never overtaken, so a heavy request is not starved by a stream of light ones.
-import { RateBudget, readRateHeaders, type Claim } from './budget.js';
+import { DAY_MS, RateBudget, readRateHeaders, type Claim } from './budget.js';
 
 /** One request's grant: report when it went out and what came back, then `finish` it. */
 export interface Grant {
@@ -69,6 +69,12 @@ export class FairScheduler {
   /** Until when the service is closed (a 429's retry-after over the bound), or undefined. */
   private closed(now: number): ServiceClosed | undefined {
     return this.budget.closedUntil > now ? new ServiceClosed(this.budget.closedUntil) : undefined;
+  }
+
+  /** What holds requests until `at`: a 429's pause, else the day's budget when `at` is in a later UTC day, else the window's. */
+  private causeOf(at: number, now: number): WaitCause {
+    if (at <= this.budget.pausedUntil) return 'retry-after';
+    return Math.floor(at / DAY_MS) > Math.floor(now / DAY_MS) ? 'day budget' : 'rate budget';
   }
 
   /** Tells a wait that ends at `until` once, unless it is short or told already. */
@@ -164,9 +170,11 @@ export class FairScheduler {
       const at = this.budget.earliest(head.weight, now);
       if (at > now) {
         head.held = true;
-        if (at !== Infinity) this.tell(at <= this.budget.pausedUntil ? 'retry-after' : Math.floor(at / 86_400_000) > Math.floor(now / 86_400_000) ? 'day budget' : 'rate budget', at, now);
         // Infinity: the budget is all in flight; the next finish pumps again.
-        if (at !== Infinity) this.timer = setTimeout(() => this.pump(), at - now);
+        if (at !== Infinity) {
+          this.tell(this.causeOf(at, now), at, now);
+          this.timer = setTimeout(() => this.pump(), at - now);
+        }
         return;
       }
       this.waiting = this.waiting.filter((x) => x !== head);
