@@ -251,6 +251,7 @@ export class Transformer {
     // row sent again changes nothing, so such a page has reached nothing else of the batch.
     const rejects: Reject[] = [];
     const extra: Record<string, number> = {};
+    const page = items;
     if (this.decl.explode) items = explode(items, this.decl.explode, rejects);
     const batch = this.batch;
     const s = this.scratch;
@@ -295,7 +296,8 @@ export class Transformer {
       batch.rows++;
       batch.over38 += s.over;
     }
-    if (digest === undefined && this.usesCarry && items.length > 0) digest = pageDigest(items);
+    // The page as sent (before explode), as its digest was taken above when the carry was known in use.
+    if (digest === undefined && this.usesCarry && page.length > 0) digest = pageDigest(page);
     const sifted = this.recent.endPage(digest);
     batch.sentTwice += sifted.twice;
     if (sifted.nothingNew) {
