@@ -4,12 +4,13 @@
 // than it is stored. Such text is escaped where it is printed, never where it is stored: the lake
 // keeps what was sent. And a CSV cell that a spreadsheet would run as a formula gets a quote.
 
+/** Beyond C0, what a terminal acts on and JSON.stringify leaves as it is: DEL, C1, bidi, lone surrogates. */
+const BEYOND_C0 = String.raw`[\u007f-\u009f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]`;
 /**
  * C0, DEL, C1 (U+009B is CSI on some terminals), the bidi embeddings, overrides and isolates, and
  * surrogates without their other half.
  */
-// eslint-disable-next-line no-control-regex
-const ACTIVE = /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const ACTIVE = new RegExp(String.raw`[\u0000-\u001f]|${BEYOND_C0}`, 'g');
 
 function escape(c: string): string {
   const code = c.charCodeAt(0);
@@ -38,8 +39,7 @@ export function inertAll<T>(v: T): T {
   return v;
 }
 
-/** What JSON.stringify leaves as it is and a terminal acts on: DEL, C1, bidi, lone surrogates. */
-const ACTIVE_IN_JSON = /[\u007f-\u009f\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
+const ACTIVE_IN_JSON = new RegExp(BEYOND_C0, 'g');
 
 /**
  * JSON text with those characters written as `\u` escapes: the same value to a JSON reader, and
