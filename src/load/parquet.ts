@@ -1,6 +1,7 @@
 // Typed batches -> zstd Parquet files in a staging folder, through DuckDB: the batch is appended
 // column-wise into a temporary table, then one COPY casts it (DECIMAL(38,0), BIGINT, TIMESTAMPTZ,
 // JSON) and writes it. The state stage moves the files into the lake when it commits.
+import { fileName, PARQUET_EXT, writerMark } from '../state/names.js';
 import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import PQueue from 'p-queue';
@@ -63,7 +64,6 @@ export async function duck(spillDir?: string): Promise<DuckDBInstance> {
 const copies = new PQueue({ concurrency: 1 });
 
 export class ParquetWriter {
-  private seq = 0;
   private constructor(private readonly conn: DuckDBConnection) {}
 
   static async open(spillDir?: string): Promise<ParquetWriter> {
@@ -97,24 +97,24 @@ export class ParquetWriter {
    * `dir` (in `sub`, a hive folder such as `chain=43114`, when given). DuckDB reads the lines with
    * its CSV reader and casts them on the way to Parquet.
    */
-  async write(decl: StreamDecl, rowsFile: string, rows: number, dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
+  async write(decl: StreamDecl, rowsFile: string, rows: number, dir: string, stem: string, sub = ''): Promise<WrittenFile[]> {
     if (rows === 0) return [];
     const cols = stagedColumns(decl);
     const columns = cols.map((c) => `'${c.name}': '${c.type}'`).join(', ');
     const read = `read_csv(${sqlString(rowsFile)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false, nullstr = chr(1), new_line = '\\n', columns = {${columns}})`;
-    const file = this.newFile(dir, prefix, sub);
+    const file = this.newFile(dir, stem, sub);
     await this.copy(`COPY (SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}) TO ${sqlString(file)} (${PARQUET})`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
 
   /** `write` for a batch whose lines are in memory (tests, small batches). */
-  async writeBatch(decl: StreamDecl, batch: Batch, dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
+  async writeBatch(decl: StreamDecl, batch: Batch, dir: string, stem: string, sub = ''): Promise<WrittenFile[]> {
     if (batch.rows === 0) return [];
     const text = `${dir}.rows`;
     mkdirSync(dirname(text), { recursive: true });
     writeFileSync(text, batch.lines.join('\n') + '\n');
     try {
-      return await this.write(decl, text, batch.rows, dir, prefix, sub);
+      return await this.write(decl, text, batch.rows, dir, stem, sub);
     } finally {
       unlinkSync(text);
     }
@@ -125,7 +125,7 @@ export class ParquetWriter {
    * commits the result in place of `old`. Among fresh rows of one key the one from the latest
    * file in `fresh` wins (files are in fetch order); a fresh row wins over an old one.
    */
-  async merge(decl: StreamDecl, fresh: string[], old: string[], dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
+  async merge(decl: StreamDecl, fresh: string[], old: string[], dir: string, stem: string, sub = ''): Promise<WrittenFile[]> {
     if (fresh.length === 0) return [];
     const list = (files: string[]) => `[${files.map(sqlString).join(', ')}]`;
     const key = decl.key.map((k) => `"${k}"`);
@@ -135,7 +135,7 @@ export class ParquetWriter {
     const body = old.length
       ? `WITH f AS (${freshSql}) SELECT * FROM f UNION ALL BY NAME SELECT * FROM read_parquet(${list(old)}, union_by_name = true, hive_partitioning = false) o WHERE NOT EXISTS (SELECT 1 FROM f WHERE ${same})`
       : freshSql;
-    const file = this.newFile(dir, prefix, sub);
+    const file = this.newFile(dir, stem, sub);
     await this.copy(`COPY (SELECT * FROM (${body}) ORDER BY ${key.join(', ')}) TO ${sqlString(file)} (${PARQUET})`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
@@ -146,18 +146,18 @@ export class ParquetWriter {
    * took 645 MB at 512), and keeping the files' order cost 336 MB against 254 with row groups
    * cut at 32 MB (1M transfer rows here; 359 MB with DuckDB's default of 122,880 rows a group).
    */
-  async rewrite(files: string[], dir: string, prefix: string, sub = ''): Promise<WrittenFile[]> {
-    const file = this.newFile(dir, prefix, sub);
+  async rewrite(files: string[], dir: string, stem: string, sub = ''): Promise<WrittenFile[]> {
+    const file = this.newFile(dir, stem, sub);
     // By name: files written before a column was added lack it (NULL there), as the views read them.
     const read = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false)`;
     await this.copy(`COPY (SELECT * FROM ${read}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE_BYTES '32MB')`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
 
-  /** A new file's path under `dir` (in `sub`), its folder made. */
-  private newFile(dir: string, prefix: string, sub: string): string {
+  /** A new file's path under `dir` (in `sub`), its folder made; `stem` from state/names.ts. */
+  private newFile(dir: string, stem: string, sub: string): string {
     makeDir(join(dir, sub));
-    return join(dir, sub, `${prefix}-${process.pid}-${Date.now()}-${this.seq++}.parquet`);
+    return join(dir, sub, fileName(stem, writerMark(), PARQUET_EXT));
   }
 
   /** Rows of each Parquet file, from the footers. */
@@ -176,12 +176,12 @@ export class ParquetWriter {
   }
 
   /** Rejected rows: table, partition, reason and the raw JSON as received. */
-  async writeRejects(table: string, partition: string, runId: string, rejects: Reject[], dir: string, prefix: string): Promise<WrittenFile[]> {
+  async writeRejects(table: string, partition: string, runId: string, rejects: Reject[], dir: string, stem: string): Promise<WrittenFile[]> {
     if (rejects.length === 0) return [];
     const cols: StagedColumn[] = ['table_name', 'partition_id', 'run_id', 'reason', 'raw_json'].map((name) => ({ name, type: 'VARCHAR', select: `"${name}"` }));
     const n = rejects.length;
     await this.stage('stage_rejects', cols, [Array(n).fill(table), Array(n).fill(partition), Array(n).fill(runId), rejects.map((r) => r.reason), rejects.map((r) => r.raw)], n);
-    const file = this.newFile(dir, prefix, '');
+    const file = this.newFile(dir, stem, '');
     await this.conn.run(
       `COPY (SELECT table_name, partition_id, run_id, reason, raw_json, now() AS rejected_at FROM stage_rejects) TO ${sqlString(file)} (${PARQUET})`,
     );

@@ -6,11 +6,10 @@ import { pipeline } from 'node:stream/promises';
 import { join } from 'node:path';
 import { brotliDecompressSync, constants, createBrotliCompress } from 'node:zlib';
 import type { WrittenFile } from './parquet.js';
+import { fileName, RAW_EXT, writerMark } from '../state/names.js';
 import { bytesParsable } from '../bytes.js';
 import { parseExact, parserFor, stringifyExact, type Exactness } from '../json.js';
 
-export const RAW_SUFFIX = '.ndjson.br';
-let seq = 0;
 
 /** A raw page as one line: a body is JSON, whose strings cannot hold a raw newline, but the body
  * itself may be pretty-printed; re-serialising only then keeps the common path free. Numbers keep
@@ -24,9 +23,9 @@ export function rawLine(page: string): string {
  * zlib runs on libuv's threads, so the run transforms and writes meanwhile, and holds a chunk at a
  * time rather than the whole batch.
  */
-export async function compressRawPages(spool: string, dir: string, prefix: string): Promise<WrittenFile[]> {
+export async function compressRawPages(spool: string, dir: string, stem: string): Promise<WrittenFile[]> {
   mkdirSync(dir, { recursive: true });
-  const name = `${prefix}-${process.pid}-${Date.now()}-${seq++}${RAW_SUFFIX}`;
+  const name = fileName(stem, writerMark(), RAW_EXT);
   await pipeline(createReadStream(spool), createBrotliCompress({ params: { [constants.BROTLI_PARAM_QUALITY]: 1 } }), createWriteStream(join(dir, name)));
   rmSync(spool, { force: true });
   return [{ staged: join(dir, name), rel: name }];

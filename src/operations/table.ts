@@ -5,7 +5,8 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { duck, ParquetWriter, PARQUET, sqlString } from '../load/parquet.js';
-import { STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
+import { slug, STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
+import { nextSeq, stemText } from '../state/names.js';
 import { landedColumns } from '../transform/columns.js';
 import { OPERATIONS } from '../decl/operations.js';
 
@@ -72,7 +73,7 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
   const writer = await ParquetWriter.open(spill);
   try {
     const old = state.files.filter(isTableFile);
-    const [merged] = await writer.merge(OPERATIONS, [fresh], await store.local(old), dir, OPERATIONS.table);
+    const [merged] = await writer.merge(OPERATIONS, [fresh], await store.local(old), dir, stemText({ partition: slug(TABLE_PARTITION), seq: nextSeq(state.files) }));
     const moves: Array<[string, string]> = [[merged!.staged, `${OPERATIONS.table}/${merged!.rel}`], ...files];
     const targets = moves.map(([, t]) => t);
     const kept = state.files.filter((f) => !isTableFile(f) && !targets.includes(f));

@@ -11,6 +11,7 @@ import { compressRawPages, rawLine } from '../load/raw.js';
 import { stringifyExact } from '../json.js';
 import { Spool } from '../load/spool.js';
 import { RAW, REJECTS, slug, type StateStore } from '../state/store.js';
+import { stemText, type ListingTag } from '../state/names.js';
 
 /** [file, lake-relative target] pairs, as StateStore.commit takes them. */
 export type Moves = Array<[string, string]>;
@@ -35,22 +36,22 @@ export interface Closed {
 export class BatchPath {
   /** The batch in the making, on disk: staged rows, and raw pages (as sent) when they are kept. */
   private spools?: { dir: string; rows: Spool; raw: Spool };
-  private prefix: string;
+  /** The listing the files are named for (a chunk's, a range's: `rebuild` replays each apart). */
+  private listing?: ListingTag;
 
   constructor(
     private readonly decl: StreamDecl,
     private readonly partition: Partition,
     private readonly store: StateStore,
     private readonly writer: ParquetWriter,
-    private readonly o: { runId: string; keepRaw: boolean },
+    /** `seq`: the partition's next file's place in its order (state/names.ts). */
+    private readonly o: { runId: string; keepRaw: boolean; seq: () => number },
     public transformer: Transformer = new Transformer(decl, partition),
-  ) {
-    this.prefix = slug(partition.id);
-  }
+  ) {}
 
-  /** Names the files of the batches written from now on with `tag` (a chunk's or a range's: `rebuild` replays each apart). */
-  retag(tag: string): void {
-    this.prefix = `${slug(this.partition.id)}.${tag}`;
+  /** Names the files of the batches written from now on for `listing`. */
+  retag(listing: ListingTag): void {
+    this.listing = listing;
   }
 
   private get spool(): { dir: string; rows: Spool; raw: Spool } {
@@ -100,13 +101,14 @@ export class BatchPath {
 
   /** Writes a closed batch to staging, each file named for where it lands under `base` in the lake. */
   async write({ batch, dir, rows, raw }: Closed, base = ''): Promise<Staged> {
-    const { decl, partition, prefix } = this;
+    const { decl, partition } = this;
+    const stem = stemText({ partition: slug(partition.id), listing: this.listing, seq: this.o.seq() });
     // The raw pages compress on libuv's threads while DuckDB writes the rows on its own.
-    const compressed = raw.lines ? compressRawPages(raw.path, join(dir, 'raw'), prefix) : Promise.resolve([]);
+    const compressed = raw.lines ? compressRawPages(raw.path, join(dir, 'raw'), stem) : Promise.resolve([]);
     compressed.catch(() => undefined); // awaited below; not unhandled if the write fails first
-    const data = await this.writer.write(decl, rows.path, batch.rows, join(dir, 'data'), prefix, folderOf(decl, partition.values));
+    const data = await this.writer.write(decl, rows.path, batch.rows, join(dir, 'data'), stem, folderOf(decl, partition.values));
     rows.discard();
-    const rej = await this.writer.writeRejects(decl.table, partition.id, this.o.runId, batch.rejects, join(dir, 'rejects'), prefix);
+    const rej = await this.writer.writeRejects(decl.table, partition.id, this.o.runId, batch.rejects, join(dir, 'rejects'), stem);
     const pages = await compressed;
     return {
       data: data.map((f): [string, string] => [f.staged, `${base}${decl.table}/${f.rel}`]),

@@ -9,6 +9,7 @@ import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { slug, type StateStore, type PartitionState } from '../state/store.js';
 import { listingsOf } from '../state/cursor.js';
+import { nextSeq, stemText } from '../state/names.js';
 import { withLockedWriter } from './locked.js';
 import { UsageError } from '../errors.js';
 
@@ -74,7 +75,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
-    const [out] = await writer.rewrite(await store.local(group), dir, `${slug(state.partition)}-compact`, folderOf(decl, state.values ?? {}));
+    const [out] = await writer.rewrite(await store.local(group), dir, stemText({ partition: slug(state.partition), listing: { kind: 'compact' }, seq: nextSeq(next.files) }), folderOf(decl, state.values ?? {}));
     const got = await writer.countRowsOf([out!.staged]);
     if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
     const landed = `${decl.table}/${out!.rel}`;

@@ -12,6 +12,7 @@ import PQueue from 'p-queue';
 import type { Transformer } from '../transform/rows.js';
 import { RunError } from '../errors.js';
 import { BatchPath, type Moves, type Staged } from './batch.js';
+import { nextSeq, type ListingTag } from '../state/names.js';
 import type { StreamReport } from './report.js';
 
 export interface Job {
@@ -55,7 +56,18 @@ export class PartitionRun {
     this.table = job.decl.table;
     // The partition's values (chain_id, network, ...) are kept so `rebuild` can re-derive its rows.
     this.state = { ...store.load(job.decl.table, job.partition.id), values: job.partition.values };
-    this.batches = new BatchPath(job.decl, job.partition, store, writer, { runId: o.runId, keepRaw: o.keepRaw !== false });
+    this.seq = nextSeq([...this.state.files, ...(this.state.rebuild?.files ?? [])]);
+    this.batches = new BatchPath(job.decl, job.partition, store, writer, this.batchOptions);
+  }
+
+  /** The place of the partition's next file in its order (state/names.ts): after every file it holds. */
+  private seq: number;
+  nextSeq(): number {
+    return this.seq++;
+  }
+
+  private get batchOptions() {
+    return { runId: this.o.runId, keepRaw: this.o.keepRaw !== false, seq: () => this.nextSeq() };
   }
 
   get fullRefresh(): boolean {
@@ -114,11 +126,11 @@ export class PartitionRun {
     return this.o.signal;
   }
 
-  /** A batch path of its own, for one of several listings of the partition fetched at once (chunks); `tag` marks its files. */
-  newBatchPath(transformer: Transformer, tag?: string): BatchPath {
+  /** A batch path of its own, for one of several listings of the partition fetched at once (chunks); `listing` names its files. */
+  newBatchPath(transformer: Transformer, listing?: ListingTag): BatchPath {
     const { decl, partition } = this.job;
-    const batches = new BatchPath(decl, partition, this.store, this.writer, { runId: this.o.runId, keepRaw: this.o.keepRaw !== false }, transformer);
-    if (tag) batches.retag(tag);
+    const batches = new BatchPath(decl, partition, this.store, this.writer, this.batchOptions, transformer);
+    if (listing) batches.retag(listing);
     return batches;
   }
 

@@ -15,7 +15,8 @@ import { withLockedWriter } from './locked.js';
 import { BatchPath, type Moves } from './batch.js';
 import { Transformer } from '../transform/rows.js';
 import { highest } from '../state/cursor.js';
-import { chunkOfFile } from './append.js';
+import { byOrder, nextSeq, readName, stemText } from '../state/names.js';
+import { ListingGate } from './window.js';
 import { commitTable } from './merge.js';
 
 export interface RebuildReport {
@@ -35,15 +36,10 @@ export interface RebuildReport {
   seconds: number;
 }
 
-/** Raw file names carry the time they were written: replay in fetch order across partitions. */
-function fetchOrder(file: string): [number, number] {
-  const m = /-(\d{13})-(\d+)\.ndjson\.br$/.exec(file);
-  return m ? [Number(m[1]), Number(m[2])] : [0, 0];
-}
-
 /** The range of a series a raw file was fetched for (merge.ts), or '' for the series' one listing. */
 function rangeOf(file: string): string {
-  return /\.(chunk\d+)-\d+-\d{13}-\d+\.ndjson\.br$/.exec(file)?.[1] ?? '';
+  const l = readName(file)?.listing;
+  return l?.kind === 'range' ? String(l.start) : '';
 }
 
 interface Replayed {
@@ -65,7 +61,16 @@ interface Replayed {
  */
 async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
-  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false });
+  let seq = nextSeq(state.files);
+  // An append stream's rows pass the gate its listing passed them through in the run (window.ts).
+  let gate = new ListingGate(undefined);
+  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false, seq: () => seq++ }, new Transformer(decl, partition, {}, gate));
+  // Another listing follows (a window, a chunk, a range): its own gate, carry and recent pages.
+  const listing = (g: ListingGate) => {
+    gate = g;
+    batches.transformer.gate = g;
+    batches.transformer.endListing();
+  };
   const final = decl.refresh === 'append' && !decl.extract;
   const out: Replayed = { state, data: [], rejects: [], rejected: 0, final };
   let writing: Promise<void> = Promise.resolve();
@@ -86,11 +91,8 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     writing.catch(() => undefined); // awaited below or at the next flush; not an unhandled rejection meanwhile
     await previous;
   };
-  const raws = state.files.filter((f) => f.startsWith(`${RAW}/`)).sort((a, b) => {
-    const [ta, sa] = fetchOrder(a);
-    const [tb, sb] = fetchOrder(b);
-    return ta - tb || sa - sb;
-  });
+  // In the order the run fetched them: a name's place in its partition (state/names.ts).
+  const raws = state.files.filter((f) => f.startsWith(`${RAW}/`)).sort(byOrder);
   // The chunks of a window were fetched at once, their pages interleaved in time: each chunk is
   // replayed apart, with its own carry, cut at its floor as the run cut it, and skipping the rows of
   // the window's first block that an earlier window committed; the window's newest block is then
@@ -99,17 +101,17 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   const windows = new Map<string, Map<string, string[]>>();
   const segments: Array<string | Map<string, string[]>> = [];
   for (const f of raws) {
-    const tag = chunkOfFile(f);
-    if (!tag) {
+    const tag = readName(f)?.listing;
+    if (tag?.kind !== 'chunk') {
       segments.push(f);
       continue;
     }
-    let chunks = windows.get(tag.window);
+    let chunks = windows.get(String(tag.window));
     if (!chunks) {
-      windows.set(tag.window, (chunks = new Map()));
+      windows.set(String(tag.window), (chunks = new Map()));
       segments.push(chunks);
     }
-    chunks.set(tag.chunk, [...(chunks.get(tag.chunk) ?? []), f]);
+    chunks.set(String(tag.end), [...(chunks.get(String(tag.end)) ?? []), f]);
   }
   const first = new Map<string, number>();
   raws.forEach((f, i) => first.set(rangeOf(f), first.get(rangeOf(f)) ?? i));
@@ -135,41 +137,44 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       // A page kept as its items only (several requests made it) does not say where its window
       // ended: such a partition is merged by key instead.
       if (!body) out.final = false;
-      else if (lastPageEndsWindow && out.final && nextToken(body) === undefined) batches.transformer.endWindow();
+      else if (lastPageEndsWindow && out.final && nextToken(body) === undefined) {
+        // The window ended: the next starts at its newest block, skipping the rows of it seen already.
+        const top = gate.getTop();
+        listing(new ListingGate(undefined, { skip: top, top }));
+      }
       if (batches.transformer.rows >= flushRows) await flush();
     }
   };
-  let listing: string | undefined;
+  let range: string | undefined;
   for (const seg of segments) {
     if (typeof seg === 'string') {
       // A series' ranges (merge tables) each with its own carry.
-      if (listing !== undefined && rangeOf(seg) !== listing) {
+      if (range !== undefined && rangeOf(seg) !== range) {
         await flush();
-        batches.transformer = new Transformer(decl, partition);
+        listing(new ListingGate(undefined));
       }
-      listing = rangeOf(seg);
+      range = rangeOf(seg);
       await replayFile(seg, true);
       continue;
     }
     // A window in chunks: it starts where one listing's window would, skipping what the last one
     // committed of its newest block.
     await flush();
-    const skip = batches.transformer.getTop();
+    const skip = gate.getTop();
     const tops = [skip];
-    for (const files of seg.values()) {
-      batches.transformer = new Transformer(decl, partition, undefined, { skip });
+    for (const [end, files] of seg) {
+      // Rows at or above the chunk's end were dropped by the run as another chunk's.
+      listing(new ListingGate({ from: 0, to: end === 'head' ? Infinity : Number(end) }, { skip }));
       for (const f of files) {
-        const tag = chunkOfFile(f)!;
-        batches.transformer.floor = tag.floor;
-        // Rows at or above the chunk's end were dropped by the run as another chunk's.
-        batches.transformer.range = { from: 0, to: tag.chunk === 'head' ? Infinity : Number(tag.chunk) };
+        const tag = readName(f)!.listing as { floor: number };
+        gate.floor = tag.floor;
         await replayFile(f, false);
       }
-      tops.push(batches.transformer.getTop());
+      tops.push(gate.getTop());
       await flush();
     }
     const top = highest(tops);
-    batches.transformer = new Transformer(decl, partition, undefined, { skip: top, top });
+    listing(new ListingGate(undefined, { skip: top, top }));
   }
   await flush();
   await writing;
@@ -196,7 +201,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     const stamp = { runId: 'rebuild', at: new Date().toISOString(), status: 'complete' as const };
     if (decl.mergeScope === 'table') {
       // Every partition's rows merge into the table's one set of files, newest fetch first.
-      const fresh = replayed.flatMap((r) => r.data.map(([s]) => s)).sort((a, b) => fetchOrder(a)[0] - fetchOrder(b)[0]);
+      const fresh = replayed.flatMap((r) => r.data.map(([s]) => s));
       report.rows = await commitTable(decl, fresh, store, writer, { replace: true, runId: 'rebuild', refreshed: false });
       for (const r of replayed)
         await store.commit({ ...r.state, files: [...keep(r.state), ...r.rejects.map(([, t]) => t)], rejects: r.rejected, lastRun: stamp }, r.rejects, r.state.files.filter((f) => f.startsWith(`${REJECTS}/`)));
@@ -204,7 +209,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
       for (const r of replayed) {
         const merged = r.final
           ? r.data
-          : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), slug(r.state.partition), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
+          : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), stemText({ partition: slug(r.state.partition), seq: nextSeq(r.state.files) }), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
         const rows = await writer.countRowsOf(merged.map(([s]) => s));
         report.rows += rows;
         const drop = r.state.files.filter((f) => !f.startsWith(`${RAW}/`));

@@ -5,7 +5,7 @@ import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
 import { fromBytes } from '../bytes.js';
 import { stringifyExact } from '../json.js';
-import type { BlockKeys, Carry } from '../state/cursor.js';
+import type { Carry } from '../state/cursor.js';
 import { pageDigest, RecentRows } from './repeats.js';
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';
@@ -40,6 +40,21 @@ export interface PageOutcome {
   twice: number;
   /** The page brought rows and none was new: it was dropped whole, the batch as it was before it. */
   dropped: boolean;
+}
+
+/** What a listing's gate says of a row: kept, committed already, outside its range, below its floor. */
+export const KEEP = 0;
+export const SKIPPED = 1;
+export const OUTSIDE = 2;
+export const BELOW = 3;
+export type Verdict = typeof KEEP | typeof SKIPPED | typeof OUTSIDE | typeof BELOW;
+
+/**
+ * Which rows of a block-ranged listing are its own (pipeline/window.ts decides): asked of each row
+ * of an append stream, with its block and key, after the rows sent twice are dropped.
+ */
+export interface RowGate {
+  admit(block: number, key: string): Verdict;
 }
 
 /**
@@ -124,31 +139,16 @@ export class Transformer {
   private readonly recent = new RecentRows();
   /** A derive function counts identical siblings through the carry (ctx.seen). */
   private usesCarry = false;
-  private skip?: { block: number; keys: Set<string> };
-  /** Highest block seen and the keys of its rows (append streams), across batches. */
-  private top?: { block: number; keys: Set<string> };
-  /**
-   * A chunk's floor (append streams): rows below this block are another chunk's. They are dropped
-   * and `reachedFloor` is set: in a listing that is newest first, every later row is below too.
-   */
-  floor?: number;
-  /**
-   * The block range [from, to) the listing asked for (append streams): a row outside it is
-   * another listing's (the next chunk's, an earlier or later window's), dropped and counted as
-   * sent twice. One below `from` sets `reachedFloor` as a row below the floor does.
-   */
-  range?: { from: number; to: number };
-  reachedFloor = false;
-  /** Lowest block of the rows kept, and whether every row came at or below the one before (newest first). */
-  low?: number;
-  newestFirst = true;
+  /** Which rows of a block-ranged listing it keeps; none: every row. */
+  gate?: RowGate;
 
   constructor(
     readonly decl: StreamDecl,
     partition: Partition,
     carry: Carry = {},
-    opts: { skip?: BlockKeys; top?: BlockKeys } = {},
+    gate?: RowGate,
   ) {
+    this.gate = gate;
     this.carry = structuredClone(carry);
     this.ctx = {
       seen: (group, key) => {
@@ -166,8 +166,6 @@ export class Transformer {
     };
     this.row = compileRows(decl, partition.values);
     this.known = knownFields(decl);
-    if (opts.skip) this.skip = { block: opts.skip.block, keys: new Set(opts.skip.keys) };
-    if (opts.top) this.top = { block: opts.top.block, keys: new Set(opts.top.keys) };
     this.reset();
   }
 
@@ -180,33 +178,10 @@ export class Transformer {
     this.recent.clear();
   }
 
-  /** Drops what the transformer holds and its carry: the listing starts again from its first page. */
-  restart(): void {
-    this.reset();
-    this.carry = {};
-    this.top = undefined;
-    this.newListing();
-  }
-
-  /**
-   * A block window of an append stream ended (its last page had no next token): what the run does
-   * before the next window, which starts at the newest block, for replay. The carry starts afresh
-   * and the newest block's rows seen so far are skipped when they come again.
-   */
-  endWindow(): void {
+  /** The carry starts afresh and no earlier page is a repeat: another listing (a window, a chunk) follows. */
+  endListing(): void {
     this.carry = {};
     this.newListing();
-    if (this.top) this.skip = { block: this.top.block, keys: new Set(this.top.keys) };
-  }
-
-  /** The highest block seen so far (getTop without copying its keys). */
-  get topBlock(): number | undefined {
-    return this.top?.block;
-  }
-
-  /** The highest block seen so far and the keys of its rows. */
-  getTop(): BlockKeys | undefined {
-    return this.top && { block: this.top.block, keys: [...this.top.keys] };
   }
 
   get rows(): number {
@@ -255,7 +230,7 @@ export class Transformer {
     if (this.decl.explode) items = explode(items, this.decl.explode, rejects);
     const batch = this.batch;
     const s = this.scratch;
-    const cursor = this.decl.blockCursor !== undefined;
+    const gate = this.decl.blockCursor !== undefined ? this.gate : undefined;
     const keyed = this.decl.key.length > 0;
     for (const item of items) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
@@ -271,26 +246,13 @@ export class Transformer {
       }
       const key = bytes ? fromBytes(s.key) : s.key;
       if (keyed && !this.recent.admit(key)) continue;
-      if (cursor) {
-        const b = s.block;
-        // Outside the range asked: another listing's row (the next chunk's, an earlier window's).
-        if (this.range && (b < this.range.from || b >= this.range.to)) {
-          batch.sentTwice++;
-          if (b < this.range.from) this.reachedFloor = true;
+      if (gate) {
+        const v = gate.admit(s.block, key);
+        if (v !== KEEP) {
+          if (v === OUTSIDE) batch.sentTwice++;
+          else if (v === SKIPPED) batch.skipped++;
           continue;
         }
-        if (this.floor !== undefined && b < this.floor) {
-          this.reachedFloor = true;
-          continue;
-        }
-        if (this.low !== undefined && b > this.low) this.newestFirst = false;
-        if (this.low === undefined || b < this.low) this.low = b;
-        if (this.skip && b === this.skip.block && this.skip.keys.has(key)) {
-          batch.skipped++;
-          continue;
-        }
-        if (!this.top || b > this.top.block) this.top = { block: b, keys: new Set([key]) };
-        else if (b === this.top.block) this.top.keys.add(key);
       }
       batch.lines.push(line);
       batch.rows++;

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Transformer, unstage } from '../../src/transform/rows.js';
+import { ListingGate } from '../../src/pipeline/window.js';
 import { stagedColumns } from '../../src/transform/columns.js';
 import { ercTransfers } from '../../src/streams/erc_transfers.js';
 import { internalTransactions } from '../../src/streams/internal_transactions.js';
@@ -20,7 +21,8 @@ function rowsOf(t: Transformer) {
 
 describe('transform of erc_transfers', () => {
   it('lands all three forms with their token type and id', () => {
-    const t = new Transformer(ercTransfers, partition);
+    const gate = new ListingGate(undefined);
+    const t = new Transformer(ercTransfers, partition, {}, gate);
     t.push([
       transfer({ value: '5', erc20Token: { address: '0x' + 'C'.repeat(40), name: 'T', symbol: 'TT', decimals: 6, ercType: 'ERC-20' } }),
       transfer({ logIndex: 4, erc721Token: { address: '0x' + 'D'.repeat(40), name: 'N', symbol: 'NN', ercType: 'ERC-721', tokenId: '7', tokenUri: 'x', metadata: { indexStatus: 'indexed' } } }),
@@ -38,7 +40,7 @@ describe('transform of erc_transfers', () => {
     expect(rows[0]!.to_name).toBeNull();
     expect(rows[0]!.chain_id).toBe('43114');
     expect(rows[1]!.token_metadata).toBe('{"indexStatus":"indexed"}');
-    expect(t.getTop()).toEqual({ block: 100, keys: expect.any(Array) });
+    expect(gate.getTop()).toEqual({ block: 100, keys: expect.any(Array) });
   });
 
   it('counts values over 38 digits and keeps them exact in raw', () => {
@@ -109,18 +111,20 @@ describe('high-water block keys', () => {
     transfer({ blockNumber: block, logIndex, value: '1', erc20Token: { address: '0x' + 'c'.repeat(40), name: 'T', symbol: 'T', decimals: 18, ercType: 'ERC-20' } });
 
   it('skips rows of the high-water block committed before and keeps its keys with the new ones', () => {
-    const first = new Transformer(ercTransfers, partition);
+    const g1 = new ListingGate(undefined);
+    const first = new Transformer(ercTransfers, partition, {}, g1);
     first.push([t('101', 1), t('100', 2), t('101', 0)]);
-    const top = first.getTop()!;
+    const top = g1.getTop()!;
     expect(top.block).toBe(101);
     expect(top.keys).toHaveLength(2);
     // The next window starts at block 101 again: the block grew by one transfer meanwhile.
-    const next = new Transformer(ercTransfers, partition, {}, { skip: top, top });
+    const g2 = new ListingGate(undefined, { skip: top, top });
+    const next = new Transformer(ercTransfers, partition, {}, g2);
     next.push([t('101', 0), t('101', 1), t('101', 2)]);
     const b = next.take();
     expect(b.rows).toBe(1);
     expect(b.skipped).toBe(2);
-    const after = next.getTop()!;
+    const after = g2.getTop()!;
     expect(after.block).toBe(101);
     expect(after.keys).toHaveLength(3);
     expect(after.keys).toEqual(expect.arrayContaining(top.keys));
@@ -137,9 +141,10 @@ describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', (
   const json = JSON.stringify(page);
 
   it('land the same bytes, rejects, drift and high-water keys as the same page parsed as text', () => {
-    const text = new Transformer(ercTransfers, partition);
+    const gates = [new ListingGate(undefined), new ListingGate(undefined)] as const;
+    const text = new Transformer(ercTransfers, partition, {}, gates[0]);
     text.push(JSON.parse(json));
-    const bytes = new Transformer(ercTransfers, partition);
+    const bytes = new Transformer(ercTransfers, partition, {}, gates[1]);
     bytes.push(JSON.parse(Buffer.from(json, 'utf8').toString('latin1')), true);
     const a = text.take();
     const b = bytes.take();
@@ -150,8 +155,8 @@ describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', (
     expect(b.rejects).toEqual(a.rejects);
     expect(b.rejects[0]!.reason).toBe('value: expected a non-negative integer as decimal digits, got "-1é"');
     expect(b.extraFields).toEqual({ ñame: 1 });
-    expect(bytes.getTop()).toEqual(text.getTop());
-    expect(bytes.getTop()!.keys.some((k) => k.includes('0xtħ'))).toBe(true);
+    expect(gates[1].getTop()).toEqual(gates[0].getTop());
+    expect(gates[1].getTop()!.keys.some((k) => k.includes('0xtħ'))).toBe(true);
   });
 
   it('come only from raw files of valid UTF-8 without \\u escapes', async () => {
@@ -212,14 +217,15 @@ describe('rows a listing sends again', () => {
   });
 
   it('a page with nothing new (a fresh token, the same rows) is dropped whole: batch, rejects, drift, keys and order as before it', () => {
-    const x = new Transformer(ercTransfers, partition);
+    const gate = new ListingGate(undefined);
+    const x = new Transformer(ercTransfers, partition, {}, gate);
     const page = [t(101, 0), t(100, 1), 'junk', { ...t(100, 2), extra: 1 }];
     x.push(page);
-    const top = x.getTop();
-    const low = x.low;
+    const top = gate.getTop();
+    const low = gate.low;
     expect(x.push(structuredClone(page))).toEqual({ fresh: 0, twice: 3, dropped: true });
-    expect(x.getTop()).toEqual(top);
-    expect(x.low).toBe(low);
+    expect(gate.getTop()).toEqual(top);
+    expect(gate.low).toBe(low);
     const b = x.take();
     expect(b.rows).toBe(3);
     expect(b.rejects).toHaveLength(1);
@@ -236,16 +242,16 @@ describe('rows a listing sends again', () => {
   });
 
   it('rows outside the block range asked are another listing\'s: dropped and counted; one below it reaches the floor', () => {
-    const x = new Transformer(ercTransfers, partition);
-    x.range = { from: 100, to: 200 };
+    const gate = new ListingGate({ from: 100, to: 200 });
+    const x = new Transformer(ercTransfers, partition, {}, gate);
     x.push([t(200, 0), t(199, 0), t(100, 0)]);
-    expect(x.reachedFloor).toBe(false);
+    expect(gate.reachedFloor).toBe(false);
     x.push([t(99, 0)]);
-    expect(x.reachedFloor).toBe(true);
+    expect(gate.reachedFloor).toBe(true);
     const b = x.take();
     expect(b.rows).toBe(2);
     expect(b.sentTwice).toBe(2);
-    expect(x.getTop()!.block).toBe(199);
+    expect(gate.getTop()!.block).toBe(199);
   });
 
   it('internal transactions: twins in one page stay two rows; a page sent again identically does not make new twins', () => {
@@ -268,9 +274,9 @@ describe('rows a listing sends again', () => {
   it('a new window or a restarted listing may send the same rows again', () => {
     const x = new Transformer(ercTransfers, partition);
     x.push([t(101, 0)]);
-    x.endWindow();
+    x.endListing();
     expect(x.push([t(101, 0), t(102, 0)]).dropped).toBe(false);
-    x.restart();
+    x.endListing();
     expect(x.push([t(101, 0)])).toEqual({ fresh: 1, twice: 0, dropped: false });
   });
 });

@@ -1,0 +1,126 @@
+// The refresh of a merge partition (a series, or a listing merged by key) as pure decisions: which
+// time ranges are fetched at once, when a listing has reached what is committed, and which files a
+// merge keeps, adds and deletes. merge.ts does the I/O around them. No clock: `now` is an argument.
+import type { StreamDecl } from '../decl/stream.js';
+import { RAW, REBUILD, REJECTS } from '../state/store.js';
+
+const isRaw = (f: string) => f.startsWith(`${RAW}/`) || f.startsWith(`${REBUILD}/${RAW}/`);
+const isRejects = (f: string) => f.startsWith(`${REJECTS}/`) || f.startsWith(`${REBUILD}/${REJECTS}/`);
+
+/**
+ * The time ranges of a series fetched at once: a series has a point per interval, so how many
+ * pages a range holds is known before asking. From its start (the newest committed point, or
+ * `startTimestamp`) to its end (`endTimestamp`, or `now`, Unix seconds), in ranges of a page each.
+ * One range (the query as is) where the start is not known.
+ */
+export function timeRanges(decl: StreamDecl, query: Record<string, string>, now: number): Array<Record<string, string>> {
+  const tc = decl.timeCursor;
+  if (!tc?.start || !tc.end || !tc.step || query[tc.start] === undefined) return [query];
+  const from = Number(query[tc.start]);
+  const to = query[tc.end] !== undefined ? Number(query[tc.end]) : now;
+  const span = tc.step(query) * Number(query.pageSize ?? 1);
+  if (!(to - from > span)) return [query];
+  const out: Array<Record<string, string>> = [];
+  for (let a = from; a < to; a += span) {
+    const q = { ...query, [tc.start]: String(a) };
+    // A second before the next range's first point: the range holds the same points whether the
+    // service reads its end as inclusive or exclusive. The last range keeps the query's end.
+    if (a + span < to) q[tc.end] = String(a + span - 1);
+    out.push(q);
+  }
+  return out;
+}
+
+/** The query of a partition's next fetch: a series with a start parameter resumes at its newest committed point. */
+export function seriesQuery(decl: StreamDecl, query: Record<string, string>, newest: number | undefined): Record<string, string> {
+  const tc = decl.timeCursor;
+  if (!tc?.start || newest === undefined) return query;
+  return { ...query, [tc.start]: String(Math.max(Number(query[tc.start] ?? 0), newest)) };
+}
+
+/**
+ * One listing of a merge partition: the newest point it has sent, and when it stops. Without a
+ * start parameter a series is listed newest first: once a page reaches below the newest committed
+ * point, the rest is committed already.
+ */
+export class SeriesListing {
+  /** The newest point sent (Unix seconds). */
+  top?: number;
+
+  /** `timeOf`: an item's point, NaN for none; undefined for a listing that is no series. */
+  constructor(
+    private readonly newest: number | undefined,
+    private readonly hasStart: boolean,
+    private readonly timeOf?: (item: unknown) => number,
+  ) {}
+
+  /** A page's items were added to the batch (`batchRows` it holds now): commit now, and whether the listing ends. */
+  paged(items: unknown[], next: string | undefined, batchRows: number, flushRows: number): { commit: boolean; stop: boolean } {
+    let oldest: number | undefined;
+    if (this.timeOf) {
+      for (const item of items) {
+        const t = this.timeOf(item);
+        if (!Number.isFinite(t)) continue;
+        this.top = this.top === undefined ? t : Math.max(this.top, t);
+        oldest = oldest === undefined ? t : Math.min(oldest, t);
+      }
+    }
+    const reached = this.timeOf !== undefined && !this.hasStart && this.newest !== undefined && oldest !== undefined && oldest < this.newest;
+    return { commit: next === undefined || reached || batchRows >= flushRows, stop: reached };
+  }
+
+  /** A page token was refused: the listing starts again, nothing of it kept. */
+  restart(): void {
+    this.top = undefined;
+  }
+}
+
+/** The newest point of a partition after a fetch: the newest its listings sent, or the one it had. */
+export function newestOf(tops: Array<number | undefined>, newest: number | undefined): number | undefined {
+  const sent = tops.filter((t): t is number => t !== undefined);
+  return sent.length ? Math.max(...sent) : newest;
+}
+
+/** How a partition's files change with a merge by key into its own files. */
+export interface MergePlan {
+  /** The partition's files after the commit. */
+  files: string[];
+  /** Files the commit deletes. */
+  deletes: string[];
+  /** The merge's output (or, for a whole fetch, nothing) takes the place of the old data files. */
+  replaced: boolean;
+}
+
+/**
+ * The files of a partition merged into its own files. `added`: the lake paths of the merge's output
+ * and of the fetch's rejects and raw pages. `whole`: this fetch is the partition's whole truth
+ * (full refresh, replace table): what it committed before goes, raw pages included (a rebuild
+ * replays only the fetch that the table holds). Rejects are always those of the latest fetch.
+ */
+export function partitionMerge(files: string[], added: string[], merged: boolean, whole: boolean): MergePlan {
+  const oldData = files.filter((f) => !isRejects(f) && !isRaw(f));
+  const oldRejects = files.filter(isRejects);
+  const oldRaw = whole ? files.filter(isRaw) : [];
+  const replaced = merged || whole;
+  const keepRaw = files.filter((f) => isRaw(f) && !oldRaw.includes(f));
+  return {
+    files: [...(replaced ? [] : oldData), ...keepRaw, ...added],
+    deletes: [...(replaced ? oldData : []), ...oldRejects, ...oldRaw],
+    replaced,
+  };
+}
+
+/** The data files a partition merges (neither rejects nor raw pages). */
+export function dataFilesOf(files: string[]): string[] {
+  return files.filter((f) => !isRejects(f) && !isRaw(f));
+}
+
+/**
+ * The files of a partition whose rows merge into its table's (mergeScope: table): the data commits
+ * with the table; the partition keeps the rejects of its latest fetch and the raw pages of every
+ * fetch (of this one only, when it is whole).
+ */
+export function tableScopePartition(files: string[], added: string[], whole: boolean): { files: string[]; deletes: string[] } {
+  const deletes = files.filter((f) => isRejects(f) || whole);
+  return { files: [...files.filter((f) => !deletes.includes(f)), ...added], deletes };
+}
