@@ -12,6 +12,7 @@ const UNIT = [
   'test/text/**/*.test.ts',
   'test/layers.test.ts',
   'test/sources/budget.test.ts',
+  'test/sources/{ledger,pacer,estimator}.test.ts',
   'test/state/cursor.test.ts',
   'test/state/names.test.ts',
   'test/pipeline/window.test.ts',

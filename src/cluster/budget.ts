@@ -10,9 +10,13 @@
 // claim caps a window at what the day has left, read from the day's earlier windows (which no
 // longer change) while it holds the current window's row lock, which every claim of the key
 // takes, so two claims never both see the same room.
+//
+// A pause read from the database (another process's 429) goes into the service's one Pause
+// (sources/pause.ts), the one the local budget waits on too, when the caller passes it in.
 import { createHash } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import pg from 'pg';
+import { realClock, type Clock } from '../sources/clock.js';
+import { Pause } from '../sources/pause.js';
 import { abortable } from '../sources/shared.js';
 import { redactUrl } from './url.js';
 import { MIGRATION_START, openPool, unavailable } from './pg.js';
@@ -141,6 +145,10 @@ export interface SharedBudgetOptions {
   windowMs?: number;
   /** The share of the window's budget a claim asks for (0.1 by default). */
   sliceShare?: number;
+  /** The service's pause, shared with the local budget; else one of its own. */
+  paused?: Pause;
+  /** What it reads and waits on (the machine's clock by default). */
+  clock?: Clock;
 }
 
 export interface TakeOptions {
@@ -200,8 +208,11 @@ export class SharedBudget {
   /** This process's spending in the window it spent in last, and its pace in the one before. */
   private spent: Spending | undefined;
   private pace: number | undefined;
-  /** By this process's clock: no claim before then (a pause, or a full window or day). */
-  private waitUntil = 0;
+  /** By this process's clock: no claim before then (a full window or day). */
+  private fullUntil = 0;
+  /** A 429's pause, this process's or another's: no request before its end (by this process's clock). */
+  readonly paused: Pause;
+  private readonly clock: Clock;
   private claiming: Promise<void> | undefined;
   /** A change of window length under way (setBudget): claims wait for it. */
   private switching: Promise<void> | undefined;
@@ -219,6 +230,13 @@ export class SharedBudget {
     this.windowMs = o.windowMs ?? 60_000;
     this.share = o.sliceShare ?? 0.1;
     this.cuPerWindow = o.cuPerWindow;
+    this.paused = o.paused ?? new Pause();
+    this.clock = o.clock ?? realClock;
+  }
+
+  /** No claim before then: a pause, or a full window or day. */
+  private get waitUntil(): number {
+    return Math.max(this.paused.until, this.fullUntil);
   }
 
   get budget(): WindowBudget {
@@ -235,12 +253,12 @@ export class SharedBudget {
     this.cuPerWindow = cuPerWindow;
     if (windowMs !== this.windowMs) {
       const [old, s] = [this.windowMs, this.slice];
-      const spent = s && Date.now() < s.endsAt && this.spent?.start === s.start ? this.spent.cu : 0;
+      const spent = s && this.clock.now() < s.endsAt && this.spent?.start === s.start ? this.spent.cu : 0;
       this.windowMs = windowMs;
       this.slice = undefined;
       this.spent = undefined;
       this.pace = undefined;
-      this.waitUntil = 0;
+      this.fullUntil = 0;
       const before = this.switching;
       this.switching = (async () => {
         await before;
@@ -276,7 +294,7 @@ export class SharedBudget {
     const lead = Math.min(Math.max(0, o.leadMs ?? 0), this.windowMs / 2);
     for (;;) {
       o.signal?.throwIfAborted();
-      const now = Date.now();
+      const now = this.clock.now();
       const arrives = now + lead;
       const s = this.slice;
       // Sent once its window has begun, a request reaches the service in it; sent `lead` before it
@@ -286,9 +304,9 @@ export class SharedBudget {
         this.count(s.start, weight);
         return { windowStart: s.start };
       }
-      if (now < this.waitUntil) await sleep(this.waitUntil - now, undefined, { signal: o.signal });
+      if (now < this.waitUntil) await this.clock.sleep(this.waitUntil - now, o.signal);
       // A slice of the next window, claimed near the end of this one: it is spent from its start.
-      else if (s && now < s.startsAt && s.left >= weight) await sleep(s.startsAt - now, undefined, { signal: o.signal });
+      else if (s && now < s.startsAt && s.left >= weight) await this.clock.sleep(s.startsAt - now, o.signal);
       else await abortable((this.claiming ??= this.claim(weight, lead).finally(() => (this.claiming = undefined))), o.signal);
     }
   }
@@ -298,12 +316,12 @@ export class SharedBudget {
    * a later pause already written ends). Returns when the pause ends, by this process's clock.
    */
   async pause(ms: number): Promise<number> {
-    const sentAt = Date.now();
-    this.waitUntil = Math.max(this.waitUntil, sentAt + ms);
+    const sentAt = this.clock.now();
+    this.paused.extend(sentAt + ms);
     const { rows } = await this.query<{ paused_until_ms: string; now_ms: string }>(PAUSE, [this.hash, this.o.service, Math.ceil(ms)]);
-    const offset = Number(rows[0]!.now_ms) - (sentAt + Date.now()) / 2;
-    this.waitUntil = Math.max(this.waitUntil, Number(rows[0]!.paused_until_ms) - offset);
-    return this.waitUntil;
+    const offset = Number(rows[0]!.now_ms) - (sentAt + this.clock.now()) / 2;
+    this.paused.extend(Number(rows[0]!.paused_until_ms) - offset);
+    return this.paused.until;
   }
 
   /** A budget learnt from the service (its headers, or what got through before a 429), per window (this one's by default). */
@@ -331,8 +349,8 @@ export class SharedBudget {
     const old = this.slice;
     // A slice whose window ends before a request sent now arrives is over for this process: what is
     // left of it goes back while the others, nearer the service, may still spend it.
-    const expired = old && Date.now() + lead >= old.endsAt && old.left > 0 ? old : undefined;
-    const sentAt = Date.now();
+    const expired = old && this.clock.now() + lead >= old.endsAt && old.left > 0 ? old : undefined;
+    const sentAt = this.clock.now();
     const { rows } = await this.query<{
       now_ms: string;
       start_ms: string;
@@ -361,7 +379,7 @@ export class SharedBudget {
     }
     this.keep(r);
     // The database's clock against ours, taken halfway through the round trip.
-    const offset = Number(r.now_ms) - (sentAt + Date.now()) / 2;
+    const offset = Number(r.now_ms) - (sentAt + this.clock.now()) / 2;
     this.offset = offset;
     const start = Number(r.start_ms);
     const endsAt = start + this.windowMs - offset;
@@ -374,12 +392,12 @@ export class SharedBudget {
     }
     if (expired) this.slice = undefined;
     const paused = Number(r.paused_until_ms);
-    if (paused > Number(r.now_ms)) this.waitUntil = paused - offset;
+    if (paused > Number(r.now_ms)) this.paused.extend(paused - offset);
     else {
       // Held back by a full window: what it spent there is not its pace.
       this.spending(start).refused = true;
       // The next claim is for the next window, as early as what it grants reaches the service in it.
-      this.waitUntil = endsAt - lead;
+      this.fullUntil = endsAt - lead;
     }
   }
 
@@ -394,7 +412,7 @@ export class SharedBudget {
   private spending(start: number): Spending {
     if (this.spent?.start !== start) {
       this.pace = this.paceOf(this.spent, start);
-      this.spent = { start, cu: 0, from: Date.now() + this.offset, refused: false };
+      this.spent = { start, cu: 0, from: this.clock.now() + this.offset, refused: false };
     }
     return this.spent;
   }
@@ -415,7 +433,7 @@ export class SharedBudget {
    * less than its pace; what it loses to a window is about a quarter of its pace.
    */
   private sliceFor(weight: number, most: number, lead: number): number {
-    const now = Date.now() + this.offset + lead;
+    const now = this.clock.now() + this.offset + lead;
     const start = now - (now % this.windowMs);
     const pace = this.spent?.start === start ? this.pace : this.paceOf(this.spent, start);
     if (pace === undefined) return most;

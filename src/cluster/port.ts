@@ -3,7 +3,11 @@
 // minute's budget spent in a few seconds would still 429 in a shorter window): the ones this
 // process was told, or those another process on the key was told and stored, if shorter. Until
 // its own first answer a process knows only the services' documented minute; the key's stored
-// window spares its first requests from going uncounted in the windows the others share.
+// window spares its first requests from going uncounted in the windows the others share. The
+// port keeps the service's pause, which the client's local budget uses as its own: one pause for
+// a 429 seen here, one seen by another process, and the local budget's.
+import { realClock, type Clock } from '../sources/clock.js';
+import { Pause } from '../sources/pause.js';
 import type { SharedBudgetFactory, SharedBudgetPort, SharedTake, SharedWindow } from '../sources/shared.js';
 import { SharedBudget, type WindowBudget } from './budget.js';
 
@@ -22,11 +26,13 @@ class SharedBudgetClient implements SharedBudgetPort {
   private budget: Promise<SharedBudget> | undefined;
   /** What this process last wrote as the key's budget. */
   private learnt: SharedWindow | undefined;
+  readonly paused = new Pause();
 
   constructor(
     private readonly url: string,
     private readonly service: string,
     private readonly key: string | undefined,
+    private readonly clock: Clock,
   ) {}
 
   async take(weight: number, w: SharedWindow, o: SharedTake = {}): Promise<void> {
@@ -40,7 +46,9 @@ class SharedBudgetClient implements SharedBudgetPort {
   }
 
   async pause(ms: number): Promise<number> {
-    return this.budget ? (await this.budget).pause(ms) : Date.now() + ms;
+    if (this.budget) return (await this.budget).pause(ms);
+    this.paused.extend(this.clock.now() + ms);
+    return this.paused.until;
   }
 
   async learn(w: SharedWindow): Promise<void> {
@@ -58,7 +66,7 @@ class SharedBudgetClient implements SharedBudgetPort {
   private async open(w: SharedWindow): Promise<SharedBudget> {
     const local = { windowMs: w.windowMs, cuPerWindow: Math.floor(w.cuPerWindow) };
     if (!this.budget) {
-      const opened = SharedBudget.open(this.url, { service: this.service, key: this.key, ...local });
+      const opened = SharedBudget.open(this.url, { service: this.service, key: this.key, ...local, paused: this.paused, clock: this.clock });
       // A database that did not answer is tried again at the next request.
       opened.catch(() => {
         if (this.budget === opened) this.budget = undefined;
@@ -73,11 +81,11 @@ class SharedBudgetClient implements SharedBudgetPort {
 }
 
 /** Ports on the database at `url` (postgres://…), one per service; close() closes every one. */
-export function sharedBudgets(url: string): { factory: SharedBudgetFactory; close(): Promise<void> } {
+export function sharedBudgets(url: string, clock: Clock = realClock): { factory: SharedBudgetFactory; close(): Promise<void> } {
   const ports: SharedBudgetClient[] = [];
   return {
     factory: (service, key) => {
-      const p = new SharedBudgetClient(url, service, key);
+      const p = new SharedBudgetClient(url, service, key, clock);
       ports.push(p);
       return p;
     },

@@ -4,7 +4,8 @@
 // 5xx, timeouts, resets and broken bodies with exponential backoff and jitter. A retry-after
 // pauses every request to that service, so a limited service gets no burst when it reopens.
 // With a shared budget (shared.ts), a request also takes its weight from the budget of every
-// process on its key, after its local grant, and what an answer teaches is shared with them.
+// process on its key, after its local grant, and what an answer teaches is shared with them; the
+// pause is the same one for both. Every wait for the budget is on the clock the client is given.
 // The API key travels only in its header; it is never part of a URL, a message or a log line.
 import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
@@ -15,6 +16,7 @@ import { parserFor } from '../json.js';
 import type { AssetNamespace, ClientPort, GetOptions, PostOptions } from '../decl/request.js';
 import type { Service } from '../decl/stream.js';
 import { RateBudget, type BudgetSource } from './budget.js';
+import { realClock, type Clock } from './clock.js';
 import { FairScheduler, ServiceClosed, type Grant, type WaitCause } from './scheduler.js';
 import { Deadline } from './deadline.js';
 import { abortable, type SharedBudgetPort } from './shared.js';
@@ -128,6 +130,8 @@ export interface ClientOptions {
   shared?: SharedBudgetPort;
   /** Told once per wait longer than LONG_WAIT_MS (a log line): its cause and when requests resume. */
   onWait?: (wait: { service: Service; cause: WaitCause; until: string; seconds: number }) => void;
+  /** What the budget reads and waits on (the machine's clock by default; a fake one in tests). */
+  clock?: Clock;
 }
 
 /** The budget in force for a service, for reports and logs. */
@@ -179,6 +183,7 @@ export class Client implements ClientPort {
    */
   private firstAnswer?: Promise<void>;
   private answered?: () => void;
+  private readonly clock: Clock;
 
   constructor(
     readonly service: Service,
@@ -190,10 +195,12 @@ export class Client implements ClientPort {
       ...(src.requestsPerSecond > 0 ? { intervalCap: src.requestsPerSecond, interval: 1000 } : {}),
     });
     const maxPauseMs = (src.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_S) * 1000;
+    const clock = (this.clock = opts.clock ?? realClock);
+    const shared = opts.shared;
     this.scheduler = new FairScheduler(
-      new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay, shared: opts.shared !== undefined, maxPauseMs }),
-      Date.now,
-      opts.onWait && ((cause, until) => opts.onWait!({ service, cause, until: new Date(until).toISOString(), seconds: Math.round((until - Date.now()) / 1000) })),
+      new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay, shared: shared !== undefined, maxPauseMs, ...(shared?.paused ? { pause: shared.paused } : {}) }),
+      clock,
+      opts.onWait && ((cause, until) => opts.onWait!({ service, cause, until: new Date(until).toISOString(), seconds: Math.round((until - clock.now()) / 1000) })),
     );
   }
 
@@ -213,7 +220,7 @@ export class Client implements ClientPort {
    * not the limit (answers come at once, the transform is), each would otherwise split again.
    */
   room(): number {
-    if (Date.now() < this.sharedFullUntil) return 0;
+    if (this.clock.now() < this.sharedFullUntil) return 0;
     return this.inflightTarget() - Math.max(this.active, this.listings);
   }
 
@@ -330,7 +337,7 @@ export class Client implements ClientPort {
 
   private closedError(c: ServiceClosed, shown: string, endpoint: string): ServiceError {
     const max = this.src.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_S;
-    const s = Math.max(0, Math.round((c.until - Date.now()) / 1000));
+    const s = Math.max(0, Math.round((c.until - this.clock.now()) / 1000));
     return new ServiceError(
       `${shown} (${endpoint}): the ${this.service} service answered 429 asking for no request until ${new Date(c.until).toISOString()} (${s} s from now), longer than sources.${this.service}.maxRetryAfterSeconds (${max} s): stopping; rerun after that time`,
       429,
@@ -353,11 +360,12 @@ export class Client implements ClientPort {
     // A request reaches the service before its answer comes back: the latency seen (with the
     // margin for how it varies) bounds the lead.
     const o = { leadMs: (this.latencyMs ?? 0) * INFLIGHT_MARGIN, ...(signal ? { signal } : {}) };
-    const asked = Date.now();
+    const asked = this.clock.now();
     await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }, o));
     // Held back by the key's window: the other processes spend the rest of the budget, so this one
     // has no room for more listings (room()) until a window passes without waiting.
-    if (Date.now() - asked > SHARED_WAIT_MS) this.sharedFullUntil = Date.now() + b.windowMs;
+    const now = this.clock.now();
+    if (now - asked > SHARED_WAIT_MS) this.sharedFullUntil = now + b.windowMs;
   }
 
   /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */
@@ -365,8 +373,9 @@ export class Client implements ClientPort {
     const shared = this.opts.shared;
     if (!shared) return;
     const b = this.scheduler.budget;
-    const now = Date.now();
-    if (status === 429 && b.pausedUntil > now) await this.sharedStep(() => shared.pause(b.pausedUntil - now));
+    const now = this.clock.now();
+    // Every process of the key pauses, and a longer pause another one wrote holds this one too.
+    if (status === 429 && b.pausedUntil > now) b.pause.extend(await this.sharedStep(() => shared.pause(b.pausedUntil - now)));
     // What the service announced (its window above all: until their first answer the others
     // count in minutes) or taught; once one was written, so is every change after (back up to the
     // pipeline's budget too), so that a lowered budget does not outlive what taught it.
@@ -439,11 +448,11 @@ export class Client implements ClientPort {
     if (this.src.apiKey && this.service === 'data') for (const name of this.src.keyHeader ? [this.src.keyHeader] : API_KEY_HEADERS) headers[name] = this.src.apiKey;
     let res: Exchange;
     const deadline = new Deadline(this.src.timeoutMs, o.signal);
-    const sent = performance.now();
+    const sent = this.clock.now();
     try {
       res = await this.exchange(method, url, headers, body, shown, o, deadline.signal);
       grant.answer(res.status, res.header);
-      if (res.status < 300) this.observe(performance.now() - sent, o.weight ?? 1);
+      if (res.status < 300) this.observe(this.clock.now() - sent, o.weight ?? 1);
     } catch (err) {
       if (o.signal?.aborted) throw new AbortError(o.signal.reason ?? 'aborted');
       if (err instanceof AbortError) throw err;

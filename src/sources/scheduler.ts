@@ -7,8 +7,10 @@
 // still counts as active: it keeps its place rather than rejoining at the back. A flow that comes back after being idle starts level with the
 // least-served active flow (no credit for the time away), and a flow that is slow to ask again
 // (slow answers, slow writes) has nothing waiting, so it holds up no one. The head of the queue is
-// never overtaken, so a heavy request is not starved by a stream of light ones.
-import { DAY_MS, RateBudget, readRateHeaders, type Claim } from './budget.js';
+// never overtaken, so a heavy request is not starved by a stream of light ones. It reads and waits
+// on the clock it is given, so that its waits run on a fake one in tests.
+import { RateBudget, readRateHeaders, type Claim } from './budget.js';
+import { DAY_MS, realClock, type Clock } from './clock.js';
 
 /** One request's grant: report when it went out and what came back, then `finish` it. */
 export interface Grant {
@@ -54,21 +56,27 @@ export class FairScheduler {
   /** The tag of the last request granted. */
   private virtual = 0;
   private seq = 0;
-  private timer?: ReturnType<typeof setTimeout>;
+  /** The wait for the head's turn: when it ends, and what cancels it. */
+  private timer?: { at: number; stop: AbortController };
 
   /** The end of the last long wait told, per cause. */
   private readonly told = new Map<WaitCause, number>();
 
   constructor(
     readonly budget: RateBudget,
-    private readonly now: () => number = Date.now,
+    private readonly clock: Clock = realClock,
     /** Told once per long wait (over LONG_WAIT_MS), with its cause and end. */
     private readonly onWait?: (cause: WaitCause, until: number) => void,
   ) {}
 
   /** Until when the service is closed (a 429's retry-after over the bound), or undefined. */
   private closed(now: number): ServiceClosed | undefined {
-    return this.budget.closedUntil > now ? new ServiceClosed(this.budget.closedUntil) : undefined;
+    const until = this.budget.pause.closed(now);
+    return until === undefined ? undefined : new ServiceClosed(until);
+  }
+
+  private now(): number {
+    return this.clock.now();
   }
 
   /** What holds requests until `at`: a 429's pause, else the day's budget when `at` is in a later UTC day, else the window's. */
@@ -118,17 +126,7 @@ export class FairScheduler {
       if (wait <= 0) return;
       signal?.throwIfAborted();
       this.tell('retry-after', this.budget.pausedUntil, now);
-      await new Promise<void>((resolve, reject) => {
-        const onAbort = () => {
-          clearTimeout(t);
-          reject(signal!.reason);
-        };
-        const t = setTimeout(() => {
-          signal?.removeEventListener('abort', onAbort);
-          resolve();
-        }, wait);
-        signal?.addEventListener('abort', onAbort, { once: true });
-      });
+      await this.clock.sleep(wait, signal);
     }
   }
 
@@ -151,10 +149,9 @@ export class FairScheduler {
   }
 
   private pump(): void {
-    if (this.timer !== undefined) clearTimeout(this.timer);
-    this.timer = undefined;
     const closed = this.closed(this.now());
     if (closed) {
+      this.wake(undefined);
       const waiting = this.waiting;
       this.waiting = [];
       for (const w of waiting) {
@@ -165,17 +162,14 @@ export class FairScheduler {
     }
     for (;;) {
       const head = this.next();
-      if (!head) return;
+      if (!head) return this.wake(undefined);
       const now = this.now();
       const at = this.budget.earliest(head.weight, now);
       if (at > now) {
         head.held = true;
         // Infinity: the budget is all in flight; the next finish pumps again.
-        if (at !== Infinity) {
-          this.tell(this.causeOf(at, now), at, now);
-          this.timer = setTimeout(() => this.pump(), at - now);
-        }
-        return;
+        if (at !== Infinity) this.tell(this.causeOf(at, now), at, now);
+        return this.wake(at === Infinity ? undefined : at);
       }
       this.waiting = this.waiting.filter((x) => x !== head);
       if (head.onAbort) head.signal!.removeEventListener('abort', head.onAbort);
@@ -183,6 +177,23 @@ export class FairScheduler {
       this.forgetIdleFlows();
       head.resolve(this.grantFor(this.budget.grant(head.weight, now, head.held), head.tag));
     }
+  }
+
+  /** Pumps again at `at` (undefined: not before a finish), instead of when the last wait said. */
+  private wake(at: number | undefined): void {
+    if (this.timer?.at === at) return;
+    this.timer?.stop.abort();
+    this.timer = undefined;
+    if (at === undefined) return;
+    const timer = (this.timer = { at, stop: new AbortController() });
+    this.clock.sleep(at - this.now(), timer.stop.signal).then(
+      () => {
+        if (this.timer !== timer) return;
+        this.timer = undefined;
+        this.pump();
+      },
+      () => {}, // cancelled: the head's turn moved
+    );
   }
 
   private grantFor(claim: Claim, tag: number): Grant {

@@ -1,6 +1,7 @@
 // The budget a service shares with other processes on the same key (src/cluster implements it on
 // PostgreSQL; the CLI injects it). Sources only know this port: a request takes its weight from
 // it after the local scheduler's grant, a 429's pause and a budget announced or learnt go to it.
+import type { Pause } from './pause.js';
 
 /** A window's budget as the local budget knows it: the service's window and its CU. */
 export interface SharedWindow {
@@ -16,6 +17,11 @@ export interface SharedTake {
 }
 
 export interface SharedBudgetPort {
+  /**
+   * The service's pause, when the port keeps one: the local budget then uses it as its own, so a
+   * pause another process wrote holds this one's requests as one written here does.
+   */
+  readonly paused?: Pause;
   /** Resolves when a request of `weight` CU may be sent within the shared budget of `window`. */
   take(weight: number, window: SharedWindow, o?: SharedTake): Promise<void>;
   /** A 429's retry-after: every process of the key waits `ms`; resolves when this one may go on (its clock). */

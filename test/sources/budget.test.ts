@@ -496,7 +496,7 @@ describe('FairScheduler', () => {
 
   it('waitPause ends at retry-after, or at once on abort', async () => {
     const s = new FairScheduler(new RateBudget());
-    s.budget.pausedUntil = Date.now() + 5000;
+    s.budget.pause.extend(Date.now() + 5000);
     let over = false;
     const p = s.waitPause().then(() => (over = true));
     await vi.advanceTimersByTimeAsync(4900);
@@ -504,7 +504,7 @@ describe('FairScheduler', () => {
     await vi.advanceTimersByTimeAsync(200);
     await p;
     expect(over).toBe(true);
-    s.budget.pausedUntil = Date.now() + 5000;
+    s.budget.pause.extend(Date.now() + 5000);
     const ac = new AbortController();
     const q = s.waitPause(ac.signal);
     ac.abort(new Error('gone'));

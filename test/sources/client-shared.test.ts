@@ -5,7 +5,9 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../../src/sources/client.js';
 import { newRequestStats } from '../../src/decl/request.js';
 import type { SharedBudgetPort, SharedWindow } from '../../src/sources/shared.js';
+import { Pause } from '../../src/sources/pause.js';
 import { json, scriptedServer, source } from '../helpers.js';
+import { FakeClock } from './fake-clock.js';
 
 const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
 let close: (() => Promise<void>) | undefined;
@@ -19,14 +21,17 @@ class RecordingPort implements SharedBudgetPort {
   pauses: number[] = [];
   learnt: SharedWindow[] = [];
   failTake?: Error;
-  constructor(private readonly sent: () => number) {}
+  constructor(
+    private readonly sent: () => number,
+    readonly clock = new FakeClock(),
+  ) {}
   async take(weight: number, window: SharedWindow): Promise<void> {
     this.takes.push({ weight, window, sentBefore: this.sent() });
     if (this.failTake) throw this.failTake;
   }
   async pause(ms: number): Promise<number> {
     this.pauses.push(ms);
-    return Date.now() + ms;
+    return this.clock.now() + ms;
   }
   async learn(window: SharedWindow): Promise<void> {
     this.learnt.push(window);
@@ -74,8 +79,8 @@ describe('client with a shared budget', () => {
     close = s.close;
     const port = new RecordingPort(() => s.requests.length);
     const stats = newRequestStats();
-    const c = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 3 }), { ...fast, shared: port });
-    expect(await c.get('/v1/x', {}, { endpoint: '/v1/x', stats })).toEqual({ ok: true });
+    const c = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 3 }), { ...fast, shared: port, clock: port.clock });
+    expect(await port.clock.run(c.get('/v1/x', {}, { endpoint: '/v1/x', stats }))).toEqual({ ok: true });
     expect(port.pauses).toHaveLength(1);
     expect(port.pauses[0]).toBeGreaterThan(0);
     expect(port.pauses[0]).toBeLessThanOrEqual(200);
@@ -88,11 +93,25 @@ describe('client with a shared budget', () => {
     const s = await scriptedServer((_req, res, n) => (n === 3 ? json(res, 429, { message: 'slow down' }, { 'retry-after': '0.2' }) : json(res, 200, { ok: true })));
     close = s.close;
     const stats = newRequestStats();
-    const shared = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 3 }), { ...fast, shared: new RecordingPort(() => s.requests.length) });
-    for (let i = 0; i < 4; i++) await shared.get('/v1/x', { i: String(i) }, { endpoint: '/v1/x', stats, weight: 20 });
+    const clock = new FakeClock();
+    const shared = new Client('data', source(s.url, { cuPerMinute: 6000, retries: 3 }), { ...fast, shared: new RecordingPort(() => s.requests.length, clock), clock });
+    for (let i = 0; i < 4; i++) await clock.run(shared.get('/v1/x', { i: String(i) }, { endpoint: '/v1/x', stats, weight: 20 }));
     expect(stats.status429).toBe(1);
-    await new Promise((r) => setTimeout(r, 300));
+    await clock.advance(300);
     expect(shared.budgetState()).toMatchObject({ source: 'pipeline', cuPerMinute: 6000 });
+  });
+
+  it("a pause another process wrote holds this one's requests: the port's pause is the local budget's", async () => {
+    const clock = new FakeClock();
+    const arrivals: number[] = [];
+    const s = await scriptedServer((_req, res) => (arrivals.push(clock.now()), json(res, 200, { ok: true })));
+    close = s.close;
+    const port = Object.assign(new RecordingPort(() => s.requests.length, clock), { paused: new Pause() });
+    const c = new Client('data', source(s.url, { cuPerMinute: 6000 }), { ...fast, shared: port, clock });
+    const t0 = clock.now();
+    port.paused.extend(t0 + 5000); // read from the database at another request's claim
+    await clock.run(c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 }));
+    expect(arrivals).toEqual([t0 + 5000]);
   });
 
   it('a process held back by the shared window has no room for more listings until a window passes', async () => {
@@ -102,14 +121,17 @@ describe('client with a shared budget', () => {
     const port = new RecordingPort(() => s.requests.length);
     port.take = async (weight, window) => {
       port.takes.push({ weight, window, sentBefore: s.requests.length });
-      await new Promise((r) => setTimeout(r, hold));
+      if (hold > 0) await port.clock.sleep(hold);
     };
-    const c = new Client('data', source(s.url, { cuPerMinute: 6000 }), { ...fast, shared: port });
-    await c.get('/v1/x', { i: '0' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 });
+    const c = new Client('data', source(s.url, { cuPerMinute: 6000 }), { ...fast, shared: port, clock: port.clock });
+    await port.clock.run(c.get('/v1/x', { i: '0' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 }));
     expect(c.room()).toBeGreaterThan(0);
     hold = 200; // the key's window is full: the take waits for the next
-    await c.get('/v1/x', { i: '1' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 });
+    await port.clock.run(c.get('/v1/x', { i: '1' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 20 }));
     expect(c.room()).toBe(0);
+    // A window on, it has room again.
+    await port.clock.advance(60_000);
+    expect(c.room()).toBeGreaterThan(0);
   });
 
   it('a shared budget that cannot be reached fails the request at once, not the service', async () => {

@@ -1,10 +1,11 @@
 import { getEventListeners } from 'node:events';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client } from '../../src/sources/client.js';
 import { newRequestStats } from '../../src/decl/request.js';
 import { ServiceError } from '../../src/errors.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { json, scriptedServer, source } from '../helpers.js';
+import { FakeClock } from './fake-clock.js';
 
 const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
 let close: (() => Promise<void>) | undefined;
@@ -30,11 +31,12 @@ describe('client retry rules', () => {
     const s = await scriptedServer((_req, res, n) => script[n - 1]!(res));
     close = s.close;
     const stats = newRequestStats();
-    const c = new Client('data', source(s.url, { retries: 10 }), fast);
-    const t0 = Date.now();
-    const body = await c.get('/v1/x', { a: '1' }, { endpoint: '/v1/x', stats });
+    const clock = new FakeClock();
+    const c = new Client('data', source(s.url, { retries: 10 }), { ...fast, clock });
+    const t0 = clock.now();
+    const body = await clock.run(c.get('/v1/x', { a: '1' }, { endpoint: '/v1/x', stats }));
     expect(body).toEqual({ items: [1, 2, 3] });
-    expect(Date.now() - t0).toBeGreaterThanOrEqual(190); // waited out retry-after
+    expect(clock.now() - t0).toBeGreaterThanOrEqual(200); // waited out retry-after
     expect(stats.requests).toBe(7);
     expect(stats.retries).toBe(6);
     expect(stats.status429).toBe(1);
@@ -133,38 +135,44 @@ describe('client retry rules', () => {
 
 describe('client rate budget', () => {
   it('after a 429, no request to the service goes out before retry-after ends, whichever partition sends it', async () => {
+    // Arrivals by the client's clock, which moves only once every request waits on it.
+    const clock = new FakeClock();
     let limitedAt = 0;
     const arrivals: number[] = [];
     const s = await scriptedServer((_req, res, n) => {
-      arrivals.push(Date.now());
+      arrivals.push(clock.now());
       if (n === 1) {
-        limitedAt = Date.now();
+        limitedAt = clock.now();
         json(res, 429, { message: 'Rate limit exceeded' }, { 'retry-after': '1' });
       } else json(res, 200, { items: [] });
     });
     close = s.close;
-    const c = new Client('data', source(s.url, { concurrency: 4 }), fast);
+    const c = new Client('data', source(s.url, { concurrency: 4 }), { ...fast, clock });
     const firstStats = newRequestStats();
     const first = c.get('/v1/a', {}, { endpoint: '/v1/a', stats: firstStats, weight: 20 });
-    // Once the client has read the 429 (not once the server sent it: on a loaded machine the others
-    // would go out before the client knows, which no client can help).
-    while (firstStats.status429 === 0) await new Promise((r) => setTimeout(r, 5));
+    // Once the client has read the 429 (not once the server sent it: the others would go out
+    // before the client knows, which no client can help).
+    await vi.waitFor(() => expect(firstStats.status429).toBe(1), { interval: 1 });
     const others = ['/v1/b', '/v1/c', '/v1/d'].map((p) => c.get(p, {}, { endpoint: p, stats: newRequestStats(), weight: 20 }));
-    await Promise.all([first, ...others]);
+    await clock.run(Promise.all([first, ...others]));
     expect(arrivals).toHaveLength(5);
-    for (const t of arrivals.slice(1)) expect(t).toBeGreaterThanOrEqual(limitedAt + 1000 - 5);
+    for (const t of arrivals.slice(1)) expect(t).toBeGreaterThanOrEqual(limitedAt + 1000);
   });
 
   it('charges each request its weight: a request beyond the budget waits, and an abort ends the wait without sending it', async () => {
     const s = await scriptedServer((_req, res) => json(res, 200, { items: [] }));
     close = s.close;
-    const c = new Client('data', source(s.url, { cuPerMinute: 100 }), fast);
+    const clock = new FakeClock();
+    const c = new Client('data', source(s.url, { cuPerMinute: 100 }), { ...fast, clock });
     expect(c.budgetState()).toEqual({ source: 'pipeline', cuPerMinute: 100, cuPerDay: null });
     await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), weight: 60 });
     const ac = new AbortController();
     const stats = newRequestStats();
     const second = c.get('/v1/b', {}, { endpoint: '/v1/b', stats, weight: 60, signal: ac.signal });
-    await new Promise((r) => setTimeout(r, 100));
+    // It waits on the clock for the first claim to be a window past its answer; half a window on, it still does.
+    await vi.waitFor(() => expect(clock.next).toBe(clock.now() + 60_000), { interval: 1 });
+    await clock.advance(30_000);
+    expect(clock.pending).toBe(1);
     expect(stats.requests).toBe(0);
     ac.abort(new Error('run stopped'));
     await expect(second).rejects.toThrow('run stopped');
@@ -176,8 +184,10 @@ describe('client rate budget', () => {
     const s = await scriptedServer((_req, res) => json(res, 429, { message: 'Rate limit exceeded' }, { 'retry-after': '30' }));
     close = s.close;
     const ac = new AbortController();
-    const got = new Client('data', source(s.url), fast).get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), signal: ac.signal });
-    while (s.requests.length === 0) await new Promise((r) => setTimeout(r, 5));
+    const clock = new FakeClock();
+    const got = new Client('data', source(s.url), { ...fast, clock }).get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats(), signal: ac.signal });
+    // The retry waits on the clock for the pause to end.
+    await vi.waitFor(() => expect(clock.next).toBe(clock.now() + 30_000), { interval: 1 });
     ac.abort(new Error('run stopped'));
     await expect(got).rejects.toThrow('run stopped');
     expect(s.requests).toHaveLength(1);

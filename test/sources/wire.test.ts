@@ -10,6 +10,7 @@ import { open, readBody, TooLarge, Truncated } from '../../src/sources/http.js';
 import { depthOver } from '../../src/sources/client.js';
 import { MAX_HEADER_WAIT_MS, RateBudget, retryAfterMs } from '../../src/sources/budget.js';
 import { FairScheduler, ServiceClosed, type WaitCause } from '../../src/sources/scheduler.js';
+import { FakeClock } from './fake-clock.js';
 import { checkLink, isInternal } from '../../src/operations/links.js';
 
 let server: Server | undefined;
@@ -118,30 +119,30 @@ describe('Retry-After', () => {
   });
 
   it('over the bound it closes the service: every request fails at once saying until when; under it, it pauses', async () => {
-    let now = 1_000_000;
+    const clock = new FakeClock(1_000_000);
     const budget = new RateBudget({ maxPauseMs: 300_000 });
-    const scheduler = new FairScheduler(budget, () => now);
+    const scheduler = new FairScheduler(budget, clock);
     const g = await scheduler.acquire(1, 'a');
     g.sent();
     g.answer(429, (h) => (h === 'retry-after' ? '60' : null));
     g.finish();
-    expect(budget.pausedUntil).toBe(now + 60_000);
+    expect(budget.pausedUntil).toBe(clock.time + 60_000);
     expect(budget.closedUntil).toBe(0);
-    now += 60_000;
+    clock.time += 60_000;
     const g2 = await scheduler.acquire(1, 'a');
     g2.sent();
     g2.answer(429, (h) => (h === 'retry-after' ? '3600' : null));
-    expect(budget.closedUntil).toBe(now + 3_600_000);
-    await expect(scheduler.acquire(1, 'b')).rejects.toEqual(new ServiceClosed(now + 3_600_000));
+    expect(budget.closedUntil).toBe(clock.time + 3_600_000);
+    await expect(scheduler.acquire(1, 'b')).rejects.toEqual(new ServiceClosed(clock.time + 3_600_000));
     await expect(scheduler.waitPause()).rejects.toBeInstanceOf(ServiceClosed);
     g2.finish();
   });
 
   it('a wait longer than 10 s is told once, with its cause and end; a short one is not', async () => {
-    let now = 5_000_000;
+    const clock = new FakeClock(5_000_000);
     const told: Array<[WaitCause, number]> = [];
     const budget = new RateBudget({ maxPauseMs: 300_000 });
-    const scheduler = new FairScheduler(budget, () => now, (cause, until) => told.push([cause, until]));
+    const scheduler = new FairScheduler(budget, clock, (cause, until) => told.push([cause, until]));
     const answer429 = async (seconds: string) => {
       const g = await scheduler.acquire(1, 'a');
       g.sent();
@@ -157,11 +158,11 @@ describe('Retry-After', () => {
     await answer429('5');
     await waitBriefly();
     expect(told).toEqual([]);
-    now += 5_000;
+    clock.time += 5_000;
     await answer429('45');
     await waitBriefly();
     await waitBriefly();
-    expect(told).toEqual([['retry-after', now + 45_000]]);
+    expect(told).toEqual([['retry-after', clock.time + 45_000]]);
   });
 });
 
