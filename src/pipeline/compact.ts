@@ -9,7 +9,7 @@ import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { slug, type StateStore, type PartitionState } from '../state/store.js';
 import { listingsOf } from '../state/cursor.js';
-import { withLockedWriter } from './locked.js';
+import { withLockedWriter } from './session.js';
 import { UsageError } from '../errors.js';
 
 export interface CompactReport {
