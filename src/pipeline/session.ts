@@ -8,20 +8,41 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ParquetWriter } from '../load/parquet.js';
 import { LakeLock } from '../state/lock.js';
-import { STAGING, StateStore, type HeldLock, type LockOptions, type StoreHooks } from '../state/store.js';
+import { S3LeaseBackend, S3Objects } from '../state/s3.js';
+import { STAGING, StateStore, type StoreHooks } from '../state/store.js';
 import { saveReport, type RunReport } from './report.js';
+
+export interface HoldOptions {
+  /** Wait for another writer of the lake instead of refusing. */
+  wait?: boolean;
+  signal?: AbortSignal;
+  onWait?: (holder: string) => void;
+  /** Told once, when the lock can only be taken by lesser means (a store that ignores conditions). */
+  onNote?: (note: string) => void;
+}
 
 export class LakeSession {
   private writerOpened?: Promise<ParquetWriter>;
 
   private constructor(
     readonly store: StateStore,
-    private held?: HeldLock,
+    /** The lake's locks, in the store's fence (kept there once released: nothing commits after the session). */
+    private readonly locks: LakeLock[],
+    /** What close() releases, the last taken first: the lake's locks, or a worker's folder. */
+    private readonly held: LakeLock[] = [],
   ) {}
 
-  /** The lake's store, its hooks given now (a store never changes who may write). Nothing is taken until lock(). */
+  /**
+   * The lake's store, with the writer's hooks and the session's fence: once lock() took the lake,
+   * a commit or a recovery is refused when the lock was lost. Nothing is taken until lock().
+   */
   static async open(lake: string, hooks: StoreHooks = {}): Promise<LakeSession> {
-    return new LakeSession(await StateStore.open(lake, hooks));
+    const locks: LakeLock[] = [];
+    const fence = () => {
+      for (const l of locks) l.assertHeld();
+      hooks.fence?.();
+    };
+    return new LakeSession(await StateStore.open(lake, { ...hooks, fence }), locks);
   }
 
   /**
@@ -32,21 +53,38 @@ export class LakeSession {
    */
   static async forWorker(lake: string, hooks: StoreHooks): Promise<LakeSession> {
     const probe = await StateStore.open(lake, hooks);
-    if (!probe.remote) return new LakeSession(probe);
+    if (!probe.remote) return new LakeSession(probe, []);
     for (let n = 0; ; n++) {
       const folder = `${probe.root}-worker${n}`;
       try {
         const slot = await LakeLock.acquire(folder);
-        return new LakeSession(await StateStore.open(lake, { ...hooks, work: () => folder }), slot);
+        return new LakeSession(await StateStore.open(lake, { ...hooks, work: () => folder }), [], [slot]);
       } catch (err) {
         if (n >= 63) throw err;
       }
     }
   }
 
-  /** Takes the lake's lock (one writer per lake), or waits for it with `wait`. */
-  async lock(o: LockOptions): Promise<void> {
-    this.held = await this.store.lock(o);
+  /**
+   * Takes the lake's lock (one writer per lake), or waits for it with `wait`. On object storage:
+   * first the lock of the local work folder (exact among the writers of this machine), then the
+   * lake's lock object in the store, taken conditionally where the store honours If-None-Match
+   * (the lease says so at start where it does not).
+   */
+  async lock(o: HoldOptions): Promise<void> {
+    const { store } = this;
+    const take = (lock: LakeLock) => {
+      this.locks.push(lock);
+      this.held.push(lock);
+    };
+    take(await LakeLock.acquire(store.root, o));
+    if (!(store.objects instanceof S3Objects)) return;
+    try {
+      take(await LakeLock.acquire(store.lake, { ...o, backend: await S3LeaseBackend.open(store.objects) }));
+    } catch (err) {
+      await this.release();
+      throw err;
+    }
   }
 
   /**
@@ -73,31 +111,31 @@ export class LakeSession {
   /** Closes the writer and lets the lake (or the worker's folder) go, a writer that failed to open included. */
   async close(): Promise<void> {
     const writer = this.writerOpened;
-    const held = this.held;
     this.writerOpened = undefined;
-    this.held = undefined;
     try {
       (await writer?.catch(() => undefined))?.close();
     } finally {
-      await held?.release();
+      await this.release();
+    }
+  }
+
+  private async release(): Promise<void> {
+    const last = this.held.pop();
+    if (!last) return;
+    try {
+      await last.release();
+    } finally {
+      await this.release();
     }
   }
 }
 
-export interface HoldOptions {
-  wait?: boolean;
-  signal?: AbortSignal;
-  onWait?: (holder: string) => void;
-  onNote?: (note: string) => void;
-  /** `work`'s staging cleared once it succeeds (a failure leaves it to the next writer's start). */
-  clearAfter?: boolean;
-}
-
 /**
  * Runs `work` holding the lake: its lock taken, what an earlier writer left half done finished or
- * dropped first. Nothing is committed once the lock was lost (the store's fence).
+ * dropped first. Nothing is committed once the lock was lost (the store's fence). With
+ * `clearAfter`, what `work` staged goes once it succeeds (a failure leaves it to the next start).
  */
-export async function withLake<T>(lake: string, o: HoldOptions, work: (store: StateStore, session: LakeSession) => Promise<T>): Promise<T> {
+export async function withLake<T>(lake: string, o: HoldOptions & { clearAfter?: boolean }, work: (store: StateStore, session: LakeSession) => Promise<T>): Promise<T> {
   const { clearAfter, ...lock } = o;
   const session = await LakeSession.open(lake);
   await session.lock(lock);
@@ -112,17 +150,12 @@ export async function withLake<T>(lake: string, o: HoldOptions, work: (store: St
 }
 
 /** `rebuild` and `compact`: they rewrite a lake's files outside a run, with the session's Parquet writer. */
-export function withLockedWriter<T>(lake: string, o: Omit<HoldOptions, 'clearAfter'>, work: (store: StateStore, writer: ParquetWriter) => Promise<T>): Promise<T> {
+export function withLockedWriter<T>(lake: string, o: HoldOptions, work: (store: StateStore, writer: ParquetWriter) => Promise<T>): Promise<T> {
   return withLake(lake, { ...o, clearAfter: true }, async (store, session) => work(store, await session.writer()));
 }
 
 /** What a run (in this process or queued) needs to hold its lake. */
-export interface RunHoldOptions {
-  logger: Logger;
-  /** Wait for another writer of the lake instead of refusing. */
-  wait?: boolean;
-  signal?: AbortSignal;
-}
+export type RunHoldOptions = Pick<HoldOptions, 'wait' | 'signal'> & { logger: Logger };
 
 export const describeError = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
