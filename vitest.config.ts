@@ -20,6 +20,7 @@ const UNIT = [
   'test/state/lease.test.ts',
   'test/cluster/url.test.ts',
   'test/cli/docs.test.ts',
+  'test/pipeline/spec.test.ts',
 ];
 const SYSTEM = [
   'test/cluster/{budget,demo-cluster,leases,pg-fixture,queue,shared-run,two-pipelines}.test.ts',

@@ -1,10 +1,11 @@
 // `chainlake run` (a pipeline into the lake, in this process or through a queue) and `chainlake
 // worker` (the partitions of queued runs).
 import type { Argv } from 'yargs';
-import { loadPipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
+import { parsePipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
 import { UsageError } from '../errors.js';
 import { inert, inertAll, inertJson } from '../text.js';
 import { runPipeline } from '../pipeline/run.js';
+import { overrideUrls, specOptions, type RunSpec } from '../pipeline/spec.js';
 import { formatReport, type RunReport } from '../pipeline/report.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
@@ -53,7 +54,8 @@ function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | 
 
 async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
-  const p: Pipeline = loadPipeline(a.pipeline);
+  const text = readPipeline(a.pipeline);
+  const p: Pipeline = parsePipeline(text, a.pipeline);
   const lake = checkLake(a.lake ?? p.lake ?? DEFAULT_LAKE);
   const fullRefresh = fullRefreshTables(p, a.fullRefresh);
   const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
@@ -64,16 +66,15 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   const queue = checkPostgresUrl('queue', a.queue);
   if (queue && budgetDb) throw new UsageError('--budget-db: not with --queue (a queued run shares its budgets in the queue\'s database)');
   // The pipeline's text travels to the workers through the queue: a key written in it would too.
-  const pipelineText = queue ? readPipeline(a.pipeline) : '';
-  const written = queue ? writtenKeys(pipelineText, a.pipeline) : [];
+  const written = queue ? writtenKeys(text, a.pipeline) : [];
   if (written.length)
     throw new UsageError(`${a.pipeline}: ${written.join(', ')}: with --queue an API key is read on each worker from the environment (apiKey: \${CHAINLAKE_API_KEY}), not written in the pipeline, which travels through the queue`);
   if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
   if (a.dryRun) {
     const { formatPlan, planRun } = await import('../pipeline/plan.js');
     // The simulator is not started: nothing would answer, as nothing is sent.
-    const urls = { data: dataUrl, metrics: metricsUrl, node: nodeUrl };
-    for (const [name, src] of Object.entries(p.sources)) src.url = a.simulator ? 'the embedded simulator' : (urls[name as keyof typeof urls] ?? src.url);
+    const shown = 'the embedded simulator';
+    overrideUrls(p, a.simulator ? { data: shown, metrics: shown, node: shown } : { data: dataUrl, metrics: metricsUrl, node: nodeUrl });
     // An s3:// lake's plan reads the copies of its states.
     const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
     // A plan quotes the lake's states (page tokens the service sent).
@@ -85,13 +86,15 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
     sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
-    p.sources.data.url = sim.url;
-    p.sources.metrics.url = sim.url;
-    p.sources.node.url = sim.url;
   }
-  if (dataUrl) p.sources.data.url = dataUrl;
-  if (metricsUrl) p.sources.metrics.url = metricsUrl;
-  if (nodeUrl) p.sources.node.url = nodeUrl;
+  // A URL given for a service wins over the simulator's.
+  const spec: RunSpec = {
+    pipeline: { file: a.pipeline, text },
+    lake,
+    options: { flushRows, fullRefresh: fullRefresh && [...fullRefresh], strict: a.strict, keepRaw: a.raw },
+    urls: { data: dataUrl ?? sim?.url, metrics: metricsUrl ?? sim?.url, node: nodeUrl ?? sim?.url },
+  };
+  overrideUrls(p, spec.urls);
   const { logger, progress } = runOutput(a);
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
   const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
@@ -100,9 +103,8 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   // Signals are handled until the embedded simulator has closed too.
   return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
     try {
-      const o = { lake, logger, signal, flushRows, fullRefresh, strict: a.strict, wait: a.wait, keepRaw: a.raw, sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
-      const urls = { data: sim?.url ?? dataUrl, metrics: sim?.url ?? metricsUrl, node: sim?.url ?? nodeUrl };
-      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...o, queue, pipelineText, urls }) : runPipeline(p, o)).finally(() => progress?.stop());
+      const o = { lake, ...specOptions(spec), logger, signal, wait: a.wait, sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
+      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...o, queue, spec }) : runPipeline(p, o)).finally(() => progress?.stop());
       // Its errors quote the services' answers: each stays on its line, inert.
       process.stdout.write(formatReport(inertAll(report)) + '\n');
       await refreshWarehouse('run', lake, a.warehouse);

@@ -18,7 +18,8 @@ import { mib, open, readBody, TooLarge } from '../sources/http.js';
 import { checkLink, type LinkPolicy } from './links.js';
 import { slug, type StateStore } from '../state/store.js';
 import { call, stats } from './call.js';
-import { commitOperations, loadOperation, withLake, type OperationRow, type RequestFields } from './table.js';
+import { commitOperations, loadOperation, type OperationRow, type RequestFields } from './table.js';
+import { withLake } from '../pipeline/session.js';
 
 const START = '/v1/operations/transactions:export';
 const STATUS = '/v1/operations/{operationId}';
@@ -248,8 +249,11 @@ function folderOf(id: string): string {
  * hold yet; both commit together. Holds the lake's lock for the download and the commit only.
  */
 async function record(x: ExportContext, op: Operation, fresh: RequestFields | undefined, type: string | null): Promise<OperationRow> {
+  // The lock is waited for: an export must not fail because a run holds the lake. Polling happens
+  // outside: a run of hours must not wait on an export.
   return withLake(
     x.lake,
+    { wait: true, onWait: (holder) => x.log(`waiting for the lake's lock (held by ${holder})`) },
     async (store: StateStore) => {
       const known: RequestFields = fresh ?? (await loadOperation(store, op.operationId)) ?? {
         first_date: null, last_date: null, options: null, continues_operation_id: null, download_path: null, download_bytes: null, download_sha256: null,
@@ -273,7 +277,6 @@ async function record(x: ExportContext, op: Operation, fresh: RequestFields | un
         rmSync(staging, { recursive: true, force: true });
       }
     },
-    (holder) => x.log(`waiting for the lake's lock (held by ${holder})`),
   );
 }
 

@@ -33,21 +33,6 @@ export interface OperationRow {
 /** What chainlake knows of an operation that the service does not send back when polled. */
 export type RequestFields = Pick<OperationRow, 'first_date' | 'last_date' | 'options' | 'continues_operation_id' | 'download_path' | 'download_bytes' | 'download_sha256'>;
 
-/**
- * Runs `f` holding the lake's lock (one writer per lake), after finishing what an interrupted
- * writer left. Polling happens outside: a run of hours must not wait on an export.
- */
-export async function withLake<T>(lake: string, f: (store: StateStore) => Promise<T>, onWait?: (holder: string) => void): Promise<T> {
-  const store = await StateStore.open(lake);
-  const lock = await store.lock({ wait: true, ...(onWait ? { onWait } : {}) });
-  try {
-    await store.recover();
-    return await f(store);
-  } finally {
-    await lock.release();
-  }
-}
-
 const isTableFile = (f: string) => f.startsWith(`${OPERATIONS.table}/`);
 
 /**

@@ -10,7 +10,7 @@ import type { ParquetWriter } from '../load/parquet.js';
 import { slug, type StateStore, type PartitionState } from '../state/store.js';
 import { listingsOf } from '../state/cursor.js';
 import { nextSeq, stemText } from '../state/names.js';
-import { withLockedWriter } from './locked.js';
+import { withLockedWriter } from './session.js';
 import { UsageError } from '../errors.js';
 
 export interface CompactReport {

@@ -5,23 +5,22 @@
 // them all in one place). It puts back the jobs of workers that vanished, adds up what the workers
 // report as jobs complete, and exits as a run does.
 import { setTimeout as wait } from 'node:timers/promises';
-import type { Pipeline, SourceName } from '../config/pipeline.js';
-import { TABLE_PARTITION, StateStore } from '../state/store.js';
+import type { Pipeline } from '../config/pipeline.js';
+import { TABLE_PARTITION } from '../state/store.js';
 import { jobLeaseBound } from '../state/lock.js';
 import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
 import type { RunReport, StreamReport } from './report.js';
-import { finishRun, lockLake, planJobs, runId, type RunOptions } from './run.js';
+import { newRun, type RunOptions } from './run.js';
+import { holdForRun, LakeSession } from './session.js';
+import type { RunSpec } from './spec.js';
 import type { Job } from './partition.js';
 
-/** What a job asks of a worker: which partitions of which table, from which pipeline, how. */
+/** What a job asks of a worker: which partitions of which table, of which run (its spec as the command line gave it). */
 export interface WorkOrder {
-  lake: string;
-  /** The pipeline's text as written: `${VAR}` (API keys) are read on the worker's machine. */
-  pipeline: { file: string; text: string };
+  spec: RunSpec;
   table: string;
   partitions: string[];
-  options: { flushRows?: number; fullRefresh?: string[]; strict?: boolean; keepRaw?: boolean; urls: Partial<Record<SourceName, string>> };
 }
 
 /** What a worker answers when its job is done. */
@@ -33,8 +32,8 @@ export interface WorkResult {
 export interface QueuedRunOptions extends RunOptions {
   /** postgres://… */
   queue: string;
-  pipelineText: string;
-  urls: Partial<Record<SourceName, string>>;
+  /** The run as the command line gave it: each job carries it to its worker. */
+  spec: RunSpec;
 }
 
 /** A run none of whose jobs was taken this long says that no worker seems to be there. */
@@ -49,21 +48,19 @@ export function jobKey(queue: string, table: string, partition: string): string 
 }
 
 /** The run's jobs as work orders: a table merged across partitions is one order. */
-export function workOrders(p: Pipeline, jobs: Job[], lake: string, o: QueuedRunOptions): Array<{ partition: string; order: WorkOrder }> {
-  const options = { flushRows: o.flushRows, fullRefresh: o.fullRefresh ? [...o.fullRefresh] : undefined, strict: o.strict, keepRaw: o.keepRaw, urls: o.urls };
-  const base = { lake, pipeline: { file: p.file, text: o.pipelineText }, options };
+export function workOrders(jobs: Job[], spec: RunSpec): Array<{ partition: string; order: WorkOrder }> {
   const out: Array<{ partition: string; order: WorkOrder }> = [];
   const whole = new Map<string, WorkOrder>();
   for (const job of jobs) {
     const table = job.decl.table;
     if (job.decl.mergeScope !== 'table') {
-      out.push({ partition: job.partition.id, order: { ...base, table, partitions: [job.partition.id] } });
+      out.push({ partition: job.partition.id, order: { spec, table, partitions: [job.partition.id] } });
       continue;
     }
     const order = whole.get(table);
     if (order) order.partitions.push(job.partition.id);
     else {
-      const o2 = { ...base, table, partitions: [job.partition.id] };
+      const o2 = { spec, table, partitions: [job.partition.id] };
       whole.set(table, o2);
       out.push({ partition: TABLE_PARTITION, order: o2 });
     }
@@ -92,27 +89,20 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunReport> {
-  const store = await StateStore.open(o.lake);
-  const reports = new Map<string, StreamReport>();
-  const jobs = planJobs(p, reports);
-  const id = runId();
-  const report: RunReport = { runId: id, pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
+  const session = await LakeSession.open(o.lake);
+  const { jobs, reports, report } = newRun(p, session.store.lake);
+  const id = report.runId;
   // The queue first: a database that does not answer (or refuses the password) leaves the lake untouched.
   const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.warn({ err: message }, "the queue's upkeep failed") });
-  let lock;
-  try {
-    lock = await lockLake(store, o);
-  } catch (err) {
-    await q.close();
-    throw err;
-  }
-  const t0 = performance.now();
   const bound = jobLeaseBound();
   let renewer: NodeJS.Timeout | undefined;
-  try {
-    const { rolledForward } = await store.recover();
-    if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
-    const queue = queueName(store.lake);
+  // A run that fails with partitions left says why against each of their streams.
+  const failed = (err: unknown) => {
+    for (const s of report.streams) if (s.partitionsDone < s.partitions && s.errors.length === 0) s.errors.push(errorMessage(err));
+  };
+  // Lends the partitions to the workers and waits for them; the lake is held meanwhile.
+  const lend = async (): Promise<void> => {
+    const queue = queueName(session.store.lake);
     // The run outlives a lost job lease: a worker cut off as long as a lease bound keeps its run.
     await q.beginRun(queue, id, 3 * bound);
     let lastOk = Date.now();
@@ -125,14 +115,14 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
         () => undefined,
       );
     }, Math.max(100, Math.floor(bound / 3)));
-    const orders = workOrders(p, jobs, store.lake, o);
+    const orders = workOrders(jobs, o.spec);
     const ids = await q.send(
       queue,
       id,
       orders.map(({ partition, order }) => ({ key: jobKey(queue, order.table, partition), data: order })),
     );
     const orderOf = new Map(ids.map((x, i) => [x, orders[i]!.order]));
-    o.logger.info({ run: id, pipeline: p.name, partitions: jobs.length, jobs: ids.length, lake: store.lake, queue: q.where }, 'run queued: waiting for workers');
+    o.logger.info({ run: id, pipeline: p.name, partitions: jobs.length, jobs: ids.length, lake: session.store.lake, queue: q.where }, 'run queued: waiting for workers');
     o.onStart?.(report);
     const open = new Set(ids);
     let lost = 0;
@@ -181,7 +171,7 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
       if (!taken && states.some((s) => s.state !== 'created')) taken = true;
       else if (!taken && Date.now() - queuedAt > NO_WORKER_MS) {
         taken = true; // said once
-        o.logger.warn({ lake: store.lake }, `no worker has taken a job yet: start \`chainlake worker --queue postgres://… --lake ${store.lake}\` on a machine that reaches the database, the services and the lake`);
+        o.logger.warn({ lake: session.store.lake }, `no worker has taken a job yet: start \`chainlake worker --queue postgres://… --lake ${session.store.lake}\` on a machine that reaches the database, the services and the lake`);
       }
       for (const s of states) {
         if (s.state === 'completed' || s.state === 'failed' || s.state === 'cancelled') settle(s);
@@ -203,13 +193,11 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
     // The jobs not done are cancelled and their workers commit nothing more before the lake is let go.
     await q.endRun(queue, id).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'could not end the run in the queue; its workers stop at their lease bound'));
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
-  } catch (err) {
-    for (const s of report.streams) if (s.partitionsDone < s.partitions && s.errors.length === 0) s.errors.push(errorMessage(err));
-    throw err;
+  };
+  try {
+    await holdForRun(session, report, o, () => lend().finally(() => clearInterval(renewer)), failed);
   } finally {
-    clearInterval(renewer);
     await q.close();
-    await finishRun(store, report, t0, lock, o);
   }
   return report;
 }

@@ -11,7 +11,7 @@ import { readRawPages } from '../load/raw.js';
 import { RAW, REJECTS, slug, TABLE_PARTITION, type StateStore, type PartitionState } from '../state/store.js';
 import { nextToken } from '../extract/paginate.js';
 import { UsageError } from '../errors.js';
-import { withLockedWriter } from './locked.js';
+import { withLockedWriter } from './session.js';
 import { BatchPath, type Moves } from './batch.js';
 import { Transformer } from '../transform/rows.js';
 import { highest } from '../state/cursor.js';

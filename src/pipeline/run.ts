@@ -1,8 +1,8 @@
 // Runs a pipeline: every partition of every stream, concurrently, each paged, transformed, written
 // and committed batch by batch (partition.ts, batch.ts) as its refresh says (append.ts, merge.ts).
 // A failed partition does not stop the others; the run then fails (exit 1) and a rerun resumes
-// from the checkpoints. Here: the run's id, its jobs, the lake's lock, the pool of Parquet writers,
-// and the report.
+// from the checkpoints. Here: the run's id, its jobs, the pool of Parquet writers, and the report;
+// the lake is held by a session (session.ts).
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { Client, type ClientOptions } from '../sources/client.js';
@@ -11,9 +11,10 @@ import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { ParquetWriter } from '../load/parquet.js';
-import { STAGING, StateStore, type HeldLock } from '../state/store.js';
+import { STAGING, type StateStore } from '../state/store.js';
 import { Skipped, UsageError } from '../errors.js';
-import { newStreamReport, saveReport, type RunReport, type StreamReport } from './report.js';
+import { newStreamReport, type RunReport, type StreamReport } from './report.js';
+import { describeError, holdForRun, LakeSession } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { append } from './append.js';
 import { commitTable, merge, tableCommit, type TableMergeInput } from './merge.js';
@@ -31,10 +32,6 @@ export interface RunOptions extends PartitionOptions {
   wait?: boolean;
   /** Called once the run has its (live) report: its counters move as the run goes (progress display). */
   onStart?: (report: RunReport) => void;
-}
-
-function describeError(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
 }
 
 let last = { base: '', n: 1 };
@@ -161,56 +158,24 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
   }
 }
 
-/** Takes the lake's lock (one writer per lake), or waits for it with --wait. */
-export function lockLake(store: StateStore, o: RunOptions) {
-  return store.lock({
-    wait: o.wait,
-    signal: o.signal,
-    onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake'),
-    onNote: (note) => o.logger.warn(note),
-  });
-}
-
-/**
- * The end of a run that held the lake: what it staged and did not commit (a merge's inputs, a
- * batch cut short) goes now, not at the next start (_staging does not keep a run's leftovers
- * between runs); the report is written to the lake; the lock is released.
- */
-export async function finishRun(store: StateStore, report: RunReport, t0: number, lock: HeldLock, o: RunOptions): Promise<void> {
-  try {
-    await store.recover();
-  } catch (err) {
-    o.logger.warn({ err: describeError(err) }, 'could not clear _staging; the next run will');
-  }
-  report.finishedAt = new Date().toISOString();
-  report.seconds = (performance.now() - t0) / 1000;
-  if (report.status === 'running') report.status = 'failed';
-  try {
-    await store.publish(saveReport(store.root, report));
-  } finally {
-    await lock.release();
-  }
-  o.logger.info({ run: report.runId, status: report.status, seconds: report.seconds }, 'run finished');
+/** A run's id, its jobs and its report (live: its counters move as the run goes). */
+export function newRun(p: Pipeline, lake: string): { jobs: Job[]; reports: Map<string, StreamReport>; report: RunReport } {
+  const reports = new Map<string, StreamReport>();
+  const jobs = planJobs(p, reports);
+  const report: RunReport = { runId: runId(), pipeline: p.name, lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
+  return { jobs, reports, report };
 }
 
 export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
-  const store = await StateStore.open(o.lake);
-  const reports = new Map<string, StreamReport>();
-  const jobs = planJobs(p, reports);
-  const report: RunReport = { runId: runId(), pipeline: p.name, lake: store.lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
-  const lock = await lockLake(store, o);
-  const t0 = performance.now();
-  try {
-    const { rolledForward } = await store.recover();
-    if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
+  const session = await LakeSession.open(o.lake);
+  const { jobs, report } = newRun(p, session.store.lake);
+  await holdForRun(session, report, o, async () => {
     const clients = newClients(p, o);
-    o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: store.lake }, 'run started');
+    o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: session.store.lake }, 'run started');
     o.onStart?.(report);
-    await runJobs(jobs, store, clients, { ...o, runId: report.runId });
+    await runJobs(jobs, session.store, clients, { ...o, runId: report.runId });
     report.budgets = budgetsOf(jobs, clients);
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
-  } finally {
-    await finishRun(store, report, t0, lock, o);
-  }
+  });
   return report;
 }

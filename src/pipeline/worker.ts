@@ -4,17 +4,18 @@
 // guards every commit of its partitions, so a worker that lost its lease commits nothing, and a
 // worker taking a job over resumes from the last commit, rolling forward one left half-done.
 import type { Logger } from 'pino';
-import { parsePipeline } from '../config/pipeline.js';
 import { LeaseLost, QueueUnavailable, WorkQueue, queueName, type JobLease, type QueuedJob } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
 import { sharedBudgets } from '../cluster/port.js';
-import { LakeLock, jobLeaseBound } from '../state/lock.js';
-import { StateStore, TABLE_PARTITION, type HeldLock, type StoreHooks } from '../state/store.js';
+import { jobLeaseBound } from '../state/lock.js';
+import { TABLE_PARTITION } from '../state/store.js';
 import { RunError } from '../errors.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { newStreamReport, type StreamReport } from './report.js';
 import { budgetsOf, newClients, planJobs, runJobs, type Clients } from './run.js';
 import { sleep, type WorkOrder, type WorkResult } from './queued.js';
+import { LakeSession } from './session.js';
+import { specOptions, specPipeline } from './spec.js';
 
 export interface WorkerOptions {
   /** postgres://… */
@@ -32,25 +33,6 @@ export interface WorkerOptions {
 /** How often a worker tells the run how its job goes (the run's progress display). */
 const PROGRESS_MS = 2000;
 
-/**
- * An s3:// lake's local work folder of this process: each worker takes the first free one beside
- * the usual (by the same lock a run takes on its work folder), so workers on one machine never
- * share copies.
- */
-async function workSlot(lake: string, hooks: StoreHooks): Promise<{ store: StateStore; slot?: HeldLock }> {
-  const probe = await StateStore.open(lake, hooks);
-  if (!probe.remote) return { store: probe };
-  for (let n = 0; ; n++) {
-    const folder = `${probe.root}-worker${n}`;
-    try {
-      const held = await LakeLock.acquire(folder);
-      return { store: await StateStore.open(lake, { ...hooks, work: () => folder }), slot: held };
-    } catch (err) {
-      if (n >= 63) throw err;
-    }
-  }
-}
-
 export async function runWorker(o: WorkerOptions): Promise<void> {
   // A job's partitions commit under its lease; a commit of anything else is refused.
   const leases = new Map<string, JobLease>();
@@ -59,7 +41,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     if (!lease) throw new LeaseLost(`no lease of ${table}/${partition} in this worker: not committing`);
     return lease.guard(change);
   };
-  const { store, slot } = await workSlot(o.lake, { guard });
+  const session = await LakeSession.forWorker(o.lake, { guard });
+  const store = session.store;
   const queue = queueName(store.lake);
   const bound = jobLeaseBound();
   const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.debug({ err: message }, "the queue's upkeep failed") });
@@ -114,28 +97,17 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
         await sleep(Math.max(100, bound / 3), stop.signal);
       }
       for (const n of names) leases.set(n, lease);
-      const p = parsePipeline(order.pipeline.text, order.pipeline.file);
-      for (const [name, url] of Object.entries(order.options.urls)) if (url) p.sources[name as keyof typeof p.sources].url = url;
+      const p = specPipeline(order.spec);
       const reports = new Map<string, StreamReport>();
       const wanted = new Set(order.partitions);
       const jobs = planJobs(p, reports).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
-      if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
+      if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.spec.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
       if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory, logger: o.logger }) };
-      for (const part of parts) await store.recoverPartition(order.table, part);
+      await session.recoverPartitions(order.table, parts);
       o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
       const report = jobs[0]!.report;
       ticker = setInterval(() => void q.progress(job.id, run, report).catch(() => undefined), PROGRESS_MS);
-      await runJobs(jobs, store, clients.clients, {
-        lake: store.lake,
-        logger: o.logger,
-        signal: stop.signal,
-        runId: run,
-        flushRows: order.options.flushRows,
-        fullRefresh: order.options.fullRefresh ? new Set(order.options.fullRefresh) : undefined,
-        strict: order.options.strict,
-        keepRaw: order.options.keepRaw,
-        partitionConcurrency: o.partitionConcurrency,
-      });
+      await runJobs(jobs, store, clients.clients, { ...specOptions(order.spec), lake: store.lake, logger: o.logger, signal: stop.signal, runId: run, partitionConcurrency: o.partitionConcurrency });
       if (stop.signal.aborted) return await stopped();
       const result: WorkResult = { report, budgets: budgetsOf(jobs, clients.clients) };
       await q.complete(queue, job.id, result);
@@ -180,7 +152,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   } finally {
     await shared.close().catch(() => undefined);
     await q.close();
-    await slot?.release();
+    await session.close();
     o.logger.info('worker stopped');
   }
 }

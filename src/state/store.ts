@@ -16,9 +16,8 @@ import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Cursor } from './cursor.js';
 import { DiskObjects, writeAtomic, type ObjectStore } from './objects.js';
-import { isObjectUrl, S3LeaseBackend, S3Objects } from './s3.js';
+import { isObjectUrl, S3Objects } from './s3.js';
 import { cacheBound, Mirror, workFolder } from './cache.js';
-import { LakeLock } from './lock.js';
 
 export { writeAtomic } from './objects.js';
 
@@ -56,22 +55,9 @@ export function slug(partition: string): string {
   return `${readable}-${createHash('sha256').update(partition).digest('hex').slice(0, 10)}`;
 }
 
-/** A held lock of a lake, released whatever happens. */
-export interface HeldLock {
-  release(): Promise<void>;
-}
-
-export interface LockOptions {
-  wait?: boolean;
-  signal?: AbortSignal;
-  onWait?: (holder: string) => void;
-  /** Told once, when the lock can only be taken by lesser means (a store that ignores conditions). */
-  onNote?: (note: string) => void;
-}
-
-/** A writer's checks around its changes to the lake, given when the store is made (lock() adds the lake's lock to the fence). */
+/** A writer's checks around its changes to the lake, given when the store is made. */
 export interface StoreHooks {
-  /** Throws when this process may no longer write the lake (its lease was taken over): checked before every commit and recovery. */
+  /** Throws when this process may no longer write the lake (its lock was taken over): checked before every commit and recovery. */
   fence?: () => void;
   /**
    * Runs each state change of a partition (a commit, a roll-forward) inside the caller's check: a
@@ -90,8 +76,6 @@ export class StateStore {
   private readonly mirror?: Mirror;
   private readonly fence?: () => void;
   private readonly guard?: StoreHooks['guard'];
-  /** The lake's lock once lock() took it: checked with the fence. */
-  private lockFence?: () => void;
 
   /** A lake folder on this machine (StateStore.open takes an s3:// lake too). */
   constructor(lake: string, o: StoreHooks & { remote?: { objects: S3Objects; root: string } } = {}) {
@@ -125,39 +109,6 @@ export class StateStore {
   /** Whether the lake is on object storage. */
   get remote(): boolean {
     return this.mirror !== undefined;
-  }
-
-  /**
-   * Takes the lake's lock (one writer per lake). On object storage: first a lock of the work folder
-   * (exact among the writers of this machine), then the lake's lock object in the store.
-   */
-  async lock(o: LockOptions = {}): Promise<HeldLock> {
-    const local = await LakeLock.acquire(this.root, o);
-    if (!(this.objects instanceof S3Objects)) {
-      this.lockFence = () => local.assertHeld();
-      return { release: () => local.release() };
-    }
-    try {
-      // The lease in the store: taken conditionally where the store honours If-None-Match (the
-      // lease says so at start where it does not).
-      const remote = await LakeLock.acquire(this.lake, { ...o, backend: await S3LeaseBackend.open(this.objects) });
-      this.lockFence = () => {
-        local.assertHeld();
-        remote.assertHeld();
-      };
-      return {
-        release: async () => {
-          try {
-            await remote.release();
-          } finally {
-            await local.release();
-          }
-        },
-      };
-    } catch (err) {
-      await local.release();
-      throw err;
-    }
   }
 
   /** Resolves a lake-relative path in the local folder and refuses anything that would land outside it. */
@@ -246,7 +197,6 @@ export class StateStore {
   }
 
   private fenced(): void {
-    this.lockFence?.();
     this.fence?.();
   }
 
