@@ -1,9 +1,9 @@
 import { defineConfig } from 'vitest/config';
 
 // Tests in tiers, each a vitest project: `unit` (pure modules, fake time, no server or process:
-// the inner loop, `npm run test:unit`), `system` (real processes and parts: PostgreSQL, S3,
-// Chromium, kills, hostile services measured from outside) and `integration` (the rest: a stage
-// with DuckDB, the simulator in-process, a CLI run). `npm test` runs all three.
+// the inner loop, `npm run test:unit`), `system` and `timed` (real processes and parts: PostgreSQL,
+// S3, Chromium, kills, hostile services measured from outside) and `integration` (the rest: a
+// stage with DuckDB, the simulator in-process, a CLI run). `npm test` runs them all.
 const UNIT = [
   'test/json/**/*.test.ts',
   'test/extract/**/*.test.ts',
@@ -22,14 +22,24 @@ const UNIT = [
   'test/cli/docs.test.ts',
   'test/pipeline/spec.test.ts',
 ];
+/** Real processes that share a machine well: each runs its own servers and processes on loopback. */
 const SYSTEM = [
-  'test/cluster/{budget,demo-cluster,leases,pg-fixture,queue,shared-run,two-pipelines}.test.ts',
+  'test/cluster/{demo-cluster,leases,pg-fixture}.test.ts',
   'test/scenarios/{s3,security,security-s3,hostile}.test.ts',
-  'test/state/{s3,lock}.test.ts',
+  'test/state/s3.test.ts',
   'test/warehouse/report.test.ts',
   'test/pipeline/runs.test.ts',
 ];
+/**
+ * Real processes that measure time: rate windows spent by several processes, leases taken over
+ * after their bound, a lock holder stopped past its lease. They run one file at a time, after the
+ * rest, so that what they measure is theirs and not the load of other tests.
+ */
+const TIMED = ['test/cluster/{budget,queue,shared-run,two-pipelines}.test.ts', 'test/state/lock.test.ts'];
 
+// Vitest gives a 2-core machine one worker; most tests wait on processes, servers and the disk,
+// so more files at once than cores keeps both cores busy. Projects of one group run together and
+// groups run one after another (and a group's projects share one worker count).
 export default defineConfig({
   test: {
     testTimeout: 60_000,
@@ -37,9 +47,10 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['test/tmpdir.setup.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM] } },
-      { extends: true, test: { name: 'system', include: SYSTEM } },
+      { extends: true, test: { name: 'unit', include: UNIT, maxWorkers: 3, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...TIMED], maxWorkers: 3, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 2, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
   },
 });

@@ -20,7 +20,7 @@ const KEY = 'queue-key-DO-NOT-LEAK-7d20';
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 /** A lost worker's job is handed on after this many seconds without a lease renewed. */
 const LEASE_SECONDS = '2';
-const FLUSH = ['--flush-rows', '40'];
+const FLUSH = ['--flush-rows', '100'];
 
 let pgdb: PgFixture;
 let sim: Simulator;
@@ -79,8 +79,8 @@ async function clusterRun(lake: string, env: Record<string, string> = {}) {
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'cl-queue-'));
   pgdb = await startPostgres();
-  // 9,000 CU a minute in 2-second windows: the demo's data streams take several windows.
-  sim = await startSimulator({ seed: 1, apiKeys: [KEY], rateLimit: { data: { cuPerMinute: 9000, windowSeconds: 2 }, blockAfterLimitedRequests: 1e9 } });
+  // 18,000 CU a minute in 2-second windows: the demo's data streams take several windows.
+  sim = await startSimulator({ seed: 1, apiKeys: [KEY], rateLimit: { data: { cuPerMinute: 18000, windowSeconds: 2 }, blockAfterLimitedRequests: 1e9 } });
   s3 = await startS3();
   const one = await runCli(['run', 'pipelines/demo.yaml', '--lake', join(root, 'one'), ...urls(), ...FLUSH, '--quiet'], { CHAINLAKE_API_KEY: KEY });
   expect(one.code, one.stderr).toBe(0);

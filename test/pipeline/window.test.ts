@@ -6,20 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { ListingGate, nextWindow, openWindow, WindowMachine, type Track, type WindowConfig } from '../../src/pipeline/window.js';
 import { KEEP, SKIPPED, OUTSIDE, BELOW } from '../../src/transform/rows.js';
 import type { BlockParams } from '../../src/state/cursor.js';
+import { seeded as random } from '../random.js';
 
 const BP: BlockParams = { start: 'startBlock', end: 'endBlock' };
 
-/** A deterministic random source (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 const int = (rand: () => number, lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
 
 interface Row {

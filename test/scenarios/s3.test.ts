@@ -18,7 +18,8 @@ let restore: () => void;
 let local: string;
 let localTables: Record<string, string[]>;
 const URL_MAIN = `s3://${BUCKET}/lake`;
-const RUN = ['run', 'pipelines/demo.yaml', '--simulator', '--flush-rows', '100'];
+// Batches of 1,000 rows: several commits a partition (the largest tables hold thousands), each a few requests to the store.
+const RUN = ['run', 'pipelines/demo.yaml', '--simulator', '--flush-rows', '1000'];
 
 const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
 

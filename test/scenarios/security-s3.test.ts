@@ -42,7 +42,7 @@ beforeAll(async () => {
   failing = await s3Proxy(s3.endpoint, { fault: (r) => (r.method === 'PUT' ? 'error500' : undefined) });
   const env = { ...s3Env(proxy.url, { secret: SECRET, cache: join(root, 'cache') }), TMPDIR: join(root, 'tmp') };
   const url = `s3://${BUCKET}/sec`;
-  const run = ['run', 'pipelines/demo.yaml', '--simulator', '--flush-rows', '100', '--log-level', 'trace', '--log-format', 'json'];
+  const run = ['run', 'pipelines/demo.yaml', '--simulator', '--flush-rows', '1000', '--log-level', 'trace', '--log-format', 'json'];
   await cli('run', [...run, '--lake', url], env);
   await cli('compact', ['compact', '--lake', url, '--target-rows', '100000'], env);
   await cli('run (writes refused)', [...run, '--lake', `s3://${BUCKET}/refused`], { ...env, AWS_ENDPOINT_URL_S3: failing.url, AWS_MAX_ATTEMPTS: '2' });

@@ -6,19 +6,10 @@ import { RateBudget, readRateHeaders, TIERS, type BudgetSettings } from '../../s
 import { FairScheduler } from '../../src/sources/scheduler.js';
 import { RateLimiter } from '../../src/simulator/ratelimit.js';
 import { checkPipeline } from '../../src/config/pipeline.js';
+import { seeded as rng } from '../random.js';
 
 const MIN = 60_000;
 
-function rng(seed: number): () => number {
-  let s = seed >>> 0;
-  return () => {
-    s = (s + 0x6d2b79f5) >>> 0;
-    let t = s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Traffic {
   settings?: BudgetSettings;
