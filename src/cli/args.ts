@@ -3,10 +3,9 @@
 import { existsSync, statSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
-import { readableLake } from '../state/cache.js';
+import { existingFolder, readableLake } from '../state/cache.js';
 import { isObjectUrl, parseS3Url } from '../state/s3.js';
 import { redactUrl } from '../cluster/url.js';
-import { existingFolder } from '../warehouse/views.js';
 
 export const DEFAULT_LAKE = 'data/lake';
 

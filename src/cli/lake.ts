@@ -1,12 +1,10 @@
 // The commands on a lake as it stands: rebuild, compact, status, check, report and warehouse.
+// Each handler imports what it runs (DuckDB, pino) when it runs: start-up (main.ts).
 import type { Argv } from 'yargs';
 import { inertJson } from '../text.js';
 import { StateStore } from '../state/store.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
-import { openWarehouse } from '../warehouse/views.js';
-import { writeWarehouse } from '../warehouse/file.js';
-import { makeLogger } from './log.js';
 import { commandOf, checkLake, existingLake, givenLake, readLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { statusJson, statusTable } from './status.js';
@@ -23,6 +21,7 @@ const rebuildFlags = (y: Argv<Globals>) => y.positional('table', { type: 'string
 
 async function cmdRebuild(a: ArgsOf<typeof rebuildFlags>): Promise<number> {
   const { rebuildTable } = await import('../pipeline/rebuild.js');
+  const { makeLogger } = await import('./log.js');
   const logger = makeLogger({});
   const lake = checkLake(givenLake(a));
   await checkWarehouse(lake, a.warehouse);
@@ -45,6 +44,7 @@ const compactFlags = (y: Argv<Globals>) =>
 
 async function cmdCompact(a: ArgsOf<typeof compactFlags>): Promise<number> {
   const { compactLake } = await import('../pipeline/compact.js');
+  const { makeLogger } = await import('./log.js');
   const given = givenLake(a);
   const targetRows = wholeNumber('target-rows', a.targetRows, 2);
   await checkWarehouse(checkLake(given), a.warehouse);
@@ -90,6 +90,7 @@ const checkFlags = (y: Argv<Globals>) => y.option('format', FORMAT_OPTION);
 
 async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
   const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
+  const { openWarehouse } = await import('../warehouse/views.js');
   const given = givenLake(a);
   const lake = await readLake(given);
   const results = await runChecks(await openWarehouse(lake), lake);
@@ -115,6 +116,7 @@ export const reportCommand = commandOf('report', 'write one self-contained HTML 
 const warehouseFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'DuckDB file to write (default: warehouse.duckdb next to the lake)' });
 
 async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
+  const { writeWarehouse } = await import('../warehouse/file.js');
   process.stdout.write(wroteWarehouse(await writeWarehouse(await readLake(givenLake(a)), { out: a.out, flag: '--out' })) + '\n');
   return 0;
 }

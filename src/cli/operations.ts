@@ -1,17 +1,16 @@
 // `chainlake export-op start|status` and `chainlake aggregate-signatures` (docs/operations.md "Export
 // operations and signatures"). Every flag is checked before anything is sent or written; a bad
-// one is exit 2 with a message naming it.
+// one is exit 2 with a message naming it. The handlers import the pipeline reader, the client and
+// the operations when they run: start-up (main.ts).
 import type { Argv, CommandModule } from 'yargs';
-import { DEFAULT_URLS, loadPipeline, SOURCE_DEFAULTS } from '../config/pipeline.js';
 import { NETWORKS, type Network } from '../ids.js';
 import { EVM_EXPORT, EXPORT_TYPES, exportRequestProblems, signatureRequestProblems, type ExportRequest, type SignatureRequest } from '../requests.js';
 import { RunError, UsageError } from '../errors.js';
-import { startExport, operationStatus, type ExportContext } from '../operations/exports.js';
+import type { ExportContext } from '../operations/exports.js';
 import { DEFAULT_MAX_DOWNLOAD_BYTES } from '../operations/links.js';
-import { aggregateSignatures } from '../operations/signatures.js';
 import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../pipeline/report.js';
-import { Client, type SourceConfig } from '../sources/client.js';
+import type { Client, SourceConfig } from '../sources/client.js';
 import { inert } from '../text.js';
 import { commandOf, checkLake, checkUrl, givenLake, type Exit, type Globals } from './args.js';
 
@@ -34,11 +33,12 @@ function sourceFlags<T>(y: Argv<T>) {
  * The data source: the pipeline's, else the defaults with the key from CHAINLAKE_API_KEY. Checked
  * before the simulator starts, so a bad flag starts nothing.
  */
-function dataSource(a: SourceArgs): SourceConfig {
+async function dataSource(a: SourceArgs): Promise<SourceConfig> {
   const problems: string[] = [];
   const pipeline = oneFlag('pipeline', a.pipeline, problems);
   const dataUrl = oneFlag('data-url', a.dataUrl, problems);
   fail(problems);
+  const { DEFAULT_URLS, loadPipeline, SOURCE_DEFAULTS } = await import('../config/pipeline.js');
   const src: SourceConfig = pipeline
     ? loadPipeline(pipeline).sources.data
     : { url: DEFAULT_URLS.data, ...SOURCE_DEFAULTS, ...(process.env.CHAINLAKE_API_KEY ? { apiKey: process.env.CHAINLAKE_API_KEY } : {}) };
@@ -52,7 +52,8 @@ function dataSource(a: SourceArgs): SourceConfig {
  * Call it once every other flag is checked: it is the last check.
  */
 async function withClient<T>(a: SourceArgs, f: (client: Client, signal: AbortSignal) => Promise<T>): Promise<T> {
-  const src = dataSource(a);
+  const src = await dataSource(a);
+  const { Client } = await import('../sources/client.js');
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
@@ -171,6 +172,7 @@ async function cmdStart(a: StartArgs): Promise<number> {
   const lake = checkLake(givenLake(a));
   const request = exportRequestOf(a);
   const maxWait = maxWaitMs(a.maxWait);
+  const { startExport } = await import('../operations/exports.js');
   const rows = await withClient(a, (client, signal) => startExport(context(lake, maxWait, client, signal), request, a.wait));
   printRows(rows);
   if (!a.wait) process.stderr.write(`chainlake: not waiting (--no-wait); \`chainlake export-op status ${inert(rows[0]!.operation_id)} --wait\` follows it and downloads its file\n`);
@@ -184,6 +186,7 @@ async function cmdStatus(a: SourceArgs & Globals & { operationId?: unknown; wait
   if (id !== undefined && !/^[\x21-\x7e]{1,200}$/.test(id)) problems.push(`operationId ${JSON.stringify(id)}: not an operation id (printable, no spaces)`);
   fail(problems);
   const maxWait = maxWaitMs(a.maxWait);
+  const { operationStatus } = await import('../operations/exports.js');
   const row = await withClient(a, (client, signal) => operationStatus(context(lake, maxWait, client, signal), id!, a.wait ?? false));
   printRows([row]);
   return 0;
@@ -285,6 +288,7 @@ export function signatureRequestOf(a: SignatureArgs): { network: Network; reques
 
 async function cmdAggregate(a: SignatureArgs): Promise<number> {
   const { network, request } = signatureRequestOf(a);
+  const { aggregateSignatures } = await import('../operations/signatures.js');
   const signed = await withClient(a, (client, signal) => aggregateSignatures(client, network, request, signal));
   process.stdout.write(inert(signed) + '\n');
   return 0;

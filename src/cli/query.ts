@@ -3,7 +3,6 @@ import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { readableLake } from '../state/cache.js';
-import { openWarehouse } from '../warehouse/views.js';
 import { format, query } from '../warehouse/query.js';
 import { commandOf, checkLake, givenLake, type ArgsOf, type Globals } from './args.js';
 
@@ -24,8 +23,10 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
       throw new UsageError(`--file ${a.file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
     }
   }
+  // Arrow and DuckDB load here, not at the top: start-up (main.ts).
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
+  const { openWarehouse } = await import('../warehouse/views.js');
   const conn = await openWarehouse(await readableLake(checkLake(givenLake(a))));
   let result;
   try {

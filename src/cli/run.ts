@@ -1,17 +1,15 @@
 // `chainlake run` (a pipeline into the lake, in this process or through a queue) and `chainlake
-// worker` (the partitions of queued runs).
+// worker` (the partitions of queued runs). The handlers import what they run (yaml, DuckDB, pino,
+// pg) when they run: start-up (main.ts).
 import type { Argv } from 'yargs';
-import { parsePipeline, readPipeline, writtenKeys, type Pipeline } from '../config/pipeline.js';
+import type { Pipeline } from '../config/pipeline.js';
 import { UsageError } from '../errors.js';
 import { inert, inertAll, inertJson } from '../text.js';
-import { runPipeline } from '../pipeline/run.js';
-import { overrideUrls, specOptions, type RunSpec } from '../pipeline/spec.js';
+import type { RunSpec } from '../pipeline/spec.js';
 import { formatReport, type RunReport } from '../pipeline/report.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
 import { redactUrl } from '../cluster/url.js';
-import { makeLogger } from './log.js';
-import { runOutput } from './progress.js';
 import { commandOf, checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption } from './warehouse.js';
@@ -54,6 +52,8 @@ function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | 
 
 async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
+  const { parsePipeline, readPipeline, writtenKeys } = await import('../config/pipeline.js');
+  const { overrideUrls, specOptions } = await import('../pipeline/spec.js');
   const text = readPipeline(a.pipeline);
   const p: Pipeline = parsePipeline(text, a.pipeline);
   const lake = checkLake(a.lake ?? p.lake ?? DEFAULT_LAKE);
@@ -82,6 +82,9 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
     return 0;
   }
   await checkWarehouse(lake, a.warehouse);
+  // Loaded before the simulator and the shared budgets start, which a signal during the loading would not stop.
+  const { runPipeline } = await import('../pipeline/run.js');
+  const { runOutput } = await import('./progress.js');
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
@@ -131,6 +134,7 @@ async function cmdWorker(a: ArgsOf<typeof workerFlags>): Promise<number> {
   const queue = checkPostgresUrl('queue', a.queue)!;
   const concurrency = wholeNumber('concurrency', a.concurrency, 1);
   const lake = checkLake(givenLake(a));
+  const { makeLogger } = await import('./log.js');
   const logger = makeLogger({ level: a.logLevel, format: a.logFormat });
   const { runWorker } = await import('../pipeline/worker.js');
   await stoppable(logger, 'the jobs under way keep their commits and go back to the queue', (signal) => runWorker({ queue, lake, concurrency, logger, signal }));

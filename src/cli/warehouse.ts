@@ -1,7 +1,8 @@
 // The warehouse file around the commands that change the lake (run, compact, rebuild): the flag,
-// the check of its file before the command starts, and the rewrite after it.
+// the check of its file before the command starts, and the rewrite after it. Both import the
+// warehouse file's writer (DuckDB) when they run: start-up (main.ts).
 import { existsSync } from 'node:fs';
-import { checkWarehouseTarget, writeWarehouse, type WarehouseResult } from '../warehouse/file.js';
+import type { WarehouseResult } from '../warehouse/file.js';
 import { readableLake, readFolder } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
 import { inert } from '../text.js';
@@ -23,6 +24,7 @@ const skipped = (lake: string, flag: WarehouseFlag) => flag === false || (isObje
 
 export async function checkWarehouse(lake: string, flag: WarehouseFlag): Promise<void> {
   if (skipped(lake, flag)) return;
+  const { checkWarehouseTarget } = await import('../warehouse/file.js');
   await checkWarehouseTarget(isObjectUrl(lake) ? readFolder(lake) : lake, flag, '--warehouse');
 }
 
@@ -40,6 +42,7 @@ export function wroteWarehouse(r: WarehouseResult): string {
 export async function refreshWarehouse(command: string, lake: string, flag: WarehouseFlag): Promise<void> {
   if (skipped(lake, flag) || (!isObjectUrl(lake) && !existsSync(lake))) return;
   try {
+    const { writeWarehouse } = await import('../warehouse/file.js');
     process.stdout.write(wroteWarehouse(await writeWarehouse(await readableLake(lake), { out: flag || undefined, flag: '--warehouse' })) + '\n');
   } catch (err) {
     const again = `chainlake warehouse --lake ${lake}${flag === undefined ? '' : ` --out ${flag}`}`;

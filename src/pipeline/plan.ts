@@ -10,8 +10,32 @@ import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
 import { StateStore, type PartitionState } from '../state/store.js';
 import { listingRange, listingsOf, windowToFetch, type Cursor } from '../state/cursor.js';
 import type { Refresh, StreamConfig, StreamDecl } from '../decl/stream.js';
-import { planJobs } from './run.js';
-import { minute, textTable } from './report.js';
+import { STREAM_BY_TABLE } from '../streams/index.js';
+import { UsageError } from '../errors.js';
+import type { Job } from './partition.js';
+import { minute, newStreamReport, textTable, type StreamReport } from './report.js';
+
+/**
+ * All jobs of a pipeline; two entries that name the same partition of a table are a config error.
+ * Here rather than in run.ts, so that a dry run plans without loading the runtime (DuckDB).
+ */
+export function planJobs(p: Pipeline, reports: Map<string, StreamReport>): Job[] {
+  const jobs: Job[] = [];
+  const seen = new Map<string, number>();
+  p.streams.forEach((cfg, i) => {
+    const decl = STREAM_BY_TABLE.get(cfg.table)!;
+    if (!reports.has(decl.table)) reports.set(decl.table, newStreamReport(decl.table));
+    const report = reports.get(decl.table)!;
+    for (const partition of decl.partitions(cfg)) {
+      const key = `${decl.table}\0${partition.id}`;
+      if (seen.has(key)) throw new UsageError(`${p.file}: streams[${i}]: partition ${partition.id} of ${decl.table} is also in streams[${seen.get(key)}]`);
+      seen.set(key, i);
+      report.partitions++;
+      jobs.push({ decl, cfg, partition, report });
+    }
+  });
+  return jobs;
+}
 
 /** Where a partition would start: from scratch, from its committed state, or not at all. */
 export type Start = 'new' | 'resume' | 'refetch' | 'full refresh' | 'done';

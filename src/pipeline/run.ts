@@ -9,13 +9,13 @@ import { Client, type ClientOptions } from '../sources/client.js';
 import type { SharedBudgetFactory } from '../sources/shared.js';
 import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
-import { STREAM_BY_TABLE } from '../streams/index.js';
 import { ParquetWriter } from '../load/parquet.js';
 import { STAGING, type StateStore } from '../state/store.js';
-import { Skipped, UsageError } from '../errors.js';
-import { newStreamReport, type RunReport, type StreamReport } from './report.js';
+import { Skipped } from '../errors.js';
+import type { RunReport, StreamReport } from './report.js';
 import { describeError, holdForRun, LakeSession } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
+import { planJobs } from './plan.js';
 import { append } from './append.js';
 import { commitTable, merge, tableCommit, type TableMergeInput } from './merge.js';
 
@@ -42,25 +42,6 @@ export function runId(): string {
   if (base !== last.base) last = { base, n: 1 };
   else last.n++;
   return last.n === 1 ? base : `${base}-${last.n}`;
-}
-
-/** All jobs of a pipeline; two entries that name the same partition of a table are a config error. */
-export function planJobs(p: Pipeline, reports: Map<string, StreamReport>): Job[] {
-  const jobs: Job[] = [];
-  const seen = new Map<string, number>();
-  p.streams.forEach((cfg, i) => {
-    const decl = STREAM_BY_TABLE.get(cfg.table)!;
-    if (!reports.has(decl.table)) reports.set(decl.table, newStreamReport(decl.table));
-    const report = reports.get(decl.table)!;
-    for (const partition of decl.partitions(cfg)) {
-      const key = `${decl.table}\0${partition.id}`;
-      if (seen.has(key)) throw new UsageError(`${p.file}: streams[${i}]: partition ${partition.id} of ${decl.table} is also in streams[${seen.get(key)}]`);
-      seen.set(key, i);
-      report.partitions++;
-      jobs.push({ decl, cfg, partition, report });
-    }
-  });
-  return jobs;
 }
 
 /** A partition's fetch and commits, as its refresh says; done when its last commit is. */

@@ -160,6 +160,12 @@ interface StateFiles {
   pending?: { moves: Array<[string, string]> };
 }
 
+/** A lake that must already be there (commands and the library that only read one). */
+export function existingFolder(lake: string, label: string): string {
+  if (!existsSync(lake) || !statSync(lake).isDirectory()) throw new UsageError(`${label} ${lake}: no such folder`);
+  return lake;
+}
+
 /**
  * The local folder to read `lake` from: the folder itself, or for an s3:// lake its read copy,
  * brought up to date first: the state objects and run reports, and (with `data`, the default) the

@@ -9,20 +9,7 @@ import { hostname } from 'node:os';
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
-import {
-  AbortMultipartUploadCommand,
-  CompleteMultipartUploadCommand,
-  CopyObjectCommand,
-  CreateMultipartUploadCommand,
-  DeleteObjectCommand,
-  GetObjectCommand,
-  HeadBucketCommand,
-  HeadObjectCommand,
-  ListObjectsV2Command,
-  PutObjectCommand,
-  S3Client,
-  UploadPartCommand,
-} from '@aws-sdk/client-s3';
+import type * as Sdk from '@aws-sdk/client-s3';
 import { RunError, UsageError } from '../errors.js';
 import type { ObjectInfo, ObjectStore } from './objects.js';
 import type { LeaseBackend } from './lease.js';
@@ -64,10 +51,10 @@ const PART = 16 * 1024 * 1024;
  * resets and timeouts; chainlake raises its attempts to 8 unless AWS_MAX_ATTEMPTS (or a profile's
  * max_attempts) says otherwise, and bounds a connection at 10 s and a silent socket at 120 s.
  */
-function makeClient(region?: string): S3Client {
+function makeClient(sdk: typeof Sdk, region?: string): Sdk.S3Client {
   // The pinned SDK supports Node 20; its notice that later releases will not is not for chainlake's users.
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
-  return new S3Client({
+  return new sdk.S3Client({
     ...(region ? { region } : {}),
     forcePathStyle: process.env.CHAINLAKE_S3_PATH_STYLE === '1',
     // Stores other than AWS (and older releases of them) reject the newer default checksums.
@@ -92,23 +79,26 @@ const isPreconditionFailed = (err: unknown) => statusOf(err) === 412 || statusOf
 
 export class S3Objects implements ObjectStore {
   private constructor(
-    readonly client: S3Client,
+    private readonly sdk: typeof Sdk,
+    readonly client: Sdk.S3Client,
     readonly loc: S3Location,
   ) {}
 
   /** The store of `url`, its bucket checked: a missing bucket is a usage error, a refusal a run error. */
   static async open(url: string): Promise<S3Objects> {
     const loc = parseS3Url(url);
-    let client = makeClient();
+    // Loaded here, not at the top: the SDK takes a fifth of a second to load, and only an s3:// lake needs it.
+    const sdk = await import('@aws-sdk/client-s3');
+    let client = makeClient(sdk);
     try {
       await client.config.region();
     } catch {
       // No region anywhere in the chain: S3-compatible stores take any, and AWS redirects.
-      client = makeClient('us-east-1');
+      client = makeClient(sdk, 'us-east-1');
     }
-    const s3 = new S3Objects(client, loc);
+    const s3 = new S3Objects(sdk, client, loc);
     try {
-      await client.send(new HeadBucketCommand({ Bucket: loc.bucket }));
+      await client.send(new sdk.HeadBucketCommand({ Bucket: loc.bucket }));
     } catch (err) {
       // HEAD has no body: a missing bucket is a bare 404.
       if (statusOf(err) === 404) throw s3.explain('open', '', Object.assign(new Error('no such bucket'), { name: 'NoSuchBucket' }));
@@ -151,7 +141,7 @@ export class S3Objects implements ObjectStore {
   }
 
   async put(rel: string, body: string | Buffer, conditions: { IfNoneMatch?: string; IfMatch?: string } = {}): Promise<string> {
-    const r = await this.call('put', rel, () => this.client.send(new PutObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel), Body: typeof body === 'string' ? Buffer.from(body) : body, ...conditions })));
+    const r = await this.call('put', rel, () => this.client.send(new this.sdk.PutObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel), Body: typeof body === 'string' ? Buffer.from(body) : body, ...conditions })));
     return r.ETag ?? '';
   }
 
@@ -160,7 +150,7 @@ export class S3Objects implements ObjectStore {
     if (size <= PART) return this.put(rel, readFileSync(file));
     const Key = this.key(rel);
     const Bucket = this.loc.bucket;
-    const { UploadId } = await this.call('upload', rel, () => this.client.send(new CreateMultipartUploadCommand({ Bucket, Key })));
+    const { UploadId } = await this.call('upload', rel, () => this.client.send(new this.sdk.CreateMultipartUploadCommand({ Bucket, Key })));
     const parts: Array<{ PartNumber: number; ETag: string }> = [];
     const fd = openSync(file, 'r');
     try {
@@ -169,13 +159,13 @@ export class S3Objects implements ObjectStore {
         const len = readSync(fd, buf, 0, Math.min(PART, size - offset), offset);
         // A Buffer (not a stream) so that the SDK can send it again on a retry.
         const body = Buffer.from(buf.subarray(0, len));
-        const r = await this.call('upload', rel, () => this.client.send(new UploadPartCommand({ Bucket, Key, UploadId, PartNumber: n, Body: body })));
+        const r = await this.call('upload', rel, () => this.client.send(new this.sdk.UploadPartCommand({ Bucket, Key, UploadId, PartNumber: n, Body: body })));
         parts.push({ PartNumber: n, ETag: r.ETag ?? '' });
       }
-      const r = await this.call('upload', rel, () => this.client.send(new CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } })));
+      const r = await this.call('upload', rel, () => this.client.send(new this.sdk.CompleteMultipartUploadCommand({ Bucket, Key, UploadId, MultipartUpload: { Parts: parts } })));
       return r.ETag ?? '';
     } catch (err) {
-      await this.client.send(new AbortMultipartUploadCommand({ Bucket, Key, UploadId })).catch(() => undefined);
+      await this.client.send(new this.sdk.AbortMultipartUploadCommand({ Bucket, Key, UploadId })).catch(() => undefined);
       throw err;
     } finally {
       closeSync(fd);
@@ -184,7 +174,7 @@ export class S3Objects implements ObjectStore {
 
   async get(rel: string): Promise<{ body: Buffer; etag: string } | undefined> {
     try {
-      const r = await this.client.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel) }));
+      const r = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel) }));
       return { body: Buffer.from(await r.Body!.transformToByteArray()), etag: r.ETag ?? '' };
     } catch (err) {
       if (isMissing(err)) return undefined;
@@ -198,7 +188,7 @@ export class S3Objects implements ObjectStore {
     // The SDK retries the request; a body cut off midway is fetched again here.
     for (let attempt = 1; ; attempt++) {
       try {
-        const r = await this.client.send(new GetObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel) }));
+        const r = await this.client.send(new this.sdk.GetObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel) }));
         await pipeline(r.Body as Readable, createWriteStream(tmp));
         const got = statSync(tmp).size;
         if (r.ContentLength !== undefined && got !== r.ContentLength) throw Object.assign(new Error(`got ${got} of ${r.ContentLength} bytes`), { name: 'TruncatedBody' });
@@ -218,7 +208,7 @@ export class S3Objects implements ObjectStore {
     const base = this.key('');
     let token: string | undefined;
     do {
-      const r = await this.call('list', prefix, () => this.client.send(new ListObjectsV2Command({ Bucket: this.loc.bucket, Prefix: this.key(prefix), ContinuationToken: token })));
+      const r = await this.call('list', prefix, () => this.client.send(new this.sdk.ListObjectsV2Command({ Bucket: this.loc.bucket, Prefix: this.key(prefix), ContinuationToken: token })));
       for (const o of r.Contents ?? []) out.push({ key: o.Key!.slice(base.length), size: o.Size ?? 0, etag: o.ETag ?? '' });
       token = r.IsTruncated ? r.NextContinuationToken : undefined;
     } while (token);
@@ -227,7 +217,7 @@ export class S3Objects implements ObjectStore {
 
   async head(rel: string): Promise<ObjectInfo | undefined> {
     try {
-      const r = await this.client.send(new HeadObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel) }));
+      const r = await this.client.send(new this.sdk.HeadObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel) }));
       return { key: rel, size: r.ContentLength ?? 0, etag: r.ETag ?? '' };
     } catch (err) {
       if (isMissing(err)) return undefined;
@@ -242,7 +232,7 @@ export class S3Objects implements ObjectStore {
     const source = encodeURI(`${this.loc.bucket}/${this.key(from)}`);
     let etag: string;
     try {
-      const r = await this.client.send(new CopyObjectCommand({ Bucket: this.loc.bucket, Key: this.key(to), CopySource: source }));
+      const r = await this.client.send(new this.sdk.CopyObjectCommand({ Bucket: this.loc.bucket, Key: this.key(to), CopySource: source }));
       etag = r.CopyObjectResult?.ETag ?? '';
     } catch (err) {
       if (!isMissing(err)) throw this.explain(`copy to ${to}`, from, err);
@@ -256,7 +246,7 @@ export class S3Objects implements ObjectStore {
   }
 
   async delete(rel: string, ifMatch?: string): Promise<void> {
-    await this.call('delete', rel, () => this.client.send(new DeleteObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel), ...(ifMatch ? { IfMatch: ifMatch } : {}) })));
+    await this.call('delete', rel, () => this.client.send(new this.sdk.DeleteObjectCommand({ Bucket: this.loc.bucket, Key: this.key(rel), ...(ifMatch ? { IfMatch: ifMatch } : {}) })));
   }
 }
 

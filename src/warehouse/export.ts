@@ -11,11 +11,11 @@ import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { PARQUET, sqlString } from '../load/parquet.js';
+import { existingFolder } from '../state/cache.js';
 import { REJECTS } from '../state/store.js';
 import { FORMULA_START } from '../text.js';
 import { ident } from './check.js';
-import { arrowResult, writeArrow } from './arrow.js';
-import { existingFolder, LAKE_TABLES, openWarehouse } from './views.js';
+import { LAKE_TABLES, openWarehouse } from './views.js';
 
 export const EXPORT_FORMATS = ['parquet', 'csv', 'ndjson', 'arrow'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -195,6 +195,8 @@ export async function sandbox(conn: DuckDBConnection, lake: string, out: string)
  * has no Arrow writer without an extension). The types are checked before the file is created.
  */
 async function arrowFile(conn: DuckDBConnection, sql: string, path: string): Promise<number> {
+  // Loaded here, not at the top: apache-arrow takes a quarter of a second to load, and only this format needs it.
+  const { arrowResult, writeArrow } = await import('./arrow.js');
   const result = await arrowResult(conn, sql);
   const fd = openSync(path, 'w');
   try {

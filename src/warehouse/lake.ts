@@ -4,8 +4,9 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { Table, type RecordBatch, type TypeMap } from 'apache-arrow';
 import { UsageError } from '../errors.js';
 import type { LakeTables } from '../tables.js';
+import { existingFolder } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
-import { connectWarehouse, existingFolder, LAKE_TABLES, lakeDatabase } from './views.js';
+import { connectWarehouse, LAKE_TABLES, lakeDatabase } from './views.js';
 
 export interface Lake {
   /** The lake folder, as given. */

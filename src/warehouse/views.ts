@@ -1,10 +1,9 @@
 // DuckDB over the lake: every table is a view of its name over its committed Parquet files, so SQL
 // (bundled in sql/ or typed by a user) reads views, never paths. A table with no files yet is an
 // empty view of the declared columns, so queries do not break on a fresh lake.
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
-import { UsageError } from '../errors.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/parquet.js';
@@ -14,12 +13,6 @@ import { OPERATIONS } from '../decl/operations.js';
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
-
-/** A lake that must already be there (commands and the library that only read one). */
-export function existingFolder(lake: string, label: string): string {
-  if (!existsSync(lake) || !statSync(lake).isDirectory()) throw new UsageError(`${label} ${lake}: no such folder`);
-  return lake;
-}
 
 function hasParquet(dir: string): boolean {
   return existsSync(dir) && listParquet(dir).length > 0;
