@@ -1,12 +1,11 @@
 // `refresh: 'append'`: a partition is a listing bounded by blocks, fetched from its high-water block
 // on in windows. A window is one listing, or, for a stream that can find the chain's head, block
 // ranges (chunks) fetched at once, each its own listing with its own page tokens: a single
-// listing moves one page per round trip, chunks as fast as the budget allows. The window starts
-// as one chunk; whenever the service could take another request, the chunk with the most rows
-// left (by the density of what it fetched) gives the lower half of its blocks to a new chunk (work
-// stealing), so a dense range does not hold up the end. Each batch commits with the cursor that continues it (every chunk's query, page
-// token, newest block's keys and carry), so a killed run resumes each chunk at the page after its
-// last commit. The rules of the cursor itself are state/cursor.ts.
+// listing moves one page per round trip, chunks as fast as the budget allows; a chunk under way
+// gives the lower half of its blocks to a new one whenever the service could take another request
+// (work stealing), so a dense range does not hold up the end. Each batch commits with the cursor
+// that continues it, so a killed run resumes each chunk at the page after its last commit. Every
+// decision is window.ts's (pure, tested alone); this file is its I/O: it fetches, stages and commits.
 import { REBUILD, type PartitionState } from '../state/store.js';
 import { DEFAULT_CHUNKS } from '../decl/stream.js';
 import { Transformer } from '../transform/rows.js';

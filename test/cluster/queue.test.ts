@@ -33,16 +33,25 @@ function urls(): string[] {
   return ['--data-url', sim.url, '--metrics-url', sim.url, '--node-url', sim.url];
 }
 
-/** A worker process, its output kept for the leak search. */
-function worker(lake: string, env: Record<string, string>): { child: ChildProcess; done: Promise<number | null> } {
+/**
+ * A worker process, its output kept for the leak search. `ready`: it said it waits for jobs, so
+ * its handlers of SIGTERM are in place (a signal before that ends it as any process, without 0).
+ */
+function worker(lake: string, env: Record<string, string>): { child: ChildProcess; done: Promise<number | null>; ready: Promise<void> } {
   const child = spawn(process.execPath, [BIN, 'worker', '--queue', pgdb.url, '--lake', lake, '--concurrency', '2', '--log-format', 'json'], {
     env: { ...process.env, CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS, ...env },
   });
   let out = '';
-  child.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const done = new Promise<number | null>((resolve) => child.on('close', (code) => (outputs.push(out), resolve(code))));
-  return { child, done };
+  let started: () => void = () => undefined;
+  const ready = new Promise<void>((r) => (started = r));
+  const read = (c: Buffer) => {
+    out += c.toString();
+    if (out.includes('worker started')) started();
+  };
+  child.stdout!.on('data', read);
+  child.stderr!.on('data', read);
+  const done = new Promise<number | null>((resolve) => child.on('close', (code) => (outputs.push(out), started(), resolve(code))));
+  return { child, done, ready };
 }
 
 /**
@@ -70,7 +79,8 @@ async function clusterRun(lake: string, env: Record<string, string> = {}) {
   }
   const result = await run;
   outputs.push(result.stdout + result.stderr);
-  // A worker stops on SIGTERM and exits 0.
+  // A worker stops on SIGTERM and exits 0 (once it is up: one started just now may still be loading).
+  await Promise.all(workers.map((w) => w.ready));
   for (const w of workers) w.child.kill('SIGTERM');
   const codes = await Promise.all(workers.map((w) => w.done));
   return { result, kills, codes };
