@@ -22,20 +22,23 @@ const UNIT = [
   'test/cli/docs.test.ts',
   'test/pipeline/spec.test.ts',
 ];
-/** Real processes that share a machine well: each runs its own servers and processes on loopback. */
+/**
+ * Real processes that share a machine well: each runs its own servers and processes on loopback,
+ * and what it asserts holds however slow they are (the queue's killed workers: the tables equal).
+ */
 const SYSTEM = [
-  'test/cluster/{demo-cluster,leases,pg-fixture}.test.ts',
+  'test/cluster/{demo-cluster,leases,pg-fixture,queue}.test.ts',
   'test/scenarios/{s3,security,security-s3,hostile}.test.ts',
   'test/state/s3.test.ts',
   'test/warehouse/report.test.ts',
   'test/pipeline/runs.test.ts',
 ];
 /**
- * Real processes that measure time: rate windows spent by several processes, leases taken over
- * after their bound, a lock holder stopped past its lease. They run one file at a time, after the
+ * Real processes that measure time: rate windows spent by several processes, a lock holder
+ * stopped past its lease. They run one file at a time, after the
  * rest, so that what they measure is theirs and not the load of other tests.
  */
-const TIMED = ['test/cluster/{budget,queue,shared-run,two-pipelines}.test.ts', 'test/state/lock.test.ts'];
+const TIMED = ['test/cluster/{budget,shared-run,two-pipelines}.test.ts', 'test/state/lock.test.ts'];
 
 // Vitest gives a 2-core machine one worker; most tests wait on processes, servers and the disk,
 // so more files at once than cores keeps both cores busy. Projects of one group run together and
