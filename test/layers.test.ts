@@ -318,3 +318,16 @@ describe('src/', () => {
     expect(circles(imports).map((c) => c.join(' -> '))).toEqual([]);
   });
 });
+
+describe('the refresh machines', () => {
+  // pipeline/window.ts and series.ts decide; the drivers around them do the I/O and keep the time.
+  it('import no package and no Node built-in, and read no clock and set no timer', () => {
+    for (const file of ['pipeline/window.ts', 'pipeline/series.ts']) {
+      const src = readFileSync(join(SRC, file), 'utf8');
+      const outside = importsOf(src).filter((i) => !i.spec.startsWith('.'));
+      expect(outside, file).toEqual([]);
+      const code = mask(src).code;
+      expect(code.match(/\b(Date\.now|new Date|performance\.now|setTimeout|setInterval|process\.)\b/g), file).toBeNull();
+    }
+  });
+});
