@@ -3,6 +3,10 @@ import { spawn } from 'node:child_process';
 import { createServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parse, stringify } from 'yaml';
 import type { SourceConfig } from '../src/sources/client.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { expect } from 'vitest';
@@ -157,4 +161,17 @@ export async function keyedSimulator(apiKey: string): Promise<{ sim: Simulator; 
       await sim.close();
     },
   };
+}
+
+/**
+ * The demo pipeline cut to a table of each kind (append in chunks, append with a carry, a series,
+ * merged into the table, replaced, snapshots, the node's), written to a temporary file whose path
+ * is returned: what a scenario proves of every kind, in a fraction of the whole demo's time.
+ */
+export function demoOfEachKind(): string {
+  const tables = new Set(['erc_transfers', 'internal_transactions', 'chain_metrics', 'avg_tps', 'delegators', 'contracts', 'pending_rewards', 'native_balances', 'node_info', 'blocks']);
+  const demo = parse(readFileSync('pipelines/demo.yaml', 'utf8')) as { streams: Array<{ table: string }> };
+  const file = join(mkdtempSync(join(tmpdir(), 'cl-kinds-')), 'kinds.yaml');
+  writeFileSync(file, stringify({ ...demo, streams: demo.streams.filter((s) => tables.has(s.table)) }));
+  return file;
 }

@@ -11,7 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { STREAMS } from '../../src/streams/index.js';
-import { lakeContents, runCli } from '../helpers.js';
+import { demoOfEachKind, lakeContents, runCli } from '../helpers.js';
 import { leakFinder } from '../leaks.js';
 import { startPostgres, type PgFixture } from '../pg-fixture.js';
 import { BUCKET, downloadLake, s3Env, startS3, useEnv, type S3Server } from '../s3-fixture.js';
@@ -27,6 +27,8 @@ let sim: Simulator;
 let s3: S3Server;
 let root: string;
 let reference: Record<string, string[]>;
+/** The demo's tables of each kind: the queued run proves each refresh with killed workers. */
+let pipeline: string;
 const outputs: string[] = [];
 
 function urls(): string[] {
@@ -62,7 +64,7 @@ function worker(lake: string, env: Record<string, string>): { child: ChildProces
 async function clusterRun(lake: string, env: Record<string, string> = {}) {
   const workers = [worker(lake, env), worker(lake, env), worker(lake, env)];
   let running = true;
-  const run = runCli(['run', 'pipelines/demo.yaml', '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'], {
+  const run = runCli(['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'], {
     CHAINLAKE_API_KEY: KEY,
     CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS,
     ...env,
@@ -88,11 +90,12 @@ async function clusterRun(lake: string, env: Record<string, string> = {}) {
 
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'cl-queue-'));
+  pipeline = demoOfEachKind();
   pgdb = await startPostgres();
   // 18,000 CU a minute in 2-second windows: the demo's data streams take several windows.
   sim = await startSimulator({ seed: 1, apiKeys: [KEY], rateLimit: { data: { cuPerMinute: 18000, windowSeconds: 2 }, blockAfterLimitedRequests: 1e9 } });
   s3 = await startS3();
-  const one = await runCli(['run', 'pipelines/demo.yaml', '--lake', join(root, 'one'), ...urls(), ...FLUSH, '--quiet'], { CHAINLAKE_API_KEY: KEY });
+  const one = await runCli(['run', pipeline, '--lake', join(root, 'one'), ...urls(), ...FLUSH, '--quiet'], { CHAINLAKE_API_KEY: KEY });
   expect(one.code, one.stderr).toBe(0);
   reference = await lakeContents(join(root, 'one'));
 }, 300_000);
@@ -167,7 +170,7 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
   // setup or a worker's start is another case).
   const midRun = new Promise<void>((r) => (working = r));
   const run = runCli(
-    ['run', 'pipelines/demo.yaml', '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'],
+    ['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'],
     { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS },
     (stderr) => {
       if (stderr.includes('"msg":"job done"')) working();

@@ -5,12 +5,11 @@
 // a run whose copies fail after its state was written is rolled forward by the next one; faults
 // of the store are retried; and a second writer is refused, on a store that honours conditional
 // writes (a proxy answering as AWS does) and on one that does not (s3rver, which the run says).
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { parse, stringify } from 'yaml';
+import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { lakeContents, runCli } from '../helpers.js';
+import { demoOfEachKind, lakeContents, runCli } from '../helpers.js';
 import { BUCKET, downloadLake, s3Env, s3Proxy, startS3, useEnv, type Fault, type S3Server } from '../s3-fixture.js';
 
 let s3: S3Server;
@@ -19,12 +18,8 @@ let restore: () => void;
 let local: string;
 let localTables: Record<string, string[]>;
 const URL_MAIN = `s3://${BUCKET}/lake`;
-/**
- * The demo's tables of each kind (append in chunks, append with a carry, series, merged into the
- * table, replaced, snapshots, the node's), in batches of 1,000 rows: several commits a partition,
- * each a few requests to the store, in a fraction of the whole demo's time.
- */
-const TABLES = new Set(['erc_transfers', 'internal_transactions', 'chain_metrics', 'avg_tps', 'delegators', 'contracts', 'pending_rewards', 'native_balances', 'node_info', 'blocks']);
+// The demo's tables of each kind (helpers.ts), in batches of 1,000 rows: several commits a
+// partition, each a few requests to the store.
 let RUN: string[];
 
 const tmp = (p: string) => mkdtempSync(join(tmpdir(), p));
@@ -48,10 +43,7 @@ async function listingAgainstStates(url: string): Promise<{ listed: string[]; co
 }
 
 beforeAll(async () => {
-  const pipeline = join(tmp('cl-s3-pipeline-'), 's3.yaml');
-  const demo = parse(readFileSync('pipelines/demo.yaml', 'utf8')) as { streams: Array<{ table: string }> };
-  writeFileSync(pipeline, stringify({ ...demo, streams: demo.streams.filter((s) => TABLES.has(s.table)) }));
-  RUN = ['run', pipeline, '--simulator', '--flush-rows', '1000'];
+  RUN = ['run', demoOfEachKind(), '--simulator', '--flush-rows', '1000'];
   s3 = await startS3();
   env = s3Env(s3.endpoint);
   restore = useEnv(env);
