@@ -1,5 +1,6 @@
 // A process for the shared budget tests (test/cluster/budget.test.ts), on the built dist/:
-//   node budget-client.mjs '{"url", "service", "key", "windowMs", "cuPerWindow", "startAt", "stopAt", ...}'
+//   node budget-client.mjs '{"url", "service", "key", "windowMs", "cuPerWindow", ...}'
+// Once its budget is open it prints `ready` and reads its options again, with the times, on stdin.
 // From startAt to stopAt it sends made-up requests as fast as the shared budget lets it, from
 // `concurrency` loops that each take a request's weight, then wait `latencyMs` (the answer). If
 // pauseAt is set, it reports a 429 at that time (a pause of pauseMs for everyone). A claim that
@@ -11,6 +12,11 @@ import { SharedBudget } from '../../dist/cluster/budget.js';
 const o = JSON.parse(process.argv[2]);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 const budget = await SharedBudget.open(o.url, o);
+// Ready: the test then sends, on stdin, the options with the times (startAt, stopAt, pauseAt).
+process.stdout.write('ready\n');
+let line = '';
+for await (const chunk of process.stdin) line += chunk;
+Object.assign(o, JSON.parse(line));
 const spends = [];
 const errors = [];
 let pause;

@@ -14,8 +14,8 @@ const CLIENT = fileURLToPath(new URL('./budget-client.mjs', import.meta.url));
 const WINDOW_MS = 2000;
 const BUDGET = 1000;
 const SLICE = BUDGET / 10;
-/** Long enough for three Node processes to start on a loaded machine before the first window. */
-const BOOT_MS = 4000;
+/** From the moment every process is ready (its budget open) to the first window it spends in. */
+const LEAD_MS = 300;
 
 interface ClientResult {
   pid: number;
@@ -24,15 +24,38 @@ interface ClientResult {
   pause?: { from: number; until: number };
 }
 
-function runClient(o: Record<string, unknown>): Promise<ClientResult> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [CLIENT, JSON.stringify(o)], { stdio: ['ignore', 'pipe', 'pipe'] });
+/** A client's options once the time it starts spending is known. */
+type Plan = (startAt: number) => Record<string, unknown>;
+
+/**
+ * Starts a process per plan, waits until each has opened its budget (however long processes take
+ * to start on this machine), then gives them all one start time, LEAD_MS ahead.
+ */
+async function runClients(plans: Plan[]): Promise<{ startAt: number; results: Promise<ClientResult[]> }> {
+  const clients = plans.map((plan) => {
+    const child = spawn(process.execPath, [CLIENT, JSON.stringify(plan(0))], { stdio: ['pipe', 'pipe', 'pipe'] });
     let out = '';
     let err = '';
-    child.stdout.on('data', (d) => (out += d));
+    let isReady: () => void = () => undefined;
+    const ready = new Promise<void>((r) => (isReady = r));
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.startsWith('ready\n')) isReady();
+    });
     child.stderr.on('data', (d) => (err += d));
-    child.on('close', (code) => (code === 0 ? resolve(JSON.parse(out) as ClientResult) : reject(new Error(`budget client exited ${code}: ${err}`))));
+    const result = new Promise<ClientResult>((resolve, reject) =>
+      child.on('close', (code) => {
+        isReady();
+        if (code === 0) resolve(JSON.parse(out.trim().split('\n').at(-1)!) as ClientResult);
+        else reject(new Error(`budget client exited ${code}: ${err}`));
+      }),
+    );
+    return { child, ready, result };
   });
+  await Promise.all(clients.map((c) => c.ready));
+  const startAt = Date.now() + LEAD_MS;
+  for (const [i, c] of clients.entries()) c.child.stdin.end(JSON.stringify(plans[i]!(startAt)) + '\n');
+  return { startAt, results: Promise.all(clients.map((c) => c.result)) };
 }
 
 /** CU spent per window (by its start), over every process. */
@@ -74,9 +97,10 @@ describe('the shared budget on PostgreSQL', () => {
 
   it('three processes on one key never exceed a window budget and together use at least 0.95 of it', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
-    const startAt = Date.now() + BOOT_MS;
+    const plan: Plan = (startAt) => base(key, startAt, startAt + 5 * WINDOW_MS);
+    const { startAt, results: all } = await runClients([plan, plan, plan]);
     const stopAt = startAt + 5 * WINDOW_MS;
-    const results = await Promise.all([0, 1, 2].map(() => runClient(base(key, startAt, stopAt))));
+    const results = await all;
     const sums = perWindow(results);
     for (const cu of sums.values()) expect(cu).toBeLessThanOrEqual(BUDGET);
     // Windows wholly inside the run, after every process has started spending.
@@ -97,11 +121,12 @@ describe('the shared budget on PostgreSQL', () => {
 
   it('a slow process claims only what it will spend, and leaves the rest of the window to the others', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
-    const startAt = Date.now() + BOOT_MS;
-    const stopAt = startAt + 6 * WINDOW_MS;
+    const plan: Plan = (startAt) => base(key, startAt, startAt + 6 * WINDOW_MS);
     // One request of 1 CU at a time, each answered in 50 ms: well under a slice per window.
-    const slow = { ...base(key, startAt, stopAt), concurrency: 1, latencyMs: 50, weights: [1] };
-    const results = await Promise.all([runClient(slow), runClient(base(key, startAt, stopAt)), runClient(base(key, startAt, stopAt))]);
+    const slow: Plan = (startAt) => ({ ...plan(startAt), concurrency: 1, latencyMs: 50, weights: [1] });
+    const { startAt, results: all } = await runClients([slow, plan, plan]);
+    const stopAt = startAt + 6 * WINDOW_MS;
+    const results = await all;
     const sums = perWindow(results);
     for (const cu of sums.values()) expect(cu).toBeLessThanOrEqual(BUDGET);
     const slowPerWindow = perWindow([results[0]!]);
@@ -117,14 +142,12 @@ describe('the shared budget on PostgreSQL', () => {
 
   it('a 429 seen by one process pauses the others from their next claim', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
-    const startAt = Date.now() + BOOT_MS;
-    const stopAt = startAt + 5 * WINDOW_MS;
     const pauseMs = 1.5 * WINDOW_MS;
-    const [pauser, ...others] = await Promise.all([
-      runClient({ ...base(key, startAt, stopAt), pauseAt: startAt + 1.5 * WINDOW_MS, pauseMs }),
-      runClient(base(key, startAt, stopAt)),
-      runClient(base(key, startAt, stopAt)),
-    ]);
+    const plan: Plan = (startAt) => base(key, startAt, startAt + 5 * WINDOW_MS);
+    const pausing: Plan = (startAt) => ({ ...plan(startAt), pauseAt: startAt + 1.5 * WINDOW_MS, pauseMs });
+    const { startAt, results } = await runClients([pausing, plan, plan]);
+    const stopAt = startAt + 5 * WINDOW_MS;
+    const [pauser, ...others] = await results;
     const { from, until } = pauser!.pause!;
     expect(until - from).toBeGreaterThan(0);
     expect(cuBetween(pauser!, from, until)).toBe(0);
@@ -140,9 +163,9 @@ describe('the shared budget on PostgreSQL', () => {
 
   it('claims fail with a clear error while the database restarts, and succeed again after', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
-    const startAt = Date.now() + BOOT_MS;
+    const plan: Plan = (startAt) => base(key, startAt, startAt + 6 * WINDOW_MS);
+    const { startAt, results: running } = await runClients([plan, plan, plan]);
     const stopAt = startAt + 6 * WINDOW_MS;
-    const running = Promise.all([0, 1, 2].map(() => runClient(base(key, startAt, stopAt))));
     await new Promise((r) => setTimeout(r, startAt + WINDOW_MS - Date.now()));
     await db.stop();
     // Down for longer than a window, so that every process needs a claim while it is away.
