@@ -42,7 +42,8 @@ export async function viewSql(lake: string): Promise<string[]> {
   );
   const runs = join(root, RUNS);
   out.push(
-    existsSync(runs)
+    // A run killed between making the folder and writing its first report leaves it without one.
+    existsSync(runs) && readdirSync(runs).some((f) => f.endsWith('.json'))
       ? `CREATE OR REPLACE VIEW _runs AS SELECT * FROM read_json(${sqlString(join(runs, '*.json'))}, union_by_name = true)`
       : `CREATE OR REPLACE VIEW _runs AS SELECT NULL::VARCHAR AS runId, NULL::VARCHAR AS pipeline, NULL::VARCHAR AS status WHERE false`,
   );

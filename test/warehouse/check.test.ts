@@ -1,6 +1,6 @@
 // `chainlake check`: a clean lake passes; each kind of damage a check is there for is made on a
 // copy of the lake and must fail that check, naming the place.
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, unlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -80,6 +80,18 @@ describe('chainlake check on a clean lake', () => {
     expect(result(rs, 'txCount metric = block transactions per day', 'chain_metrics, blocks')).toMatchObject({ status: 'skip' });
     // Tables this lake has no rows of are skipped, never passed.
     expect(result(rs, 'key unique', 'pending_rewards')).toMatchObject({ status: 'skip', detail: 'no rows' });
+  });
+
+  it('a lake killed before its first run report (a _runs folder without one) is checked and queried', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cl-noreport-'));
+    cpSync(lake, dir, { recursive: true });
+    rmSync(join(dir, '_runs'), { recursive: true });
+    mkdirSync(join(dir, '_runs'));
+    writeFileSync(join(dir, '_runs', 'run.json.tmp'), '{"runId"');
+    const conn = await openWarehouse(dir);
+    expect((await conn.runAndReadAll('SELECT count(*)::INTEGER FROM _runs')).getRows()).toEqual([[0]]);
+    conn.closeSync();
+    expect(failures(await checks(dir))).toEqual([]);
   });
 
   it('prints the table and exits 0; exits 2 on a lake that does not exist', () => {
