@@ -15,7 +15,7 @@ import { withLockedWriter } from './session.js';
 import { BatchPath, type Moves } from './batch.js';
 import { Transformer } from '../transform/rows.js';
 import { highest } from '../state/cursor.js';
-import { byOrder, nextSeq, readName, stemText } from '../state/names.js';
+import { compareNames, nextSeq, readName, stemText, type ReadName } from '../state/names.js';
 import { ListingGate } from './window.js';
 import { commitTable } from './merge.js';
 
@@ -36,11 +36,16 @@ export interface RebuildReport {
   seconds: number;
 }
 
-/** The range of a series a raw file was fetched for (merge.ts), or '' for the series' one listing. */
-function rangeOf(file: string): string {
-  const l = readName(file)?.listing;
-  return l?.kind === 'range' ? String(l.start) : '';
+/** A raw file with what its name says, read once. */
+interface RawFile {
+  file: string;
+  name?: ReadName;
+  /** The range of a series it was fetched for (merge.ts), or '' for the series' one listing. */
+  range: string;
 }
+
+/** A window fetched in chunks: each chunk's files, by the block its range ends before. */
+type ChunkedFiles = Map<number | 'head', Array<{ file: string; floor: number }>>;
 
 interface Replayed {
   state: PartitionState;
@@ -92,31 +97,38 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     await previous;
   };
   // In the order the run fetched them: a name's place in its partition (state/names.ts).
-  const raws = state.files.filter((f) => f.startsWith(`${RAW}/`)).sort(byOrder);
+  const raws: RawFile[] = state.files
+    .filter((f) => f.startsWith(`${RAW}/`))
+    .map((file) => {
+      const name = readName(file);
+      return { file, name, range: name?.listing?.kind === 'range' ? String(name.listing.start) : '' };
+    })
+    .sort((a, b) => compareNames(a.name, b.name));
   // The chunks of a window were fetched at once, their pages interleaved in time: each chunk is
   // replayed apart, with its own carry, cut at its floor as the run cut it, and skipping the rows of
   // the window's first block that an earlier window committed; the window's newest block is then
   // skipped by the next window, as one listing's is. Ranges of a series fetched at once (merge
   // tables, `.chunk<start>`) are replayed apart too, and merged by key as any merge table.
-  const windows = new Map<string, Map<string, string[]>>();
-  const segments: Array<string | Map<string, string[]>> = [];
+  const windows = new Map<number, ChunkedFiles>();
+  const segments: Array<RawFile | ChunkedFiles> = [];
   for (const f of raws) {
-    const tag = readName(f)?.listing;
+    const tag = f.name?.listing;
     if (tag?.kind !== 'chunk') {
       segments.push(f);
       continue;
     }
-    let chunks = windows.get(String(tag.window));
+    let chunks = windows.get(tag.window);
     if (!chunks) {
-      windows.set(String(tag.window), (chunks = new Map()));
+      windows.set(tag.window, (chunks = new Map()));
       segments.push(chunks);
     }
-    chunks.set(String(tag.end), [...(chunks.get(String(tag.end)) ?? []), f]);
+    chunks.set(tag.end, [...(chunks.get(tag.end) ?? []), { file: f.file, floor: tag.floor }]);
   }
   const first = new Map<string, number>();
-  raws.forEach((f, i) => first.set(rangeOf(f), first.get(rangeOf(f)) ?? i));
+  raws.forEach((f, i) => first.set(f.range, first.get(f.range) ?? i));
   // A series' ranges (merge tables: no windows in chunks) are replayed range by range.
-  if (raws.some((f) => rangeOf(f) !== '')) segments.sort((a, b) => first.get(rangeOf(a as string))! - first.get(rangeOf(b as string))!);
+  const rangeOf = (seg: RawFile | ChunkedFiles) => (seg instanceof Map ? '' : seg.range);
+  if (raws.some((f) => f.range !== '')) segments.sort((a, b) => first.get(rangeOf(a))! - first.get(rangeOf(b))!);
   const replayFile = async (f: string, lastPageEndsWindow: boolean) => {
     if (signal?.aborted) {
       await writing; // the writer's connection closes next: no COPY may be under way
@@ -147,14 +159,14 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   };
   let range: string | undefined;
   for (const seg of segments) {
-    if (typeof seg === 'string') {
+    if (!(seg instanceof Map)) {
       // A series' ranges (merge tables) each with its own carry.
-      if (range !== undefined && rangeOf(seg) !== range) {
+      if (range !== undefined && seg.range !== range) {
         await flush();
         listing(new ListingGate(undefined));
       }
-      range = rangeOf(seg);
-      await replayFile(seg, true);
+      range = seg.range;
+      await replayFile(seg.file, true);
       continue;
     }
     // A window in chunks: it starts where one listing's window would, skipping what the last one
@@ -164,11 +176,10 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     const tops = [skip];
     for (const [end, files] of seg) {
       // Rows at or above the chunk's end were dropped by the run as another chunk's.
-      listing(new ListingGate({ from: 0, to: end === 'head' ? Infinity : Number(end) }, { skip }));
-      for (const f of files) {
-        const tag = readName(f)!.listing as { floor: number };
-        gate.floor = tag.floor;
-        await replayFile(f, false);
+      listing(new ListingGate({ from: 0, to: end === 'head' ? Infinity : end }, { skip }));
+      for (const { file, floor } of files) {
+        gate.floor = floor;
+        await replayFile(file, false);
       }
       tops.push(gate.getTop());
       await flush();

@@ -95,11 +95,16 @@ function listingOf(m: RegExpExecArray): ListingTag | undefined {
   return undefined;
 }
 
-/** Compares two names by their place in the partition's order (names of no codec first). */
-export function byOrder(a: string, b: string): number {
-  const x = readName(a)?.order ?? [-1, 0, 0];
-  const y = readName(b)?.order ?? [-1, 0, 0];
+/** Compares two names read by `readName` by their place in the partition's order (names of no codec first). */
+export function compareNames(a: ReadName | undefined, b: ReadName | undefined): number {
+  const x = a?.order ?? [-1, 0, 0];
+  const y = b?.order ?? [-1, 0, 0];
   return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
+}
+
+/** Compares two names (or paths) by their place in the partition's order. */
+export function byOrder(a: string, b: string): number {
+  return compareNames(readName(a), readName(b));
 }
 
 /** The seq of a partition's next file: one more than any of `files`. */
