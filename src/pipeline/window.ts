@@ -139,7 +139,7 @@ export interface AfterPage {
  * far): a split costs a page or two (the new chunk's last page, the rows of the old one's last
  * page that are the new chunk's), which pays only where many pages are left.
  */
-export const SPLIT_PAGES = 4;
+const SPLIT_PAGES = 4;
 
 /** One chunk of the window in this run. */
 interface Chunk {

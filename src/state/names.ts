@@ -39,7 +39,7 @@ export interface ReadName extends Stem {
   order: [number, number, number];
 }
 
-export function listingText(t: ListingTag): string {
+function listingText(t: ListingTag): string {
   if (t.kind === 'chunk') return `w${t.window}.c${t.end}.f${t.floor}`;
   if (t.kind === 'range') return `chunk${t.start}`;
   return 'compact';
@@ -100,11 +100,6 @@ export function compareNames(a: ReadName | undefined, b: ReadName | undefined): 
   const x = a?.order ?? [-1, 0, 0];
   const y = b?.order ?? [-1, 0, 0];
   return x[0] - y[0] || x[1] - y[1] || x[2] - y[2];
-}
-
-/** Compares two names (or paths) by their place in the partition's order. */
-export function byOrder(a: string, b: string): number {
-  return compareNames(readName(a), readName(b));
 }
 
 /** The seq of a partition's next file: one more than any of `files`. */

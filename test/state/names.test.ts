@@ -1,8 +1,10 @@
 // The one codec of lake file names (src/state/names.ts): what a name says comes back as written,
 // names written before it still read, and order within a partition comes from the seq, not a clock.
 import { describe, expect, it } from 'vitest';
-import { byOrder, chunkTag, fileName, nextSeq, PARQUET_EXT, RAW_EXT, readName, stemText, writerMark, type ListingTag } from '../../src/state/names.js';
+import { chunkTag, compareNames, fileName, nextSeq, PARQUET_EXT, RAW_EXT, readName, stemText, writerMark, type ListingTag } from '../../src/state/names.js';
 import { slug } from '../../src/state/store.js';
+
+const byOrder = (a: string, b: string) => compareNames(readName(a), readName(b));
 
 const part = slug('43114/0xb10644cea485f69a5f8859e127911157a0d6d30d');
 
