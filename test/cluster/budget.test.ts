@@ -69,6 +69,8 @@ function cuBetween(r: ClientResult, from: number, until: number): number {
   return r.spends.filter(([t]) => t >= from && t < until).reduce((n, [, , w]) => n + w, 0);
 }
 
+// The tests that spend windows for seconds run at once, each on its own key: they do not meet, and
+// together they wait out their windows once. The test that stops the database runs alone after them.
 describe('the shared budget on PostgreSQL', () => {
   let db: PgFixture;
   let sql: pg.Pool;
@@ -95,7 +97,7 @@ describe('the shared budget on PostgreSQL', () => {
     weights: [1, 2, 3, 5, 4],
   });
 
-  it('three processes on one key never exceed a window budget and together use at least 0.95 of it', async () => {
+  it.concurrent('three processes on one key never exceed a window budget and together use at least 0.95 of it', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
     const plan: Plan = (startAt) => base(key, startAt, startAt + 5 * WINDOW_MS);
     const { startAt, results: all } = await runClients([plan, plan, plan]);
@@ -119,7 +121,7 @@ describe('the shared budget on PostgreSQL', () => {
     expect(leaked.rows).toEqual([]);
   });
 
-  it('a slow process claims only what it will spend, and leaves the rest of the window to the others', async () => {
+  it.concurrent('a slow process claims only what it will spend, and leaves the rest of the window to the others', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
     const plan: Plan = (startAt) => base(key, startAt, startAt + 6 * WINDOW_MS);
     // One request of 1 CU at a time, each answered in 50 ms: well under a slice per window.
@@ -140,7 +142,7 @@ describe('the shared budget on PostgreSQL', () => {
     }
   });
 
-  it('a 429 seen by one process pauses the others from their next claim', async () => {
+  it.concurrent('a 429 seen by one process pauses the others from their next claim', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
     const pauseMs = 1.5 * WINDOW_MS;
     const plan: Plan = (startAt) => base(key, startAt, startAt + 5 * WINDOW_MS);
@@ -159,6 +161,21 @@ describe('the shared budget on PostgreSQL', () => {
     // ...and all of them go on after it.
     for (const r of [pauser!, ...others]) expect(cuBetween(r, until, stopAt)).toBeGreaterThan(0);
     for (const cu of perWindow([pauser!, ...others]).values()) expect(cu).toBeLessThanOrEqual(BUDGET);
+  });
+
+  it.concurrent('the day budget caps the windows: once it is spent, nothing more is granted that day', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const budget = await SharedBudget.open(db.url, { service: 'metrics', key, cuPerWindow: BUDGET, cuPerDay: 250, windowMs: WINDOW_MS });
+    try {
+      for (let i = 0; i < 50; i++) await budget.take(5);
+      const more = await Promise.race([budget.take(1).then(() => 'granted'), new Promise((r) => setTimeout(() => r('waiting'), 2.5 * WINDOW_MS))]);
+      expect(more).toBe('waiting');
+      const rows = await sql.query<{ used: string; cap: string }>('SELECT used, cap FROM chainlake.budget_windows WHERE key_hash = $1 AND service = $2 ORDER BY start_ms', [keyHash(key), 'metrics']);
+      expect(rows.rows.reduce((n, r) => n + Number(r.used), 0)).toBe(250);
+      for (const r of rows.rows) expect(Number(r.used)).toBeLessThanOrEqual(Number(r.cap));
+    } finally {
+      await budget.close();
+    }
   });
 
   it('claims fail with a clear error while the database restarts, and succeed again after', async () => {
@@ -204,21 +221,6 @@ describe('the shared budget on PostgreSQL', () => {
       expect(caps.rows.map((r) => Number(r.cap))).toEqual([300]);
     } finally {
       await Promise.all([teacher.close(), learner.close()]);
-    }
-  });
-
-  it('the day budget caps the windows: once it is spent, nothing more is granted that day', async () => {
-    const key = 'key-' + randomBytes(8).toString('hex');
-    const budget = await SharedBudget.open(db.url, { service: 'metrics', key, cuPerWindow: BUDGET, cuPerDay: 250, windowMs: WINDOW_MS });
-    try {
-      for (let i = 0; i < 50; i++) await budget.take(5);
-      const more = await Promise.race([budget.take(1).then(() => 'granted'), new Promise((r) => setTimeout(() => r('waiting'), 2.5 * WINDOW_MS))]);
-      expect(more).toBe('waiting');
-      const rows = await sql.query<{ used: string; cap: string }>('SELECT used, cap FROM chainlake.budget_windows WHERE key_hash = $1 AND service = $2 ORDER BY start_ms', [keyHash(key), 'metrics']);
-      expect(rows.rows.reduce((n, r) => n + Number(r.used), 0)).toBe(250);
-      for (const r of rows.rows) expect(Number(r.used)).toBeLessThanOrEqual(Number(r.cap));
-    } finally {
-      await budget.close();
     }
   });
 
