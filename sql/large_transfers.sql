@@ -2,8 +2,9 @@
 -- by the digits of value_raw, so amounts over 38 digits (NULL in `value`) rank too. `amount` is the
 -- amount in token units (value / 10^decimals) as a DOUBLE, for reading; `value_raw` is exact.
 WITH ranked AS (
+  -- The columns shown and ranked by, not every column: a window holds each row it ranks.
   SELECT
-    *,
+    chain_id, token_address, token_symbol, block_timestamp, tx_hash, from_address, to_address, token_decimals, value_raw,
     row_number() OVER (
       PARTITION BY chain_id, token_address
       ORDER BY length(ltrim(value_raw, '0')) DESC, ltrim(value_raw, '0') DESC, block_number, log_index, token_id

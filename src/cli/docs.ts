@@ -9,6 +9,7 @@ import { arrowResult, arrowTypeName } from '../warehouse/arrow.js';
 import { emptySelect, LAKE_TABLES } from '../warehouse/views.js';
 import { columnDoc } from '../transform/columns.js';
 import { tableList, tableReference } from './tables.js';
+import { engineOptions, querySettings } from '../load/duckdb.js';
 
 /** docs/tables.md: the list of tables, then each table's reference (tables.ts renders both). */
 export function tablesDoc(): string {
@@ -33,7 +34,7 @@ export function tablesDoc(): string {
  * output uses, so they cannot say other than what a query gives.
  */
 export async function lakeTypes(): Promise<string> {
-  const db = await DuckDBInstance.create(':memory:');
+  const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions()));
   const conn = await db.connect();
   const used = new Set<string>();
   const tables: string[] = [];

@@ -12,6 +12,7 @@ import { isObjectUrl } from '../state/s3.js';
 import { redactUrl } from '../cluster/url.js';
 import { commandOf, checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
+import { AUTO_MIN_FILES } from '../pipeline/sizes.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption } from './warehouse.js';
 
 const LOG_LEVEL_OPTION = { type: 'string', choices: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], describe: 'log level' } as const;
@@ -33,6 +34,7 @@ const runFlags = (y: Argv<Globals>) =>
     .option('wait', { type: 'boolean', describe: 'wait for another run on the same lake to finish instead of refusing' })
     .option('quiet', { type: 'boolean', describe: 'no progress display and no log lines (the run report still prints)' })
     .conflicts('quiet', 'log-level')
+    .option('compact', { type: 'boolean', default: true, describe: `at the end, merge the small files of partitions with ${AUTO_MIN_FILES} or more to merge, in block order (--no-compact: leave them to \`chainlake compact\`)` })
     .option('raw', { type: 'boolean', default: true, describe: 'keep raw pages under _raw/ for `rebuild` (--no-raw: keep none)' })
     .option('dry-run', { type: 'boolean', describe: 'check the pipeline and print what a run would fetch (partitions, where each starts, CU at the least); sends nothing, writes nothing' })
     .option('format', { type: 'string', choices: ['table', 'json'], describe: 'with --dry-run: the plan as text (default) or one JSON document' } as const)
@@ -106,7 +108,7 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   // Signals are handled until the embedded simulator has closed too.
   return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
     try {
-      const o = { lake, ...specOptions(spec), logger, signal, wait: a.wait, sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
+      const o = { lake, ...specOptions(spec), logger, signal, wait: a.wait, compactAfter: a.compact ? AUTO_MIN_FILES : (false as const), sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
       const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...o, queue, spec }) : runPipeline(p, o)).finally(() => progress?.stop());
       // Its errors quote the services' answers: each stays on its line, inert.
       process.stdout.write(formatReport(inertAll(report)) + '\n');

@@ -8,6 +8,7 @@ import PQueue from 'p-queue';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { StreamDecl } from '../decl/stream.js';
 import { makeDir } from './spool.js';
+import { engineOptions, spillFolder } from './duckdb.js';
 import type { Batch, Reject } from '../transform/rows.js';
 import { stagedColumns } from '../transform/columns.js';
 import type { StagedColumn } from '../transform/staging.js';
@@ -44,12 +45,20 @@ let instance: DuckDBInstance | undefined;
  * million-row partition (a window that cannot spill); 512 MB did not.
  */
 export async function duck(spillDir?: string): Promise<DuckDBInstance> {
+  // The user's limits (load/duckdb.ts) win; a spill folder they name is this process's own in it.
+  const user = engineOptions();
   // No external file cache: it keeps what read_parquet read (merges, compaction) up to the memory
   // limit, for re-reads this writer never makes; compacting 5M rows peaked at 310 MB with it, 244 without.
-  instance ??= await DuckDBInstance.create(':memory:', { threads: '2', memory_limit: '512MB', preserve_insertion_order: 'false', enable_external_file_cache: 'false' });
-  if (spillDir) {
+  instance ??= await DuckDBInstance.create(':memory:', {
+    threads: String(user.threads ?? 2),
+    memory_limit: user.memoryLimit ?? '512MB',
+    preserve_insertion_order: 'false',
+    enable_external_file_cache: 'false',
+  });
+  const spill = user.tempDirectory ? spillFolder(user.tempDirectory) : spillDir;
+  if (spill) {
     const c = await instance.connect();
-    await c.run(`SET temp_directory = ${sqlString(spillDir)}`);
+    await c.run(`SET temp_directory = ${sqlString(spill)}`);
     c.closeSync();
   }
   return instance;
@@ -62,6 +71,9 @@ export async function duck(spillDir?: string): Promise<DuckDBInstance> {
  * against 220-234 (the run goes on transforming the other partitions meanwhile).
  */
 const copies = new PQueue({ concurrency: 1 });
+
+/** Rows in a row group of a compacted file (DuckDB's default is 122,880). */
+const COMPACT_ROW_GROUP = 61_440;
 
 export class ParquetWriter {
   private constructor(private readonly conn: DuckDBConnection) {}
@@ -141,16 +153,26 @@ export class ParquetWriter {
   }
 
   /**
-   * Rewrites Parquet files as one under `dir` (compaction). The rows keep no order: sorting wide
-   * rows needs the whole group in memory (an ORDER BY ran out at 192 MB with spilling on and
-   * took 645 MB at 512), and keeping the files' order cost 336 MB against 254 with row groups
-   * cut at 32 MB (1M transfer rows here; 359 MB with DuckDB's default of 122,880 rows a group).
+   * Rewrites Parquet files as one under `dir` (compaction), their rows in the order of `files`
+   * and, within a file, as they are: given files in block order, the row groups come out in block
+   * order, so a reader of a block or time range skips the others. Sorting wide rows instead needs
+   * the whole group in memory (an ORDER BY ran out at 192 MB with spilling on and took 645 MB at
+   * 512). DuckDB cuts row groups by bytes only when the order may change: here by rows, half its
+   * default, which keeps a group's memory down and its block range narrow.
    */
   async rewrite(files: string[], dir: string, stem: string, sub = ''): Promise<WrittenFile[]> {
     const file = this.newFile(dir, stem, sub);
     // By name: files written before a column was added lack it (NULL there), as the views read them.
     const read = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false)`;
-    await this.copy(`COPY (SELECT * FROM ${read}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE_BYTES '32MB')`);
+    // The setting is the instance's, not the connection's: set and put back inside the one COPY at a time.
+    await copies.add(async () => {
+      await this.conn.run('SET preserve_insertion_order = true');
+      try {
+        await this.conn.run(`COPY (SELECT * FROM ${read}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP})`);
+      } finally {
+        await this.conn.run('SET preserve_insertion_order = false');
+      }
+    });
     return [{ staged: file, rel: relative(dir, file) }];
   }
 
@@ -161,11 +183,23 @@ export class ParquetWriter {
   }
 
   /** Rows of each Parquet file, from the footers. */
-  async rowsPerFile(files: string[]): Promise<number[]> {
+  /**
+   * Each file's rows and, given a column, its least value there as sortable text (numbers padded,
+   * timestamps as ISO text): what compaction orders files by. From the footers alone for rows; the
+   * least value reads the one column.
+   */
+  async fileStats(files: string[], column?: string): Promise<Array<{ rows: number; low?: string }>> {
     if (files.length === 0) return [];
-    const r = await this.conn.runAndReadAll(`SELECT file_name, num_rows::BIGINT AS n FROM parquet_file_metadata([${files.map(sqlString).join(', ')}])`);
-    const byFile = new Map(r.getRows().map(([f, n]) => [String(f), Number(n)]));
-    return files.map((f) => byFile.get(f)!);
+    const list = `[${files.map(sqlString).join(', ')}]`;
+    const r = await this.conn.runAndReadAll(`SELECT file_name, num_rows::BIGINT AS n FROM parquet_file_metadata(${list})`);
+    const rows = new Map(r.getRows().map(([f, n]) => [String(f), Number(n)]));
+    const lows = new Map<string, string>();
+    if (column) {
+      const sortable = `CASE WHEN typeof(min("${column}")) LIKE 'TIMESTAMP%' THEN strftime(min("${column}")::TIMESTAMP, '%Y-%m-%dT%H:%M:%S.%f') ELSE lpad(min("${column}")::VARCHAR, 20, '0') END`;
+      const l = await this.conn.runAndReadAll(`SELECT filename, ${sortable} FROM read_parquet(${list}, filename = true, union_by_name = true, hive_partitioning = false) GROUP BY filename`);
+      for (const [f, low] of l.getRows()) if (low !== null) lows.set(String(f), String(low));
+    }
+    return files.map((f) => ({ rows: rows.get(f)!, low: lows.get(f) }));
   }
 
   /** Rows in a set of Parquet files. */

@@ -12,6 +12,7 @@ import { listingsOf } from '../state/cursor.js';
 import { nextSeq, stemText } from '../state/names.js';
 import { withLockedWriter } from './session.js';
 import { UsageError } from '../errors.js';
+import { TARGET_ROWS } from './sizes.js';
 
 export interface CompactReport {
   table: string;
@@ -23,11 +24,9 @@ export interface CompactReport {
   seconds: number;
 }
 
-/** A million rows: about 60 MB of transfers, the file size Parquet readers are made for. */
-export const TARGET_ROWS = 1_000_000;
 
 /**
- * Consecutive files whose rows add up to at most `target`, in the order given (fetch order);
+ * Consecutive files whose rows add up to at most `target`, in the order given (inColumnOrder);
  * a file of half the target or more is big enough and stays as it is. Only groups of two or more
  * are worth a rewrite.
  */
@@ -60,11 +59,33 @@ function dataFiles(state: PartitionState): string[] {
   return state.files.filter((f) => f.startsWith(`${state.table}/`) && !open.has(f));
 }
 
-async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport, signal?: AbortSignal): Promise<void> {
+/** The column a table's rows follow in time: its block cursor's, else its time cursor's. */
+export function orderColumn(decl: StreamDecl): string | undefined {
+  return decl.blockCursor?.column ?? decl.timeCursor?.column;
+}
+
+/**
+ * Files in the order of their least value of `column` (fetch order among equals, and for files
+ * without one). Block ranges fetched at once commit interleaved; joined in this order, a rewritten
+ * file's row groups each cover a narrow range instead of the whole chain.
+ */
+export function inColumnOrder<T extends { file: string; low?: string }>(files: T[]): T[] {
+  return files
+    .map((f, i) => ({ f, i }))
+    .sort((a, b) => (a.f.low === b.f.low ? a.i - b.i : a.f.low === undefined ? 1 : b.f.low === undefined ? -1 : a.f.low < b.f.low ? -1 : 1))
+    .map(({ f }) => f);
+}
+
+
+async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport, o: { signal?: AbortSignal; minFiles?: number }): Promise<void> {
   const files = dataFiles(state);
-  const counts = await writer.rowsPerFile(await store.local(files));
-  const rowsOf = new Map(files.map((f, i) => [f, counts[i]!]));
-  const groups = planGroups(files.map((f) => ({ file: f, rows: rowsOf.get(f)! })), target);
+  // Without enough files to merge, a run's check costs no read of the files.
+  if (o.minFiles && files.length < o.minFiles) return;
+  const stats = await writer.fileStats(await store.local(files), orderColumn(decl));
+  const rowsOf = new Map(files.map((f, i) => [f, stats[i]!.rows]));
+  const ordered = inColumnOrder(files.map((f, i) => ({ file: f, rows: stats[i]!.rows, low: stats[i]!.low })));
+  const groups = planGroups(ordered, target);
+  if (o.minFiles && groups.reduce((n, g) => n + g.length, 0) < o.minFiles) return;
   report.filesBefore += files.length;
   report.filesAfter += files.length;
   if (groups.length === 0) return;
@@ -72,7 +93,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
   let next = state;
   for (const group of groups) {
     // A stop (SIGINT/SIGTERM) lands between groups: each one committed stays, and a rerun goes on.
-    signal?.throwIfAborted();
+    o.signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
     const [out] = await writer.rewrite(await store.local(group), dir, stemText({ partition: slug(state.partition), listing: { kind: 'compact' }, seq: nextSeq(next.files) }), folderOf(decl, state.values ?? {}));
@@ -90,6 +111,28 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
 }
 
 /**
+ * Compacts `tables` of a lake held by the caller (every table with state when none is named).
+ * With `minFiles`, only partitions where a compaction would merge at least that many files (a
+ * run's own check, AUTO_MIN_FILES). An abort of `signal` stops it before the next group.
+ */
+export async function compactTables(store: StateStore, writer: ParquetWriter, tables: string[], o: { logger: Logger; targetRows?: number; minFiles?: number; signal?: AbortSignal }): Promise<CompactReport[]> {
+  const target = o.targetRows ?? TARGET_ROWS;
+  const reports: CompactReport[] = [];
+  const states = store.all();
+  const names = tables.length ? tables : [...new Set(states.map((s) => s.table))].filter((t) => STREAM_BY_TABLE.has(t));
+  for (const table of names) {
+    const t0 = performance.now();
+    const report: CompactReport = { table, partitions: 0, filesBefore: 0, filesAfter: 0, rowsRewritten: 0, seconds: 0 };
+    // A --full-refresh in progress swaps its own files in later; leave it be.
+    for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report, o);
+    report.seconds = (performance.now() - t0) / 1000;
+    o.logger[report.rowsRewritten ? 'info' : 'debug']({ ...report }, 'compacted');
+    reports.push(report);
+  }
+  return reports;
+}
+
+/**
  * Compacts the named tables of a lake (every table with state when none is named). An abort of
  * `signal` stops it before the next group, with the signal's reason.
  */
@@ -97,19 +140,5 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
   for (const t of tables) streamOf('compact', t);
-  return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, async (store, writer) => {
-    const reports: CompactReport[] = [];
-    const states = store.all();
-    const names = tables.length ? tables : [...new Set(states.map((s) => s.table))].filter((t) => STREAM_BY_TABLE.has(t));
-    for (const table of names) {
-      const t0 = performance.now();
-      const report: CompactReport = { table, partitions: 0, filesBefore: 0, filesAfter: 0, rowsRewritten: 0, seconds: 0 };
-      // A --full-refresh in progress swaps its own files in later; leave it be.
-      for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report, o.signal);
-      report.seconds = (performance.now() - t0) / 1000;
-      o.logger[report.rowsRewritten ? 'info' : 'debug']({ ...report }, 'compacted');
-      reports.push(report);
-    }
-    return reports;
-  });
+  return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, (store, writer) => compactTables(store, writer, tables, o));
 }

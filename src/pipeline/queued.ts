@@ -11,7 +11,7 @@ import { jobLeaseBound } from '../state/lock.js';
 import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
 import type { RunReport, StreamReport } from './report.js';
-import { newRun, type RunOptions } from './run.js';
+import { compactAfterRun, newRun, type RunOptions } from './run.js';
 import { holdForRun, LakeSession } from './session.js';
 import type { RunSpec } from './spec.js';
 import type { Job } from './partition.js';
@@ -193,6 +193,8 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
     // The jobs not done are cancelled and their workers commit nothing more before the lake is let go.
     await q.endRun(queue, id).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'could not end the run in the queue; its workers stop at their lease bound'));
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
+    // The workers are done or refused from here: the lake's files are the run's to merge.
+    await compactAfterRun(session, jobs, report, o);
   };
   try {
     await holdForRun(session, report, o, () => lend().finally(() => clearInterval(renewer)), failed);

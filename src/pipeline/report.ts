@@ -44,6 +44,8 @@ export interface RunReport {
   streams: StreamReport[];
   /** Per service used: the CU budget in force at the end and where it came from. */
   budgets?: Record<string, { source: string; cuPerMinute: number | null; cuPerDay: number | null }>;
+  /** Tables whose small files the run merged at its end (compact.ts), files before and after. */
+  compacted?: Array<{ table: string; filesBefore: number; filesAfter: number }>;
 }
 
 export function newStreamReport(table: string): StreamReport {

@@ -18,6 +18,7 @@ import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { planJobs } from './plan.js';
 import { append } from './append.js';
 import { commitTable, merge, tableCommit, type TableMergeInput } from './merge.js';
+import { compactTables } from './compact.js';
 
 export interface RunOptions extends PartitionOptions {
   lake: string;
@@ -30,6 +31,11 @@ export interface RunOptions extends PartitionOptions {
   strict?: boolean;
   /** Wait for another writer of the lake instead of refusing. */
   wait?: boolean;
+  /**
+   * After the partitions: compact those where at least this many small files would merge
+   * (the command line gives AUTO_MIN_FILES unless `--no-compact`); none when not given.
+   */
+  compactAfter?: number | false;
   /** Called once the run has its (live) report: its counters move as the run goes (progress display). */
   onStart?: (report: RunReport) => void;
 }
@@ -157,6 +163,26 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     await runJobs(jobs, session.store, clients, { ...o, runId: report.runId });
     report.budgets = budgetsOf(jobs, clients);
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
+    await compactAfterRun(session, jobs, report, o);
   });
   return report;
+}
+
+/**
+ * The small files of the run's tables merged, in block order, by the same commits as `chainlake
+ * compact`, while the run still holds the lake: a query of the lake right after a backfill opens a
+ * few files, not one per batch. Not after a stop; a failure is told and leaves the lake as it was
+ * at the last group merged (the run's data is committed already).
+ */
+export async function compactAfterRun(session: LakeSession, jobs: Job[], report: RunReport, o: Pick<RunOptions, 'compactAfter' | 'signal' | 'logger'>): Promise<void> {
+  if (!o.compactAfter || o.signal?.aborted) return;
+  const tables = [...new Set(jobs.map((j) => j.decl.table))];
+  try {
+    const done = await compactTables(session.store, await session.writer(), tables, { logger: o.logger, minFiles: o.compactAfter, signal: o.signal });
+    const merged = done.filter((c) => c.rowsRewritten > 0).map(({ table, filesBefore, filesAfter }) => ({ table, filesBefore, filesAfter }));
+    if (merged.length) report.compacted = merged;
+  } catch (err) {
+    if (o.signal?.aborted) return;
+    o.logger.warn({ err: describeError(err) }, 'compaction after the run failed; the lake is whole, `chainlake compact` can do it later');
+  }
 }

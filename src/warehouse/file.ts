@@ -18,6 +18,7 @@ import { columnDoc } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, viewSql } from './views.js';
+import { engineOptions, querySettings } from '../load/duckdb.js';
 
 /** The table that marks a file as a warehouse chainlake wrote (and may replace). */
 export const MARKER = '_chainlake';
@@ -54,7 +55,7 @@ async function inspect(file: string): Promise<Found> {
   if (!hasDuckdbMagic(file)) return { kind: 'foreign', why: 'is not a DuckDB database' };
   let db: DuckDBInstance;
   try {
-    db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+    db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', ...querySettings(engineOptions()) });
   } catch (err) {
     const message = (err as Error).message.split('\n')[0]!;
     // DuckDB locks a file it has open for writing: its owner may be writing to it right now.
@@ -186,7 +187,7 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
   };
   clean();
   try {
-    const db = await DuckDBInstance.create(tmp);
+    const db = await DuckDBInstance.create(tmp, querySettings(engineOptions()));
     let built;
     try {
       const conn = await db.connect();

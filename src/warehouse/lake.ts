@@ -6,6 +6,7 @@ import { UsageError } from '../errors.js';
 import type { LakeTables } from '../tables.js';
 import { existingFolder } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
+import type { EngineOptions } from '../load/duckdb.js';
 import { connectWarehouse, LAKE_TABLES, lakeDatabase } from './views.js';
 
 export interface Lake {
@@ -21,9 +22,14 @@ export interface Lake {
   close(): void;
 }
 
-/** Opens the lake at `path` (a folder `chainlake run` writes) for reading: every table is a view of its name. */
-export async function openLake(path: string): Promise<Lake> {
-  const db = await lakeDatabase(existingFolder(path, 'openLake:'));
+/**
+ * Opens the lake at `path` (a folder `chainlake run` writes) for reading: every table is a view of
+ * its name. `options`: DuckDB's memory limit, threads and spill folder, over CHAINLAKE_DUCKDB_*
+ * (src/load/duckdb.ts; by default a quarter of the machine's memory, at most 2 GiB, spilling to the
+ * system's temporary folder).
+ */
+export async function openLake(path: string, options: EngineOptions = {}): Promise<Lake> {
+  const db = await lakeDatabase(existingFolder(path, 'openLake:'), options);
   return new OpenLake(path, db);
 }
 

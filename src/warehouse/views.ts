@@ -10,6 +10,7 @@ import { listParquet, sqlString } from '../load/parquet.js';
 import { landedColumns } from '../transform/columns.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
+import { engineOptions, querySettings, type EngineOptions } from '../load/duckdb.js';
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
@@ -58,9 +59,12 @@ export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDBConnec
   return conn;
 }
 
-/** An in-memory DuckDB with the lake's views, which every connection to it sees. */
-export async function lakeDatabase(lake: string): Promise<DuckDBInstance> {
-  const db = await DuckDBInstance.create(':memory:');
+/**
+ * An in-memory DuckDB with the lake's views, which every connection to it sees; its memory,
+ * threads and spill folder from `engine` over the environment (load/duckdb.ts).
+ */
+export async function lakeDatabase(lake: string, engine: EngineOptions = {}): Promise<DuckDBInstance> {
+  const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));
   const conn = await db.connect();
   for (const sql of await viewSql(lake)) await conn.run(sql);
   conn.closeSync();
@@ -68,8 +72,8 @@ export async function lakeDatabase(lake: string): Promise<DuckDBInstance> {
 }
 
 /** An in-memory DuckDB with the lake's views. */
-export async function openWarehouse(lake: string): Promise<DuckDBConnection> {
-  return connectWarehouse(await lakeDatabase(lake));
+export async function openWarehouse(lake: string, engine: EngineOptions = {}): Promise<DuckDBConnection> {
+  return connectWarehouse(await lakeDatabase(lake, engine));
 }
 
 /** The bundled queries' folder (sql/), found from this module so it works from src/ and dist/. */

@@ -1,0 +1,197 @@
+#!/usr/bin/env node
+// Analytics on a big lake (issue 24): every bundled query and four ad-hoc ones, timed through
+// `chainlake query`, the library (openLake) and the warehouse file, against the same rows in one
+// native DuckDB table; on the lake as a run leaves it and after `chainlake compact`. Prints the
+// table and peak RSS; asserts nothing.
+//   1. builds (or, with the same --rows, reuses) a lake of about --rows erc_transfers rows: the
+//      simulator scaled up (bench/common.mjs), its contracts of chain 43114 fetched as block ranges
+//      at once (chunks), as a backfill is; `chainlake run` writes it as users get it;
+//   2. copies the rows into one DuckDB table (the reference: DuckDB's own speed on them);
+//   3. times each query, each way, the minimum of --repeat runs, interleaved (one round of every
+//      way, then the next), so that the machine's other work falls on all of them alike. The
+//      CLI's figure leaves out its start-up (the time of `SELECT 1`, measured the same way);
+//   4. compacts a copy of the lake and times the same again.
+// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--repeat 3] [--only q1,q2] [--no-compact]
+import { spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpus, totalmem } from 'node:os';
+import { join, resolve } from 'node:path';
+import { arg, bin, fmt, plan, root, startSim, timed, transfersPipeline } from './common.mjs';
+
+const ROWS = Number(arg('rows', '10000000'));
+const LAKE_ROOT = resolve(arg('lake', join(root, 'data', 'bench-query')));
+const REPEAT = Number(arg('repeat', '3'));
+const ONLY = arg('only', '')?.split(',').filter(Boolean) ?? [];
+const CHUNKS = 8;
+
+/** The lake of ROWS rows under LAKE_ROOT/run, built once; a marker says with what. */
+async function buildLake() {
+  const lake = join(LAKE_ROOT, 'run');
+  const marker = join(LAKE_ROOT, 'built.json');
+  const p = plan(ROWS);
+  const want = { rows: ROWS, scale: p.scale, contracts: p.contracts.map((c) => c.address), chunks: CHUNKS };
+  if (existsSync(marker) && JSON.stringify(JSON.parse(readFileSync(marker, 'utf8')).want) === JSON.stringify(want)) {
+    console.log(`reusing the lake in ${lake} (${fmt(p.total)} rows; delete ${LAKE_ROOT} to build it again)`);
+    return lake;
+  }
+  rmSync(LAKE_ROOT, { recursive: true, force: true });
+  mkdirSync(LAKE_ROOT, { recursive: true });
+  const sim = await startSim(p.scale);
+  try {
+    const pipeline = join(LAKE_ROOT, 'pipeline.yaml');
+    writeFileSync(pipeline, transfersPipeline(sim.url, p.contracts, { chunks: CHUNKS }));
+    console.log(`building a lake of ${fmt(p.total)} erc_transfers rows (${p.contracts.length} contracts, scale ${p.scale}) in ${lake} ...`);
+    const r = await timed(['run', pipeline, '--lake', lake, '--log-level', 'warn', '--no-warehouse']);
+    console.log(`  built in ${r.seconds.toFixed(0)} s, peak RSS ${fmt(r.rssMB)} MB`);
+  } finally {
+    sim.stop();
+  }
+  // The raw pages are for replay, not for queries: they would only take room here.
+  rmSync(join(lake, '_raw'), { recursive: true, force: true });
+  writeFileSync(marker, JSON.stringify({ want, total: p.total }));
+  return lake;
+}
+
+/** The bundled queries that read erc_transfers, and four an analyst types, on values of this lake. */
+function queries(params) {
+  const bundled = ['top_senders', 'top_receivers', 'transfers_per_day', 'daily_token_flows', 'large_transfers'].map((name) => ({
+    name,
+    sql: readFileSync(join(root, 'sql', `${name}.sql`), 'utf8').trim().replace(/;$/, ''),
+  }));
+  const { address, token, lo, hi, since, tx } = params;
+  const adhoc = [
+    { name: 'one address by time', sql: `SELECT * FROM erc_transfers WHERE from_address = '${address}' OR to_address = '${address}' ORDER BY block_timestamp, log_index` },
+    { name: 'one token, 1% of the blocks', sql: `SELECT count(*) AS transfers, sum(value) AS value FROM erc_transfers WHERE token_address = '${token}' AND block_number BETWEEN ${lo} AND ${hi}` },
+    { name: 'per token, last 7 days', sql: `SELECT token_address, count(*) AS transfers, sum(value) AS value FROM erc_transfers WHERE block_timestamp >= TIMESTAMPTZ '${since}' GROUP BY token_address ORDER BY token_address` },
+    { name: 'one tx hash', sql: `SELECT * FROM erc_transfers WHERE tx_hash = '${tx}'` },
+  ];
+  return [...bundled, ...adhoc].filter((q) => !ONLY.length || ONLY.some((o) => q.name.includes(o)));
+}
+
+/** All Parquet files of the lake's erc_transfers, as one read. */
+const readLake = (lake) => `read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}', union_by_name = true, hive_partitioning = false)`;
+
+/** The reference: the lake's rows in one table of a DuckDB file, in block order; and the queries' parameters from it. */
+async function reference(lake, duckdb) {
+  const file = join(LAKE_ROOT, 'native.duckdb');
+  const fresh = !existsSync(file);
+  const db = await duckdb.DuckDBInstance.create(file);
+  const conn = await db.connect();
+  await conn.run("SET TimeZone = 'UTC'");
+  if (fresh) await conn.run(`CREATE TABLE erc_transfers AS SELECT * FROM ${readLake(lake)} ORDER BY block_number, log_index`);
+  const one = async (sql) => (await conn.runAndReadAll(sql)).getRowObjectsJson()[0];
+  const busiest = await one(`SELECT a AS address, count(*) AS n FROM (SELECT from_address AS a FROM erc_transfers UNION ALL SELECT to_address FROM erc_transfers) GROUP BY a ORDER BY n DESC LIMIT 1`);
+  const token = await one(`SELECT token_address AS token FROM erc_transfers GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`);
+  const span = await one(`SELECT min(block_number) AS lo, max(block_number) AS hi, strftime(max(block_timestamp) - INTERVAL 7 DAY, '%Y-%m-%d %H:%M:%S+00') AS since, count(*) AS n FROM erc_transfers`);
+  const tx = await one(`SELECT tx_hash FROM erc_transfers WHERE block_number >= ${Math.floor((Number(span.lo) + Number(span.hi)) / 2)} ORDER BY block_number LIMIT 1`);
+  const width = Math.max(1, Math.round((Number(span.hi) - Number(span.lo)) / 100));
+  const mid = Math.floor((Number(span.lo) + Number(span.hi)) / 2);
+  const params = { address: busiest.address, addressRows: busiest.n, token: token.token, lo: mid, hi: mid + width, since: span.since, tx: tx.tx_hash, rows: Number(span.n) };
+  return { db, conn, params };
+}
+
+/** Seconds to run `sql` to its last row in DuckDB, nothing converted to JavaScript values. */
+async function duckSeconds(conn, sql) {
+  const t0 = performance.now();
+  const reader = await conn.runAndReadAll(sql);
+  const rows = reader.currentRowCount;
+  return { seconds: (performance.now() - t0) / 1000, rows };
+}
+
+/** The CLI: `chainlake query --format arrow` of the SQL, to nowhere; wall time and peak RSS. */
+function cliRun(lake, sql) {
+  const t0 = performance.now();
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', process.execPath, bin, 'query', '--lake', lake, '--format', 'arrow', sql], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+  const seconds = (performance.now() - t0) / 1000;
+  const err = String(r.stderr);
+  if (r.status !== 0) throw new Error(`chainlake query exited ${r.status}: ${err.slice(-2000)}`);
+  return { seconds, rssMB: Number(/maxrss_kb=(\d+)/.exec(err)?.[1] ?? NaN) / 1024 };
+}
+
+/** Every query each way, the minimum of REPEAT rounds, interleaved. */
+async function timeAll(label, lake, ref, duckdb, openLake) {
+  const warehouseFile = join(LAKE_ROOT, `${label}.warehouse.duckdb`);
+  rmSync(warehouseFile, { force: true });
+  const w = spawnSync(process.execPath, [bin, 'warehouse', '--lake', lake, '--out', warehouseFile], { encoding: 'utf8' });
+  if (w.status !== 0) throw new Error(`chainlake warehouse exited ${w.status}: ${w.stderr}`);
+  const whDb = await duckdb.DuckDBInstance.create(warehouseFile, { access_mode: 'READ_ONLY' });
+  const wh = await whDb.connect();
+  await wh.run("SET TimeZone = 'UTC'");
+  const library = await openLake(lake);
+  const files = spawnSync('find', [join(lake, 'erc_transfers'), '-name', '*.parquet'], { encoding: 'utf8' }).stdout.trim().split('\n').length;
+  const qs = queries(ref.params);
+  const best = new Map(qs.map((q) => [q.name, { native: Infinity, warehouse: Infinity, library: Infinity, cli: Infinity, cliRss: 0, rows: 0 }]));
+  let startup = Infinity;
+  for (let round = 0; round < REPEAT; round++) {
+    startup = Math.min(startup, cliRun(lake, 'SELECT 1').seconds);
+    for (const q of qs) {
+      const b = best.get(q.name);
+      const n = await duckSeconds(ref.conn, q.sql);
+      b.native = Math.min(b.native, n.seconds);
+      b.rows = n.rows;
+      b.warehouse = Math.min(b.warehouse, (await duckSeconds(wh, q.sql)).seconds);
+      const t0 = performance.now();
+      const table = await library.query(q.sql);
+      b.library = Math.min(b.library, (performance.now() - t0) / 1000);
+      if (table.numRows !== n.rows) throw new Error(`${q.name}: the library gave ${table.numRows} rows, the native table ${n.rows}`);
+      const c = cliRun(lake, q.sql);
+      b.cli = Math.min(b.cli, c.seconds);
+      b.cliRss = Math.max(b.cliRss, c.rssMB);
+    }
+  }
+  library.close();
+  wh.closeSync();
+  whDb.closeSync();
+  console.log(`\n${label}: ${files} files; chainlake query start-up (SELECT 1) ${startup.toFixed(2)} s`);
+  console.log('| query | rows | native | warehouse file | library | chainlake query (less start-up) | query peak RSS |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  const out = [];
+  for (const q of qs) {
+    const b = best.get(q.name);
+    const x = (t) => `${t.toFixed(3)} s (${(t / b.native).toFixed(2)}x)`;
+    const cli = Math.max(0, b.cli - startup);
+    console.log(`| ${q.name} | ${fmt(b.rows)} | ${b.native.toFixed(3)} s | ${x(b.warehouse)} | ${x(b.library)} | ${x(cli)} | ${fmt(b.cliRss)} MB |`);
+    out.push({ query: q.name, rows: b.rows, native: b.native, warehouse: b.warehouse, library: b.library, cli, cliRssMB: b.cliRss });
+  }
+  return { label, files, startup, queries: out };
+}
+
+/** Node alone with DuckDB: import, open in memory, SELECT 1 (the floor of any CLI start-up). */
+function bareStartup() {
+  const code = "const { DuckDBInstance } = await import('@duckdb/node-api'); const c = await (await DuckDBInstance.create(':memory:')).connect(); await c.run('SELECT 1');";
+  let best = Infinity;
+  for (let i = 0; i < 5; i++) {
+    const t0 = performance.now();
+    const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root });
+    if (r.status !== 0) throw new Error(`node + duckdb: ${r.stderr}`);
+    best = Math.min(best, (performance.now() - t0) / 1000);
+  }
+  return best;
+}
+
+async function main() {
+  console.log(`query bench: ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, ${new Date().toISOString().slice(0, 10)}`);
+  const lake = await buildLake();
+  const duckdb = await import('@duckdb/node-api');
+  const { openLake } = await import('../dist/index.js');
+  const ref = await reference(lake, duckdb);
+  console.log(`reference: ${fmt(ref.params.rows)} rows in one native table; busiest address ${fmt(ref.params.addressRows)} rows`);
+  console.log(`node + DuckDB alone (import, open, SELECT 1): ${bareStartup().toFixed(2)} s`);
+  const results = [await timeAll('as the run left it', lake, ref, duckdb, openLake)];
+  if (!process.argv.includes('--no-compact')) {
+    const compacted = join(LAKE_ROOT, 'compacted');
+    if (!existsSync(join(compacted, 'compacted.json'))) {
+      rmSync(compacted, { recursive: true, force: true });
+      cpSync(lake, compacted, { recursive: true });
+      const r = await timed(['compact', '--lake', compacted, '--no-warehouse']);
+      console.log(`\ncompacted a copy in ${r.seconds.toFixed(1)} s, peak RSS ${fmt(r.rssMB)} MB`);
+      writeFileSync(join(compacted, 'compacted.json'), '{}');
+    }
+    results.push(await timeAll('after chainlake compact', compacted, ref, duckdb, openLake));
+  }
+  ref.conn.closeSync();
+  ref.db.closeSync();
+  writeFileSync(join(LAKE_ROOT, 'results.json'), JSON.stringify(results, null, 1));
+}
+
+await main();
