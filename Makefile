@@ -101,10 +101,11 @@ torture: build
 ## bench/cpu.mjs: CPU-bound rows/s (replay and end to end, into a local lake and into an s3:// lake on
 ## loopback, s3rver) and peak RSS at 1M and 5M rows (about 15 minutes)
 ## bench/arrow.mjs: Arrow record batches against staged lines as the transform -> load hand-off (about 2 minutes)
+## bench/arrow-query.mjs: a 1M-row query as Arrow (library and query --format arrow) against DuckDB alone (about 1 minute)
 ## bench/chunks.mjs: one contract's transfers at 250 ms, 800 ms and 2 s a page, a chainlake run against the official
 ## client's sequential loop, and the share of the rate budget used (about 70 seconds)
 ## bench/cluster.mjs: a queued run with 1, 2 and 3 workers against one process (local PostgreSQL), CPU-bound and on one rate-limited key (about 4 minutes)
-BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs bench/chunks.mjs bench/cluster.mjs
+BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs bench/arrow-query.mjs bench/chunks.mjs bench/cluster.mjs
 bench: build
 	@for s in $(BENCH_SCRIPTS); do echo "== $$s"; node $$s || exit $$?; echo; done
 
