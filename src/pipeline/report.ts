@@ -104,5 +104,6 @@ export function formatReport(r: RunReport): string {
     ...(drift.length ? ['fields the declarations do not read (ignored):', ...drift] : []),
     ...(skips.length ? ['skipped (the source does not serve them; no rows, not a failure):', ...skips] : []),
     ...(errors.length ? ['errors:', ...errors] : []),
+    ...(r.compacted?.length ? ['small files merged at the end (in block order):', ...r.compacted.map((c) => `  ${c.table}: ${c.filesBefore} -> ${c.filesAfter} files`)] : []),
   ].join('\n');
 }

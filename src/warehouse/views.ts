@@ -24,10 +24,26 @@ export function emptySelect(decl: StreamDecl): string {
   return `SELECT ${landedColumns(decl).map(([n, t]) => `CAST(NULL AS ${t}) AS "${n}"`).join(', ')} WHERE false`;
 }
 
-export async function viewSql(lake: string): Promise<string[]> {
+/**
+ * The lake's views that `sql` may read: each whose name appears in it as a word; all of them when
+ * it names none or reads the catalog (SHOW TABLES, information_schema, duckdb_views(), ...). A view
+ * binds its files when it is made (every footer, by name), so a query of a few tables of a big
+ * lake need not pay for the others; a name that is not a table read (in a comment, a string)
+ * only costs its view.
+ */
+export function viewsFor(sql: string): Set<string> | undefined {
+  const words = new Set(sql.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []);
+  if (['show', 'information_schema', 'pragma', 'summarize'].some((w) => words.has(w)) || [...words].some((w) => w.startsWith('duckdb_'))) return undefined;
+  const named = [...LAKE_TABLES.map((d) => d.table), '_rejects', '_runs'].filter((t) => words.has(t));
+  return named.length ? new Set(named) : undefined;
+}
+
+/** The statements that make the lake's views (`only`: those of these names). */
+export async function viewSql(lake: string, only?: Set<string>): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
   for (const decl of LAKE_TABLES) {
+    if (only && !only.has(decl.table)) continue;
     const dir = join(root, decl.table);
     if (hasParquet(dir)) {
       out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`);
@@ -36,18 +52,22 @@ export async function viewSql(lake: string): Promise<string[]> {
     }
   }
   const rejects = join(root, REJECTS);
-  out.push(
-    hasParquet(rejects)
-      ? `CREATE OR REPLACE VIEW _rejects AS SELECT * FROM read_parquet(${sqlString(join(rejects, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`
-      : `CREATE OR REPLACE VIEW _rejects AS SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS partition_id, NULL::VARCHAR AS run_id, NULL::VARCHAR AS reason, NULL::VARCHAR AS raw_json, NULL::TIMESTAMPTZ AS rejected_at WHERE false`,
-  );
+  if (!only || only.has('_rejects')) {
+    out.push(
+      hasParquet(rejects)
+        ? `CREATE OR REPLACE VIEW _rejects AS SELECT * FROM read_parquet(${sqlString(join(rejects, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`
+        : `CREATE OR REPLACE VIEW _rejects AS SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS partition_id, NULL::VARCHAR AS run_id, NULL::VARCHAR AS reason, NULL::VARCHAR AS raw_json, NULL::TIMESTAMPTZ AS rejected_at WHERE false`,
+    );
+  }
   const runs = join(root, RUNS);
-  out.push(
-    // A run killed between making the folder and writing its first report leaves it without one.
-    existsSync(runs) && readdirSync(runs).some((f) => f.endsWith('.json'))
-      ? `CREATE OR REPLACE VIEW _runs AS SELECT * FROM read_json(${sqlString(join(runs, '*.json'))}, union_by_name = true)`
-      : `CREATE OR REPLACE VIEW _runs AS SELECT NULL::VARCHAR AS runId, NULL::VARCHAR AS pipeline, NULL::VARCHAR AS status WHERE false`,
-  );
+  if (!only || only.has('_runs')) {
+    out.push(
+      // A run killed between making the folder and writing its first report leaves it without one.
+      existsSync(runs) && readdirSync(runs).some((f) => f.endsWith('.json'))
+        ? `CREATE OR REPLACE VIEW _runs AS SELECT * FROM read_json(${sqlString(join(runs, '*.json'))}, union_by_name = true)`
+        : `CREATE OR REPLACE VIEW _runs AS SELECT NULL::VARCHAR AS runId, NULL::VARCHAR AS pipeline, NULL::VARCHAR AS status WHERE false`,
+    );
+  }
   return out;
 }
 
@@ -63,17 +83,17 @@ export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDBConnec
  * An in-memory DuckDB with the lake's views, which every connection to it sees; its memory,
  * threads and spill folder from `engine` over the environment (load/duckdb.ts).
  */
-export async function lakeDatabase(lake: string, engine: EngineOptions = {}): Promise<DuckDBInstance> {
+export async function lakeDatabase(lake: string, engine: EngineOptions = {}, only?: Set<string>): Promise<DuckDBInstance> {
   const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));
   const conn = await db.connect();
-  for (const sql of await viewSql(lake)) await conn.run(sql);
+  for (const sql of await viewSql(lake, only)) await conn.run(sql);
   conn.closeSync();
   return db;
 }
 
-/** An in-memory DuckDB with the lake's views. */
-export async function openWarehouse(lake: string, engine: EngineOptions = {}): Promise<DuckDBConnection> {
-  return connectWarehouse(await lakeDatabase(lake, engine));
+/** An in-memory DuckDB with the lake's views (`only`: those of these names, see viewsFor). */
+export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>): Promise<DuckDBConnection> {
+  return connectWarehouse(await lakeDatabase(lake, engine, only));
 }
 
 /** The bundled queries' folder (sql/), found from this module so it works from src/ and dist/. */

@@ -4,7 +4,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWarehouse } from '../../src/warehouse/views.js';
+import { openWarehouse, viewsFor } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
 import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
 
@@ -24,6 +24,22 @@ const rows = async (sql: string): Promise<Row[]> => (await query(conn, sql)).row
 const bundled = (f: string) => rows(readFileSync(join('sql', f), 'utf8'));
 /** Amount / 10^decimals from exact digits, as a number for comparing with the SQL's DOUBLE. */
 const units = (raw: string, decimals: number) => Number(BigInt(raw)) / 10 ** decimals;
+
+describe('the views a query is given', () => {
+  it('are those it names, or all when it names none or reads the catalog', async () => {
+    expect(viewsFor('SELECT count(*) FROM "ERC_transfers" t JOIN blocks USING (block_number)')).toEqual(new Set(['erc_transfers', 'blocks']));
+    expect(viewsFor('select * from _rejects')).toEqual(new Set(['_rejects']));
+    for (const sql of ['SELECT 1', 'SHOW TABLES', 'select * from information_schema.tables', 'SELECT * FROM duckdb_views()', 'PRAGMA show_tables']) expect(viewsFor(sql), sql).toBeUndefined();
+    // Only the views named are made; a query of another table fails as on a database without it.
+    const only = await openWarehouse(lake, {}, viewsFor('SELECT count(*) FROM erc_transfers'));
+    try {
+      expect(Number((await query(only, 'SELECT count(*) AS n FROM erc_transfers')).rows[0]!.n)).toBeGreaterThan(0);
+      await expect(query(only, 'SELECT * FROM delegators')).rejects.toThrow(/delegators/);
+    } finally {
+      only.closeSync();
+    }
+  });
+});
 
 describe('bundled SQL', () => {
   it.each(FILES)('%s: opens with a comment, reads views only, and returns rows', async (f) => {
