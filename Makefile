@@ -102,10 +102,12 @@ torture: build
 ## loopback, s3rver) and peak RSS at 1M and 5M rows (about 15 minutes)
 ## bench/arrow.mjs: Arrow record batches against staged lines as the transform -> load hand-off (about 2 minutes)
 ## bench/arrow-query.mjs: a 1M-row query as Arrow (library and query --format arrow) against DuckDB alone (about 1 minute)
+## bench/query.mjs: the bundled and four ad-hoc queries on a 10M-row lake (built once under data/bench-query, about
+## 20 minutes; reused after) through query, the library and the warehouse file, against one native DuckDB table
 ## bench/chunks.mjs: one contract's transfers at 250 ms, 800 ms and 2 s a page, a chainlake run against the official
 ## client's sequential loop, and the share of the rate budget used (about 70 seconds)
 ## bench/cluster.mjs: a queued run with 1, 2 and 3 workers against one process (local PostgreSQL), CPU-bound and on one rate-limited key (about 4 minutes)
-BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs bench/arrow-query.mjs bench/chunks.mjs bench/cluster.mjs
+BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs bench/arrow-query.mjs bench/query.mjs bench/chunks.mjs bench/cluster.mjs
 bench: build
 	@for s in $(BENCH_SCRIPTS); do echo "== $$s"; node $$s || exit $$?; echo; done
 
