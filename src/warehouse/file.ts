@@ -11,7 +11,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { sqlString } from '../load/parquet.js';
+import { sqlString } from '../load/paths.js';
 import { alive } from '../state/process.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { columnDoc } from '../transform/columns.js';

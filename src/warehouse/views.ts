@@ -3,10 +3,10 @@
 // empty view of the declared columns, so queries do not break on a fresh lake.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
-import { listParquet, sqlString } from '../load/parquet.js';
+import { listParquet, sqlString } from '../load/paths.js';
 import { landedColumns } from '../transform/columns.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
