@@ -10,4 +10,6 @@ const duckdb = createRequire(import.meta.url)('@duckdb/node-api') as typeof Duck
 
 export const DuckDBInstance = duckdb.DuckDBInstance;
 export type DuckDBInstance = DuckDB.DuckDBInstance;
+export const DuckDBTypeId = duckdb.DuckDBTypeId;
+export type DuckDBTypeId = DuckDB.DuckDBTypeId;
 export type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
