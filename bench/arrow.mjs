@@ -27,7 +27,8 @@ import { STREAM_BY_TABLE } from '../dist/streams/index.js';
 import { FIELD, NULL, stageText, Transformer, unstage } from '../dist/transform/rows.js';
 import { stagedColumns } from '../dist/transform/columns.js';
 import { makeDir, Spool } from '../dist/load/spool.js';
-import { ParquetWriter, PARQUET, duck, sqlString } from '../dist/load/parquet.js';
+import { ParquetWriter, PARQUET, duck } from '../dist/load/parquet.js';
+import { sqlString } from '../dist/load/paths.js';
 import { arrowData } from '../dist/warehouse/arrow.js';
 
 const { values: args } = parseArgs({ options: { rows: { type: 'string', default: '200000' }, rounds: { type: 'string', default: '3' } } });

@@ -9,7 +9,7 @@ import { arrowResult, arrowTypeName } from '../warehouse/arrow.js';
 import { emptySelect, LAKE_TABLES } from '../warehouse/views.js';
 import { columnDoc } from '../transform/columns.js';
 import { tableList, tableReference } from './tables.js';
-import { engineOptions, querySettings } from '../load/duckdb.js';
+import { engineOptions, querySettings } from '../load/limits.js';
 
 /** docs/tables.md: the list of tables, then each table's reference (tables.ts renders both). */
 export function tablesDoc(): string {

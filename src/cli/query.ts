@@ -1,9 +1,10 @@
 // `chainlake query`: SQL over the lake, printed as text, CSV or JSON, or written as an Arrow IPC stream.
+import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { readableLake } from '../state/cache.js';
-import { format, query } from '../warehouse/query.js';
+import { writeQuery } from '../warehouse/query.js';
 import { commandOf, checkLake, givenLake, type ArgsOf, type Globals } from './args.js';
 
 const queryFlags = (y: Argv<Globals>) =>
@@ -26,21 +27,22 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   // Arrow and DuckDB load here, not at the top: start-up (main.ts).
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
-  const { openWarehouse } = await import('../warehouse/views.js');
-  const conn = await openWarehouse(await readableLake(checkLake(givenLake(a))));
-  let result;
+  const { openWarehouse, viewsFor } = await import('../warehouse/views.js');
+  // Only the views the SQL names: each binds its table's files when it is made.
+  const conn = await openWarehouse(await readableLake(checkLake(givenLake(a))), {}, viewsFor(sql));
   try {
-    if (arrow) {
-      // Batch by batch as DuckDB produces them: a result of any size goes out in bounded memory.
-      await arrow.writeArrow(await arrow.arrowResult(conn, sql), 'stream', arrow.toStream(process.stdout));
-      return 0;
-    }
-    result = await query(conn, sql);
+    // Chunk by chunk (batch by batch for Arrow) as DuckDB produces them, waiting for stdout to
+    // drain: a result of any size goes out in bounded memory.
+    if (arrow) await arrow.writeArrow(await arrow.arrowResult(conn, sql), 'stream', arrow.toStream(process.stdout));
+    else if (a.format !== 'arrow') await writeQuery(conn, sql, a.format, toStdout);
   } catch (err) {
     throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${(err as Error).message}`);
   }
-  if (a.format !== 'arrow') process.stdout.write(format(result, a.format) + '\n');
   return 0;
+}
+
+async function toStdout(text: string): Promise<void> {
+  if (text.length > 0 && !process.stdout.write(text)) await once(process.stdout, 'drain');
 }
 
 export const queryCommand = commandOf('query [sql]', 'run SQL over the lake (every table is a view of its name)', queryFlags, cmdQuery);

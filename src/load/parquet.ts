@@ -2,13 +2,14 @@
 // column-wise into a temporary table, then one COPY casts it (DECIMAL(38,0), BIGINT, TIMESTAMPTZ,
 // JSON) and writes it. The state stage moves the files into the lake when it commits.
 import { fileName, PARQUET_EXT, writerMark } from '../state/names.js';
-import { mkdirSync, readdirSync, unlinkSync, writeFileSync } from 'node:fs';
+import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import PQueue from 'p-queue';
 import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
 import type { StreamDecl } from '../decl/stream.js';
 import { makeDir } from './spool.js';
-import { engineOptions, spillFolder } from './duckdb.js';
+import { engineOptions, spillFolder } from './limits.js';
+import { sqlString } from './paths.js';
 import type { Batch, Reject } from '../transform/rows.js';
 import { stagedColumns } from '../transform/columns.js';
 import type { StagedColumn } from '../transform/staging.js';
@@ -24,10 +25,6 @@ const CHUNK = 2048;
  * 6.0 MB for 100,000 rows here).
  */
 export const PARQUET = 'FORMAT parquet, COMPRESSION zstd, COMPRESSION_LEVEL 1';
-
-export function sqlString(s: string): string {
-  return `'${s.replace(/'/g, "''")}'`;
-}
 
 export interface WrittenFile {
   /** Absolute path in staging. */
@@ -45,7 +42,7 @@ let instance: DuckDBInstance | undefined;
  * million-row partition (a window that cannot spill); 512 MB did not.
  */
 export async function duck(spillDir?: string): Promise<DuckDBInstance> {
-  // The user's limits (load/duckdb.ts) win; a spill folder they name is this process's own in it.
+  // The user's limits (load/limits.ts) win; a spill folder they name is this process's own in it.
   const user = engineOptions();
   // No external file cache: it keeps what read_parquet read (merges, compaction) up to the memory
   // limit, for re-reads this writer never makes; compacting 5M rows peaked at 310 MB with it, 244 without.
@@ -222,16 +219,4 @@ export class ParquetWriter {
     await this.conn.run('DROP TABLE stage_rejects');
     return [{ staged: file, rel: relative(dir, file) }];
   }
-}
-
-export function listParquet(dir: string): string[] {
-  const out: string[] = [];
-  const walk = (d: string) => {
-    for (const e of readdirSync(d, { withFileTypes: true })) {
-      if (e.isDirectory()) walk(join(d, e.name));
-      else if (e.name.endsWith('.parquet')) out.push(join(d, e.name));
-    }
-  };
-  walk(dir);
-  return out.sort();
 }

@@ -4,7 +4,8 @@
 // and the file itself land in the same commit.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { duck, ParquetWriter, PARQUET, sqlString } from '../load/parquet.js';
+import { duck, ParquetWriter, PARQUET } from '../load/parquet.js';
+import { sqlString } from '../load/paths.js';
 import { slug, STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
 import { nextSeq, stemText } from '../state/names.js';
 import { landedColumns } from '../transform/columns.js';

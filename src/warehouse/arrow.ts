@@ -18,16 +18,8 @@
 // Any other type is refused before anything is written, with the column and what to do.
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
-import {
-  DuckDBListVector,
-  DuckDBStructVector,
-  DuckDBTypeId,
-  type DuckDBConnection,
-  type DuckDBDataChunk,
-  type DuckDBResult,
-  type DuckDBType,
-  type DuckDBVector,
-} from '@duckdb/node-api';
+import type { DuckDBListVector, DuckDBStructVector, DuckDBDataChunk, DuckDBType, DuckDBVector } from '@duckdb/node-api';
+import { DuckDBTypeId, type DuckDBConnection, type DuckDBResult } from './duckdb.js';
 import {
   AsyncByteQueue,
   Bool,

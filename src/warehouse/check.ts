@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { LAKE_TABLES } from './views.js';
 import type { StreamDecl } from '../decl/stream.js';
-import { listParquet, sqlString } from '../load/parquet.js';
+import { listParquet, sqlString } from '../load/paths.js';
 import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
 import { coveredRange, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';

@@ -10,7 +10,8 @@ import { closeSync, existsSync, lstatSync, openSync, realpathSync, renameSync, r
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
-import { PARQUET, sqlString } from '../load/parquet.js';
+import { PARQUET } from '../load/parquet.js';
+import { sqlString } from '../load/paths.js';
 import { existingFolder } from '../state/cache.js';
 import { REJECTS } from '../state/store.js';
 import { FORMULA_START } from '../text.js';

@@ -11,14 +11,14 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { sqlString } from '../load/parquet.js';
+import { sqlString } from '../load/paths.js';
 import { alive } from '../state/process.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { columnDoc } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, viewSql } from './views.js';
-import { engineOptions, querySettings } from '../load/duckdb.js';
+import { engineOptions, querySettings } from '../load/limits.js';
 
 /** The table that marks a file as a warehouse chainlake wrote (and may replace). */
 export const MARKER = '_chainlake';

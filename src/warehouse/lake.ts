@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import type { LakeTables } from '../tables.js';
 import { existingFolder } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
-import type { EngineOptions } from '../load/duckdb.js';
+import type { EngineOptions } from '../load/limits.js';
 import { connectWarehouse, LAKE_TABLES, lakeDatabase } from './views.js';
 
 export interface Lake {
@@ -25,7 +25,7 @@ export interface Lake {
 /**
  * Opens the lake at `path` (a folder `chainlake run` writes) for reading: every table is a view of
  * its name. `options`: DuckDB's memory limit, threads and spill folder, over CHAINLAKE_DUCKDB_*
- * (src/load/duckdb.ts; by default a quarter of the machine's memory, at most 2 GiB, spilling to the
+ * (src/load/limits.ts; by default a quarter of the machine's memory, at most 2 GiB, spilling to the
  * system's temporary folder).
  */
 export async function openLake(path: string, options: EngineOptions = {}): Promise<Lake> {

@@ -2,8 +2,11 @@
 // strings, so that no reader rounds them). The table is for a terminal: its cells are inert (a
 // token name may carry escape sequences). CSV and JSON are data for programs and keep every cell as
 // it is; a CSV for a spreadsheet is `chainlake export --format csv`, which quotes formulas.
-import type { DuckDBConnection } from '@duckdb/node-api';
-import { textTable } from '../pipeline/report.js';
+// `chainlake query` writes a result as DuckDB streams it, a chunk (at most 2,048 rows) at a time,
+// so that a result of any size goes out in bounded memory; each value is converted as the whole
+// result's reader converts it (getRowObjectsJson: BIGINT, HUGEINT, DECIMAL and timestamps as text).
+import type { DuckDBConnection, DuckDBResult } from './duckdb.js';
+import { tableLine, tableRule, tableWidths, textTable } from '../pipeline/report.js';
 import { inert } from '../text.js';
 
 export type Format = 'table' | 'csv' | 'json';
@@ -24,9 +27,99 @@ function csvCell(v: unknown): string {
   return /[",\n\r]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-export function format(result: { columns: string[]; rows: Array<Record<string, unknown>> }, f: Format): string {
-  if (f === 'json') return JSON.stringify(result.rows, null, 1);
-  if (f === 'csv') return [result.columns.map(csvCell).join(','), ...result.rows.map((r) => result.columns.map((c) => csvCell(r[c])).join(','))].join('\n');
-  if (result.columns.length === 0) return '(no result)';
-  return textTable(result.columns.map((c) => inert(c)), result.rows.map((r) => result.columns.map((c) => inert(cell(r[c]))))) + `\n(${result.rows.length} row${result.rows.length === 1 ? '' : 's'})`;
+/**
+ * The rows a streamed table takes its column widths from. A result of up to this many rows is one
+ * table with each column as wide as its widest cell; past them, rows are printed as they come with
+ * those widths (a wider cell later pushes its line out, never cut), so that memory holds these
+ * rows' text and no more. 10,000 rather than fewer: every result a person reads on a terminal is
+ * laid out from all its rows, and the held text stays a few MB for the lake's rows.
+ */
+export const WIDTH_ROWS = 10_000;
+
+/** Where the text goes, a piece at a time; a promise holds the next piece back (backpressure). */
+export type Out = (text: string) => void | Promise<void>;
+
+/**
+ * Runs every statement and writes the result of the last one to `out` in format `f`, as DuckDB
+ * streams it; the text is the same as that of the whole result formatted at once, and ends with a
+ * newline. Returns the rows written.
+ */
+export async function writeQuery(conn: DuckDBConnection, sql: string, f: Format, out: Out): Promise<number> {
+  const result = await streamLast(conn, sql);
+  if (f === 'json') return writeJson(result, out);
+  if (f === 'csv') return writeCsv(result, out);
+  return writeTable(result, out);
+}
+
+/** The result of the last statement, streamed, after running the others. */
+async function streamLast(conn: DuckDBConnection, sql: string): Promise<DuckDBResult> {
+  try {
+    await conn.extractStatements(sql);
+  } catch {
+    // No statement (empty SQL, only comments: the binding then fails without saying why) or one
+    // that does not parse; run whole, the SQL gives what it gave before: no columns and no rows,
+    // or the parser's message. Nothing has run either way: the whole text is parsed first.
+    return conn.run(sql);
+  }
+  return conn.stream(sql);
+}
+
+async function writeJson(result: DuckDBResult, out: Out): Promise<number> {
+  let n = 0;
+  // Row objects by the result's deduplicated names (`a`, `a:1`), as getRowObjectsJson makes them.
+  for await (const rows of result.yieldRowObjectJson()) {
+    let text = '';
+    // A row at the array's depth: JSON.stringify(rows, null, 1) indents each row's lines by one.
+    for (const r of rows) text += (n++ === 0 ? '[\n ' : ',\n ') + JSON.stringify(r, null, 1).replace(/\n/g, '\n ');
+    await out(text);
+  }
+  await out(n === 0 ? '[]\n' : '\n]\n');
+  return n;
+}
+
+async function writeCsv(result: DuckDBResult, out: Out): Promise<number> {
+  let n = 0;
+  await out(result.columnNames().map(csvCell).join(','));
+  for await (const rows of result.yieldRowsJson()) {
+    let text = '';
+    for (const r of rows) text += '\n' + r.map(csvCell).join(',');
+    n += rows.length;
+    await out(text);
+  }
+  await out('\n');
+  return n;
+}
+
+async function writeTable(result: DuckDBResult, out: Out): Promise<number> {
+  const columns = result.columnNames();
+  if (columns.length === 0) {
+    await out('(no result)\n');
+    return 0;
+  }
+  const header = columns.map((c) => inert(c));
+  let held: string[][] = [];
+  let widths: number[] | undefined;
+  let n = 0;
+  for await (const rows of result.yieldRowsJson()) {
+    let text = '';
+    for (const r of rows) {
+      const cells = r.map((v) => inert(cell(v)));
+      n++;
+      if (widths) {
+        text += '\n' + tableLine(cells, widths);
+        continue;
+      }
+      held.push(cells);
+      if (held.length === WIDTH_ROWS) {
+        widths = tableWidths(columns.length, [header, ...held]);
+        const w = widths;
+        text = [tableLine(header, w), tableRule(w), ...held.map((h) => tableLine(h, w))].join('\n');
+        held = [];
+      }
+    }
+    if (text) await out(text);
+  }
+  if (!widths) await out(textTable(header, held));
+  await out(`\n(${n} row${n === 1 ? '' : 's'})\n`);
+  return n;
 }

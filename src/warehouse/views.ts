@@ -3,14 +3,14 @@
 // empty view of the declared columns, so queries do not break on a fresh lake.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
-import { listParquet, sqlString } from '../load/parquet.js';
+import { listParquet, sqlString } from '../load/paths.js';
 import { landedColumns } from '../transform/columns.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
-import { engineOptions, querySettings, type EngineOptions } from '../load/duckdb.js';
+import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
@@ -81,7 +81,7 @@ export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDBConnec
 
 /**
  * An in-memory DuckDB with the lake's views, which every connection to it sees; its memory,
- * threads and spill folder from `engine` over the environment (load/duckdb.ts).
+ * threads and spill folder from `engine` over the environment (load/limits.ts).
  */
 export async function lakeDatabase(lake: string, engine: EngineOptions = {}, only?: Set<string>): Promise<DuckDBInstance> {
   const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));

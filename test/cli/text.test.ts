@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { sqlString } from '../../src/load/parquet.js';
+import { sqlString } from '../../src/load/paths.js';
 import { slug, STATE } from '../../src/state/store.js';
 import { json, scriptedServer } from '../helpers.js';
 

@@ -10,7 +10,7 @@ import { Field, RecordBatchFileReader, RecordBatchReader, tableFromIPC, TimeUnit
 import { beforeAll, describe, expect, it } from 'vitest';
 import { UsageError } from '../../src/errors.js';
 import { arrowResult, refuseTerminal, writeArrow } from '../../src/warehouse/arrow.js';
-import { sqlString } from '../../src/load/parquet.js';
+import { sqlString } from '../../src/load/paths.js';
 import { lakeRows } from '../helpers.js';
 import { cli, cliBytes, demoLake } from '../lake-fixture.js';
 

@@ -1,7 +1,7 @@
-// DuckDB's limits for every instance chainlake opens (src/load/duckdb.ts): from the library's
+// DuckDB's limits for every instance chainlake opens (src/load/limits.ts): from the library's
 // options over the environment, each bad value refused naming where it came from.
 import { describe, expect, it } from 'vitest';
-import { checkSize, defaultQueryMemory, engineOptions, querySettings } from '../../src/load/duckdb.js';
+import { checkSize, defaultQueryMemory, engineOptions, querySettings } from '../../src/load/limits.js';
 import { UsageError } from '../../src/errors.js';
 
 describe('engine options', () => {
