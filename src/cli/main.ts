@@ -26,6 +26,15 @@ function unexpected(err: unknown): string {
   return stack.startsWith(head) ? inert(head) + inert(stack.slice(head.length), { lines: true }) : inert(stack, { lines: true });
 }
 
+/**
+ * SQL that opens with a comment (`-- top senders...`) would read as a flag: an argument of dashes
+ * then a space is no flag, so it goes after `--`, where it is a positional as it was meant.
+ */
+export function sqlAfterDashes(argv: string[]): string[] {
+  const i = argv.findIndex((x) => /^-+\s/.test(x));
+  return i < 0 || !argv.includes('query') || argv.includes('--') ? argv : [...argv.slice(0, i), ...argv.slice(i + 1), '--', argv[i]!];
+}
+
 export async function main(argv: string[]): Promise<void> {
   // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -37,7 +46,7 @@ export async function main(argv: string[]): Promise<void> {
     code = c;
   };
   try {
-    await yargs(argv)
+    await yargs(sqlAfterDashes(argv))
       .scriptName('chainlake')
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
       // A run's lake may come from its pipeline; every other command reads the default (givenLake).

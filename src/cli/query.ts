@@ -14,6 +14,8 @@ const queryFlags = (y: Argv<Globals>) =>
     .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' } as const);
 
 async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
+  // SQL given after `--` (main.ts puts there one that opens with a comment).
+  if (a.sql === undefined && a._.length > 1) a.sql = String(a._.at(-1));
   if (!a.sql && !a.file) throw new UsageError('query: give SQL or --file FILE');
   if (a.sql && a.file) throw new UsageError('query: give SQL or --file FILE, not both');
   let sql = a.sql ?? '';

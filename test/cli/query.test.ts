@@ -13,6 +13,7 @@ import { inert } from '../../src/text.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { query, WIDTH_ROWS, writeQuery, type Format } from '../../src/warehouse/query.js';
 import { cli, cliBytes } from '../lake-fixture.js';
+import { sqlAfterDashes } from '../../src/cli/main.js';
 
 const lake = mkdtempSync(join(tmpdir(), 'cl-query-'));
 
@@ -209,5 +210,16 @@ describe('chainlake query with a result of 200,000 rows', () => {
       expect((words.getBigInt64(8, true) << 64n) | words.getBigUint64(0, true)).toBe(BigInt(MIDDLE.amount));
       break;
     }
+  });
+});
+
+describe('SQL that opens with a comment', () => {
+  it('is the query, not a flag', () => {
+    expect(sqlAfterDashes(['query', '-- top senders\nSELECT 1', '--format', 'csv'])).toEqual(['query', '--format', 'csv', '--', '-- top senders\nSELECT 1']);
+    expect(sqlAfterDashes(['query', '--format', 'csv', 'SELECT 1'])).toEqual(['query', '--format', 'csv', 'SELECT 1']);
+    expect(sqlAfterDashes(['status', '-- x'])).toEqual(['status', '-- x']);
+    const r = cli(['query', '--lake', lake, '-- the answer\nSELECT 42 AS answer', '--format', 'csv']);
+    expect(r.code, r.stderr).toBe(0);
+    expect(r.stdout).toBe('answer\n42\n');
   });
 });
