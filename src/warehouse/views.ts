@@ -86,6 +86,10 @@ export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDBConnec
 export async function lakeDatabase(lake: string, engine: EngineOptions = {}, only?: Set<string>): Promise<DuckDBInstance> {
   const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));
   const conn = await db.connect();
+  // Footers read once per instance, not at each bind and scan: the lake's files never change in
+  // place (a new name for every write), so a cached footer cannot go stale. Set here, not at
+  // create: the Parquet reader that owns the setting loads with the first use.
+  await conn.run('SET GLOBAL parquet_metadata_cache = true');
   for (const sql of await viewSql(lake, only)) await conn.run(sql);
   conn.closeSync();
   return db;
