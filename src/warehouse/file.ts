@@ -17,7 +17,7 @@ import { REJECTS, RUNS } from '../state/store.js';
 import { columnDoc } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
-import { bundledQueries, LAKE_TABLES, viewSql } from './views.js';
+import { bundledQueries, LAKE_TABLES, oneSchemaTables, viewSql } from './views.js';
 import { engineOptions, querySettings } from '../load/limits.js';
 
 /** The table that marks a file as a warehouse chainlake wrote (and may replace). */
@@ -132,7 +132,9 @@ async function comment(conn: DuckDBConnection, what: string, text: string): Prom
 }
 
 async function build(conn: DuckDBConnection, lake: string): Promise<Omit<WarehouseResult, 'file'>> {
-  for (const sql of await viewSql(lake)) await conn.run(sql);
+  // Every footer read once here, so that a tool's query reads them once, not twice (the file is
+  // rewritten after each run, compaction and rebuild, which are what add files).
+  for (const sql of await viewSql(lake, undefined, await oneSchemaTables(conn, lake))) await conn.run(sql);
   for (const decl of LAKE_TABLES) {
     await comment(conn, `VIEW ${ident(decl.table)}`, decl.doc);
     // Only columns the files have: a table's files from before a column was declared lack it.

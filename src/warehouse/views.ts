@@ -38,15 +38,38 @@ export function viewsFor(sql: string): Set<string> | undefined {
   return named.length ? new Set(named) : undefined;
 }
 
-/** The statements that make the lake's views (`only`: those of these names). */
-export async function viewSql(lake: string, only?: Set<string>): Promise<string[]> {
+/**
+ * The tables of the lake whose Parquet files all have one schema (the same columns, by name and
+ * type), read from every footer once: their views need not read every footer again at each query
+ * to line columns up by name (union_by_name), which a table with files from before a column was
+ * declared does.
+ */
+export async function oneSchemaTables(conn: DuckDBConnection, lake: string): Promise<Set<string>> {
+  const out = new Set<string>();
+  for (const decl of LAKE_TABLES) {
+    const dir = join(resolve(lake), decl.table);
+    if (!hasParquet(dir)) continue;
+    const r = await conn.runAndReadAll(
+      `SELECT count(DISTINCT sig) AS n FROM (SELECT file_name, string_agg(concat_ws(' ', name, type, converted_type, logical_type, scale, precision, repetition_type), ',' ORDER BY name) AS sig FROM parquet_schema(${sqlString(join(dir, '**', '*.parquet'))}) GROUP BY file_name)`,
+    );
+    if (Number(r.getRowObjects()[0]!.n) === 1) out.add(decl.table);
+  }
+  return out;
+}
+
+/**
+ * The statements that make the lake's views (`only`: those of these names). `oneSchema`: tables
+ * known to have one schema in all their files (oneSchemaTables), read without union_by_name.
+ */
+export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<string>): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
   for (const decl of LAKE_TABLES) {
     if (only && !only.has(decl.table)) continue;
     const dir = join(root, decl.table);
     if (hasParquet(dir)) {
-      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`);
+      const byName = oneSchema?.has(decl.table) ? '' : 'union_by_name = true, ';
+      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, ${byName}hive_partitioning = false)`);
     } else {
       out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${emptySelect(decl)}`);
     }

@@ -4,7 +4,9 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { openWarehouse, viewsFor } from '../../src/warehouse/views.js';
+import { oneSchemaTables, openWarehouse, viewSql, viewsFor } from '../../src/warehouse/views.js';
+import { cpSync, mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { query } from '../../src/warehouse/query.js';
 import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
 
@@ -37,6 +39,29 @@ describe('the views a query is given', () => {
       await expect(query(only, 'SELECT * FROM delegators')).rejects.toThrow(/delegators/);
     } finally {
       only.closeSync();
+    }
+  });
+});
+
+describe('views over files of one schema or of several', () => {
+  it('read without union_by_name only where every file has the same columns', async () => {
+    const copy = mkdtempSync(join(tmpdir(), 'cl-schemas-'));
+    cpSync(join(lake, 'erc_transfers'), join(copy, 'erc_transfers'), { recursive: true });
+    cpSync(join(lake, 'delegators'), join(copy, 'delegators'), { recursive: true });
+    expect(await oneSchemaTables(conn, copy)).toEqual(new Set(['erc_transfers', 'delegators']));
+    const plain = (await viewSql(copy, undefined, new Set(['erc_transfers']))).find((v) => v.includes('VIEW "erc_transfers"'))!;
+    expect(plain).not.toContain('union_by_name');
+    // A file written before a column was declared: that table's view lines columns up by name.
+    await conn.run(`COPY (SELECT * EXCLUDE (token_uri) FROM erc_transfers LIMIT 3) TO '${join(copy, 'erc_transfers', 'older.parquet')}' (FORMAT parquet)`);
+    expect(await oneSchemaTables(conn, copy)).toEqual(new Set(['delegators']));
+    const mixed = await openWarehouse(copy);
+    try {
+      const r = (await query(mixed, 'SELECT count(*) AS n, count(*) FILTER (WHERE token_uri IS NULL) AS without FROM erc_transfers')).rows[0]!;
+      const all = (await query(conn, 'SELECT count(*) AS n, count(*) FILTER (WHERE token_uri IS NULL) AS without FROM erc_transfers')).rows[0]!;
+      expect(Number(r.n)).toBe(Number(all.n) + 3);
+      expect(Number(r.without)).toBe(Number(all.without) + 3);
+    } finally {
+      mixed.closeSync();
     }
   });
 });
