@@ -301,18 +301,24 @@ function checkBytes(top: string, n: number, bytes: number): void {
   if (bytes > 0x7fffffff) throw new UsageError(`column ${JSON.stringify(top)}: more than 2 GB of text in one batch of ${n} rows`);
 }
 
+/**
+ * A vector of 16-byte entries (strings, list entries) as 32-bit words, how many rows are read,
+ * their validity, and the offsets to fill.
+ */
+function entries(v: duckdb.Vector, size: number, rows?: Rows) {
+  const n = rows ? rows.length : size;
+  const data = duckdb.vector_get_data(v, size * 16);
+  return { n, mask: maskOf(v, size, rows), data, words: new Uint32Array(data.buffer, data.byteOffset, size * 4), offsets: new Int32Array(n + 1) };
+}
+
 function utf8(name: string, top: string, metadata?: Map<string, string>): Column {
   const type = new Utf8();
   return {
     field: new Field(name, type, true, metadata),
     read(v, size, rows) {
-      const n = rows ? rows.length : size;
-      const mask = maskOf(v, size, rows);
       // DuckDB's strings are 16 bytes each: the length (uint32), then up to 12 bytes of the text
       // itself, or else 4 bytes of it and a pointer to the whole.
-      const items = duckdb.vector_get_data(v, size * 16);
-      const words = new Uint32Array(items.buffer, items.byteOffset, size * 4);
-      const offsets = new Int32Array(n + 1);
+      const { n, mask, data: items, words, offsets } = entries(v, size, rows);
       let bytes = 0;
       for (let i = 0; i < n; i++) {
         if (isValid(mask, i)) bytes += words[4 * (rows ? rows[i]! : i)]!;
@@ -445,12 +451,8 @@ function column(name: string, t: DuckDBType, top: Top = { name, type: t }): Colu
       return {
         field: new Field(name, type, true),
         read(v, size, rows) {
-          const n = rows ? rows.length : size;
-          const mask = maskOf(v, size, rows);
           // Each entry is its offset and length in the child vector (two uint64).
-          const entries = duckdb.vector_get_data(v, size * 16);
-          const words = new Uint32Array(entries.buffer, entries.byteOffset, size * 4);
-          const offsets = new Int32Array(n + 1);
+          const { n, mask, words, offsets } = entries(v, size, rows);
           let count = 0;
           // The common case, entries one after the other from the child's start, reads the child
           // whole; otherwise its items are gathered in the lists' order.
