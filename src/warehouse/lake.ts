@@ -29,7 +29,7 @@ export interface Lake {
  * system's temporary folder).
  */
 export async function openLake(path: string, options: EngineOptions = {}): Promise<Lake> {
-  const db = await lakeDatabase(existingFolder(path, 'openLake:'), options);
+  const db = await lakeDatabase(existingFolder(path, 'openLake:'), options, undefined, true);
   return new OpenLake(path, db);
 }
 
