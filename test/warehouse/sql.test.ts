@@ -103,10 +103,37 @@ describe('bundled SQL', () => {
     expect(firsts.length).toBe(max.size);
     for (const r of firsts) expect(BigInt(r.value_raw as string)).toBe(max.get(r.token_address as string));
     expect(large.some((r) => (r.value_raw as string).length > 38)).toBe(true);
-    // Ranked in order of exact value within each token.
+    // Each token's five largest amounts, in order of exact value (the query ranks only the rows
+    // with as many digits as the fifth-longest amount: none of the five may be missed).
+    const desc = (a: bigint, b: bigint) => (a > b ? -1 : a < b ? 1 : 0);
     for (const t of max.keys()) {
       const vals = large.filter((r) => r.token_address === t).map((r) => BigInt(r.value_raw as string));
-      expect(vals).toEqual([...vals].sort((a, b) => (a > b ? -1 : a < b ? 1 : 0)));
+      const every = all.filter((r) => r.token_address === t).map((r) => BigInt(r.value_raw as string));
+      expect(vals, t).toEqual(every.sort(desc).slice(0, 5));
+    }
+  });
+
+  it('large_transfers: a token whose five largest amounts differ in length, ties broken by block and log', async () => {
+    const { DuckDBInstance } = await import('@duckdb/node-api');
+    const db = await DuckDBInstance.create(':memory:');
+    const c = await db.connect();
+    try {
+      const amounts = ['7', '00120', '999', '1000', '5', '100000', '42', '100000', '3'];
+      await c.run(`CREATE TABLE erc_transfers AS SELECT '43114' AS chain_id, '0xt' AS token_address, 'T' AS token_symbol, TIMESTAMPTZ '2024-01-01 00:00:00+00' AS block_timestamp,
+        'h' || i AS tx_hash, 'a' AS from_address, 'b' AS to_address, 0 AS token_decimals, v AS value_raw, 'ERC-20' AS token_type, 100 - i AS block_number, i AS log_index, NULL::VARCHAR AS token_id
+        FROM (SELECT unnest(['${amounts.join("','")}']) AS v, generate_subscripts(['${amounts.join("','")}'], 1) AS i)`);
+      const got = (await query(c, readFileSync(join('sql', 'large_transfers.sql'), 'utf8'))).rows.map((r) => [r.rank, r.value_raw, r.tx_hash].map(String));
+      // 100000 twice: the lower block first (block_number falls as i rises), then 1000, 999, 00120.
+      expect(got).toEqual([
+        ['1', '100000', 'h8'],
+        ['2', '100000', 'h6'],
+        ['3', '1000', 'h4'],
+        ['4', '999', 'h3'],
+        ['5', '00120', 'h2'],
+      ]);
+    } finally {
+      c.closeSync();
+      db.closeSync();
     }
   });
 
