@@ -179,7 +179,6 @@ export class ParquetWriter {
     return join(dir, sub, fileName(stem, writerMark(), PARQUET_EXT));
   }
 
-  /** Rows of each Parquet file, from the footers. */
   /**
    * Each file's rows and, given a column, its least value there as sortable text (numbers padded,
    * timestamps as ISO text): what compaction orders files by. From the footers alone for rows; the

@@ -24,7 +24,6 @@ export interface CompactReport {
   seconds: number;
 }
 
-
 /**
  * Consecutive files whose rows add up to at most `target`, in the order given (inColumnOrder);
  * a file of half the target or more is big enough and stays as it is. Only groups of two or more
@@ -76,15 +75,13 @@ export function inColumnOrder<T extends { file: string; low?: string }>(files: T
     .map(({ f }) => f);
 }
 
-
 async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport, o: { signal?: AbortSignal; minFiles?: number }): Promise<void> {
   const files = dataFiles(state);
   // Without enough files to merge, a run's check costs no read of the files.
   if (o.minFiles && files.length < o.minFiles) return;
-  const stats = await writer.fileStats(await store.local(files), orderColumn(decl));
-  const rowsOf = new Map(files.map((f, i) => [f, stats[i]!.rows]));
-  const ordered = inColumnOrder(files.map((f, i) => ({ file: f, rows: stats[i]!.rows, low: stats[i]!.low })));
-  const groups = planGroups(ordered, target);
+  const stats = (await writer.fileStats(await store.local(files), orderColumn(decl))).map((s, i) => ({ file: files[i]!, ...s }));
+  const rowsOf = new Map(stats.map((s) => [s.file, s.rows]));
+  const groups = planGroups(inColumnOrder(stats), target);
   if (o.minFiles && groups.reduce((n, g) => n + g.length, 0) < o.minFiles) return;
   report.filesBefore += files.length;
   report.filesAfter += files.length;

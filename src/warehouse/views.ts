@@ -15,6 +15,11 @@ import { engineOptions, querySettings, type EngineOptions } from '../load/limits
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
 
+/** Every Parquet file under `dir`, as a glob for read_parquet. */
+function parquetGlob(dir: string): string {
+  return sqlString(join(dir, '**', '*.parquet'));
+}
+
 function hasParquet(dir: string): boolean {
   return existsSync(dir) && listParquet(dir).length > 0;
 }
@@ -51,7 +56,7 @@ export async function oneSchemaTables(conn: DuckDBConnection, lake: string, only
     const dir = join(resolve(lake), decl.table);
     if (!hasParquet(dir)) continue;
     const r = await conn.runAndReadAll(
-      `SELECT count(DISTINCT sig) AS n FROM (SELECT file_name, string_agg(concat_ws(' ', name, type, converted_type, logical_type, scale, precision, repetition_type), ',' ORDER BY name) AS sig FROM parquet_schema(${sqlString(join(dir, '**', '*.parquet'))}) GROUP BY file_name)`,
+      `SELECT count(DISTINCT sig) AS n FROM (SELECT file_name, string_agg(concat_ws(' ', name, type, converted_type, logical_type, scale, precision, repetition_type), ',' ORDER BY name) AS sig FROM parquet_schema(${parquetGlob(dir)}) GROUP BY file_name)`,
     );
     if (Number(r.getRowObjects()[0]!.n) === 1) out.add(decl.table);
   }
@@ -70,7 +75,7 @@ export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<
     const dir = join(root, decl.table);
     if (hasParquet(dir)) {
       const byName = oneSchema?.has(decl.table) ? '' : 'union_by_name = true, ';
-      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${sqlString(join(dir, '**', '*.parquet'))}, ${byName}hive_partitioning = false)`);
+      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${parquetGlob(dir)}, ${byName}hive_partitioning = false)`);
     } else {
       out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${emptySelect(decl)}`);
     }
@@ -79,7 +84,7 @@ export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<
   if (!only || only.has('_rejects')) {
     out.push(
       hasParquet(rejects)
-        ? `CREATE OR REPLACE VIEW _rejects AS SELECT * FROM read_parquet(${sqlString(join(rejects, '**', '*.parquet'))}, union_by_name = true, hive_partitioning = false)`
+        ? `CREATE OR REPLACE VIEW _rejects AS SELECT * FROM read_parquet(${parquetGlob(rejects)}, union_by_name = true, hive_partitioning = false)`
         : `CREATE OR REPLACE VIEW _rejects AS SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS partition_id, NULL::VARCHAR AS run_id, NULL::VARCHAR AS reason, NULL::VARCHAR AS raw_json, NULL::TIMESTAMPTZ AS rejected_at WHERE false`,
     );
   }
