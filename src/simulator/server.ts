@@ -51,6 +51,11 @@ export interface SimulatorOptions {
   avgTpsNextKey?: AvgTpsNextKey;
   /** the node: as AvalancheGo answers (default) or as the reference documents it; the admin API off unless set */
   node?: NodeOptions;
+  /**
+   * Sees every JSON answer of a route before it is sent (faults are applied after): a test checks
+   * what the simulator serves against the official client's response schemas.
+   */
+  onAnswer?: (answer: { route: string; service: Service; status: number; body: unknown }) => void;
 }
 
 export interface SimulatorStats {
@@ -243,7 +248,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       }
     }
     if (textType) sendText(res, status, String(body), headers, textType);
-    else sendFaulty(res, fault, status, body, headers);
+    else {
+      opts.onAnswer?.({ route: route.name, service, status, body });
+      sendFaulty(res, fault, status, body, headers);
+    }
   }
 
   const server = http.createServer((req, res) => {

@@ -14,6 +14,7 @@ import { openWarehouse } from '../../src/warehouse/views.js';
 import { landedColumns } from '../../src/transform/columns.js';
 import { query } from '../../src/warehouse/query.js';
 import type { RunReport } from '../../src/pipeline/report.js';
+import { UNPUBLISHED, officialProblems } from '../official.js';
 
 type Sim = Awaited<ReturnType<typeof startSimulator>>;
 let sim: Sim;
@@ -30,8 +31,17 @@ async function rows(sql: string): Promise<Array<Record<string, unknown>>> {
 const sortBy = <T>(xs: T[], f: (x: T) => string) => [...xs].sort((a, b) => (f(a) < f(b) ? -1 : f(a) > f(b) ? 1 : 0));
 const streamsOf = (table: string) => pipeline.streams.filter((s) => s.table === table);
 
+/** A few answers of each route of the data and metrics services that the demo asked (bounded). */
+const served = new Map<string, unknown[]>();
+function sample(a: { route: string; service: string; status: number; body: unknown }): void {
+  if (a.service === 'node' || a.status >= 300) return;
+  const got = served.get(a.route) ?? [];
+  if (got.length < 25) got.push(a.body);
+  served.set(a.route, got);
+}
+
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, seed: 7 });
+  sim = await startSimulator({ port: 0, seed: 7, onAnswer: sample });
   lake = mkdtempSync(join(tmpdir(), 'cl-e2e-'));
   pipeline = loadPipeline('pipelines/demo.yaml');
   pipeline.sources.data.url = sim.url;
@@ -55,6 +65,13 @@ describe('demo pipeline on the simulator', () => {
     }
     // Nothing staged is left behind (merge inputs included): the run clears _staging as it ends.
     expect(existsSync(join(lake, '_staging'))).toBe(false);
+  });
+
+  it("serves every data and metrics page in a shape the official client's validators accept", () => {
+    const routes = [...served.keys()].filter((r) => !UNPUBLISHED.has(r));
+    expect(routes.length).toBeGreaterThan(10);
+    const problems = routes.flatMap((r) => served.get(r)!.map((b) => officialProblems(r, b))).filter(Boolean);
+    expect(problems).toEqual([]);
   });
 
   it('lands erc_transfers exactly as served, all three forms, with exact amounts', async () => {

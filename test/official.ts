@@ -1,0 +1,55 @@
+// The official client's (@avalanche-sdk/chainkit, a dev dependency) response schemas, by the
+// simulator's route names: what the client's own validators would say of a page the simulator
+// serves. A route answered in production shape passes them; a missing field, a string where
+// production sends a number or an unknown enum value fails them.
+import * as components from '@avalanche-sdk/chainkit/models/components';
+import * as operations from '@avalanche-sdk/chainkit/models/operations';
+import { stringifyExact } from '../src/json.js';
+
+interface Schema {
+  safeParse(v: unknown): { success: boolean; error?: { issues: unknown[] } };
+}
+const modules = { components, operations } as unknown as Record<'components' | 'operations', Record<string, Schema>>;
+
+/**
+ * Route name -> the schema the client matches a 200 against (`module.Name`). The schema of a paged
+ * call takes the body wrapped as `{ Result: body }`, the client's own envelope: `wrapped`.
+ */
+const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
+  transfers: { schema: 'operations.ListTransfersResponse', wrapped: true },
+  internals: { schema: 'operations.ListInternalTransactionsResponse', wrapped: true },
+  rewards: { schema: 'operations.ListHistoricalPrimaryNetworkRewardsResponse', wrapped: true },
+  pendingRewards: { schema: 'operations.ListPendingPrimaryNetworkRewardsResponse', wrapped: true },
+  delegators: { schema: 'operations.ListDelegatorsResponse', wrapped: true },
+  metrics: { schema: 'operations.GetEvmChainMetricsResponse', wrapped: true },
+  chains: { schema: 'components.DataListChainsResponse' },
+  blocks: { schema: 'operations.GetLatestBlocksResponse', wrapped: true },
+  block: { schema: 'components.GetEvmBlockResponse' },
+  blockTransactions: { schema: 'components.ListNativeTransactionsResponse' },
+  nativeBalance: { schema: 'components.GetNativeBalanceResponse' },
+  erc20Balances: { schema: 'operations.ListErc20BalancesResponse', wrapped: true },
+  contractMetadata: { schema: 'operations.GetContractMetadataResponse' },
+  subnets: { schema: 'operations.ListSubnetsResponse', wrapped: true },
+  addressChains: { schema: 'components.ChainAddressChainIdMapListResponse' },
+  exportStart: { schema: 'components.OperationStatusResponse' },
+  operation: { schema: 'components.OperationStatusResponse' },
+  aggregateSignatures: { schema: 'components.SignatureAggregationResponse' },
+};
+
+/**
+ * Routes with no schema in the client: `/v1/avg_tps/{chainId}` is not in the published OpenAPI
+ * (docs/services.md, Metrics service).
+ */
+export const UNPUBLISHED = new Set(['avgTps']);
+
+/** The client's verdict on one answer of `route` ('' when it accepts it), as the wire carries it. */
+export function officialProblems(route: string, body: unknown): string {
+  const o = OFFICIAL[route];
+  if (!o) return `no official schema is known for route ${route}`;
+  const [module, name] = o.schema.split('.') as ['components' | 'operations', string];
+  const schema = modules[module][`${name}$inboundSchema`];
+  if (!schema) return `the client has no ${o.schema}$inboundSchema`;
+  const wire = JSON.parse(stringifyExact(body)!);
+  const r = schema.safeParse(o.wrapped ? { Result: wire } : wire);
+  return r.success ? '' : `${route}: ${JSON.stringify(r.error?.issues).slice(0, 2000)}`;
+}
