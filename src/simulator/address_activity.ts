@@ -204,9 +204,13 @@ export class AddressActivity {
       if (!r.chance(0.8)) continue;
       const ids = new Set<string>();
       for (let n = 1 + r.int(6); n > 0; n--) ids.add(String(r.int(48)));
+      let first = true;
       for (const tokenId of ids) {
         const u = r.float();
-        const cls: AmountClass = u < 0.8 ? 'small' : u < 0.9 ? 'typical' : u < 0.95 ? 'd39' : 'd78';
+        // A contract's first id is often a fungible item minted in bulk, past DECIMAL(38) (an exactness edge).
+        const bulk = first ? (['d39', 'd78', 'max', 'small'] as const)[hashKey(this.seed, 'erc1155-bulk', holder.toLowerCase(), c.address, epoch) % 4] : undefined;
+        first = false;
+        const cls: AmountClass = bulk ?? (u < 0.8 ? 'small' : u < 0.9 ? 'typical' : u < 0.95 ? 'd39' : 'd78');
         out.push({
           address: c.address, ercType: 'ERC-1155', tokenId, tokenUri: this.evm.tokenUri(c, tokenId),
           metadata: this.evm.nftMetadata(c, tokenId), chainId: chain.chainId, balance: amountOf(cls, r, 0),
