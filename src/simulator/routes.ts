@@ -7,7 +7,7 @@ import { badRequest, notFound, type Service } from './errors.js';
 import type { ChainInfo } from './evm.js';
 import { fromArray, type Listing } from './listing.js';
 import { NODE_ROUTES, isNodePath } from './node_routes.js';
-import { ADDRESS_ACTIVITY_ROUTES } from './address_activity.js';
+import { ADDRESS_ACTIVITY_ROUTES } from './address_activity_routes.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
