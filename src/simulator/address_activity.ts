@@ -54,6 +54,7 @@ export interface Erc1155TokenBalance {
 
 export class AddressActivity {
   private readonly layouts = new Map<string, NativeLayout>();
+  private readonly activeByChain = new Map<string, readonly RichAddress[]>();
 
   constructor(readonly seed: number, readonly scale: number, private readonly evm: EvmWorld, private readonly blocks: BlockWorld) {
     blocks.patch = (chain, n, i, tx) => this.patch(chain, n, i, tx);
@@ -65,7 +66,9 @@ export class AddressActivity {
    * never claim the same transaction.
    */
   actives(chainId: string): readonly RichAddress[] {
-    return this.evm.internalOwnersOf(chainId).map((a) => this.evm.owner(chainId, a)!);
+    let list = this.activeByChain.get(chainId);
+    if (!list) this.activeByChain.set(chainId, (list = this.evm.internalOwnersOf(chainId).map((a) => this.evm.owner(chainId, a)!)));
+    return list;
   }
 
   private activeIndex(chain: ChainInfo, address: string): number {
