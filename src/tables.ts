@@ -1001,6 +1001,202 @@ export interface LakeTables {
     /** level written to the console */
     display_level: Utf8;
   };
+  address_transactions: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the listed address this row was fetched for, lowercased */
+    address: Utf8;
+    /** block number */
+    block_number: Int64;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** block hash */
+    block_hash: Utf8;
+    /** transaction hash */
+    tx_hash: Utf8;
+    /** position of the transaction in its block (0-based) */
+    block_index: Int32;
+    /** '1' succeeded, '0' failed (text as sent) */
+    tx_status: Utf8;
+    /** transaction type (0 legacy, 1 access list, 2 EIP-1559, ...) */
+    tx_type: Int32;
+    /** from address, lowercased */
+    from_address: Utf8;
+    /** name the service knows for the from address */
+    from_name: Utf8;
+    /** symbol of the from address when it is a token */
+    from_symbol: Utf8;
+    /** decimals of the from address when it is a token */
+    from_decimals: Int32;
+    /** logo of the from address */
+    from_logo_uri: Utf8;
+    /** to address, lowercased */
+    to_address: Utf8;
+    /** name the service knows for the to address */
+    to_name: Utf8;
+    /** symbol of the to address when it is a token */
+    to_symbol: Utf8;
+    /** decimals of the to address when it is a token */
+    to_decimals: Int32;
+    /** logo of the to address */
+    to_logo_uri: Utf8;
+    /** value sent, in wei */
+    value: Decimal;
+    /** exact digits of value as received */
+    value_raw: Utf8;
+    /** gas limit of the transaction */
+    gas_limit: Int64;
+    /** gas used */
+    gas_used: Int64;
+    /** gas price, in wei */
+    gas_price: Decimal;
+    /** exact digits of gas_price as received */
+    gas_price_raw: Utf8;
+    /** the sender's nonce */
+    nonce: Int64;
+    /** NATIVE_TRANSFER, CONTRACT_CALL or CONTRACT_CREATION */
+    call_type: Utf8;
+    /** 4-byte selector of a contract call (empty otherwise) */
+    method_hash: Utf8;
+    /** method signature when known; 'Native Transfer' or 'Contract Created' for those */
+    method_name: Utf8;
+  };
+  erc721_balances: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the holder, lowercased */
+    address: Utf8;
+    /** block the balance is of */
+    block_number: Int64;
+    /** time of that block (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** token contract, lowercased */
+    token_address: Utf8;
+    /** token id (uint256 as decimal text) */
+    token_id: Utf8;
+    /** as sent */
+    erc_type: Utf8;
+    /** token URI as sent (ipfs://, https://, data:) */
+    token_uri: Utf8;
+    /** collection name */
+    token_name: Utf8;
+    /** collection symbol */
+    token_symbol: Utf8;
+    /** owner as the service sends it (when it does), lowercased */
+    owner_address: Utf8;
+    /** INDEXED, UNINDEXED, INVALID_TOKEN_URI, ... (text as sent) */
+    metadata_index_status: Utf8;
+    /** when the indexer last read the metadata (UTC) */
+    metadata_updated_at: TimestampMicrosecond;
+    /** name in the metadata */
+    metadata_name: Utf8;
+    /** symbol in the metadata */
+    metadata_symbol: Utf8;
+    /** image */
+    metadata_image_uri: Utf8;
+    /** description */
+    metadata_description: Utf8;
+    /** animation */
+    metadata_animation_uri: Utf8;
+    /** external link */
+    metadata_external_url: Utf8;
+    /** background colour */
+    metadata_background: Utf8;
+    /** attributes: free-form text as sent (usually a JSON array) */
+    metadata_attributes: Utf8;
+  };
+  erc1155_balances: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the holder, lowercased */
+    address: Utf8;
+    /** block the balance is of */
+    block_number: Int64;
+    /** time of that block (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** token contract, lowercased */
+    token_address: Utf8;
+    /** token id (uint256 as decimal text) */
+    token_id: Utf8;
+    /** as sent */
+    erc_type: Utf8;
+    /** token URI as sent (ipfs://, https://, data:) */
+    token_uri: Utf8;
+    /** tokens of this id held */
+    balance: Decimal;
+    /** exact digits of balance as received */
+    balance_raw: Utf8;
+    /** INDEXED, UNINDEXED, INVALID_TOKEN_URI, ... (text as sent) */
+    metadata_index_status: Utf8;
+    /** when the indexer last read the metadata (UTC) */
+    metadata_updated_at: TimestampMicrosecond;
+    /** name in the metadata */
+    metadata_name: Utf8;
+    /** symbol in the metadata */
+    metadata_symbol: Utf8;
+    /** image */
+    metadata_image_uri: Utf8;
+    /** description */
+    metadata_description: Utf8;
+    /** animation */
+    metadata_animation_uri: Utf8;
+    /** external link */
+    metadata_external_url: Utf8;
+    /** background colour */
+    metadata_background: Utf8;
+    /** decimals in the metadata */
+    metadata_decimals: Int32;
+    /** properties: free-form text as sent (usually a JSON object) */
+    metadata_properties: Utf8;
+  };
+  contract_deployments: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the listed deployer this row was fetched for, lowercased */
+    deployer: Utf8;
+    /** contract address, lowercased */
+    address: Utf8;
+    /** ERC-20, ERC-721, ERC-1155 or UNKNOWN */
+    erc_type: Utf8;
+    /** name */
+    name: Utf8;
+    /** token symbol */
+    symbol: Utf8;
+    /** token decimals (ERC-20) */
+    decimals: Int32;
+    /** description */
+    description: Utf8;
+    /** official site */
+    official_site: Utf8;
+    /** contact email */
+    email: Utf8;
+    /** brand color */
+    color: Utf8;
+    /** logo asset id */
+    logo_asset_id: Utf8;
+    /** logo image */
+    logo_uri: Utf8;
+    /** banner asset id */
+    banner_asset_id: Utf8;
+    /** banner image */
+    banner_uri: Utf8;
+    /** links as 'type:url' (Website:https://..., Twitter:...) */
+    resource_links: List<Utf8>;
+    /** tags */
+    tags: List<Utf8>;
+    /** transaction that deployed it */
+    deployment_tx_hash: Utf8;
+    /** account that sent that transaction, lowercased */
+    deployer_address: Utf8;
+    /** contract that deployed it, when deployed by a contract, lowercased */
+    deployer_contract_address: Utf8;
+    /** CoinGecko id of the token */
+    coingecko_coin_id: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

@@ -63,11 +63,16 @@ const METHODS: ReadonlyArray<{ methodHash: string; methodName?: string }> = [
   { methodHash: '0x5c11d795' },
 ];
 
+/** Rewrites a transaction as served (an address's own transactions, address_activity.ts). */
+export type TxPatch = (chain: ChainInfo, n: number, i: number, tx: BlockTransaction) => BlockTransaction;
+
 /** Hashes served, for lookups by hash; bounded so a long-running simulator does not grow forever. */
 const MAX_KNOWN_HASHES = 200_000;
 
 export class BlockWorld {
   private readonly byHash = new Map<string, { chainId: string; block: number }>();
+  /** Set when the world is built; every transaction served passes through it, so listings by address agree with blocks. */
+  patch?: TxPatch;
 
   constructor(readonly seed: number, private readonly evm: EvmWorld) {}
 
@@ -129,7 +134,10 @@ export class BlockWorld {
     const hash = this.evm.blockHash(chain, n);
     this.remember(chain, n, hash);
     const out: BlockTransaction[] = [];
-    for (let i = 0; i < count; i++) out.push(this.transaction(chain, n, i, first + i, hash));
+    for (let i = 0; i < count; i++) {
+      const tx = this.transaction(chain, n, i, first + i, hash);
+      out.push(this.patch ? this.patch(chain, n, i, tx) : tx);
+    }
     return out;
   }
 

@@ -495,7 +495,7 @@ export class EvmWorld {
     return { ...base, value, erc1155Token: token };
   }
 
-  private tokenUri(c: ContractInfo, tokenId: string): string {
+  tokenUri(c: ContractInfo, tokenId: string): string {
     const h = hashKey(this.seed, 'uri', c.address);
     if (h % 3 === 0) return `ipfs://bafybeig${(h >>> 8).toString(36)}lake/${tokenId}.json`;
     if (h % 3 === 1) return `https://meta.example.invalid/${c.symbol.toLowerCase()}/${tokenId}`;
@@ -503,7 +503,7 @@ export class EvmWorld {
   }
 
   /** Metadata depends on the token, not the transfer, as an indexer's would. */
-  private nftMetadata(c: ContractInfo, tokenId: string): NftMetadata {
+  nftMetadata(c: ContractInfo, tokenId: string): NftMetadata {
     const r = Rng.of(this.seed, 'nft', c.address, tokenId);
     if (r.chance(0.15)) {
       const md: NftMetadata = { indexStatus: r.pick(NFT_STATUSES) };

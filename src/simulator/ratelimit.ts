@@ -41,6 +41,10 @@ export const WEIGHTS = {
   operation: 10,
   // Not published; "medium" in the OpenAPI, as starting an export is.
   aggregateSignatures: 20,
+  nativeTransactions: 20,
+  erc721Balances: 20,
+  erc1155Balances: 20,
+  contractDeployments: 20,
 } as const;
 
 export type Decision =

@@ -16,6 +16,7 @@ import {
 import { labelBytes } from './hash.js';
 import { descending, fromArray, iterate, type Listing } from './listing.js';
 import { BlockWorld, type Block, type BlockTransaction } from './blocks.js';
+import { AddressActivity } from './address_activity.js';
 import { BalanceWorld, type Erc20BalanceQuery, type Erc20TokenBalance, type NativeTokenBalance } from './balances.js';
 import { buildSubnets, type Subnet } from './subnets.js';
 import { Catalog, type AddressChains, type ContractMetadata, type SupportedChain } from './catalog.js';
@@ -53,6 +54,8 @@ export class World {
   readonly staking: StakingWorld;
   readonly series: SeriesWorld;
   readonly blocks: BlockWorld;
+  /** An address's native transactions, NFT holdings and deployments (address_activity.ts). */
+  readonly activity: AddressActivity;
   readonly balances: BalanceWorld;
   readonly catalog: Catalog;
   /** The node's state, which node_routes.ts serves over JSON-RPC. */
@@ -70,6 +73,7 @@ export class World {
     this.staking = new StakingWorld(this.seed);
     this.series = new SeriesWorld(this.seed, this.clocked);
     this.blocks = new BlockWorld(this.seed, this.evm);
+    this.activity = new AddressActivity(this.seed, this.scale, this.evm, this.blocks);
     this.balances = new BalanceWorld(this.seed, this.evm);
     this.catalog = new Catalog(this.seed, this.evm);
     this.node = new NodeWorld(this, opts.node);

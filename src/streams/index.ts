@@ -33,6 +33,10 @@ import { assets } from './assets.js';
 import { utxos } from './utxos.js';
 import { chainAliases } from './chain_aliases.js';
 import { loggerLevels } from './logger_levels.js';
+import { addressTransactions } from './address_transactions.js';
+import { erc721Balances } from './erc721_balances.js';
+import { erc1155Balances } from './erc1155_balances.js';
+import { contractDeployments } from './contract_deployments.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -67,6 +71,10 @@ export const STREAMS: readonly StreamDecl[] = [
   utxos,
   chainAliases,
   loggerLevels,
+  addressTransactions,
+  erc721Balances,
+  erc1155Balances,
+  contractDeployments,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
