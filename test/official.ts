@@ -34,6 +34,10 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   exportStart: { schema: 'components.OperationStatusResponse' },
   operation: { schema: 'components.OperationStatusResponse' },
   aggregateSignatures: { schema: 'components.SignatureAggregationResponse' },
+  nativeTransactions: { schema: 'operations.ListNativeTransactionsResponse', wrapped: true },
+  erc721Balances: { schema: 'operations.ListErc721BalancesResponse', wrapped: true },
+  erc1155Balances: { schema: 'operations.ListErc1155BalancesResponse', wrapped: true },
+  contractDeployments: { schema: 'operations.ListContractDeploymentsResponse', wrapped: true },
 };
 
 /**

@@ -1,18 +1,18 @@
 // The routes: parameter validation (every 400 names its parameter), lookup in the world,
 // and paging. Handlers return the JSON body or throw HttpError.
-import {
-  NETWORKS, isBlockchainId, isEvmAddress, isEvmChainId, nodeIdProblem, primaryAddressProblem, type Network,
-} from '../ids.js';
+import { NETWORKS, isEvmChainId, type Network } from '../ids.js';
 import { badRequest, notFound, type Service } from './errors.js';
-import type { ChainInfo } from './evm.js';
-import { fromArray, type Listing } from './listing.js';
+import { fromArray } from './listing.js';
+import {
+  addressesParam, blockIdParam, blockNumberParam, blockRange, booleanParam, dataChain, dataPage, enumParam, evmAddress,
+  intParam, listParam, networkParam, nodeIdsParam, page, single, snapshot,
+} from './params.js';
 import { NODE_ROUTES, isNodePath } from './node_routes.js';
 import { ADDRESS_ACTIVITY_ROUTES } from './address_activity_routes.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
-import type { TokenState } from './tokens.js';
 import { aggregateSignatures } from './signatures.js';
 import type { World } from './world.js';
 
@@ -63,115 +63,6 @@ export function matchRoute(segments: readonly string[], method = 'GET'): { route
 export function serviceOfPath(segments: readonly string[]): Service {
   if (isNodePath(segments)) return 'node';
   return segments[0] === 'v2' || segments[1] === 'avg_tps' ? 'metrics' : 'data';
-}
-
-// ---- parameter parsing ----
-
-function single(q: URLSearchParams, name: string): string | undefined {
-  const all = q.getAll(name);
-  if (all.length > 1) throw badRequest(`${name} must be given at most once`);
-  return all[0];
-}
-
-function intParam(q: URLSearchParams, name: string, min: number, max: number | undefined, def?: number): number | undefined {
-  const raw = single(q, name);
-  if (raw === undefined) return def;
-  if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`${name} must be an integer, got "${raw}"`);
-  const n = Number(raw);
-  if (n < min) throw badRequest(`${name} must not be less than ${min}`);
-  if (max !== undefined && n > max) throw badRequest(`${name} must not be greater than ${max}`);
-  return n;
-}
-
-function enumParam<T extends string>(q: URLSearchParams, name: string, values: readonly T[]): T | undefined {
-  const raw = single(q, name);
-  if (raw === undefined) return undefined;
-  if (!(values as readonly string[]).includes(raw)) throw badRequest(`${name} must be one of: ${values.join(', ')}`);
-  return raw as T;
-}
-
-function listParam(q: URLSearchParams, name: string): string[] | undefined {
-  const raw = single(q, name);
-  if (raw === undefined) return undefined;
-  const items = raw.split(',').map((s) => s.trim());
-  if (items.some((s) => s === '')) throw badRequest(`${name} must be a comma-separated list without empty entries`);
-  return items;
-}
-
-function networkParam(raw: string): Network {
-  if (!(NETWORKS as readonly string[]).includes(raw)) throw badRequest(`network must be one of: ${NETWORKS.join(', ')}`);
-  return raw as Network;
-}
-
-function addressesParam(q: URLSearchParams, name: string, network: Network): string[] | undefined {
-  const list = listParam(q, name);
-  for (const a of list ?? []) {
-    const problem = primaryAddressProblem(a, network);
-    if (problem) throw badRequest(`${name}: "${a}" ${problem}`);
-  }
-  return list;
-}
-
-function nodeIdsParam(q: URLSearchParams): string[] | undefined {
-  const list = listParam(q, 'nodeIds');
-  for (const n of list ?? []) {
-    const problem = nodeIdProblem(n);
-    if (problem) throw badRequest(`nodeIds: "${n}" ${problem}`);
-  }
-  return list;
-}
-
-function dataChain(ctx: RouteContext, raw: string): ChainInfo {
-  if (!isEvmChainId(raw) && !isBlockchainId(raw)) throw badRequest(`chainId must be an EVM chain id or a blockchain id, got "${raw}"`);
-  const chain = ctx.world.chain(raw);
-  if (!chain) throw notFound(`chain ${raw} is not supported`);
-  return chain;
-}
-
-function evmAddress(raw: string, name: string): string {
-  if (!isEvmAddress(raw)) throw badRequest(`${name} must be 0x followed by 40 hex digits, got "${raw}"`);
-  return raw.toLowerCase();
-}
-
-function blockRange(q: URLSearchParams): { startBlock?: number; endBlock?: number } {
-  const startBlock = intParam(q, 'startBlock', 0, undefined);
-  const endBlock = intParam(q, 'endBlock', 0, undefined);
-  if (startBlock !== undefined && endBlock !== undefined && startBlock >= endBlock) {
-    throw badRequest('startBlock must be less than endBlock (startBlock is inclusive, endBlock exclusive)');
-  }
-  return { ...(startBlock !== undefined ? { startBlock } : {}), ...(endBlock !== undefined ? { endBlock } : {}) };
-}
-
-// ---- paging ----
-
-function page<T>(
-  listing: Listing<T>, offset: number, pageSize: number, issue: (next: number) => string,
-): { items: T[]; nextPageToken?: string } {
-  if (offset > listing.length) throw badRequest('pageToken is invalid');
-  const end = Math.min(listing.length, offset + pageSize);
-  const items: T[] = [];
-  for (let k = offset; k < end; k++) items.push(listing.at(k));
-  return end < listing.length ? { items, nextPageToken: issue(end) } : { items };
-}
-
-/**
- * The world a page is served from: a clocked world is frozen at the time of the listing's first
- * page (carried by the token), so later pages continue exactly where the previous one ended.
- */
-function snapshot(ctx: RouteContext, state: TokenState | undefined): { world: World; at?: number } {
-  if (!ctx.world.clocked) return { world: ctx.world };
-  const at = state?.at ?? ctx.world.now;
-  return { world: ctx.world.asOf(at), at };
-}
-
-function dataPage<T>(
-  ctx: RouteContext, field: string, queryKey: string, list: (w: World) => Listing<T>, pageSize: number,
-): object {
-  const token = single(ctx.query, 'pageToken');
-  const state = token === undefined ? undefined : ctx.tokens.redeem(token, queryKey);
-  const { world, at } = snapshot(ctx, state);
-  const { items, nextPageToken } = page(list(world), state?.offset ?? 0, pageSize, (next) => ctx.tokens.issue(queryKey, next, at));
-  return nextPageToken === undefined ? { [field]: items } : { nextPageToken, [field]: items };
 }
 
 // ---- data service ----
@@ -252,21 +143,6 @@ function delegators(ctx: RouteContext): unknown {
 
 // ---- blocks ----
 
-/** A block number up to the head, or the hash of a block the simulator has served. */
-function blockIdParam(ctx: RouteContext, chain: ChainInfo, raw: string): number {
-  if (/^\d+$/.test(raw)) {
-    const n = Number(raw);
-    if (!Number.isSafeInteger(n)) throw badRequest(`blockId "${raw}" is out of range`);
-    if (n > ctx.world.headBlock(chain.chainId)) throw notFound(`block ${raw} not found on chain ${chain.chainId}`);
-    return n;
-  }
-  if (/^0x[0-9a-fA-F]{64}$/.test(raw)) {
-    const n = ctx.world.blockNumberOfHash(chain.chainId, raw);
-    if (n === undefined) throw notFound(`block ${raw} not found on chain ${chain.chainId}`);
-    return n;
-  }
-  throw badRequest(`blockId must be a block number or a block hash (0x + 64 hex digits), got "${raw}"`);
-}
 
 function latestBlocks(ctx: RouteContext): unknown {
   const chain = dataChain(ctx, ctx.params[0]!);
@@ -291,21 +167,7 @@ function blockTransactions(ctx: RouteContext): unknown {
 
 // ---- balances ----
 
-function blockNumberParam(ctx: RouteContext, chain: ChainInfo): number | undefined {
-  const raw = single(ctx.query, 'blockNumber');
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`blockNumber must be a block number (decimal digits), got "${raw}"`);
-  const head = ctx.world.headBlock(chain.chainId);
-  if (Number(raw) > head) throw badRequest(`blockNumber ${raw} is above the latest block ${head}`);
-  return Number(raw);
-}
 
-function booleanParam(q: URLSearchParams, name: string): boolean | undefined {
-  const raw = single(q, name);
-  if (raw === undefined) return undefined;
-  if (raw !== 'true' && raw !== 'false') throw badRequest(`${name} must be true or false, got "${raw}"`);
-  return raw === 'true';
-}
 
 function nativeBalance(ctx: RouteContext): unknown {
   const chain = dataChain(ctx, ctx.params[0]!);
