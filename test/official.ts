@@ -34,6 +34,10 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   exportStart: { schema: 'components.OperationStatusResponse' },
   operation: { schema: 'components.OperationStatusResponse' },
   aggregateSignatures: { schema: 'components.SignatureAggregationResponse' },
+  icmMessages: { schema: 'operations.ListIcmMessagesResponse', wrapped: true },
+  icmAddressMessages: { schema: 'components.ListIcmMessagesResponse' },
+  avaxSupply: { schema: 'components.AvaxSupplyResponse' },
+  icmTimeseries: { schema: 'components.ICMMetricsApiResponse' },
 };
 
 /**

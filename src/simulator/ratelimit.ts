@@ -41,6 +41,11 @@ export const WEIGHTS = {
   operation: 10,
   // Not published; "medium" in the OpenAPI, as starting an export is.
   aggregateSignatures: 20,
+  // The OpenAPI's classes: ICM messages "medium", the AVAX supply "free"; the ICM series is a
+  // metrics series, budgeted at 100 as the others (docs/services.md, Rate limits).
+  icmMessages: 20,
+  avaxSupply: 1,
+  icmTimeseries: 100,
 } as const;
 
 export type Decision =

@@ -13,6 +13,7 @@ import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type 
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
 import type { TokenState } from './tokens.js';
 import { aggregateSignatures } from './signatures.js';
+import { ICM_ROUTES } from './icm.js';
 import type { World } from './world.js';
 
 const TABLE: RouteTable = [
@@ -41,6 +42,7 @@ const TABLE: RouteTable = [
     route: { name: 'aggregateSignatures', service: 'data', weight: WEIGHTS.aggregateSignatures, method: 'POST', status: 201, handle: (ctx) => aggregateSignatures(ctx.world.seed, networkParam(ctx.params[0]!), ctx.body) },
   },
   ...NODE_ROUTES,
+  ...ICM_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {
