@@ -1197,6 +1197,128 @@ export interface LakeTables {
     /** CoinGecko id of the token */
     coingecko_coin_id: Utf8;
   };
+  icm_messages: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** Teleporter message id (hex) */
+    message_id: Utf8;
+    /** pending, delivered, or delivered_source_not_indexed (delivered; the service does not index the source chain) */
+    status: Utf8;
+    /** time the listing orders by: the source transaction, or the destination transaction where the source is not indexed (UTC) */
+    message_timestamp: TimestampMicrosecond;
+    /** source chain (cb58 blockchain id) */
+    source_blockchain_id: Utf8;
+    /** destination chain (cb58 blockchain id) */
+    destination_blockchain_id: Utf8;
+    /** EVM chain id of the source chain */
+    source_evm_chain_id: Utf8;
+    /** EVM chain id of the destination chain */
+    destination_evm_chain_id: Utf8;
+    /** TeleporterMessenger contract, lowercased */
+    icm_contract_address: Utf8;
+    /** message nonce (uint256) */
+    message_nonce: Decimal;
+    /** exact digits of message_nonce as received */
+    message_nonce_raw: Utf8;
+    /** sender on the source chain, lowercased */
+    from_address: Utf8;
+    /** recipient on the destination chain, lowercased */
+    to_address: Utf8;
+    /** message payload (hex) */
+    data: Utf8;
+    /** the recipient executed the message successfully */
+    message_executed: Bool;
+    /** the message's receipt has been delivered back to the source chain */
+    receipt_delivered: Bool;
+    /** receipts the message carries: nonces of the messages received (uint256 digits) */
+    receipt_message_nonces: List<Utf8>;
+    /** receipts the message carries: reward address of each relayer, in the order of receipt_message_nonces */
+    receipt_relayer_reward_addresses: List<Utf8>;
+    /** token of the relayer fee, lowercased (the zero address: no fee) */
+    fee_token_address: Utf8;
+    /** name of the fee token */
+    fee_token_name: Utf8;
+    /** symbol of the fee token */
+    fee_token_symbol: Utf8;
+    /** decimals of the fee token */
+    fee_token_decimals: Int32;
+    /** logo of the fee token */
+    fee_token_logo_uri: Utf8;
+    /** standard of the fee token (ERC-20) */
+    fee_token_erc_type: Utf8;
+    /** relayer fee in the smallest unit of the fee token */
+    fee_amount: Decimal;
+    /** exact digits of fee_amount as received */
+    fee_amount_raw: Utf8;
+    /** currency of fee_price */
+    fee_price_currency: Utf8;
+    /** price of one fee token (exact text as sent) */
+    fee_price: Utf8;
+    /** hash of the source transaction (NULL where the source is not indexed) */
+    source_tx_hash: Utf8;
+    /** time of the source transaction (UTC) */
+    source_timestamp: TimestampMicrosecond;
+    /** gas spent by the source transaction */
+    source_gas_spent: Decimal;
+    /** exact digits of source_gas_spent as received */
+    source_gas_spent_raw: Utf8;
+    /** hash of the destination transaction (NULL while pending) */
+    destination_tx_hash: Utf8;
+    /** time of the destination transaction (UTC) */
+    destination_timestamp: TimestampMicrosecond;
+    /** gas spent by the destination transaction */
+    destination_gas_spent: Decimal;
+    /** exact digits of destination_gas_spent as received */
+    destination_gas_spent_raw: Utf8;
+    /** address that may redeem the relayer fee, lowercased */
+    destination_reward_redeemer: Utf8;
+    /** relayer that delivered the message, lowercased */
+    destination_deliverer_address: Utf8;
+  };
+  avax_supply: {
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** when the service last updated the figures (UTC, to the second; last_updated_text has it as sent) */
+    last_updated: TimestampMicrosecond;
+    /** lastUpdated as sent (ISO 8601, with milliseconds) */
+    last_updated_text: Utf8;
+    /** total supply, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    total_supply: Utf8;
+    /** circulating supply, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    circulating_supply: Utf8;
+    /** burned on the P-Chain (fees, excess inputs and L1 validator fees), AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    total_p_burned: Utf8;
+    /** burned on the C-Chain (EVM and atomic transactions), AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    total_c_burned: Utf8;
+    /** burned on the X-Chain, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    total_x_burned: Utf8;
+    /** staked, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    total_staked: Utf8;
+    /** locked, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    total_locked: Utf8;
+    /** staking rewards to date, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    total_rewards: Utf8;
+    /** unlocked at genesis, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    genesis_unlock: Utf8;
+    /** L1 validator fees to date, AVAX as exact decimal text (CAST to DECIMAL(38,18) or wider to compute) */
+    l1_validator_fees: Utf8;
+  };
+  icm_metrics: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the entry's groupBy ('' for none) */
+    group_by: Utf8;
+    /** hour, day, week or month */
+    time_interval: Utf8;
+    /** source chain of the point, as the service names it (a blockchain id where filtered or grouped by source) */
+    src_blockchain_id: Utf8;
+    /** destination chain of the point, as the service names it (a blockchain id where filtered or grouped by destination) */
+    dest_blockchain_id: Utf8;
+    /** start of the interval (UTC) */
+    timestamp: TimestampMicrosecond;
+    /** messages in the interval */
+    value: Float64;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

@@ -38,6 +38,10 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   erc721Balances: { schema: 'operations.ListErc721BalancesResponse', wrapped: true },
   erc1155Balances: { schema: 'operations.ListErc1155BalancesResponse', wrapped: true },
   contractDeployments: { schema: 'operations.ListContractDeploymentsResponse', wrapped: true },
+  icmMessages: { schema: 'operations.ListIcmMessagesResponse', wrapped: true },
+  icmAddressMessages: { schema: 'components.ListIcmMessagesResponse' },
+  avaxSupply: { schema: 'components.AvaxSupplyResponse' },
+  icmTimeseries: { schema: 'components.ICMMetricsApiResponse' },
 };
 
 /**

@@ -18,7 +18,9 @@ function refreshText(d: StreamDecl): string {
   const from = d.timeCursor
     ? d.timeCursor.start
       ? ` Fetches from the newest committed point on (\`${d.timeCursor.start}\`), refetching that point, which the service may still change.`
-      : ' Pages newest first and stops at the first page older than the newest committed point, which is refetched.'
+      : d.timeCursor.settled
+        ? ' Pages newest first and stops at the first page older than the newest committed point, or than the oldest committed row that had not settled yet if older; both are refetched, so an unsettled row is refetched every run until it settles.'
+        : ' Pages newest first and stops at the first page older than the newest committed point, which is refetched.'
     : ' Refetches the query each run (the endpoint has no time filter).';
   if (d.refresh === 'replace')
     return `replace ${d.mergeScope === 'table' ? 'the whole table (one row per key across all queries)' : "the partition's rows"}: the listing is the current state, so a complete fetch replaces the committed rows (a row the service stops listing is gone); a run where a partition fails merges by key instead, newest wins, and the next complete run replaces.${from}`;

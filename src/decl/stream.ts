@@ -158,6 +158,13 @@ export interface StreamDecl {
      */
     end?: string;
     step?: (query: Record<string, string>) => number;
+    /**
+     * A listing newest first whose items still change until they settle (a message pending until
+     * delivered): whether an item has settled. The next run then pages back to the oldest item
+     * not settled yet, when that is older than the newest point, so that every such item is
+     * refetched until it settles.
+     */
+    settled?: (item: Record<string, unknown>) => boolean;
   };
   /**
    * With `append`: the block column and the query parameters bounding a window. `perBlock`: the

@@ -7,7 +7,7 @@ import PQueue from 'p-queue';
 import { DEFAULT_CHUNKS, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { slug, TABLE_PARTITION, type StateStore } from '../state/store.js';
-import { dataFilesOf, newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, timeRanges } from './series.js';
+import { dataFilesOf, newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, timeOf, timeRanges } from './series.js';
 import type { Cursor } from '../state/cursor.js';
 import { nextSeq, stemText } from '../state/names.js';
 import { Transformer } from '../transform/rows.js';
@@ -31,8 +31,7 @@ interface Fetched {
 async function fetchListing(p: PartitionRun, query: Record<string, string>, newest: number | undefined, batches: BatchPath): Promise<Fetched> {
   const { decl, partition } = p.job;
   const tc = decl.timeCursor;
-  const from = tc ? (decl.columns.find((c) => c.name === tc.column)!.from as string) : undefined;
-  const listing = new SeriesListing(newest, tc?.start !== undefined, from === undefined ? undefined : (item) => Number((item as Record<string, unknown>)?.[from]));
+  const listing = new SeriesListing(newest, tc?.start !== undefined, timeOf(decl), tc?.settled);
   let fresh: Staged[] = [];
   let restarts = 0;
   for (;;) {
@@ -44,7 +43,7 @@ async function fetchListing(p: PartitionRun, query: Record<string, string>, newe
         fresh.push(await p.stage('', batches));
         if (after.stop) break;
       }
-      return { fresh, top: listing.top };
+      return { fresh, top: listing.point };
     } catch (err) {
       if (!(err instanceof PageTokenError)) throw err;
       p.restarted(err, ++restarts);

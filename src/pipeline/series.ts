@@ -46,13 +46,21 @@ export function seriesQuery(decl: StreamDecl, query: Record<string, string>, new
 export class SeriesListing {
   /** The newest point sent (Unix seconds). */
   top?: number;
+  /** The oldest point of an item sent that has not settled (timeCursor.settled). */
+  private held?: number;
 
   /** `timeOf`: an item's point, NaN for none; undefined for a listing that is no series. */
   constructor(
     private readonly newest: number | undefined,
     private readonly hasStart: boolean,
     private readonly timeOf?: (item: unknown) => number,
+    private readonly settled?: (item: Record<string, unknown>) => boolean,
   ) {}
+
+  /** Where the next run pages back to: the newest point sent, or the oldest unsettled one if older. */
+  get point(): number | undefined {
+    return this.held === undefined || this.top === undefined ? this.top : Math.min(this.top, this.held);
+  }
 
   /** A page's items were added to the batch (`batchRows` it holds now): commit now, and whether the listing ends. */
   paged(items: unknown[], next: string | undefined, batchRows: number, flushRows: number): { commit: boolean; stop: boolean } {
@@ -63,6 +71,7 @@ export class SeriesListing {
         if (!Number.isFinite(t)) continue;
         this.top = this.top === undefined ? t : Math.max(this.top, t);
         oldest = oldest === undefined ? t : Math.min(oldest, t);
+        if (this.settled && !this.settled(item as Record<string, unknown>)) this.held = this.held === undefined ? t : Math.min(this.held, t);
       }
     }
     const reached = this.timeOf !== undefined && !this.hasStart && this.newest !== undefined && oldest !== undefined && oldest < this.newest;
@@ -72,7 +81,27 @@ export class SeriesListing {
   /** A page token was refused: the listing starts again, nothing of it kept. */
   restart(): void {
     this.top = undefined;
+    this.held = undefined;
   }
+}
+
+/**
+ * An item's point (Unix seconds, NaN for none) as the time cursor's column reads it: its path, or
+ * the first present of its paths, dotted into the item.
+ */
+export function timeOf(decl: StreamDecl): ((item: unknown) => number) | undefined {
+  const tc = decl.timeCursor;
+  const from = tc ? decl.columns.find((c) => c.name === tc.column)?.from : undefined;
+  if (from === undefined) return undefined;
+  const paths = (Array.isArray(from) ? from : [from]).map((p) => p.split('.'));
+  return (item) => {
+    for (const path of paths) {
+      let v: unknown = item;
+      for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+      if (v !== undefined && v !== null) return Number(v);
+    }
+    return NaN;
+  };
 }
 
 /** The newest point of a partition after a fetch: the newest its listings sent, or the one it had. */

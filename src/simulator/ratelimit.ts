@@ -45,6 +45,11 @@ export const WEIGHTS = {
   erc721Balances: 20,
   erc1155Balances: 20,
   contractDeployments: 20,
+  // The OpenAPI's classes: ICM messages "medium", the AVAX supply "free"; the ICM series is a
+  // metrics series, budgeted at 100 as the others (docs/services.md, Rate limits).
+  icmMessages: 20,
+  avaxSupply: 1,
+  icmTimeseries: 100,
 } as const;
 
 export type Decision =

@@ -14,6 +14,7 @@ import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
 import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from './staking.js';
 import { aggregateSignatures } from './signatures.js';
+import { ICM_ROUTES } from './icm.js';
 import type { World } from './world.js';
 
 const TABLE: RouteTable = [
@@ -43,6 +44,7 @@ const TABLE: RouteTable = [
   },
   ...NODE_ROUTES,
   ...ADDRESS_ACTIVITY_ROUTES,
+  ...ICM_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

@@ -37,6 +37,9 @@ import { addressTransactions } from './address_transactions.js';
 import { erc721Balances } from './erc721_balances.js';
 import { erc1155Balances } from './erc1155_balances.js';
 import { contractDeployments } from './contract_deployments.js';
+import { icmMessages } from './icm_messages.js';
+import { avaxSupply } from './avax_supply.js';
+import { icmMetrics } from './icm_metrics.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -75,6 +78,9 @@ export const STREAMS: readonly StreamDecl[] = [
   erc721Balances,
   erc1155Balances,
   contractDeployments,
+  icmMessages,
+  avaxSupply,
+  icmMetrics,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
