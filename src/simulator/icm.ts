@@ -9,7 +9,7 @@
 // (no source transaction), at their delivery time. The listing is newest first by that time
 // (sent time, or delivery time without a source). Identities that tests and the demo name (the
 // blockchains, the addresses) do not depend on the seed; the rest does.
-import { NETWORKS, cb58Encode, isBlockchainId, isEvmAddress, isEvmChainId, type Network } from '../ids.js';
+import { cb58Encode, isBlockchainId, isEvmChainId, type Network } from '../ids.js';
 import { ExactNumber } from '../json.js';
 import { amountOf, edgeClassAt, randomClass } from './amounts.js';
 import { badRequest } from './errors.js';
@@ -22,6 +22,7 @@ import type { RouteContext, RouteTable } from './route.js';
 import { stakingNetwork, type StakingNetwork } from './staking.js';
 import { buildSubnets } from './subnets.js';
 import type { World } from './world.js';
+import { evmAddress, intParam, networkParam, page, single } from './params.js';
 
 const DAY = 86_400;
 /** Seconds between two messages of a network, on average: one slot each. */
@@ -362,26 +363,8 @@ export function icmOf(world: Pick<World, 'seed'>): IcmWorld {
 
 // ---- routes ----
 
-function single(q: URLSearchParams, name: string): string | undefined {
-  const all = q.getAll(name);
-  if (all.length > 1) throw badRequest(`${name} must be given at most once`);
-  return all[0];
-}
-
-function pageSizeParam(q: URLSearchParams, max: number, def: number): number {
-  const raw = single(q, 'pageSize');
-  if (raw === undefined) return def;
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`pageSize must be an integer, got "${raw}"`);
-  const n = Number(raw);
-  if (n < 1) throw badRequest('pageSize must not be less than 1');
-  if (n > max) throw badRequest(`pageSize must not be greater than ${max}`);
-  return n;
-}
-
 function networkOf(q: URLSearchParams): Network {
-  const raw = single(q, 'network') ?? 'mainnet';
-  if (!(NETWORKS as readonly string[]).includes(raw)) throw badRequest(`network must be one of: ${NETWORKS.join(', ')}`);
-  return raw as Network;
+  return networkParam(single(q, 'network') ?? 'mainnet');
 }
 
 function chainRef(q: URLSearchParams, name: string, evmToo: boolean): string | undefined {
@@ -391,40 +374,33 @@ function chainRef(q: URLSearchParams, name: string, evmToo: boolean): string | u
   throw badRequest(evmToo ? `${name} must be a base58 blockchain id or an EVM chain id, got "${raw}"` : `${name} must be a base58 blockchain id, got "${raw}"`);
 }
 
-function addressParam(raw: string | undefined, name: string): string | undefined {
-  if (raw === undefined) return undefined;
-  if (!isEvmAddress(raw)) throw badRequest(`${name} must be 0x followed by 40 hex digits, got "${raw}"`);
-  return raw.toLowerCase();
-}
-
 /** A page of a listing frozen at the time of its first page (the token carries it), as the data routes page. */
 function pageOf<T>(ctx: RouteContext, field: string, key: string, list: (t: number) => Listing<T>, pageSize: number, tokens: 'data' | 'metrics'): object {
   const token = single(ctx.query, 'pageToken');
   const state = token === undefined ? undefined : tokens === 'data' ? ctx.tokens.redeem(token, key) : ctx.tokens.redeemMetric(token, key);
   const at = ctx.world.clocked ? state?.at ?? ctx.world.now : undefined;
-  const listing = list(at ?? ctx.world.now);
-  const offset = state?.offset ?? 0;
-  if (offset > listing.length) throw badRequest('pageToken is invalid');
-  const end = Math.min(listing.length, offset + pageSize);
-  const items: T[] = [];
-  for (let k = offset; k < end; k++) items.push(listing.at(k));
-  if (end >= listing.length) return { [field]: items };
-  const next = tokens === 'data' ? ctx.tokens.issue(key, end, at) : ctx.tokens.issueMetric(key, end, at);
-  return { nextPageToken: next, [field]: items };
+  const issue = (next: number) => (tokens === 'data' ? ctx.tokens.issue(key, next, at) : ctx.tokens.issueMetric(key, next, at));
+  const { items, nextPageToken } = page(list(at ?? ctx.world.now), state?.offset ?? 0, pageSize, issue);
+  return nextPageToken === undefined ? { [field]: items } : { nextPageToken, [field]: items };
+}
+
+function optionalAddress(q: URLSearchParams, name: string): string | undefined {
+  const raw = single(q, name);
+  return raw === undefined ? undefined : evmAddress(raw, name);
 }
 
 function messages(ctx: RouteContext, address?: string): unknown {
   const q = ctx.query;
   const network = networkOf(q);
-  const pageSize = pageSizeParam(q, 100, 10);
+  const pageSize = intParam(q, 'pageSize', 1, 100, 10)!;
   const query: IcmQuery = address !== undefined
-    ? { address: addressParam(address, 'address')! }
+    ? { address: evmAddress(address, 'address') }
     : {
         ...defined('sourceBlockchainId', chainRef(q, 'sourceBlockchainId', true)),
         ...defined('destinationBlockchainId', chainRef(q, 'destinationBlockchainId', true)),
         ...defined('blockchainId', chainRef(q, 'blockchainId', false)),
-        ...defined('from', addressParam(single(q, 'from'), 'from')),
-        ...defined('to', addressParam(single(q, 'to'), 'to')),
+        ...defined('from', optionalAddress(q, 'from')),
+        ...defined('to', optionalAddress(q, 'to')),
       };
   const key = JSON.stringify(['icmMessages', network, query]);
   const icm = icmOf(ctx.world);
@@ -439,13 +415,6 @@ function supply(ctx: RouteContext): unknown {
   return icmOf(ctx.world).supply(ctx.world.now);
 }
 
-function intParam(q: URLSearchParams, name: string): number | undefined {
-  const raw = single(q, name);
-  if (raw === undefined) return undefined;
-  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`${name} must be an integer of at least 0, got "${raw}"`);
-  return Number(raw);
-}
-
 function icmTimeseries(ctx: RouteContext): unknown {
   const q = ctx.query;
   const network = networkOf(q);
@@ -455,10 +424,10 @@ function icmTimeseries(ctx: RouteContext): unknown {
   if (!ICM_TIME_INTERVALS.includes(timeInterval)) throw badRequest(`timeInterval must be one of: ${ICM_TIME_INTERVALS.join(', ')}`);
   const groupBy = single(q, 'groupBy') ?? '';
   if (groupBy !== '' && !(ICM_GROUP_BY as readonly string[]).includes(groupBy)) throw badRequest(`groupBy must be one of: ${ICM_GROUP_BY.join(', ')}`);
-  const startTimestamp = intParam(q, 'startTimestamp');
-  const endTimestamp = intParam(q, 'endTimestamp');
+  const startTimestamp = intParam(q, 'startTimestamp', 0, undefined);
+  const endTimestamp = intParam(q, 'endTimestamp', 0, undefined);
   if (startTimestamp !== undefined && endTimestamp !== undefined && startTimestamp > endTimestamp) throw badRequest('startTimestamp must not be greater than endTimestamp');
-  const pageSize = pageSizeParam(q, 2160, 100);
+  const pageSize = intParam(q, 'pageSize', 1, 2160, 100)!;
   const cq: IcmCountQuery = {
     groupBy, timeInterval, ...defined('srcBlockchainId', srcBlockchainId), ...defined('destBlockchainId', destBlockchainId),
     ...(startTimestamp !== undefined ? { startTimestamp } : {}), ...(endTimestamp !== undefined ? { endTimestamp } : {}),
