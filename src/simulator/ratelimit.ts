@@ -41,6 +41,10 @@ export const WEIGHTS = {
   operation: 10,
   // Not published; "medium" in the OpenAPI, as starting an export is.
   aggregateSignatures: 20,
+  // "medium" in the OpenAPI, as delegators and subnets are; a staking series as any metric series.
+  validators: 20,
+  l1Validators: 20,
+  stakingMetrics: 100,
 } as const;
 
 export type Decision =

@@ -14,6 +14,7 @@ import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from
 import type { TokenState } from './tokens.js';
 import { aggregateSignatures } from './signatures.js';
 import type { World } from './world.js';
+import { VALIDATOR_ROUTES } from './validators.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -41,6 +42,7 @@ const TABLE: RouteTable = [
     route: { name: 'aggregateSignatures', service: 'data', weight: WEIGHTS.aggregateSignatures, method: 'POST', status: 201, handle: (ctx) => aggregateSignatures(ctx.world.seed, networkParam(ctx.params[0]!), ctx.body) },
   },
   ...NODE_ROUTES,
+  ...VALIDATOR_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

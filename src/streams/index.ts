@@ -33,6 +33,9 @@ import { assets } from './assets.js';
 import { utxos } from './utxos.js';
 import { chainAliases } from './chain_aliases.js';
 import { loggerLevels } from './logger_levels.js';
+import { validators } from './validators.js';
+import { l1Validators } from './l1_validators.js';
+import { stakingMetrics } from './staking_metrics.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -67,6 +70,9 @@ export const STREAMS: readonly StreamDecl[] = [
   utxos,
   chainAliases,
   loggerLevels,
+  validators,
+  l1Validators,
+  stakingMetrics,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
