@@ -44,7 +44,8 @@ export const l1Validators: StreamDecl = {
     }),
   ],
   refresh: 'merge',
-  mergeScope: 'partition',
+  // Entries whose filters overlap list the same validation: one row per snapshot whichever listed it.
+  mergeScope: 'table',
   key: ['network', 'snapshot_at', 'validation_id'],
   keyDoc: 'a row is one L1 validation in one snapshot: each run adds a snapshot (a run within the same second replaces it)',
   columns: [

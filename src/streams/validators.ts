@@ -97,7 +97,8 @@ export const validators: StreamDecl = {
     queryPartition(String(s.network), Object.fromEntries(FILTERS.map((k) => [k, Array.isArray(s[k]) ? joinList(s[k]) : s[k] === undefined ? undefined : String(s[k])]))),
   ],
   refresh: 'merge',
-  mergeScope: 'partition',
+  // Entries whose filters overlap list the same validation: one row per snapshot whichever listed it.
+  mergeScope: 'table',
   key: ['network', 'snapshot_at', 'tx_hash'],
   keyDoc: SNAPSHOT_KEY_DOC,
   columns: [
