@@ -1319,6 +1319,140 @@ export interface LakeTables {
     /** messages in the interval */
     value: Float64;
   };
+  validators: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the transaction that added the validator */
+    tx_hash: Utf8;
+    /** validator NodeID */
+    node_id: Utf8;
+    /** subnet validated (11111111111111111111111111111111LpoYY: the primary network) */
+    subnet_id: Utf8;
+    /** completed, active, pending or removed, at the snapshot */
+    validation_status: Utf8;
+    /** the validator's own stake in nAVAX (a permissioned subnet validator's weight) */
+    amount_staked: Decimal;
+    /** exact digits of amount_staked as received */
+    amount_staked_raw: Utf8;
+    /** share of delegators' rewards the validator keeps, percent, exact text as sent ("2.0000"); primary network only */
+    delegation_fee_percent: Utf8;
+    /** validation start */
+    start_timestamp: TimestampMicrosecond;
+    /** validation end */
+    end_timestamp: TimestampMicrosecond;
+    /** BLS public key (hex); permissionless validators only */
+    bls_public_key: Utf8;
+    /** BLS proof of possession (hex) */
+    bls_proof_of_possession: Utf8;
+    /** delegations: of the period (completed), running at the snapshot (active) */
+    delegator_count: Int32;
+    /** stake delegated to the validator, nAVAX */
+    amount_delegated: Decimal;
+    /** exact digits of amount_delegated as received */
+    amount_delegated_raw: Utf8;
+    /** stake that can still be delegated, nAVAX (active only) */
+    delegation_capacity: Decimal;
+    /** exact digits of delegation_capacity as received */
+    delegation_capacity_raw: Utf8;
+    /** the stake's share of the total active stake, percent (active only; a JSON number) */
+    stake_percentage: Float64;
+    /** uptime the service's node observed, percent (active only; a JSON number) */
+    uptime_performance: Float64;
+    /** AvalancheGo version the validator runs (active only) */
+    avalanche_go_version: Utf8;
+    /** the validator's own reward, nAVAX: paid (completed) or potential (active) */
+    validation_reward_amount: Decimal;
+    /** exact digits of validation_reward_amount as received */
+    validation_reward_amount_raw: Utf8;
+    /** fees from delegations, nAVAX: paid (completed) or potential (active) */
+    delegation_reward_amount: Decimal;
+    /** exact digits of delegation_reward_amount as received */
+    delegation_reward_amount_raw: Utf8;
+    /** addresses the rewards go to */
+    reward_addresses: List<Utf8>;
+    /** transaction that paid the reward (completed only) */
+    reward_tx_hash: Utf8;
+    /** true where the rewards are potentialRewards (an active validation), false where paid, NULL where neither was sent */
+    rewards_are_potential: Bool;
+    /** requests answered in the last polling, percent (active only) */
+    reachability_percent: Float64;
+    /** P-Chain requests benched in the last polling, percent */
+    benched_p_chain_requests_percent: Float64;
+    /** X-Chain requests benched, percent */
+    benched_x_chain_requests_percent: Float64;
+    /** C-Chain requests benched, percent */
+    benched_c_chain_requests_percent: Float64;
+    /** the node's city (active only, where known) */
+    geo_city: Utf8;
+    /** the node's country */
+    geo_country: Utf8;
+    /** its ISO code */
+    geo_country_code: Utf8;
+    /** latitude */
+    geo_latitude: Float64;
+    /** longitude */
+    geo_longitude: Float64;
+    /** transaction that removed a permissioned subnet validator (removed only) */
+    remove_tx_hash: Utf8;
+    /** when it was removed (removed only) */
+    remove_timestamp: TimestampMicrosecond;
+  };
+  l1_validators: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** P-Chain height the remaining balances are of (the answer's blockHeight) */
+    block_height: Int64;
+    /** L1 validation id (cb58), valid until the weight drops to 0 */
+    validation_id: Utf8;
+    /** the same id in hex */
+    validation_id_hex: Utf8;
+    /** validator NodeID */
+    node_id: Utf8;
+    /** the L1 (its subnet id) */
+    subnet_id: Utf8;
+    /** sampling weight (uint64, a JSON number kept exact); 0: removed */
+    weight: Decimal;
+    /** exact digits of weight as received */
+    weight_raw: Utf8;
+    /** balance left for continuous fees, nAVAX (a JSON number kept exact); 0: inactive */
+    remaining_balance: Decimal;
+    /** exact digits of remaining_balance as received */
+    remaining_balance_raw: Utf8;
+    /** when the validator was created */
+    creation_timestamp: TimestampMicrosecond;
+    /** BLS public key (hex) */
+    bls_public_key: Utf8;
+    /** BLS proof of possession (hex) */
+    bls_proof_of_possession: Utf8;
+    /** blsCredentials whole (the published schema leaves the object open) */
+    bls_credentials: Utf8;
+    /** who gets the remaining balance when the validator is disabled or removed */
+    remaining_balance_owner_addresses: List<Utf8>;
+    /** signatures needed of them */
+    remaining_balance_owner_threshold: Int32;
+    /** who may disable or remove the validator */
+    deactivation_owner_addresses: List<Utf8>;
+    /** signatures needed of them */
+    deactivation_owner_threshold: Int32;
+  };
+  staking_metrics: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** subnet of the series (11111111111111111111111111111111LpoYY: the primary network) */
+    subnet_id: Utf8;
+    /** validatorCount, validatorWeight, delegatorCount or delegatorWeight */
+    metric: Utf8;
+    /** the day of the point (0:00 UTC) */
+    timestamp: TimestampMicrosecond;
+    /** count, or weight in nAVAX (as a double: use value_text for every digit) */
+    value: Float64;
+    /** the value exactly as sent (a weight past 2^53 keeps its digits) */
+    value_text: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

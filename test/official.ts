@@ -42,6 +42,9 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   icmAddressMessages: { schema: 'components.ListIcmMessagesResponse' },
   avaxSupply: { schema: 'components.AvaxSupplyResponse' },
   icmTimeseries: { schema: 'components.ICMMetricsApiResponse' },
+  validators: { schema: 'operations.ListValidatorsResponse', wrapped: true },
+  l1Validators: { schema: 'operations.ListL1ValidatorsResponse', wrapped: true },
+  stakingMetrics: { schema: 'operations.GetStakingMetricsResponse', wrapped: true },
 };
 
 /**

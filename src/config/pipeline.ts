@@ -88,6 +88,10 @@ function checkOption(spec: OptionSpec, v: unknown, path: string, network: Networ
       if (typeof v !== 'number' || !Number.isSafeInteger(v)) return bad(`must be an integer, not ${describe(v)}`);
       if (spec.min !== undefined && v < spec.min) return bad(`must be at least ${spec.min}, not ${v}`);
       return v;
+    case 'number':
+      if (typeof v !== 'number' || !Number.isFinite(v)) return bad(`must be a number, not ${describe(v)}`);
+      if (spec.min !== undefined && v < spec.min) return bad(`must be at least ${spec.min}, not ${v}`);
+      return v;
     case 'boolean':
       return typeof v === 'boolean' ? v : bad(`must be true or false, not ${describe(v)}`);
     case 'enum':

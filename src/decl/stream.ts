@@ -41,6 +41,7 @@ export interface DeriveContext {
 export type OptionKind =
   | 'string'
   | 'int'
+  | 'number' // a JSON number, fractions allowed (a percentage)
   | 'evm_chain_id'
   | 'metrics_chain_id[]'
   | 'network'

@@ -22,7 +22,7 @@ import type { RouteContext, RouteTable } from './route.js';
 import { stakingNetwork, type StakingNetwork } from './staking.js';
 import { buildSubnets } from './subnets.js';
 import type { World } from './world.js';
-import { evmAddress, intParam, networkParam, page, single } from './params.js';
+import { evmAddress, intParam, networkParam, pageAt, single } from './params.js';
 
 const DAY = 86_400;
 /** Seconds between two messages of a network, on average: one slot each. */
@@ -374,13 +374,8 @@ function chainRef(q: URLSearchParams, name: string, evmToo: boolean): string | u
   throw badRequest(evmToo ? `${name} must be a base58 blockchain id or an EVM chain id, got "${raw}"` : `${name} must be a base58 blockchain id, got "${raw}"`);
 }
 
-/** A page of a listing frozen at the time of its first page (the token carries it), as the data routes page. */
 function pageOf<T>(ctx: RouteContext, field: string, key: string, list: (t: number) => Listing<T>, pageSize: number, tokens: 'data' | 'metrics'): object {
-  const token = single(ctx.query, 'pageToken');
-  const state = token === undefined ? undefined : tokens === 'data' ? ctx.tokens.redeem(token, key) : ctx.tokens.redeemMetric(token, key);
-  const at = ctx.world.clocked ? state?.at ?? ctx.world.now : undefined;
-  const issue = (next: number) => (tokens === 'data' ? ctx.tokens.issue(key, next, at) : ctx.tokens.issueMetric(key, next, at));
-  const { items, nextPageToken } = page(list(at ?? ctx.world.now), state?.offset ?? 0, pageSize, issue);
+  const { items, nextPageToken } = pageAt(ctx, key, pageSize, tokens, list);
   return nextPageToken === undefined ? { [field]: items } : { nextPageToken, [field]: items };
 }
 

@@ -147,3 +147,17 @@ export function booleanParam(q: URLSearchParams, name: string): boolean | undefi
   if (raw !== 'true' && raw !== 'false') throw badRequest(`${name} must be true or false, got "${raw}"`);
   return raw === 'true';
 }
+
+/**
+ * A page of a listing of the world at a time: a clocked world's listing is frozen at the time of its
+ * first page (the token carries it), on the data service's tokens or the metrics service's.
+ */
+export function pageAt<T>(
+  ctx: RouteContext, key: string, pageSize: number, tokens: 'data' | 'metrics', list: (at: number) => Listing<T>,
+): { items: T[]; nextPageToken?: string } {
+  const token = single(ctx.query, 'pageToken');
+  const state = token === undefined ? undefined : tokens === 'data' ? ctx.tokens.redeem(token, key) : ctx.tokens.redeemMetric(token, key);
+  const at = ctx.world.clocked ? (state?.at ?? ctx.world.now) : undefined;
+  const issue = (next: number) => (tokens === 'data' ? ctx.tokens.issue(key, next, at) : ctx.tokens.issueMetric(key, next, at));
+  return page(list(at ?? ctx.world.now), state?.offset ?? 0, pageSize, issue);
+}

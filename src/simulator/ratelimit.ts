@@ -50,6 +50,10 @@ export const WEIGHTS = {
   icmMessages: 20,
   avaxSupply: 1,
   icmTimeseries: 100,
+  // "medium" in the OpenAPI, as delegators and subnets are; a staking series as any metric series.
+  validators: 20,
+  l1Validators: 20,
+  stakingMetrics: 100,
 } as const;
 
 export type Decision =

@@ -16,6 +16,7 @@ import { CURRENCIES, type Currency, type DelegationStatus, type SortOrder } from
 import { aggregateSignatures } from './signatures.js';
 import { ICM_ROUTES } from './icm.js';
 import type { World } from './world.js';
+import { VALIDATOR_ROUTES } from './validators.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -45,6 +46,7 @@ const TABLE: RouteTable = [
   ...NODE_ROUTES,
   ...ADDRESS_ACTIVITY_ROUTES,
   ...ICM_ROUTES,
+  ...VALIDATOR_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

@@ -103,6 +103,8 @@ export interface ValidatorInfo {
   nodeId: string;
   /** owner addresses, bare bech32 (avax1… / fuji1…) */
   rewardAddresses: string[];
+  /** share of its delegators' rewards the validator keeps, in basis points */
+  delegationFeeBp: number;
 }
 
 export interface RewardQuery {
@@ -284,7 +286,7 @@ export class StakingWorld {
   }
 
   validators(net: StakingNetwork): readonly ValidatorInfo[] {
-    return this.validatorsByNet.get(net)!.map((x) => ({ nodeId: x.nodeId, rewardAddresses: [...x.owners] }));
+    return this.validatorsByNet.get(net)!.map((x) => ({ nodeId: x.nodeId, rewardAddresses: [...x.owners], delegationFeeBp: Number(x.feeBp) }));
   }
 
   private delegation(net: StakingNetwork, val: Validator, j: number): Delegation {

@@ -40,6 +40,9 @@ import { contractDeployments } from './contract_deployments.js';
 import { icmMessages } from './icm_messages.js';
 import { avaxSupply } from './avax_supply.js';
 import { icmMetrics } from './icm_metrics.js';
+import { validators } from './validators.js';
+import { l1Validators } from './l1_validators.js';
+import { stakingMetrics } from './staking_metrics.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -81,6 +84,9 @@ export const STREAMS: readonly StreamDecl[] = [
   icmMessages,
   avaxSupply,
   icmMetrics,
+  validators,
+  l1Validators,
+  stakingMetrics,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
