@@ -41,6 +41,9 @@ export const WEIGHTS = {
   operation: 10,
   // Not published; "medium" in the OpenAPI, as starting an export is.
   aggregateSignatures: 20,
+  // "xl" and "medium" in the OpenAPI, as rewards (100) and subnets (20) are.
+  primaryTransactions: 100,
+  primaryBlocks: 20,
 } as const;
 
 export type Decision =

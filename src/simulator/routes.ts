@@ -7,6 +7,7 @@ import { badRequest, notFound, type Service } from './errors.js';
 import type { ChainInfo } from './evm.js';
 import { fromArray, type Listing } from './listing.js';
 import { NODE_ROUTES, isNodePath } from './node_routes.js';
+import { PRIMARY_ROUTES } from './primary.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
@@ -41,6 +42,7 @@ const TABLE: RouteTable = [
     route: { name: 'aggregateSignatures', service: 'data', weight: WEIGHTS.aggregateSignatures, method: 'POST', status: 201, handle: (ctx) => aggregateSignatures(ctx.world.seed, networkParam(ctx.params[0]!), ctx.body) },
   },
   ...NODE_ROUTES,
+  ...PRIMARY_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {
