@@ -27,12 +27,23 @@ interface Fetched {
   top?: number;
 }
 
+/**
+ * The field of a listed item that holds its point: the time column's (first) path. The listing
+ * sees items before explode, so an exploded row's path into its item (`_parent.x`) is the item's `x`.
+ */
+function pointField(decl: StreamDecl): string | undefined {
+  const tc = decl.timeCursor;
+  if (!tc) return undefined;
+  const from = decl.columns.find((c) => c.name === tc.column)!.from;
+  const path = Array.isArray(from) ? from[0] : from;
+  return decl.explode && path?.startsWith('_parent.') ? path.slice('_parent.'.length) : path;
+}
+
 /** Pages one listing of the partition to its end into `batches`, staging as it goes. */
 async function fetchListing(p: PartitionRun, query: Record<string, string>, newest: number | undefined, batches: BatchPath): Promise<Fetched> {
   const { decl, partition } = p.job;
-  const tc = decl.timeCursor;
-  const from = tc ? (decl.columns.find((c) => c.name === tc.column)!.from as string) : undefined;
-  const listing = new SeriesListing(newest, tc?.start !== undefined, from === undefined ? undefined : (item) => Number((item as Record<string, unknown>)?.[from]));
+  const from = pointField(decl);
+  const listing = new SeriesListing(newest, decl.timeCursor?.start !== undefined, from === undefined ? undefined : (item) => Number((item as Record<string, unknown>)?.[from]));
   let fresh: Staged[] = [];
   let restarts = 0;
   for (;;) {

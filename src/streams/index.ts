@@ -33,6 +33,10 @@ import { assets } from './assets.js';
 import { utxos } from './utxos.js';
 import { chainAliases } from './chain_aliases.js';
 import { loggerLevels } from './logger_levels.js';
+import { platformTransactions } from './platform_transactions.js';
+import { platformInputs } from './platform_inputs.js';
+import { platformOutputs } from './platform_outputs.js';
+import { platformBlocks } from './platform_blocks.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -67,6 +71,10 @@ export const STREAMS: readonly StreamDecl[] = [
   utxos,
   chainAliases,
   loggerLevels,
+  platformTransactions,
+  platformInputs,
+  platformOutputs,
+  platformBlocks,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
