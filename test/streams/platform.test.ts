@@ -3,7 +3,7 @@
 // against the simulator; every table is compared row for row with what the simulator's world
 // served, reruns add nothing, a moving clock adds only what is new, and the simulator's answers
 // pass the official client's response schemas.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ListPChainTransactionsResponse$inboundSchema, ListPrimaryNetworkBlocksResponse$inboundSchema } from '@avalanche-sdk/chainkit/models/components';
@@ -57,16 +57,17 @@ const txLine = (t: PChainTransaction) =>
   line(t.txHash, t.txType, t.blockNumber, t.blockTimestamp, t.blockHash, avax(t.value), avax(t.amountBurned), avax(t.amountStaked), avax(t.amountL1ValidatorBalanceBurned),
     t.consumedUtxos.length, t.emittedUtxos.length, t.sourceChain, t.destinationChain, t.nodeId, t.subnetId, t.startTimestamp, t.endTimestamp, t.delegationFeePercent,
     t.estimatedReward, t.rewardAddresses, t.stakingTxHash, t.memo, t.l1ValidatorDetails?.map((d) => d.validationId), t.l1ValidatorManagerDetails?.contractAddress.toLowerCase(),
-    t.subnetOwnershipInfo?.addresses, t.subnetOwnershipInfo?.threshold, t.blsCredentials?.publicKey, t.blockchainInfo?.chainName, t.blockchainInfo?.vmId);
+    t.subnetOwnershipInfo?.addresses, t.subnetOwnershipInfo?.threshold, t.blsCredentials?.publicKey, t.blockchainInfo?.chainName, t.blockchainInfo?.vmId,
+    [...new Set([...t.consumedUtxos, ...t.emittedUtxos].flatMap((u) => u.addresses))].sort());
 const TX_SQL = `SELECT tx_hash, tx_type, block_number, epoch(block_timestamp)::BIGINT ts, block_hash, value_raw, amount_burned_raw, amount_staked_raw, amount_l1_validator_balance_burned_raw,
   input_count, output_count, source_chain, destination_chain, node_id, subnet_id, epoch(start_timestamp)::BIGINT st, epoch(end_timestamp)::BIGINT et, delegation_fee_percent,
   estimated_reward_raw, reward_addresses, staking_tx_hash, memo, l1_validation_ids, l1_validator_manager_address, subnet_owner_addresses, subnet_owner_threshold,
-  bls_public_key, blockchain_name, vm_id FROM platform_transactions`;
+  bls_public_key, blockchain_name, vm_id, addresses FROM platform_transactions`;
 const txRow = (r: Record<string, any>) =>
   line(r.tx_hash, r.tx_type, r.block_number, r.ts, r.block_hash, r.value_raw, r.amount_burned_raw, r.amount_staked_raw, r.amount_l1_validator_balance_burned_raw,
     r.input_count, r.output_count, r.source_chain, r.destination_chain, r.node_id, r.subnet_id, r.st, r.et, r.delegation_fee_percent, r.estimated_reward_raw,
     r.reward_addresses, r.staking_tx_hash, r.memo, r.l1_validation_ids, r.l1_validator_manager_address, r.subnet_owner_addresses, r.subnet_owner_threshold,
-    r.bls_public_key, r.blockchain_name, r.vm_id);
+    r.bls_public_key, r.blockchain_name, r.vm_id, r.addresses);
 
 const utxoLine = (t: PChainTransaction, u: PChainUtxo) =>
   line(t.txHash, t.txType, t.blockTimestamp, u.utxoId, u.txHash, u.outputIndex, u.asset.amount, u.asset.assetId, u.addresses, u.threshold, u.utxoType, u.staked,
@@ -149,6 +150,25 @@ describe('platform-chain tables on the demo pipeline', () => {
     expect(off).toEqual([]);
     const [c] = await rows(lake, `SELECT count(*) n FROM platform_transactions WHERE input_count > 0`);
     expect(Number(c!.n)).toBeGreaterThan(0);
+  });
+
+  it('sql/platform_activity_daily.sql: each transaction once, its owners and exact nAVAX, per UTC day and type', async () => {
+    const got = await rows(lake, readFileSync('sql/platform_activity_daily.sql', 'utf8'));
+    const txs = served(seed, queriesOf(p.streams.find((s) => s.table === 'platform_transactions')!), DEMO.now);
+    const groups = new Map<string, { txs: number; owners: Set<string>; burned: bigint; staked: bigint; l1: bigint }>();
+    for (const t of txs) {
+      const key = line('mainnet', new Date(t.blockTimestamp * 1000).toISOString().slice(0, 10), t.txType);
+      const g = groups.get(key) ?? { txs: 0, owners: new Set<string>(), burned: 0n, staked: 0n, l1: 0n };
+      g.txs++;
+      for (const u of [...t.consumedUtxos, ...t.emittedUtxos]) for (const a of u.addresses) g.owners.add(a);
+      g.burned += BigInt(avax(t.amountBurned) ?? 0);
+      g.staked += BigInt(avax(t.amountStaked) ?? 0);
+      g.l1 += BigInt(avax(t.amountL1ValidatorBalanceBurned) ?? 0);
+      groups.set(key, g);
+    }
+    const want = [...groups].map(([k, g]) => line(k, g.txs, g.owners.size, g.burned, g.staked, g.l1));
+    expect(sorted(got.map((r) => line(r.network, String(r.day).slice(0, 10), r.tx_type, r.txs, r.addresses, r.navax_burned, r.navax_staked, r.navax_l1_balance)))).toEqual(sorted(want));
+    expect(got.length).toBeGreaterThan(3);
   });
 
   it('a rerun of the still world adds nothing', async () => {
