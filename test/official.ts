@@ -45,6 +45,8 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   validators: { schema: 'operations.ListValidatorsResponse', wrapped: true },
   l1Validators: { schema: 'operations.ListL1ValidatorsResponse', wrapped: true },
   stakingMetrics: { schema: 'operations.GetStakingMetricsResponse', wrapped: true },
+  primaryTransactions: { schema: 'operations.ListLatestPrimaryNetworkTransactionsResponse', wrapped: true },
+  primaryBlocks: { schema: 'operations.ListLatestPrimaryNetworkBlocksResponse', wrapped: true },
 };
 
 /**

@@ -87,13 +87,15 @@ export class SeriesListing {
 
 /**
  * An item's point (Unix seconds, NaN for none) as the time cursor's column reads it: its path, or
- * the first present of its paths, dotted into the item.
+ * the first present of its paths, dotted into the item. The listing sees items before explode, so
+ * an exploded row's path into its item (`_parent.x`) is the item's `x`.
  */
 export function timeOf(decl: StreamDecl): ((item: unknown) => number) | undefined {
   const tc = decl.timeCursor;
   const from = tc ? decl.columns.find((c) => c.name === tc.column)?.from : undefined;
   if (from === undefined) return undefined;
-  const paths = (Array.isArray(from) ? from : [from]).map((p) => p.split('.'));
+  const unexplode = (p: string) => (decl.explode && p.startsWith('_parent.') ? p.slice('_parent.'.length) : p);
+  const paths = (Array.isArray(from) ? from : [from]).map((p) => unexplode(p).split('.'));
   return (item) => {
     for (const path of paths) {
       let v: unknown = item;

@@ -14,7 +14,7 @@ export function single(q: URLSearchParams, name: string): string | undefined {
   return all[0];
 }
 
-export function intParam(q: URLSearchParams, name: string, min: number, max: number | undefined, def?: number): number | undefined {
+export function intParam(q: URLSearchParams, name: string, min: number, max?: number, def?: number): number | undefined {
   const raw = single(q, name);
   if (raw === undefined) return def;
   if (!/^-?\d+$/.test(raw) || !Number.isSafeInteger(Number(raw))) throw badRequest(`${name} must be an integer, got "${raw}"`);

@@ -54,6 +54,9 @@ export const WEIGHTS = {
   validators: 20,
   l1Validators: 20,
   stakingMetrics: 100,
+  // "xl" and "medium" in the OpenAPI, as rewards (100) and subnets (20) are.
+  primaryTransactions: 100,
+  primaryBlocks: 20,
 } as const;
 
 export type Decision =

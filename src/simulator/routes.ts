@@ -9,6 +9,7 @@ import {
 } from './params.js';
 import { NODE_ROUTES, isNodePath } from './node_routes.js';
 import { ADDRESS_ACTIVITY_ROUTES } from './address_activity_routes.js';
+import { PRIMARY_ROUTES } from './primary.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
@@ -47,6 +48,7 @@ const TABLE: RouteTable = [
   ...ADDRESS_ACTIVITY_ROUTES,
   ...ICM_ROUTES,
   ...VALIDATOR_ROUTES,
+  ...PRIMARY_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

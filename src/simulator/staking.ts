@@ -27,7 +27,7 @@ export function fromUsd(usd: number, currency: Currency, digits = 2): number {
   return Math.round(usd * PER_USD[currency] * f) / f;
 }
 
-const AVAX_ASSET_ID: Record<StakingNetwork, string> = {
+export const AVAX_ASSET_ID: Record<StakingNetwork, string> = {
   mainnet: 'FvwEAhmxKfeiG8SnEvq42hc6whRyY3EFYAvebMqDNDGCgxN5Z',
   fuji: 'U8iRqJoiJm8xZHAacmvYyZVwqQx6uDNtQeP3CQ6fcgQk3JqnK',
 };

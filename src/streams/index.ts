@@ -43,6 +43,10 @@ import { icmMetrics } from './icm_metrics.js';
 import { validators } from './validators.js';
 import { l1Validators } from './l1_validators.js';
 import { stakingMetrics } from './staking_metrics.js';
+import { platformTransactions } from './platform_transactions.js';
+import { platformInputs } from './platform_inputs.js';
+import { platformOutputs } from './platform_outputs.js';
+import { platformBlocks } from './platform_blocks.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -87,6 +91,10 @@ export const STREAMS: readonly StreamDecl[] = [
   validators,
   l1Validators,
   stakingMetrics,
+  platformTransactions,
+  platformInputs,
+  platformOutputs,
+  platformBlocks,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

@@ -1,0 +1,56 @@
+import type { StreamDecl } from '../decl/stream.js';
+import { NETWORK_COLUMN } from './common.js';
+
+export const platformBlocks: StreamDecl = {
+  table: 'platform_blocks',
+  doc: 'blocks of the platform chain (P-Chain) by time: type, transactions, size, supply, L1 validator fees, proposer',
+  service: 'data',
+  endpoint: '/v1/networks/{network}/blockchains/{blockchainId}/blocks',
+  items: 'blocks',
+  weight: 20,
+  pageSize: { min: 1, max: 100, default: 100 },
+  options: {
+    network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
+    startTimestamp: {
+      kind: 'int', min: 0, required: true,
+      doc: 'Unix seconds; blocks at or after (the first run; later runs start from the newest committed block); required, as the chain has millions',
+    },
+    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; blocks up to' },
+  },
+  check: (s) => {
+    const a = s.startTimestamp as number;
+    const b = s.endTimestamp as number | undefined;
+    return b !== undefined && a >= b ? [['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]] : [];
+  },
+  partitions: (s) => {
+    const network = String(s.network);
+    const query: Record<string, string> = { startTimestamp: String(s.startTimestamp) };
+    if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+    return [{ id: network, path: { network, blockchainId: 'p-chain' }, query, values: { network } }];
+  },
+  refresh: 'merge',
+  mergeScope: 'partition',
+  timeCursor: { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  exactNumbers: ['l1ValidatorsAccruedFees'],
+  key: ['network', 'block_number'],
+  keyDoc: 'network included, as fuji and testnet name the same network',
+  columns: [
+    NETWORK_COLUMN,
+    { name: 'block_number', type: 'bigint', from: 'blockNumber', required: true, doc: 'height' },
+    { name: 'block_hash', type: 'varchar', from: 'blockHash', required: true, doc: 'block id (cb58)' },
+    { name: 'parent_hash', type: 'varchar', from: 'parentHash', doc: 'parent block id' },
+    { name: 'block_timestamp', type: 'timestamptz', from: 'blockTimestamp', required: true, doc: 'block time (UTC)' },
+    { name: 'block_type', type: 'varchar', from: 'blockType', doc: 'BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ...' },
+    { name: 'tx_count', type: 'integer', from: 'txCount', doc: 'transactions in the block' },
+    { name: 'tx_hashes', type: 'varchar[]', from: 'transactions', doc: 'their ids (platform_transactions.tx_hash)' },
+    { name: 'block_size_bytes', type: 'bigint', from: 'blockSizeBytes', doc: 'size in bytes' },
+    { name: 'l1_validators_accrued_fees', type: 'amount', from: 'l1ValidatorsAccruedFees', doc: 'continuous fees L1 validators have paid so far, in nAVAX' },
+    { name: 'active_l1_validators', type: 'integer', from: 'activeL1Validators', doc: 'L1 validators active' },
+    { name: 'current_supply', type: 'amount', from: 'currentSupply', doc: 'AVAX supply after the block, in nAVAX' },
+    { name: 'proposer_id', type: 'varchar', from: 'proposerDetails.proposerId', doc: 'the proposer VM\'s block id (standard and proposal blocks)' },
+    { name: 'proposer_parent_id', type: 'varchar', from: 'proposerDetails.proposerParentId', doc: 'its parent' },
+    { name: 'proposer_node_id', type: 'varchar', from: 'proposerDetails.proposerNodeId', doc: 'the node that proposed it' },
+    { name: 'proposer_p_chain_height', type: 'bigint', from: 'proposerDetails.proposerPChainHeight', doc: 'P-Chain height the proposer built on' },
+    { name: 'proposer_timestamp', type: 'timestamptz', from: 'proposerDetails.proposerTimestamp', doc: 'the proposer\'s time (UTC)' },
+  ],
+};

@@ -1,0 +1,132 @@
+// The platform chain (P-Chain) as the data service lists it: its transactions by address or by L1
+// validation, and their consumed and emitted UTXOs. Transactions, inputs and outputs are each
+// their own stream over the same listing (a stream lands one table): each pages it and makes its
+// rows of it, so a pipeline lists only the tables it wants (each costs the listing's requests) and
+// each resumes on its own, from the newest transaction time it has committed.
+import type { Column, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import { NETWORK_COLUMN } from './common.js';
+
+type Item = Record<string, unknown>;
+
+/** txType of a platform-chain transaction, as the service names them (docs/services.md, Data service). */
+export const PLATFORM_TX_TYPES = [
+  'AddValidatorTx', 'AddSubnetValidatorTx', 'AddDelegatorTx', 'CreateChainTx', 'CreateSubnetTx', 'ImportTx', 'ExportTx', 'AdvanceTimeTx',
+  'RewardValidatorTx', 'RemoveSubnetValidatorTx', 'TransformSubnetTx', 'AddPermissionlessValidatorTx', 'AddPermissionlessDelegatorTx', 'BaseTx',
+  'TransferSubnetOwnershipTx', 'ConvertSubnetToL1Tx', 'RegisterL1ValidatorTx', 'SetL1ValidatorWeightTx', 'DisableL1ValidatorTx',
+  'IncreaseL1ValidatorBalanceTx', 'UNKNOWN',
+] as const;
+
+/** AVAX on mainnet and on fuji/testnet: the only asset the platform chain holds. */
+export const AVAX_ASSET_IDS: readonly string[] = ['FvwEAhmxKfeiG8SnEvq42hc6whRyY3EFYAvebMqDNDGCgxN5Z', 'U8iRqJoiJm8xZHAacmvYyZVwqQx6uDNtQeP3CQ6fcgQk3JqnK'];
+
+/**
+ * The nAVAX of a list of asset amounts (`amountBurned`: [{assetId, amount, ...}]), summed exactly;
+ * undefined for an empty list. An entry of another asset, or an amount that is not digits, is
+ * given back as is, so that the row is rejected with it in the reason rather than miscounted.
+ */
+export function avaxOf(field: string): (t: Item) => unknown {
+  return (t) => {
+    const list = t[field];
+    if (!Array.isArray(list)) return list;
+    if (list.length === 0) return undefined;
+    let total = 0n;
+    for (const e of list as Item[]) {
+      if (e === null || typeof e !== 'object' || !AVAX_ASSET_IDS.includes(e.assetId as string)) return { [field]: e };
+      if (typeof e.amount !== 'string' || !/^[0-9]+$/.test(e.amount)) return e.amount;
+      total += BigInt(e.amount);
+    }
+    return total.toString();
+  };
+}
+
+/**
+ * JSON numbers that may pass 2^53: an L1 validator's weight and balances (uint64 nAVAX) and the
+ * UTXOs' locktimes (uint64).
+ */
+const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceChange', 'platformLocktime', 'stakeableLocktime', 'locktime'];
+
+function partitionsOf(s: StreamConfig): Partition[] {
+  const network = String(s.network);
+  const types = (s.txTypes as string[] | undefined)?.slice().sort().join(',');
+  const query: Record<string, string> = {};
+  if (types) query.txTypes = types;
+  if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
+  if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+  const suffix = types ? `/txTypes=${types}` : '';
+  const one = (name: string, v: string): Partition => ({
+    id: `${network}/${name}=${v}${suffix}`,
+    path: { network, blockchainId: 'p-chain' },
+    query: { [name === 'address' ? 'addresses' : 'l1ValidationId']: v, ...query },
+    values: { network },
+  });
+  return [
+    ...((s.addresses as string[] | undefined) ?? []).map((a) => one('address', a)),
+    ...((s.l1ValidationIds as string[] | undefined) ?? []).map((v) => one('l1ValidationId', v)),
+  ];
+}
+
+/** What the three streams of the listing share. */
+export const PLATFORM_TX_STREAM = {
+  service: 'data',
+  endpoint: '/v1/networks/{network}/blockchains/{blockchainId}/transactions',
+  items: 'transactions',
+  weight: 100,
+  pageSize: { min: 1, max: 100, default: 100, note: 'a page may hold fewer: the service ends it once its transactions hold many UTXOs' },
+  options: {
+    network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
+    addresses: { kind: 'primary_address[]', doc: 'P-Chain addresses whose transactions to list; one partition each' },
+    l1ValidationIds: { kind: 'cb58_id[]', doc: 'L1 validation ids whose transactions to list; one partition each' },
+    txTypes: { kind: 'string[]', doc: `only transactions of these types (${PLATFORM_TX_TYPES.join(', ')})` },
+    startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions at or after (the first run; later runs start from the newest committed one)' },
+    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions up to' },
+  },
+  check: (s: StreamConfig): Array<[string, string]> => {
+    const out: Array<[string, string]> = [];
+    // The service filters by type and time only within an address's (or a validation's) transactions.
+    if (!(s.addresses as unknown[] | undefined)?.length && !(s.l1ValidationIds as unknown[] | undefined)?.length) {
+      out.push(['addresses', 'give addresses or l1ValidationIds (or both): the service lists the chain by time only per address or L1 validation']);
+    }
+    ((s.txTypes as string[] | undefined) ?? []).forEach((t, i) => {
+      if (!(PLATFORM_TX_TYPES as readonly string[]).includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not a platform-chain transaction type (${PLATFORM_TX_TYPES.join(', ')})`]);
+    });
+    const a = s.startTimestamp as number | undefined;
+    const b = s.endTimestamp as number | undefined;
+    if (a !== undefined && b !== undefined && a >= b) out.push(['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]);
+    return out;
+  },
+  partitions: partitionsOf,
+  refresh: 'merge',
+  // An address's partition and another's (or an L1 validation's) list the same transaction.
+  mergeScope: 'table',
+  timeCursor: { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  exactNumbers: EXACT_KEYS,
+} satisfies Partial<StreamDecl>;
+
+/** The transaction a UTXO row belongs to (its item, under `_parent.` after explode). */
+export const PARENT_TX: Column[] = [
+  NETWORK_COLUMN,
+  { name: 'tx_hash', type: 'varchar', from: '_parent.txHash', required: true, doc: 'the transaction (platform_transactions.tx_hash)' },
+  { name: 'tx_type', type: 'varchar', from: '_parent.txType', doc: 'its type' },
+  { name: 'block_number', type: 'bigint', from: '_parent.blockNumber', doc: 'height of its block' },
+  { name: 'block_timestamp', type: 'timestamptz', from: '_parent.blockTimestamp', required: true, doc: 'time of its block (UTC)' },
+  { name: 'utxo_id', type: 'varchar', from: 'utxoId', required: true, doc: 'UTXO id (cb58)' },
+];
+
+/** A UTXO's own fields, consumed or emitted. `asset` is read whole: its name, decimals and type are AVAX's. */
+export const UTXO_COLUMNS: Column[] = [
+  // `amount` and `assetId` beside `asset` are deprecated copies.
+  { name: 'amount', type: 'amount', from: ['asset.amount', 'amount'], required: true, doc: 'amount in nAVAX' },
+  { name: 'asset_id', type: 'varchar', from: ['asset.assetId', 'assetId'], required: true, doc: 'asset (AVAX)' },
+  { name: 'asset_symbol', type: 'varchar', from: 'asset.symbol', doc: 'asset symbol' },
+  { name: 'addresses', type: 'varchar[]', from: 'addresses', required: true, doc: 'owners (bech32, as sent)' },
+  { name: 'threshold', type: 'integer', from: 'threshold', doc: 'signatures of the owners needed to spend it' },
+  { name: 'utxo_type', type: 'varchar', from: 'utxoType', doc: 'STAKE or TRANSFER' },
+  { name: 'staked', type: 'boolean', from: 'staked', doc: 'locked in a stake' },
+  { name: 'platform_locktime', type: 'ubigint', from: 'platformLocktime', doc: 'Unix time before which it cannot be spent (uint64)' },
+  { name: 'stakeable_locktime', type: 'ubigint', from: 'stakeableLocktime', doc: 'Unix time before which it may only be staked (uint64)' },
+  { name: 'utxo_start_timestamp', type: 'timestamptz', from: 'utxoStartTimestamp', doc: 'staked: when the stake was locked' },
+  { name: 'utxo_end_timestamp', type: 'timestamptz', from: 'utxoEndTimestamp', doc: 'staked: when the stake unlocks' },
+  { name: 'reward_type', type: 'varchar', from: 'rewardType', doc: 'a reward: VALIDATOR, DELEGATOR or VALIDATOR_FEE' },
+  { name: 'created_on_chain_id', type: 'varchar', from: 'createdOnChainId', doc: 'chain it was created on (an import\'s inputs: the X- or C-Chain)' },
+  { name: 'consumed_on_chain_id', type: 'varchar', from: 'consumedOnChainId', doc: 'chain it is spent on (an export\'s outputs: the X- or C-Chain)' },
+];
