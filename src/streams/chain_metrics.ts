@@ -1,4 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
+import { timeRangeCheck } from './common.js';
 import { CHUNKS_OPTION } from './chain_reads.js';
 
 /** The 17 metrics of the metrics service (docs/services.md, Metrics service). */
@@ -40,9 +41,7 @@ export const chainMetrics: StreamDecl = {
     (s.metrics as string[]).forEach((m, i) => {
       if (interval !== 'day' && dayOnly(m)) out.push([`metrics[${i}]`, `metric ${m} accepts only timeInterval day, not ${interval}`]);
     });
-    const a = s.startTimestamp as number | undefined;
-    const b = s.endTimestamp as number | undefined;
-    if (a !== undefined && b !== undefined && a >= b) out.push(['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]);
+    out.push(...timeRangeCheck(s));
     return out;
   },
   partitions: (s) => {

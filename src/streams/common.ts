@@ -34,6 +34,13 @@ export const BLOCK_CURSOR = {
   endOption: 'endBlock',
 } as const;
 
+/** startTimestamp must be below endTimestamp where both are given (Unix seconds). */
+export function timeRangeCheck(s: Record<string, unknown>): Array<[string, string]> {
+  const a = s.startTimestamp as number | undefined;
+  const b = s.endTimestamp as number | undefined;
+  return a !== undefined && b !== undefined && a >= b ? [['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]] : [];
+}
+
 export function blockRangeCheck(s: Record<string, unknown>): Array<[string, string]> {
   const a = s.startBlock as number | undefined;
   const b = s.endBlock as number | undefined;

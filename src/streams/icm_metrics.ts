@@ -1,4 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
+import { timeRangeCheck } from './common.js';
 import { isBlockchainId } from '../ids.js';
 import { CHUNKS_OPTION } from './chain_reads.js';
 import { TIME_INTERVALS } from './chain_metrics.js';
@@ -29,9 +30,7 @@ export const icmMetrics: StreamDecl = {
     const out: Array<[string, string]> = [];
     for (const k of ['srcBlockchainId', 'destBlockchainId'] as const)
       if (s[k] !== undefined && !isBlockchainId(s[k])) out.push([k, `${JSON.stringify(s[k])} is not a blockchain id (cb58 of 32 bytes)`]);
-    const a = s.startTimestamp as number | undefined;
-    const b = s.endTimestamp as number | undefined;
-    if (a !== undefined && b !== undefined && a >= b) out.push(['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]);
+    out.push(...timeRangeCheck(s));
     return out;
   },
   partitions: (s) => {

@@ -1,5 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { NETWORK_COLUMN } from './common.js';
+import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
 
 export const platformBlocks: StreamDecl = {
   table: 'platform_blocks',
@@ -17,11 +17,7 @@ export const platformBlocks: StreamDecl = {
     },
     endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; blocks up to' },
   },
-  check: (s) => {
-    const a = s.startTimestamp as number;
-    const b = s.endTimestamp as number | undefined;
-    return b !== undefined && a >= b ? [['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]] : [];
-  },
+  check: timeRangeCheck,
   partitions: (s) => {
     const network = String(s.network);
     const query: Record<string, string> = { startTimestamp: String(s.startTimestamp) };

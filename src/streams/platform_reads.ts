@@ -4,7 +4,7 @@
 // rows of it, so a pipeline lists only the tables it wants (each costs the listing's requests) and
 // each resumes on its own, from the newest transaction time it has committed.
 import type { Column, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
-import { NETWORK_COLUMN } from './common.js';
+import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
 
 type Item = Record<string, unknown>;
 
@@ -89,9 +89,7 @@ export const PLATFORM_TX_STREAM = {
     ((s.txTypes as string[] | undefined) ?? []).forEach((t, i) => {
       if (!(PLATFORM_TX_TYPES as readonly string[]).includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not a platform-chain transaction type (${PLATFORM_TX_TYPES.join(', ')})`]);
     });
-    const a = s.startTimestamp as number | undefined;
-    const b = s.endTimestamp as number | undefined;
-    if (a !== undefined && b !== undefined && a >= b) out.push(['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]);
+    out.push(...timeRangeCheck(s));
     return out;
   },
   partitions: partitionsOf,

@@ -1,6 +1,6 @@
 import type { StreamDecl } from '../decl/stream.js';
 import { CHUNKS_OPTION } from './chain_reads.js';
-import { NETWORK_COLUMN } from './common.js';
+import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
 
 /** The metrics service's NetworkMetric values. */
 export const STAKING_METRICS = ['validatorCount', 'validatorWeight', 'delegatorCount', 'delegatorWeight'] as const;
@@ -30,9 +30,7 @@ export const stakingMetrics: StreamDecl = {
     (s.metrics as string[]).forEach((m, i) => {
       if (!(STAKING_METRICS as readonly string[]).includes(m)) out.push([`metrics[${i}]`, `${JSON.stringify(m)} is not a staking metric (${STAKING_METRICS.join(', ')})`]);
     });
-    const a = s.startTimestamp as number | undefined;
-    const b = s.endTimestamp as number | undefined;
-    if (a !== undefined && b !== undefined && a >= b) out.push(['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]);
+    out.push(...timeRangeCheck(s));
     return out;
   },
   partitions: (s) => {
