@@ -2,7 +2,7 @@
 CHAINLAKE := ./bin/chainlake.js
 LAKE ?= data/lake
 PIPELINE ?= pipelines/demo.yaml
-DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql
+DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_node.sql sql/delegations_by_status.sql sql/metrics_daily_pivot.sql sql/validators_overview.sql
 
 .PHONY: demo demo-cluster build test run sim status docs query clean torture check report warehouse export sql screenshot bench ops-demo compact
 

@@ -168,6 +168,27 @@ async function rewardsSection(conn: DuckDBConnection): Promise<Section> {
   return section;
 }
 
+/** Validators, platform-chain activity and ICM routes: what a staking or L1 analyst opens first. */
+async function platformSection(conn: DuckDBConnection): Promise<Section> {
+  const section: Section = { title: 'Validators, the platform chain and ICM', charts: [], tables: [] };
+  if ((await count(conn, 'validators')) > 0) {
+    section.tables.push(tableOf('active validators', 'sql/validators_overview.sql: the newest snapshot, best uptime first, then lowest fee; delegations and rewards from delegators and historical_rewards.', await rowsOf(conn, bundledSql('validators_overview.sql'))));
+  }
+  if ((await count(conn, 'platform_transactions')) > 0) {
+    const daily = await rowsOf(conn, bundledSql('platform_activity_daily.sql'));
+    section.charts.push(stackedByDate(daily, { date: 'day', group: (r) => String(r.tx_type), value: 'txs', title: 'platform-chain transactions per day, by type', caption: 'sql/platform_activity_daily.sql: the transactions of the addresses and L1 validations the pipeline lists, UTC days.', yLabel: 'transactions' }));
+    section.tables.push(tableOf('platform-chain activity', 'sql/platform_activity_daily.sql: nAVAX burned, staked and moved into L1 validator balances, exact.', daily));
+  }
+  if ((await count(conn, 'icm_messages')) > 0) {
+    const routes = await rowsOf(conn, bundledSql('icm_routes_daily.sql'));
+    const route = (r: Row) => `${r.source_evm_chain_id ?? String(r.source_blockchain_id).slice(0, 8)} → ${r.destination_evm_chain_id ?? String(r.destination_blockchain_id).slice(0, 8)}`;
+    section.charts.push(stackedByDate(routes, { date: 'day', group: route, value: 'messages', title: 'ICM messages per day, by route', caption: 'sql/icm_routes_daily.sql: source → destination chain, by the UTC day of sending.', yLabel: 'messages' }));
+    section.tables.push(tableOf('ICM routes per day', 'sql/icm_routes_daily.sql: delivered, pending and the median seconds from source to destination.', routes));
+  }
+  if (section.charts.length === 0 && section.tables.length === 0) section.empty = 'No rows in validators, platform_transactions or icm_messages yet.';
+  return section;
+}
+
 async function runsSection(conn: DuckDBConnection): Promise<Section> {
   const section: Section = { title: 'Last runs', charts: [], tables: [] };
   if ((await count(conn, '_runs')) === 0) return { ...section, empty: 'No run reports (_runs/) in this lake yet.' };
@@ -211,7 +232,7 @@ export async function reportData(conn: DuckDBConnection, lake: string): Promise<
   return {
     title: `chainlake report: ${basename(resolve(lake))}`,
     subtitle: `lake ${resolve(lake)} · generated ${new Date().toISOString().slice(0, 19).replace('T', ' ')} UTC · rows: ${summary}`,
-    sections: [await metricsSection(conn), await transfersSection(conn), await internalSection(conn), await rewardsSection(conn), await runsSection(conn)],
+    sections: [await metricsSection(conn), await transfersSection(conn), await internalSection(conn), await rewardsSection(conn), await platformSection(conn), await runsSection(conn)],
   };
 }
 
