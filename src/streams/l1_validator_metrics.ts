@@ -91,7 +91,7 @@ export const l1ValidatorMetrics: StreamDecl = {
   key: ['network', 'scope', 'scope_id', 'metric', 'timestamp'],
   keyDoc: "a point of a series: scope 'all' has scope_id ''",
   columns: [
-    NETWORK_COLUMN,
+    { ...NETWORK_COLUMN, doc: "mainnet (the service's L1 validator series are mainnet's)" },
     { name: 'scope', type: 'varchar', partition: 'scope', doc: "whose fees: all (every L1 validator), validation, node or subnet" },
     { name: 'scope_id', type: 'varchar', partition: 'scopeId', doc: "the L1 validation id, NodeID or subnet id of the series ('' for all)" },
     { name: 'metric', type: 'varchar', partition: 'metric', doc: `metric name (${Object.values(L1_METRICS).flat().join(', ')})` },

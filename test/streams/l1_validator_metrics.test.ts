@@ -112,6 +112,25 @@ describe('l1_validator_metrics on a clocked world', () => {
     expect(tail).toEqual([{ metric: 'validationCumulativeFeesDaily', value_text: String(fee.balance) }, { metric: 'validationFeesDaily', value_text: '0' }]);
   });
 
+  it('agrees with itself: the fees of a day are the growth of the cumulative series, and a day with fees has payers', async () => {
+    const pairs = `('totalValidatorFeesDaily', 'totalCumulativeFeesDaily'), ('validationFeesDaily', 'validationCumulativeFeesDaily'),
+      ('perNodeDailyFeesPaid', 'perNodeCumulativeFeesPaid'), ('perSubnetDailyFeesPaid', 'perSubnetCumulativeFeesPaid')`;
+    const [r] = await rows(lake, `
+      WITH pair(daily, cumulative) AS (VALUES ${pairs}),
+      c AS (SELECT scope, scope_id, timestamp, value_text::HUGEINT - lag(value_text::HUGEINT) OVER (PARTITION BY scope, scope_id, metric ORDER BY timestamp) grew, metric
+            FROM ${TABLE} WHERE metric IN (SELECT cumulative FROM pair))
+      SELECT count(*) n, count(*) FILTER (WHERE d.value_text::HUGEINT <> c.grew) bad
+      FROM c JOIN pair p ON p.cumulative = c.metric JOIN ${TABLE} d ON d.metric = p.daily AND d.scope = c.scope AND d.scope_id = c.scope_id AND d.timestamp = c.timestamp
+      WHERE c.grew IS NOT NULL`);
+    expect(Number(r!.n)).toBeGreaterThan(2000);
+    expect(r!.bad).toBe('0');
+    // A day with fees has paying validators, one without has none.
+    const [p] = await rows(lake, `SELECT count(*) n, count(*) FILTER (WHERE (f.value_text = '0') <> (v.value_text = '0')) bad FROM ${TABLE} f JOIN ${TABLE} v USING (scope, scope_id, timestamp)
+      WHERE (f.metric, v.metric) IN (('totalValidatorFeesDaily', 'totalPayingValidatorsDaily'), ('perSubnetDailyFeesPaid', 'perSubnetPayingValidators'))`);
+    expect(Number(p!.n)).toBeGreaterThan(700);
+    expect(p!.bad).toBe('0');
+  });
+
   it('each rerun asks every series once, from its newest committed point on; the third adds nothing', () => {
     const partitions = streams.reduce((n, s) => n + l1ValidatorMetrics.partitions(s).length, 0);
     expect(partitions).toBe(3 + 2 * 2 + 2 + 2 * 3);
