@@ -1683,6 +1683,22 @@ export interface LakeTables {
     /** the proposer's time (UTC) */
     proposer_timestamp: TimestampMicrosecond;
   };
+  l1_validator_metrics: {
+    /** mainnet (the service's L1 validator series are mainnet's) */
+    network: Utf8;
+    /** whose fees: all (every L1 validator), validation, node or subnet */
+    scope: Utf8;
+    /** the L1 validation id, NodeID or subnet id of the series ('' for all) */
+    scope_id: Utf8;
+    /** metric name (totalCumulativeFeesDaily, totalValidatorFeesDaily, totalPayingValidatorsDaily, validationCumulativeFeesDaily, validationFeesDaily, perNodeCumulativeFeesPaid, perNodeDailyFeesPaid, perSubnetDailyFeesPaid, perSubnetCumulativeFeesPaid, perSubnetPayingValidators) */
+    metric: Utf8;
+    /** the day of the point (0:00 UTC) */
+    timestamp: TimestampMicrosecond;
+    /** fees in nAVAX, or a count of paying validators (as a double: use value_text for every digit) */
+    value: Float64;
+    /** the value exactly as sent (fees past 2^53 keep their digits) */
+    value_text: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

@@ -47,6 +47,11 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   stakingMetrics: { schema: 'operations.GetStakingMetricsResponse', wrapped: true },
   primaryTransactions: { schema: 'operations.ListLatestPrimaryNetworkTransactionsResponse', wrapped: true },
   primaryBlocks: { schema: 'operations.ListLatestPrimaryNetworkBlocksResponse', wrapped: true },
+  // Not paged by the client: it matches the body itself.
+  l1TotalMetrics: { schema: 'components.MetricsApiResponse' },
+  l1ValidationMetrics: { schema: 'components.MetricsApiResponse' },
+  l1NodeMetrics: { schema: 'components.MetricsApiResponse' },
+  l1SubnetMetrics: { schema: 'components.MetricsApiResponse' },
 };
 
 /**

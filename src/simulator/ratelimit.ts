@@ -57,6 +57,11 @@ export const WEIGHTS = {
   // "xl" and "medium" in the OpenAPI, as rewards (100) and subnets (20) are.
   primaryTransactions: 100,
   primaryBlocks: 20,
+  // The OpenAPI gives the L1 validator fee series no class; budgeted as every metrics series.
+  l1TotalMetrics: 100,
+  l1ValidationMetrics: 100,
+  l1NodeMetrics: 100,
+  l1SubnetMetrics: 100,
 } as const;
 
 export type Decision =
