@@ -47,6 +47,9 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   stakingMetrics: { schema: 'operations.GetStakingMetricsResponse', wrapped: true },
   primaryTransactions: { schema: 'operations.ListLatestPrimaryNetworkTransactionsResponse', wrapped: true },
   primaryBlocks: { schema: 'operations.ListLatestPrimaryNetworkBlocksResponse', wrapped: true },
+  erc20Transactions: { schema: 'operations.ListErc20TransactionsResponse', wrapped: true },
+  erc721Transactions: { schema: 'operations.ListErc721TransactionsResponse', wrapped: true },
+  erc1155Transactions: { schema: 'operations.ListErc1155TransactionsResponse', wrapped: true },
 };
 
 /**

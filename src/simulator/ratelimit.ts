@@ -57,6 +57,10 @@ export const WEIGHTS = {
   // "xl" and "medium" in the OpenAPI, as rewards (100) and subnets (20) are.
   primaryTransactions: 100,
   primaryBlocks: 20,
+  // "medium" in the OpenAPI, as the native transactions of an address are.
+  erc20Transactions: 20,
+  erc721Transactions: 20,
+  erc1155Transactions: 20,
 } as const;
 
 export type Decision =

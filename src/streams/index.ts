@@ -47,6 +47,7 @@ import { platformTransactions } from './platform_transactions.js';
 import { platformInputs } from './platform_inputs.js';
 import { platformOutputs } from './platform_outputs.js';
 import { platformBlocks } from './platform_blocks.js';
+import { addressTokenTransfers } from './address_token_transfers.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -95,6 +96,7 @@ export const STREAMS: readonly StreamDecl[] = [
   platformInputs,
   platformOutputs,
   platformBlocks,
+  addressTokenTransfers,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
