@@ -1683,6 +1683,68 @@ export interface LakeTables {
     /** the proposer's time (UTC) */
     proposer_timestamp: TimestampMicrosecond;
   };
+  address_token_transfers: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the listed address this row was fetched for, lowercased */
+    address: Utf8;
+    /** block number */
+    block_number: Int64;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** block hash */
+    block_hash: Utf8;
+    /** transaction hash */
+    tx_hash: Utf8;
+    /** log index in the block */
+    log_index: Int32;
+    /** from address, lowercased */
+    from_address: Utf8;
+    /** name the service knows for the from address */
+    from_name: Utf8;
+    /** symbol of the from address when it is a token */
+    from_symbol: Utf8;
+    /** decimals of the from address when it is a token */
+    from_decimals: Int32;
+    /** logo of the from address */
+    from_logo_uri: Utf8;
+    /** to address, lowercased */
+    to_address: Utf8;
+    /** name the service knows for the to address */
+    to_name: Utf8;
+    /** symbol of the to address when it is a token */
+    to_symbol: Utf8;
+    /** decimals of the to address when it is a token */
+    to_decimals: Int32;
+    /** logo of the to address */
+    to_logo_uri: Utf8;
+    /** amount in the smallest unit; NULL for ERC-721 (no value is sent) */
+    value: Decimal;
+    /** exact digits of value as received */
+    value_raw: Utf8;
+    /** token contract */
+    token_address: Utf8;
+    /** 'ERC-20', 'ERC-721' or 'ERC-1155' */
+    token_type: Utf8;
+    /** NFT token id (NULL for ERC-20) */
+    token_id: Utf8;
+    /** token name */
+    token_name: Utf8;
+    /** token symbol */
+    token_symbol: Utf8;
+    /** token decimals */
+    token_decimals: Int32;
+    /** token logo */
+    token_logo_uri: Utf8;
+    /** NFT token URI */
+    token_uri: Utf8;
+    /** NFT metadata as sent (JSON) */
+    token_metadata: Utf8;
+    /** currency of token_price */
+    token_price_currency: Utf8;
+    /** token price as sent (exact text) */
+    token_price: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;
