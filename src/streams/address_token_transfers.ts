@@ -16,7 +16,6 @@ function partitions(s: StreamConfig): Partition[] {
       ...p,
       id: `${p.id}/${t.toLowerCase()}`,
       path: { ...p.path, listing: TOKEN_LISTINGS[t] },
-      values: { ...p.values, tokenType: t },
     })),
   );
 }

@@ -15,7 +15,7 @@ let lake: string;
 let conn: DuckDBConnection;
 
 beforeAll(async () => {
-  ({ lake } = await demoLake([...DEMO_TABLES, 'address_token_transfers']));
+  ({ lake } = await demoLake(DEMO_TABLES));
   conn = await openWarehouse(lake);
 });
 
