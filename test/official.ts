@@ -52,6 +52,9 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   l1ValidationMetrics: { schema: 'components.MetricsApiResponse' },
   l1NodeMetrics: { schema: 'components.MetricsApiResponse' },
   l1SubnetMetrics: { schema: 'components.MetricsApiResponse' },
+  erc20Transactions: { schema: 'operations.ListErc20TransactionsResponse', wrapped: true },
+  erc721Transactions: { schema: 'operations.ListErc721TransactionsResponse', wrapped: true },
+  erc1155Transactions: { schema: 'operations.ListErc1155TransactionsResponse', wrapped: true },
 };
 
 /**

@@ -62,6 +62,10 @@ export const WEIGHTS = {
   l1ValidationMetrics: 100,
   l1NodeMetrics: 100,
   l1SubnetMetrics: 100,
+  // "medium" in the OpenAPI, as the native transactions of an address are.
+  erc20Transactions: 20,
+  erc721Transactions: 20,
+  erc1155Transactions: 20,
 } as const;
 
 export type Decision =

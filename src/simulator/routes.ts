@@ -19,6 +19,7 @@ import { ICM_ROUTES } from './icm.js';
 import type { World } from './world.js';
 import { VALIDATOR_ROUTES } from './validators.js';
 import { L1_METRIC_ROUTES } from './l1_metrics.js';
+import { ADDRESS_TRANSFER_ROUTES } from './address_transfers.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -51,6 +52,7 @@ const TABLE: RouteTable = [
   ...VALIDATOR_ROUTES,
   ...PRIMARY_ROUTES,
   ...L1_METRIC_ROUTES,
+  ...ADDRESS_TRANSFER_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

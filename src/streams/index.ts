@@ -48,6 +48,7 @@ import { platformInputs } from './platform_inputs.js';
 import { platformOutputs } from './platform_outputs.js';
 import { platformBlocks } from './platform_blocks.js';
 import { l1ValidatorMetrics } from './l1_validator_metrics.js';
+import { addressTokenTransfers } from './address_token_transfers.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -97,6 +98,7 @@ export const STREAMS: readonly StreamDecl[] = [
   platformOutputs,
   platformBlocks,
   l1ValidatorMetrics,
+  addressTokenTransfers,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

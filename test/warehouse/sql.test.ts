@@ -187,6 +187,23 @@ describe('bundled SQL', () => {
     expect(rolled.filter((r) => r.metric === 'activeAddresses' && r.method !== 'service')).toEqual([]);
   });
 
+  it('address_token_activity: received, sent and the exact net per address and token, over 38 digits included', async () => {
+    const activity = await bundled('address_token_activity.sql');
+    const raw = await rows(`SELECT address, token_address, from_address, to_address, value_raw, token_type FROM address_token_transfers`);
+    expect(activity.length).toBe(new Set(raw.map((r) => `${r.address}/${r.token_address}`)).size);
+    expect(raw.some((r) => ((r.value_raw as string | null) ?? '').length > 38)).toBe(true);
+    for (const a of activity) {
+      const mine = raw.filter((r) => r.address === a.address && r.token_address === a.token_address);
+      expect([Number(a.received), Number(a.sent)]).toEqual([mine.filter((r) => r.to_address === a.address).length, mine.filter((r) => r.from_address === a.address).length]);
+      let net = 0n;
+      for (const r of mine) {
+        const moved = r.token_type === 'ERC-721' ? 1n : BigInt(r.value_raw as string);
+        if (r.from_address !== r.to_address) net += r.to_address === a.address ? moved : -moved;
+      }
+      expect(a.net_raw).toBe(String(net));
+    }
+  });
+
   it('runs_recent: totals of the run report', async () => {
     const [run] = await bundled('runs_recent.sql');
     const file = readdirSync(join(lake, '_runs')).find((f) => f.endsWith('.json'))!;
