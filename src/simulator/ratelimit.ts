@@ -57,6 +57,9 @@ export const WEIGHTS = {
   // "xl" and "medium" in the OpenAPI, as rewards (100) and subnets (20) are.
   primaryTransactions: 100,
   primaryBlocks: 20,
+  // Both "xl" in the OpenAPI.
+  primaryBalances: 100,
+  primaryUtxos: 100,
 } as const;
 
 export type Decision =

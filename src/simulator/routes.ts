@@ -18,6 +18,7 @@ import { aggregateSignatures } from './signatures.js';
 import { ICM_ROUTES } from './icm.js';
 import type { World } from './world.js';
 import { VALIDATOR_ROUTES } from './validators.js';
+import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -49,6 +50,7 @@ const TABLE: RouteTable = [
   ...ICM_ROUTES,
   ...VALIDATOR_ROUTES,
   ...PRIMARY_ROUTES,
+  ...PLATFORM_BALANCE_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

@@ -47,6 +47,8 @@ import { platformTransactions } from './platform_transactions.js';
 import { platformInputs } from './platform_inputs.js';
 import { platformOutputs } from './platform_outputs.js';
 import { platformBlocks } from './platform_blocks.js';
+import { platformBalances } from './platform_balances.js';
+import { platformUtxos } from './platform_utxos.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -95,6 +97,8 @@ export const STREAMS: readonly StreamDecl[] = [
   platformInputs,
   platformOutputs,
   platformBlocks,
+  platformBalances,
+  platformUtxos,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
