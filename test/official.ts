@@ -47,6 +47,9 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   stakingMetrics: { schema: 'operations.GetStakingMetricsResponse', wrapped: true },
   primaryTransactions: { schema: 'operations.ListLatestPrimaryNetworkTransactionsResponse', wrapped: true },
   primaryBlocks: { schema: 'operations.ListLatestPrimaryNetworkBlocksResponse', wrapped: true },
+  // The operations' schemas are unions of the P-, X- and C-Chain shapes: the P-Chain's own is stricter.
+  primaryBalances: { schema: 'components.ListPChainBalancesResponse' },
+  primaryUtxos: { schema: 'components.ListPChainUtxosResponse' },
 };
 
 /**
