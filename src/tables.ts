@@ -1683,6 +1683,96 @@ export interface LakeTables {
     /** the proposer's time (UTC) */
     proposer_timestamp: TimestampMicrosecond;
   };
+  platform_balances: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the holder, as given in the pipeline */
+    address: Utf8;
+    /** the time the balances are of: blockTimestamp as asked, else snapshot_at (UTC) */
+    balance_at: TimestampMicrosecond;
+    /** unlockedUnstaked, unlockedStaked, lockedPlatform, lockedStakeable, lockedStaked, pendingStaked, atomicMemoryUnlocked, atomicMemoryLocked (the service's names; a category with nothing in it has no row) */
+    category: Utf8;
+    /** asset (AVAX) */
+    asset_id: Utf8;
+    /** asset name */
+    asset_name: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset (9 for AVAX) */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** the sum, in nAVAX */
+    amount: Decimal;
+    /** exact digits of amount as received */
+    amount_raw: Utf8;
+    /** UTXOs summed */
+    utxo_count: Int32;
+    /** atomic memory: the chain the UTXOs are shared with (exported to or imported from) */
+    shared_with_chain_id: Utf8;
+    /** atomic memory: status as sent */
+    status: Utf8;
+  };
+  platform_utxos: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the listed owner, as given in the pipeline */
+    address: Utf8;
+    /** UTXO id (cb58) */
+    utxo_id: Utf8;
+    /** the transaction that created it (for a returned stake, the staking transaction) */
+    tx_hash: Utf8;
+    /** its index among the outputs of tx_hash */
+    output_index: Int64;
+    /** height of the block that created it */
+    block_number: Int64;
+    /** time of that block (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** amount in nAVAX */
+    amount: Decimal;
+    /** exact digits of amount as received */
+    amount_raw: Utf8;
+    /** asset (AVAX) */
+    asset_id: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** owners (bech32, as sent) */
+    addresses: List<Utf8>;
+    /** signatures of the owners needed to spend it */
+    threshold: Int32;
+    /** STAKE or TRANSFER */
+    utxo_type: Utf8;
+    /** locked in a stake */
+    staked: Bool;
+    /** Unix time before which it cannot be spent (uint64) */
+    platform_locktime: Uint64;
+    /** Unix time before which it may only be staked (uint64) */
+    stakeable_locktime: Uint64;
+    /** staked: when the stake was locked */
+    utxo_start_timestamp: TimestampMicrosecond;
+    /** staked: when the stake unlocks */
+    utxo_end_timestamp: TimestampMicrosecond;
+    /** a reward: VALIDATOR, DELEGATOR or VALIDATOR_FEE */
+    reward_type: Utf8;
+    /** chain it was created on (an import's inputs: the X- or C-Chain) */
+    created_on_chain_id: Utf8;
+    /** chain it is spent on (an export's outputs: the X- or C-Chain) */
+    consumed_on_chain_id: Utf8;
+    /** spent at the snapshot (listed with includeSpent only): it has a consuming transaction or time */
+    spent: Bool;
+    /** the transaction that spent it */
+    consuming_tx_hash: Utf8;
+    /** height of the block that spent it */
+    consuming_block_number: Int64;
+    /** when it was spent (UTC) */
+    consuming_block_timestamp: TimestampMicrosecond;
+    /** the UTXO's bytes, where sent */
+    utxo_bytes: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;
