@@ -2,7 +2,7 @@
 // P-Chain world: each snapshot compared row for row with what the world holds, the balances equal
 // to the sums of the UTXOs by category, the UTXOs agreeing with platform_outputs, a rerun adding a
 // snapshot and changing nothing else, and every answer accepted by the official client's schemas.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -201,6 +201,21 @@ describe('P-Chain balances and UTXOs as snapshots', () => {
     await runAt(DEMO.now, wall0 + 3600);
     runs.pop();
     expect(await rows(lake, `SELECT (SELECT count(*) FROM platform_balances) b, (SELECT count(*) FROM platform_utxos) u`)).toEqual(before);
+  });
+
+  it('sql/platform_balances_latest.sql: each address at its newest snapshot, classes and total exact', async () => {
+    const got = await rows(lake, readFileSync('sql/platform_balances_latest.sql', 'utf8'));
+    const newest = Math.max(...runs.map((r) => r.taken));
+    const want = [A, B].map((a) => {
+      const b = balancesOf(utxosOf(SEED, 'mainnet', [a], DEMO.now).held, DEMO.now);
+      const sum = (...cs: Array<keyof typeof b>) => cs.flatMap((c) => b[c]).reduce((n, e) => n + BigInt(e.amount), 0n);
+      const utxos = BALANCE_CATEGORIES.flatMap((c) => b[c]).reduce((n, e) => n + e.utxoCount, 0);
+      return line(a, newest, sum('unlockedUnstaked'), sum('unlockedStaked', 'lockedStaked', 'pendingStaked'), sum('lockedPlatform', 'lockedStakeable'),
+        sum('atomicMemoryUnlocked', 'atomicMemoryLocked'), sum(...BALANCE_CATEGORIES), utxos);
+    });
+    const l = (r: Record<string, any>) =>
+      line(r.address, new Date(r.snapshot_at).getTime() / 1000, r.navax_unlocked, r.navax_staked, r.navax_locked, r.navax_atomic, r.navax_total, r.utxos);
+    expect(sorted(got.map(l))).toEqual(sorted(want));
   });
 
   it('a rebuild from the raw pages lands the same snapshots (the stamp travels with the items)', async () => {
