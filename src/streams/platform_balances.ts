@@ -1,7 +1,7 @@
 // The P-Chain balances of addresses (getBalancesByAddresses), one snapshot a run: the answer is one
 // object of categories (unlockedUnstaked, lockedStaked, atomicMemoryUnlocked, ...), each a list of
 // per-asset sums; a row is one entry of one category. A category the service adds lands under its
-// own name; an answer in another chain's shape (no `balances` object of lists) stops the partition.
+// own name; an answer of another chain, or without a `balances` object of lists, stops the partition.
 import type { Page } from '../decl/request.js';
 import type { ExtractContext, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { RunError } from '../errors.js';
@@ -29,8 +29,11 @@ export function addressPartitions(s: StreamConfig, query: Record<string, string>
 async function* balancePages(x: ExtractContext): AsyncGenerator<Page> {
   const takenAt = Math.floor(Date.now() / 1000);
   const body = (await getJson(x, x.path, x.endpoint, x.query)) as Record<string, unknown> | null;
+  // The X-Chain's answer is an object of lists too: only chainInfo tells them apart.
+  const chain = (body?.chainInfo as Record<string, unknown> | undefined)?.chainName;
+  if (chain !== 'p-chain') throw new RunError(`${x.endpoint}: the answer's chainInfo.chainName is ${JSON.stringify(chain)}, not "p-chain"`);
   const b = body?.balances;
-  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw new RunError(`${x.endpoint}: the answer has no balances object (is it the P-Chain's?)`);
+  if (b === null || typeof b !== 'object' || Array.isArray(b)) throw new RunError(`${x.endpoint}: the answer has no balances object`);
   const items: unknown[] = [];
   for (const [category, list] of Object.entries(b as Record<string, unknown>)) {
     if (!Array.isArray(list)) throw new RunError(`${x.endpoint}: balances.${category} is not a list`);

@@ -18,7 +18,7 @@ import { addressBody } from '../../src/simulator/staking.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { platformUtxos } from '../../src/streams/platform_utxos.js';
 import { officialProblems } from '../official.js';
-import { expectCleanRun, lakeRows as rows, line, quiet, sorted } from '../helpers.js';
+import { expectCleanRun, lakeRows as rows, line, quiet, scriptedServer, sorted } from '../helpers.js';
 
 const DAY = 86_400;
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-pbalances-'));
@@ -328,6 +328,56 @@ describe('the simulator answers as production', () => {
       expect(r.status, path).toBe(400);
       expect(r.body.message, path).toMatch(message);
     }
+  });
+});
+
+describe('answers the service should not send', () => {
+  const ASSET = { assetId: 'FvwEAhmxKfeiG8SnEvq42hc6whRyY3EFYAvebMqDNDGCgxN5Z', name: 'Avalanche', symbol: 'AVAX', denomination: 9, type: 'secp256k1' };
+  const CHAIN = '"chainInfo":{"chainName":"p-chain","network":"mainnet"}';
+  // Written as text: uint64 locktimes past 2^53 as production would send them, JSON numbers.
+  const UTXO = `{"addresses":["${addressBody(A)}"],"asset":${JSON.stringify({ ...ASSET, amount: '123456789012345678' })},"consumedOnChainId":"${P_CHAIN_ID}",
+    "createdOnChainId":"${P_CHAIN_ID}","utxoId":"2Z5SvJWzpUarqbiTs2zYbbdAyorzf6jqgpxQfWztMENvMbfnVo","amount":"123456789012345678","assetId":"${ASSET.assetId}",
+    "blockNumber":"21400001","blockTimestamp":1761000000,"outputIndex":0,"txHash":"2Z5SvJWzpUarqbiTs2zYbbdAyorzf6jqgpxQfWztMENvMbfnVo","utxoType":"TRANSFER",
+    "threshold":1,"platformLocktime":18446744073709551615,"stakeableLocktime":9007199254740993,"staked":false}`;
+  let body: Record<string, string> = {};
+  let service: Awaited<ReturnType<typeof scriptedServer>>;
+  beforeAll(async () => {
+    service = await scriptedServer((req, res) => {
+      const which = /\/(balances|utxos)\?/.exec(req.url ?? '')![1]!;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(body[which]);
+    });
+  });
+  afterAll(() => service?.close());
+  const run = (table: string) => {
+    const p = checkPipeline({ name: 'x', sources: { data: { url: service.url, retries: 0 } }, streams: [{ table, network: 'mainnet', addresses: [A] }] }, 'x.yaml');
+    const lake = tmp();
+    return runPipeline(p, { lake, logger: quiet }).then((report) => ({ report, lake }));
+  };
+
+  it('lands uint64 locktimes past 2^53 exactly', async () => {
+    body = { utxos: `{"utxos":[${UTXO}],${CHAIN}}` };
+    const { report, lake } = await run('platform_utxos');
+    expectCleanRun(report, { drift: false });
+    const [r] = await rows(lake, `SELECT platform_locktime::VARCHAR pl, stakeable_locktime::VARCHAR sl, amount_raw FROM platform_utxos`);
+    expect(r).toEqual({ pl: '18446744073709551615', sl: '9007199254740993', amount_raw: '123456789012345678' });
+  });
+
+  it('lands a category it does not know under its name, and stops at another chain\'s answer or a category that is not a list', async () => {
+    const entry = JSON.stringify({ ...ASSET, amount: '42', utxoCount: 1 });
+    const empty = '"unlockedStaked":[],"lockedPlatform":[],"lockedStakeable":[],"lockedStaked":[],"pendingStaked":[],"atomicMemoryUnlocked":[],"atomicMemoryLocked":[]';
+    body = { balances: `{"balances":{"unlockedUnstaked":[${entry}],${empty},"frozen":[${entry}]},${CHAIN}}` };
+    const ok = await run('platform_balances');
+    expectCleanRun(ok.report, { drift: false });
+    expect((await rows(ok.lake, `SELECT category, amount_raw FROM platform_balances ORDER BY 1`)).map((r) => line(r.category, r.amount_raw))).toEqual(['frozen|42', 'unlockedUnstaked|42']);
+    body = { balances: `{"balances":{"locked":[],"unlocked":[${entry}]},"chainInfo":{"chainName":"x-chain","network":"mainnet"}}` };
+    const x = await run('platform_balances');
+    expect(x.report.status).toBe('failed');
+    expect(x.report.streams[0]!.errors.join()).toMatch(/chainInfo\.chainName is "x-chain", not "p-chain"/);
+    body = { balances: `{"balances":{"unlockedUnstaked":{"amount":"42"}},${CHAIN}}` };
+    const bad = await run('platform_balances');
+    expect(bad.report.status).toBe('failed');
+    expect(bad.report.streams[0]!.errors.join()).toMatch(/balances\.unlockedUnstaked is not a list/);
   });
 });
 
