@@ -1699,6 +1699,158 @@ export interface LakeTables {
     /** the value exactly as sent (fees past 2^53 keep their digits) */
     value_text: Utf8;
   };
+  address_token_transfers: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the listed address this row was fetched for, lowercased */
+    address: Utf8;
+    /** block number */
+    block_number: Int64;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** block hash */
+    block_hash: Utf8;
+    /** transaction hash */
+    tx_hash: Utf8;
+    /** log index in the block */
+    log_index: Int32;
+    /** from address, lowercased */
+    from_address: Utf8;
+    /** name the service knows for the from address */
+    from_name: Utf8;
+    /** symbol of the from address when it is a token */
+    from_symbol: Utf8;
+    /** decimals of the from address when it is a token */
+    from_decimals: Int32;
+    /** logo of the from address */
+    from_logo_uri: Utf8;
+    /** to address, lowercased */
+    to_address: Utf8;
+    /** name the service knows for the to address */
+    to_name: Utf8;
+    /** symbol of the to address when it is a token */
+    to_symbol: Utf8;
+    /** decimals of the to address when it is a token */
+    to_decimals: Int32;
+    /** logo of the to address */
+    to_logo_uri: Utf8;
+    /** amount in the smallest unit; NULL for ERC-721 (no value is sent) */
+    value: Decimal;
+    /** exact digits of value as received */
+    value_raw: Utf8;
+    /** token contract */
+    token_address: Utf8;
+    /** 'ERC-20', 'ERC-721' or 'ERC-1155' */
+    token_type: Utf8;
+    /** NFT token id (NULL for ERC-20) */
+    token_id: Utf8;
+    /** token name */
+    token_name: Utf8;
+    /** token symbol */
+    token_symbol: Utf8;
+    /** token decimals */
+    token_decimals: Int32;
+    /** token logo */
+    token_logo_uri: Utf8;
+    /** NFT token URI */
+    token_uri: Utf8;
+    /** NFT metadata as sent (JSON) */
+    token_metadata: Utf8;
+    /** currency of token_price */
+    token_price_currency: Utf8;
+    /** token price as sent (exact text) */
+    token_price: Utf8;
+  };
+  platform_balances: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the holder, as given in the pipeline */
+    address: Utf8;
+    /** the time the balances are of: blockTimestamp as asked, else snapshot_at (UTC) */
+    balance_at: TimestampMicrosecond;
+    /** unlockedUnstaked, unlockedStaked, lockedPlatform, lockedStakeable, lockedStaked, pendingStaked, atomicMemoryUnlocked, atomicMemoryLocked (the service's names; a category with nothing in it has no row) */
+    category: Utf8;
+    /** asset (AVAX) */
+    asset_id: Utf8;
+    /** asset name */
+    asset_name: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset (9 for AVAX) */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** the sum, in nAVAX */
+    amount: Decimal;
+    /** exact digits of amount as received */
+    amount_raw: Utf8;
+    /** UTXOs summed */
+    utxo_count: Int32;
+    /** atomic memory: the chain the UTXOs are shared with (exported to or imported from) */
+    shared_with_chain_id: Utf8;
+    /** atomic memory: status as sent */
+    status: Utf8;
+  };
+  platform_utxos: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the listed owner, as given in the pipeline */
+    address: Utf8;
+    /** UTXO id (cb58) */
+    utxo_id: Utf8;
+    /** the transaction that created it (for a returned stake, the staking transaction) */
+    tx_hash: Utf8;
+    /** its index among the outputs of tx_hash */
+    output_index: Int64;
+    /** height of the block that created it */
+    block_number: Int64;
+    /** time of that block (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** amount in nAVAX */
+    amount: Decimal;
+    /** exact digits of amount as received */
+    amount_raw: Utf8;
+    /** asset (AVAX) */
+    asset_id: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** owners (bech32, as sent) */
+    addresses: List<Utf8>;
+    /** signatures of the owners needed to spend it */
+    threshold: Int32;
+    /** STAKE or TRANSFER */
+    utxo_type: Utf8;
+    /** locked in a stake */
+    staked: Bool;
+    /** Unix time before which it cannot be spent (uint64) */
+    platform_locktime: Uint64;
+    /** Unix time before which it may only be staked (uint64) */
+    stakeable_locktime: Uint64;
+    /** staked: when the stake was locked */
+    utxo_start_timestamp: TimestampMicrosecond;
+    /** staked: when the stake unlocks */
+    utxo_end_timestamp: TimestampMicrosecond;
+    /** a reward: VALIDATOR, DELEGATOR or VALIDATOR_FEE */
+    reward_type: Utf8;
+    /** chain it was created on (an import's inputs: the X- or C-Chain) */
+    created_on_chain_id: Utf8;
+    /** chain it is spent on (an export's outputs: the X- or C-Chain) */
+    consumed_on_chain_id: Utf8;
+    /** spent at the snapshot (listed with includeSpent only): it has a consuming transaction or time */
+    spent: Bool;
+    /** the transaction that spent it */
+    consuming_tx_hash: Utf8;
+    /** height of the block that spent it */
+    consuming_block_number: Int64;
+    /** when it was spent (UTC) */
+    consuming_block_timestamp: TimestampMicrosecond;
+    /** the UTXO's bytes, where sent */
+    utxo_bytes: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

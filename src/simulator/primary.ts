@@ -565,7 +565,7 @@ export const PRIMARY_DEMO = {
 // ---- routes ----
 
 /** The network and chain of the path; only the P-Chain is simulated. */
-function pathChain(ctx: RouteContext): Network {
+export function pathChain(ctx: RouteContext): Network {
   const network = networkParam(ctx.params[0]!);
   const chain = ctx.params[1]!;
   if (!BLOCKCHAIN_IDS.includes(chain)) throw badRequest(`blockchainId must be one of: ${BLOCKCHAIN_IDS.join(', ')}`);

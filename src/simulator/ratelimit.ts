@@ -66,6 +66,9 @@ export const WEIGHTS = {
   erc20Transactions: 20,
   erc721Transactions: 20,
   erc1155Transactions: 20,
+  // Both "xl" in the OpenAPI.
+  primaryBalances: 100,
+  primaryUtxos: 100,
 } as const;
 
 export type Decision =

@@ -49,6 +49,8 @@ import { platformOutputs } from './platform_outputs.js';
 import { platformBlocks } from './platform_blocks.js';
 import { l1ValidatorMetrics } from './l1_validator_metrics.js';
 import { addressTokenTransfers } from './address_token_transfers.js';
+import { platformBalances } from './platform_balances.js';
+import { platformUtxos } from './platform_utxos.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -99,6 +101,8 @@ export const STREAMS: readonly StreamDecl[] = [
   platformBlocks,
   l1ValidatorMetrics,
   addressTokenTransfers,
+  platformBalances,
+  platformUtxos,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

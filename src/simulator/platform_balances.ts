@@ -1,0 +1,176 @@
+// Balances and UTXOs of P-Chain addresses as the data service answers them (getBalancesByAddresses,
+// getUtxosByAddresses), derived from the platform chain of primary.ts so that they agree with what
+// its transactions listing says: the addresses hold the UTXOs their transactions emitted to them
+// that none of their transactions consumed, and the balances are the sums of those by category. The
+// world does not say which RewardValidatorTx returns a stake, so a stake whose period has ended is
+// taken as spent then (listed with includeSpent, with its end as the consuming time and no
+// consuming transaction).
+import { isBlockchainId, type Network } from '../ids.js';
+import { badRequest } from './errors.js';
+import { fromArray, type Listing } from './listing.js';
+import { addressesParam, booleanParam, enumParam, intParam, pageAt, single } from './params.js';
+import { P_CHAIN_ID, pathChain, primaryWorld, type PChainUtxo } from './primary.js';
+import { WEIGHTS } from './ratelimit.js';
+import type { RouteContext, RouteTable } from './route.js';
+import { addressBody } from './staking.js';
+
+/** The categories of a P-Chain balance (the OpenAPI's PChainBalance), in its order. */
+export const BALANCE_CATEGORIES = [
+  'unlockedUnstaked', 'unlockedStaked', 'lockedPlatform', 'lockedStakeable', 'lockedStaked', 'pendingStaked', 'atomicMemoryUnlocked', 'atomicMemoryLocked',
+] as const;
+export type BalanceCategory = (typeof BALANCE_CATEGORIES)[number];
+
+/**
+ * `status` of an atomic-memory balance: the OpenAPI gives it as free text without values; the
+ * simulator says what its UTXOs are (exports waiting to be imported).
+ */
+export const ATOMIC_STATUS = 'exported';
+
+export interface AggregatedAssetAmount {
+  assetId: string;
+  name: string;
+  symbol: string;
+  denomination: number;
+  type: 'secp256k1' | 'nft';
+  amount: string;
+  utxoCount: number;
+  sharedWithChainId?: string;
+  status?: string;
+}
+
+export type PChainBalance = Record<BalanceCategory, AggregatedAssetAmount[]>;
+
+export interface AddressUtxos {
+  /** held at t */
+  held: PChainUtxo[];
+  /** held once and spent by t, with what spent them */
+  spent: PChainUtxo[];
+}
+
+const cache = new Map<string, AddressUtxos>();
+
+/** The UTXOs of some addresses (any of them an owner) at time t, as the P-Chain world has them. */
+export function utxosOf(seed: number, network: Network, addresses: readonly string[], t: number): AddressUtxos {
+  const want = new Set(addresses.map(addressBody));
+  const key = JSON.stringify([seed, network, [...want].sort(), t]);
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const owned = (u: PChainUtxo) => u.addresses.some((a) => want.has(addressBody(a)));
+  const listing = primaryWorld(seed).listTransactions(network, { addresses: [...want] }, t);
+  const emitted = new Map<string, PChainUtxo>();
+  const consumed = new Map<string, PChainUtxo>();
+  for (let k = 0; k < listing.length; k++) {
+    const tx = listing.at(k);
+    for (const u of tx.emittedUtxos) if (owned(u)) emitted.set(u.utxoId, u);
+    for (const u of tx.consumedUtxos) if (owned(u)) consumed.set(u.utxoId, u);
+  }
+  const held: PChainUtxo[] = [];
+  const spent: PChainUtxo[] = [...consumed.values()];
+  for (const u of emitted.values()) {
+    if (consumed.has(u.utxoId)) continue;
+    if (u.staked && u.utxoEndTimestamp !== undefined && u.utxoEndTimestamp <= t) spent.push({ ...u, consumingBlockTimestamp: u.utxoEndTimestamp });
+    else held.push(u);
+  }
+  const out = { held, spent };
+  if (cache.size > 64) cache.clear();
+  cache.set(key, out);
+  return out;
+}
+
+/** Which balance a held UTXO counts in at time t (PChainBalance's descriptions). */
+export function categoryOf(u: PChainUtxo, t: number): BalanceCategory {
+  if (u.consumedOnChainId !== P_CHAIN_ID) return u.platformLocktime > t ? 'atomicMemoryLocked' : 'atomicMemoryUnlocked';
+  const stakeLocked = (u.stakeableLocktime ?? 0) > t;
+  if (u.staked) return (u.utxoStartTimestamp ?? 0) > t ? 'pendingStaked' : stakeLocked ? 'lockedStaked' : 'unlockedStaked';
+  if (u.platformLocktime > t) return 'lockedPlatform';
+  return stakeLocked ? 'lockedStakeable' : 'unlockedUnstaked';
+}
+
+/** The balances of held UTXOs at t: per category, one entry per asset (and chain shared with). */
+export function balancesOf(held: readonly PChainUtxo[], t: number): PChainBalance {
+  const out = Object.fromEntries(BALANCE_CATEGORIES.map((c) => [c, []])) as unknown as PChainBalance;
+  const sums = new Map<string, { entry: AggregatedAssetAmount; total: bigint }>();
+  for (const u of held) {
+    const category = categoryOf(u, t);
+    const atomic = category.startsWith('atomic');
+    const k = JSON.stringify([category, u.asset.assetId, atomic ? u.consumedOnChainId : '']);
+    let s = sums.get(k);
+    if (!s) {
+      const { assetId, name, symbol, denomination, type } = u.asset;
+      const entry: AggregatedAssetAmount = { assetId, name, symbol, denomination, type: type as 'secp256k1', amount: '0', utxoCount: 0 };
+      if (atomic) Object.assign(entry, { sharedWithChainId: u.consumedOnChainId, status: ATOMIC_STATUS });
+      out[category].push(entry);
+      sums.set(k, (s = { entry, total: 0n }));
+    }
+    s.total += BigInt(u.asset.amount);
+    s.entry.amount = s.total.toString();
+    s.entry.utxoCount++;
+  }
+  return out;
+}
+
+// ---- routes ----
+
+function requiredAddresses(ctx: RouteContext, network: Network): string[] {
+  const addresses = addressesParam(ctx.query, 'addresses', network);
+  if (!addresses) throw badRequest('addresses is required: a comma-separated list of P-Chain addresses');
+  return addresses;
+}
+
+function balances(ctx: RouteContext): unknown {
+  const network = pathChain(ctx);
+  const addresses = requiredAddresses(ctx, network);
+  const at = intParam(ctx.query, 'blockTimestamp', 0);
+  // A time ahead of the chain is answered as of its newest block.
+  const t = at === undefined ? ctx.world.now : Math.min(at, ctx.world.now);
+  const { held } = utxosOf(ctx.world.seed, network, addresses, t);
+  return { balances: balancesOf(held, t), chainInfo: { chainName: 'p-chain', network } };
+}
+
+const SORT_BY = ['timestamp', 'amount'] as const;
+const SORT_ORDER = ['asc', 'desc'] as const;
+
+/** A non-negative JSON number (the OpenAPI's minUtxoAmount, nAVAX): the least whole amount it admits. */
+function minAmountParam(q: URLSearchParams): bigint | undefined {
+  const raw = single(q, 'minUtxoAmount');
+  if (raw === undefined) return undefined;
+  const m = /^([0-9]+)(?:\.([0-9]+))?$/.exec(raw);
+  if (!m) throw badRequest(`minUtxoAmount must be a non-negative number, got "${raw}"`);
+  return BigInt(m[1]!) + (m[2] && /[1-9]/.test(m[2]) ? 1n : 0n);
+}
+
+function utxos(ctx: RouteContext): unknown {
+  const network = pathChain(ctx);
+  const q = ctx.query;
+  const addresses = requiredAddresses(ctx, network);
+  const assetId = single(q, 'assetId');
+  if (assetId !== undefined && !isBlockchainId(assetId)) throw badRequest(`assetId must be an asset id (cb58 of 32 bytes), got "${assetId}"`);
+  const minAmount = minAmountParam(q);
+  const includeSpent = booleanParam(q, 'includeSpent') ?? false;
+  const sortBy = enumParam(q, 'sortBy', SORT_BY) ?? 'timestamp';
+  const sortOrder = enumParam(q, 'sortOrder', SORT_ORDER) ?? 'desc';
+  const pageSize = intParam(q, 'pageSize', 1, 100, 10)!;
+  const key = JSON.stringify(['primaryUtxos', network, [...addresses].sort(), assetId ?? null, String(minAmount ?? ''), includeSpent, sortBy, sortOrder]);
+  const list = (t: number): Listing<PChainUtxo> => {
+    const { held, spent } = utxosOf(ctx.world.seed, network, addresses, t);
+    const items = (includeSpent ? [...held, ...spent] : held).filter(
+      (u) => (assetId === undefined || u.asset.assetId === assetId) && (minAmount === undefined || BigInt(u.asset.amount) >= minAmount),
+    );
+    const by = (u: PChainUtxo) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.blockTimestamp));
+    const sign = sortOrder === 'asc' ? 1 : -1;
+    items.sort((a, b) => {
+      const x = by(a);
+      const y = by(b);
+      return x !== y ? (x < y ? -sign : sign) : a.utxoId < b.utxoId ? -1 : a.utxoId > b.utxoId ? 1 : 0;
+    });
+    return fromArray(items);
+  };
+  const { items, nextPageToken } = pageAt(ctx, key, pageSize, 'data', list);
+  const body = { utxos: items, chainInfo: { chainName: 'p-chain', network } };
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
+export const PLATFORM_BALANCE_ROUTES: RouteTable = [
+  { pattern: ['v1', 'networks', null, 'blockchains', null, 'balances'], route: { name: 'primaryBalances', service: 'data', weight: WEIGHTS.primaryBalances, handle: balances } },
+  { pattern: ['v1', 'networks', null, 'blockchains', null, 'utxos'], route: { name: 'primaryUtxos', service: 'data', weight: WEIGHTS.primaryUtxos, handle: utxos } },
+];
