@@ -523,8 +523,8 @@ async function scalar(sql) {
 const REJECTS_KEY = ['table_name', 'partition_id', 'raw_json'];
 const keyOf = (table) => STREAM_BY_TABLE.get(table)?.key ?? (table === '_rejects' ? REJECTS_KEY : undefined);
 // Columns that legitimately differ between two runs: a rejected row's run, and the time a snapshot
-// was taken (balances keyed by block carry it too).
-const VOLATILE = { _rejects: ['run_id', 'rejected_at'] };
+// was taken (balances keyed by block carry it too; platform balances are as of it).
+const VOLATILE = { _rejects: ['run_id', 'rejected_at'], platform_balances: ['balance_at'] }; // without blockTimestamp, the snapshot's time
 const STAMPED = new Set(STREAMS.filter((d) => d.columns.some((c) => c.name === 'snapshot_at')).map((d) => d.table));
 
 // Tables keyed by the snapshot time (the node's state) gain a snapshot per run, so an attempt that
@@ -563,8 +563,9 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
   }
   const snapshot = isSnapshotTable(table);
   if (snapshot) {
-    r.clean = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (snapshot_at) FROM ${src(clean, table)})`);
-    r.tortured = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (snapshot_at) FROM ${src(tortured, table)})`);
+    const stamps = volatileOf(table).join(', ');
+    r.clean = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (${stamps}) FROM ${src(clean, table)})`);
+    r.tortured = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (${stamps}) FROM ${src(tortured, table)})`);
   }
   const cCols = (await rows(`DESCRIBE SELECT * FROM ${src(clean, table)}`)).map((x) => [x.column_name, x.column_type]);
   const tCols = (await rows(`DESCRIBE SELECT * FROM ${src(tortured, table)}`)).map((x) => [x.column_name, x.column_type]);

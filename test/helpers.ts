@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { SourceConfig } from '../src/sources/client.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
-import { expect } from 'vitest';
+import { expect, vi } from 'vitest';
 import type { RunReport } from '../src/pipeline/report.js';
 import { stringifyExact } from '../src/json.js';
 
@@ -174,4 +174,19 @@ export function demoOfEachKind(): string {
   const file = join(mkdtempSync(join(tmpdir(), 'cl-kinds-')), 'kinds.yaml');
   writeFileSync(file, stringify({ ...demo, streams: demo.streams.filter((s) => tables.has(s.table)) }));
   return file;
+}
+
+/**
+ * One run at a world time and a wall time: only Date is faked, so a snapshot's stamp (the run's
+ * wall clock) moves on without waiting.
+ */
+export async function runAtTimes<T>(clock: { t: number }, worldTime: number, wall: number, run: () => Promise<T>): Promise<T> {
+  clock.t = worldTime;
+  vi.useFakeTimers({ toFake: ['Date'] });
+  vi.setSystemTime(wall * 1000);
+  try {
+    return await run();
+  } finally {
+    vi.useRealTimers();
+  }
 }

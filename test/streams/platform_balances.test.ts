@@ -5,7 +5,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPipeline, loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import type { StreamConfig } from '../../src/decl/stream.js';
 import { rebuildTable } from '../../src/pipeline/rebuild.js';
@@ -18,7 +18,7 @@ import { addressBody } from '../../src/simulator/staking.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { platformUtxos } from '../../src/streams/platform_utxos.js';
 import { officialProblems } from '../official.js';
-import { expectCleanRun, lakeRows as rows, line, quiet, scriptedServer, sorted } from '../helpers.js';
+import { expectCleanRun, lakeRows as rows, line, quiet, scriptedServer, sorted, runAtTimes } from '../helpers.js';
 
 const DAY = 86_400;
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-pbalances-'));
@@ -97,15 +97,7 @@ describe('P-Chain balances and UTXOs as snapshots', () => {
   const wall0 = Math.floor(Date.now() / 1000);
 
   async function runAt(worldTime: number, wall: number): Promise<void> {
-    clock.t = worldTime;
-    // Only Date is faked: the snapshot stamp is the run's wall clock, moved on without waiting.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(wall * 1000);
-    try {
-      reports.push(await runPipeline(p, { lake, logger: quiet }));
-    } finally {
-      vi.useRealTimers();
-    }
+    reports.push(await runAtTimes(clock, worldTime, wall, () => runPipeline(p, { lake, logger: quiet })));
     runs.push({ taken: wall, world: worldTime });
   }
 

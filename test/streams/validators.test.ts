@@ -6,7 +6,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ListL1ValidatorsResponse$inboundSchema, ListValidatorDetailsResponse$inboundSchema, MetricsApiResponse$inboundSchema,
 } from '@avalanche-sdk/chainkit/models/components';
@@ -20,7 +20,7 @@ import { LAKESIDE_SUBNET_ID, PRIMARY_NETWORK_ID } from '../../src/simulator/subn
 import { STAKING_METRICS, validatorWorld, type ValidatorDetails, type ValidatorQuery } from '../../src/simulator/validators.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { validators as validatorsDecl } from '../../src/streams/validators.js';
-import { expectCleanRun, lakeRows as rows, line, quiet, sorted } from '../helpers.js';
+import { expectCleanRun, lakeRows as rows, line, quiet, sorted, runAtTimes } from '../helpers.js';
 
 const DAY = 86_400;
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-validators-'));
@@ -80,15 +80,7 @@ describe('validator tables on a clocked world', () => {
   const wall0 = Math.floor(Date.now() / 1000);
 
   async function runAt(worldTime: number, wall: number): Promise<void> {
-    clock.t = worldTime;
-    // Only Date is faked: the snapshot stamp is the run's wall clock, moved on without waiting.
-    vi.useFakeTimers({ toFake: ['Date'] });
-    vi.setSystemTime(wall * 1000);
-    try {
-      reports.push(await runPipeline(p, { lake, logger: quiet }));
-    } finally {
-      vi.useRealTimers();
-    }
+    reports.push(await runAtTimes(clock, worldTime, wall, () => runPipeline(p, { lake, logger: quiet })));
     runs.push({ taken: wall, world: worldTime });
   }
 
