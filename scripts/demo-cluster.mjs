@@ -171,6 +171,7 @@ async function compareLakes(cluster, one) {
   const { DuckDBInstance } = await import('@duckdb/node-api');
   const { viewSql, LAKE_TABLES } = await import(join(ROOT, 'dist', 'warehouse', 'views.js'));
   const { landedColumns } = await import(join(ROOT, 'dist', 'transform', 'columns.js'));
+  const { stampColumns } = await import(join(ROOT, 'dist', 'decl', 'stream.js'));
   const db = await DuckDBInstance.create(':memory:');
   const conn = await db.connect();
   try {
@@ -183,7 +184,8 @@ async function compareLakes(cluster, one) {
     let tables = 0;
     let rows = 0;
     for (const decl of LAKE_TABLES) {
-      const cols = landedColumns(decl).map(([n]) => n).filter((n) => n !== 'snapshot_at' && n !== 'node_url');
+      const volatile = [...stampColumns(decl), 'node_url'];
+      const cols = landedColumns(decl).map(([n]) => n).filter((n) => !volatile.includes(n));
       const list = cols.map((n) => `"${n}"`).join(', ');
       const from = (schema) => `SELECT ${list} FROM ${schema}."${decl.table}"`;
       const [{ a, b }] = await rowsOf(`SELECT (SELECT count(*) FROM cluster."${decl.table}") AS a, (SELECT count(*) FROM one."${decl.table}") AS b`);

@@ -122,6 +122,7 @@ const opts = parseArgs(process.argv.slice(2));
 // The stream declarations (keys), the tables `chainlake check` looks at and the commit protocol's
 // roll-forward, as the CLI has them.
 const { STREAMS, STREAM_BY_TABLE } = await import(join(ROOT, 'dist', 'streams', 'index.js'));
+const { stampColumns } = await import(join(ROOT, 'dist', 'decl', 'stream.js'));
 const { LAKE_TABLES } = await import(join(ROOT, 'dist', 'warehouse', 'views.js'));
 const { StateStore } = await import(join(ROOT, 'dist', 'state', 'store.js'));
 const say = (s = '') => process.stdout.write(s + '\n');
@@ -522,16 +523,15 @@ async function scalar(sql) {
 // a rejected row is told by where it came from and what it was.
 const REJECTS_KEY = ['table_name', 'partition_id', 'raw_json'];
 const keyOf = (table) => STREAM_BY_TABLE.get(table)?.key ?? (table === '_rejects' ? REJECTS_KEY : undefined);
-// Columns that legitimately differ between two runs: a rejected row's run, and the time a snapshot
-// was taken (balances keyed by block carry it too; platform balances are as of it).
-const VOLATILE = { _rejects: ['run_id', 'rejected_at'], platform_balances: ['balance_at'] }; // without blockTimestamp, the snapshot's time
-const STAMPED = new Set(STREAMS.filter((d) => d.columns.some((c) => c.name === 'snapshot_at')).map((d) => d.table));
+// Columns that legitimately differ between two runs: a rejected row's run, and what a run stamps
+// with its own clock (when a snapshot was taken; declared as stamps).
+const VOLATILE = { _rejects: ['run_id', 'rejected_at'] };
 
 // Tables keyed by the snapshot time (the node's state) gain a snapshot per run, so an attempt that
 // got that far adds one: they are compared as sets of distinct rows, without the time.
 const SNAPSHOT_TABLES = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
 const isSnapshotTable = (table) => SNAPSHOT_TABLES.has(table);
-const volatileOf = (table) => [...(VOLATILE[table] ?? []), ...(STAMPED.has(table) ? ['snapshot_at'] : [])];
+const volatileOf = (table) => [...(VOLATILE[table] ?? []), ...(STREAM_BY_TABLE.has(table) ? stampColumns(STREAM_BY_TABLE.get(table)) : [])];
 // A partition of a table merged as a whole counts the rows of its last fetch; with a time cursor
 // that fetch starts where the last one ended, so its count depends on where the kills fell.
 const LAST_FETCH_ROWS = new Set(STREAMS.filter((d) => d.mergeScope === 'table' && d.timeCursor).map((d) => d.table));

@@ -48,12 +48,13 @@ export async function lakeContents(lake: string): Promise<Record<string, string[
   const { openWarehouse } = await import('../src/warehouse/views.js');
   const { query } = await import('../src/warehouse/query.js');
   const { STREAMS } = await import('../src/streams/index.js');
+  const { stampColumns } = await import('../src/decl/stream.js');
   const conn = await openWarehouse(lake);
   const out: Record<string, string[]> = {};
   for (const d of STREAMS) {
-    // snapshot_at is when a snapshot was taken: it differs between any two runs; node_url names
-    // the node asked, which differs between two simulators.
-    const volatile = ['snapshot_at', 'node_url'].filter((n) => d.columns.some((c) => c.name === n));
+    // What a run stamps with its clock (when a snapshot was taken) differs between any two runs;
+    // node_url names the node asked, which differs between two simulators.
+    const volatile = [...stampColumns(d), ...d.columns.filter((c) => c.name === 'node_url').map((c) => c.name)];
     const exclude = volatile.length ? ` EXCLUDE (${volatile.join(', ')})` : '';
     out[d.table] = (await query(conn, `SELECT *${exclude} FROM "${d.table}"`)).rows.map((r) => JSON.stringify(r)).sort();
   }

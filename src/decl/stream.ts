@@ -29,6 +29,11 @@ export interface Column {
   derive?: (item: Record<string, unknown>, ctx: DeriveContext) => unknown;
   /** A required column that is missing or of the wrong type sends the row to _rejects. */
   required?: boolean;
+  /**
+   * Set from the run's clock, not from the service (when a snapshot was taken): it differs between
+   * two runs of the same data, so a comparison of two lakes leaves it out.
+   */
+  stamp?: true;
   doc: string;
 }
 
@@ -214,6 +219,11 @@ export interface StreamDecl {
 
 /** Chunks of one window fetched at once, at most, unless a stream's `chunks` option says otherwise. */
 export const DEFAULT_CHUNKS = 16;
+
+/** The columns a run stamps with its own clock (Column.stamp). */
+export function stampColumns(decl: StreamDecl): string[] {
+  return decl.columns.filter((c) => c.stamp).map((c) => c.name);
+}
 
 /** The hive folder of a partition's files (`chain=43114`), or '' for tables without one. */
 export function folderOf(decl: StreamDecl, values: Record<string, string>): string {

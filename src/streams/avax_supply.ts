@@ -54,7 +54,7 @@ export const avaxSupply: StreamDecl = {
   keyDoc: 'a snapshot per run: each run adds one; a run within the same second replaces it',
   knownFields: ['circulatingSupply', 'totalSupply', 'totalPBurned', 'totalCBurned', 'totalXBurned', 'totalStaked', 'totalLocked', 'totalRewards', 'genesisUnlock', 'l1ValidatorFees'],
   columns: [
-    { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, doc: 'when chainlake took the snapshot (UTC)' },
+    { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, stamp: true, doc: 'when chainlake took the snapshot (UTC)' },
     {
       name: 'last_updated', type: 'timestamptz', required: true, doc: 'when the service last updated the figures (UTC, to the second; last_updated_text has it as sent)',
       derive: (item) => {

@@ -30,7 +30,7 @@ export const SNAPSHOT_COLUMNS: Column[] = [
   { name: 'address', type: 'evm_address', partition: 'address', doc: 'the holder, lowercased' },
   { name: 'block_number', type: 'bigint', from: '_snapshot.blockNumber', required: true, doc: 'block the balance is of' },
   { name: 'block_timestamp', type: 'timestamptz', from: '_snapshot.blockTimestamp', required: true, doc: 'time of that block (UTC)' },
-  { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, doc: 'when chainlake took the snapshot (UTC)' },
+  { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, stamp: true, doc: 'when chainlake took the snapshot (UTC)' },
 ];
 
 export const TOKEN_FIELDS: Column[] = [

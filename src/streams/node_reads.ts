@@ -66,7 +66,7 @@ export { stamped };
 
 export const NODE_SNAPSHOT_COLUMNS: Column[] = [
   { name: 'node_url', type: 'varchar', from: '_snapshot.nodeUrl', required: true, doc: 'the node asked (the `node` source url)' },
-  { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, doc: 'when chainlake took the snapshot (UTC)' },
+  { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, stamp: true, doc: 'when chainlake took the snapshot (UTC)' },
 ];
 
 export const SNAPSHOT_KEY_DOC = 'a snapshot of the node per run: each run adds one; a run within the same second replaces it';

@@ -68,7 +68,7 @@ export const platformBalances: StreamDecl = {
     NETWORK_COLUMN,
     SNAPSHOT_AT,
     { name: 'address', type: 'varchar', partition: 'address', doc: 'the holder, as given in the pipeline' },
-    { name: 'balance_at', type: 'timestamptz', from: '_snapshot.balanceAt', required: true, doc: 'the time the balances are of: blockTimestamp as asked, else snapshot_at (UTC)' },
+    { name: 'balance_at', type: 'timestamptz', from: '_snapshot.balanceAt', required: true, stamp: true, doc: 'the time the balances are of: blockTimestamp as asked, else snapshot_at (UTC)' },
     {
       name: 'category', type: 'varchar', from: '_category', required: true,
       doc: `${P_BALANCE_CATEGORIES.join(', ')} (the service's names; a category with nothing in it has no row)`,

@@ -21,7 +21,7 @@ export async function* snapshotListing(x: ExtractContext, extra: (page: Page) =>
   for await (const page of x.paginate()) yield { token: page.token, next: page.next, items: stamped(page.items, { takenAt, ...extra(page) }) };
 }
 
-export const SNAPSHOT_AT: Column = { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, doc: 'when chainlake took the snapshot (UTC): the start of the listing' };
+export const SNAPSHOT_AT: Column = { name: 'snapshot_at', type: 'timestamptz', from: '_snapshot.takenAt', required: true, stamp: true, doc: 'when chainlake took the snapshot (UTC): the start of the listing' };
 
 export const SNAPSHOT_KEY_DOC = 'a row is one validation in one snapshot: each run adds a snapshot (a run within the same second replaces it)';
 

@@ -69,10 +69,13 @@ describe('prices kept as sent', () => {
   it('are parsed exactly by the streams that land them and by the node\'s; the others keep JSON.parse', () => {
     const exact = STREAMS.filter((d) => d.exactNumbers).map((d) => d.table);
     const node = STREAMS.filter((d) => d.service === 'node').map((d) => d.table);
-    // Prices (the first four and ICM fees); uint64 JSON numbers (the supply, L1 weights and
-    // balances, platform-chain amounts and fees, staking weights).
-    const priced = ['erc_transfers', 'historical_rewards', 'native_balances', 'erc20_balances', 'icm_messages'];
-    const uint64 = ['avax_supply', 'l1_validators', 'platform_transactions', 'platform_inputs', 'platform_outputs', 'platform_blocks', 'staking_metrics'];
+    // Prices (of tokens, rewards and ICM fees); uint64 JSON numbers (the supply, L1 weights,
+    // balances and fees, platform-chain amounts, fees and locktimes, staking weights).
+    const priced = ['erc_transfers', 'historical_rewards', 'native_balances', 'erc20_balances', 'icm_messages', 'address_token_transfers'];
+    const uint64 = [
+      'avax_supply', 'l1_validators', 'platform_transactions', 'platform_inputs', 'platform_outputs', 'platform_blocks', 'platform_utxos',
+      'staking_metrics', 'l1_validator_metrics',
+    ];
     expect(sorted(exact)).toEqual(sorted([...priced, ...uint64, ...node]));
     // Every landed price comes from one of them.
     const landed = STREAMS.filter((d) => d.columns.some((c) => (Array.isArray(c.from) ? c.from : [c.from ?? '']).some((f) => /(^|\.)(price|historicalPrice|balanceValue)\.value$/.test(f)))).map((d) => d.table);
