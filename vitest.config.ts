@@ -40,6 +40,11 @@ const SYSTEM = [
  */
 const TIMED = ['test/cluster/{budget,shared-run,two-pipelines}.test.ts', 'test/state/lock.test.ts'];
 
+// `unit` and `integration` files share a worker's modules from one file to the next (isolate:
+// false; each file restores what it changes: fake timers, environment), so src and DuckDB are
+// imported once per worker, not once per file. The real processes and the timed files keep a
+// fresh worker each: a timed file measures windows, and what a previous file left running (a
+// pool, a timer) would be in its measure.
 // Vitest gives a 2-core machine one worker; most tests wait on processes, servers and the disk,
 // so more files at once than cores keeps both cores busy. Projects of one group run together and
 // groups run one after another (and a group's projects share one worker count).
@@ -50,8 +55,8 @@ export default defineConfig({
     pool: 'forks',
     globalSetup: ['test/tmpdir.setup.ts'],
     projects: [
-      { extends: true, test: { name: 'unit', include: UNIT, maxWorkers: 3, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...TIMED], maxWorkers: 3, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'unit', include: UNIT, maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...TIMED], maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 2, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 2 } } },
     ],
