@@ -7,7 +7,7 @@ import { amountOf, type AmountClass } from './amounts.js';
 import { EPOCH_BLOCKS } from './balances.js';
 import type { BlockTransaction, BlockWorld } from './blocks.js';
 import type { Catalog, ContractMetadata } from './catalog.js';
-import { WORLD_NOW, headAt, type BlockRange, type ChainInfo, type ContractInfo, type EvmWorld, type NftMetadata, type RichAddress } from './evm.js';
+import { WORLD_NOW, headAt, type BlockRange, type ChainInfo, type ContractInfo, type Erc721Token, type Erc1155Token, type EvmWorld, type RichAddress } from './evm.js';
 import { Rng, hashKey } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { descending, fromArray, lowerBound, type Listing } from './listing.js';
@@ -30,24 +30,12 @@ interface NativeLayout {
   fstride: number;
 }
 
-export interface Erc721TokenBalance {
-  address: string;
-  name: string;
-  symbol: string;
-  ercType: 'ERC-721';
-  tokenId: string;
-  tokenUri: string;
-  metadata: NftMetadata;
-  ownerAddress?: string;
+/** A token held, as the transfers list it, with its chain. */
+export interface Erc721TokenBalance extends Erc721Token {
   chainId: string;
 }
 
-export interface Erc1155TokenBalance {
-  address: string;
-  ercType: 'ERC-1155';
-  tokenId: string;
-  tokenUri: string;
-  metadata: NftMetadata;
+export interface Erc1155TokenBalance extends Erc1155Token {
   chainId: string;
   balance: string;
 }

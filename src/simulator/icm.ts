@@ -13,7 +13,7 @@ import { cb58Encode, isBlockchainId, isEvmChainId, type Network } from '../ids.j
 import { ExactNumber } from '../json.js';
 import { amountOf, edgeClassAt, randomClass } from './amounts.js';
 import { badRequest } from './errors.js';
-import { CHAINS, WORLD_NOW } from './evm.js';
+import { CHAINS, WORLD_NOW, type Erc20Token } from './evm.js';
 import { Rng, labelBytes, toHex } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { fromArray, lowerBound, type Listing } from './listing.js';
@@ -42,19 +42,8 @@ export interface IcmChain {
   indexed: boolean;
 }
 
-interface Money {
-  currencyCode: 'usd';
-  value: number | ExactNumber;
-}
-
-export interface IcmRewardDetails {
-  address: string;
-  name: string;
-  symbol: string;
-  decimals: number;
-  logoUri?: string;
-  ercType: 'ERC-20';
-  price?: Money;
+/** A relayer's fee: an ERC-20 token, its amount as a decimal string. */
+export interface IcmRewardDetails extends Erc20Token {
   value: string;
 }
 

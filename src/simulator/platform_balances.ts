@@ -12,7 +12,7 @@ import { addressesParam, booleanParam, enumParam, intParam, pageAt, single } fro
 import { P_CHAIN_ID, pathChain, primaryWorld, type PChainUtxo } from './primary.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
-import { addressBody } from './staking.js';
+import { addressBody, type AssetAmount } from './staking.js';
 
 /** The categories of a P-Chain balance (the OpenAPI's PChainBalance), in its order. */
 export const BALANCE_CATEGORIES = [
@@ -26,13 +26,7 @@ export type BalanceCategory = (typeof BALANCE_CATEGORIES)[number];
  */
 export const ATOMIC_STATUS = 'exported';
 
-export interface AggregatedAssetAmount {
-  assetId: string;
-  name: string;
-  symbol: string;
-  denomination: number;
-  type: 'secp256k1' | 'nft';
-  amount: string;
+export interface AggregatedAssetAmount extends AssetAmount {
   utxoCount: number;
   sharedWithChainId?: string;
   status?: string;
