@@ -3,6 +3,7 @@
 // merge keeps, adds and deletes. merge.ts does the I/O around them. No clock: `now` is an argument.
 import type { StreamDecl } from '../decl/stream.js';
 import { RAW, REBUILD, REJECTS } from '../state/store.js';
+import { getter } from '../transform/rows.js';
 
 const isRaw = (f: string) => f.startsWith(`${RAW}/`) || f.startsWith(`${REBUILD}/${RAW}/`);
 const isRejects = (f: string) => f.startsWith(`${REJECTS}/`) || f.startsWith(`${REBUILD}/${REJECTS}/`);
@@ -95,11 +96,11 @@ export function timeOf(decl: StreamDecl): ((item: unknown) => number) | undefine
   const from = tc ? decl.columns.find((c) => c.name === tc.column)?.from : undefined;
   if (from === undefined) return undefined;
   const unexplode = (p: string) => (decl.explode && p.startsWith('_parent.') ? p.slice('_parent.'.length) : p);
-  const paths = (Array.isArray(from) ? from : [from]).map((p) => unexplode(p).split('.'));
+  const gets = (Array.isArray(from) ? from : [from]).map((p) => getter(unexplode(p)));
   return (item) => {
-    for (const path of paths) {
-      let v: unknown = item;
-      for (const k of path) v = v !== null && typeof v === 'object' ? (v as Record<string, unknown>)[k] : undefined;
+    if (item === null || typeof item !== 'object') return NaN;
+    for (const get of gets) {
+      const v = get(item as Record<string, unknown>);
       if (v !== undefined && v !== null) return Number(v);
     }
     return NaN;

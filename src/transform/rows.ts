@@ -114,7 +114,8 @@ export function knownFields(decl: StreamDecl): KnownFields {
   return root;
 }
 
-function getter(path: string): (item: Record<string, unknown>) => unknown {
+/** Reads a dot path (`reward.amount`) of an item: undefined where a step is missing. */
+export function getter(path: string): (item: Record<string, unknown>) => unknown {
   const parts = path.split('.');
   if (parts.length === 1) return (item) => item[path];
   return (item) => {
