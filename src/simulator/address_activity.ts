@@ -44,9 +44,7 @@ export class AddressActivity {
   private readonly layouts = new Map<string, NativeLayout>();
   private readonly activeByChain = new Map<string, readonly RichAddress[]>();
 
-  constructor(readonly seed: number, readonly scale: number, private readonly evm: EvmWorld, private readonly blocks: BlockWorld) {
-    blocks.patch = (chain, n, i, tx) => this.patch(chain, n, i, tx);
-  }
+  constructor(readonly seed: number, readonly scale: number, private readonly evm: EvmWorld, private readonly blocks: BlockWorld) {}
 
   /**
    * Addresses with native transactions: the chain's internal-transaction owners (a factory and
@@ -125,7 +123,8 @@ export class AddressActivity {
     return hashKey(this.seed, 'native-index', chain.chainId, n) % this.blocks.txCount(chain, n);
   }
 
-  private patch(chain: ChainInfo, n: number, i: number, tx: BlockTransaction): BlockTransaction {
+  /** A block's transaction as served: an active address's own item written into it (the blocks' TxPatch). */
+  patch(chain: ChainInfo, n: number, i: number, tx: BlockTransaction): BlockTransaction {
     const actives = this.actives(chain.chainId);
     if (!actives.length) return tx;
     const k = n % actives.length;

@@ -71,10 +71,8 @@ const MAX_KNOWN_HASHES = 200_000;
 
 export class BlockWorld {
   private readonly byHash = new Map<string, { chainId: string; block: number }>();
-  /** Set when the world is built; every transaction served passes through it, so listings by address agree with blocks. */
-  patch?: TxPatch;
-
-  constructor(readonly seed: number, private readonly evm: EvmWorld) {}
+  /** `patch`: every transaction served passes through it, so that listings by address agree with blocks. */
+  constructor(readonly seed: number, private readonly evm: EvmWorld, private readonly patch?: TxPatch) {}
 
   /** Transactions from genesis through block n. Block 0 has none. */
   cumulative(chain: ChainInfo, n: number): number {

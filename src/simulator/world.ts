@@ -72,7 +72,7 @@ export class World {
     this.evm = new EvmWorld(this.seed, this.scale);
     this.staking = new StakingWorld(this.seed);
     this.series = new SeriesWorld(this.seed, this.clocked);
-    this.blocks = new BlockWorld(this.seed, this.evm);
+    this.blocks = new BlockWorld(this.seed, this.evm, (chain, n, i, tx) => this.activity.patch(chain, n, i, tx));
     this.activity = new AddressActivity(this.seed, this.scale, this.evm, this.blocks);
     this.balances = new BalanceWorld(this.seed, this.evm);
     this.catalog = new Catalog(this.seed, this.evm);
