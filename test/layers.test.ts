@@ -10,10 +10,10 @@ import { describe, expect, it } from 'vitest';
  * Lowest first: a file may import files of its own stage and of the stages before it, never of a
  * stage after it. At the bottom the vocabulary every stage shares: errors, the package version, the identifier codec,
  * the rules of the request bodies, UTF-8 pages as bytes, JSON numbers kept as sent, service text
- * made inert for a terminal or a spreadsheet, the declarations (decl/: streams, pages, the
- * client port) and the Iceberg file formats (iceberg/: manifests in Avro, the binary bounds).
- * Then the runtime, in the order a row travels, then what reads the lake, the commands, and the
- * library's entry.
+ * made inert for a terminal or a spreadsheet, and the declarations (decl/: streams, pages, the
+ * client port). Then the runtime, in the order a row travels (the tables' Iceberg metadata,
+ * iceberg/, kept with each commit of the files the writer wrote), then what reads the lake, the
+ * commands, and the library's entry.
  */
 const ORDER = [
   'errors',
@@ -24,7 +24,6 @@ const ORDER = [
   'json',
   'text',
   'decl',
-  'iceberg',
   'tables',
   'sources',
   'cluster',
@@ -34,6 +33,7 @@ const ORDER = [
   'config',
   'transform',
   'load',
+  'iceberg',
   'pipeline',
   'warehouse',
   'operations',

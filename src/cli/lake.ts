@@ -93,7 +93,9 @@ async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
   const { openWarehouse } = await import('../warehouse/views.js');
   const given = givenLake(a);
   const lake = await readLake(given);
-  const results = await runChecks(await openWarehouse(lake), lake);
+  // On object storage the tables' metadata is read where engines read it: in the store.
+  const store = isObjectUrl(given) ? await (await import('../state/s3.js')).S3Objects.open(given) : undefined;
+  const results = await runChecks(await openWarehouse(lake), lake, undefined, store ? { objects: store, uri: store.where } : {});
   process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(checksJson(isObjectUrl(given) ? checkLake(given) : lake, results), null, 1)) : formatChecks(results)) + '\n');
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }

@@ -72,11 +72,32 @@ const copies = new PQueue({ concurrency: 1 });
 /** Rows in a row group of a compacted file (DuckDB's default is 122,880). */
 const COMPACT_ROW_GROUP = 61_440;
 
-export class ParquetWriter {
-  private constructor(private readonly conn: DuckDBConnection) {}
+/** Per column name of a table, its FIELD_IDS entry (the table's Iceberg field ids: iceberg/schema.ts). */
+export type FieldIds = (decl: StreamDecl) => Promise<Map<string, string>>;
 
-  static async open(spillDir?: string): Promise<ParquetWriter> {
-    return new ParquetWriter(await (await duck(spillDir)).connect());
+export class ParquetWriter {
+  private constructor(
+    private readonly conn: DuckDBConnection,
+    private readonly ids?: FieldIds,
+  ) {}
+
+  /** `ids`: the field ids each table's files carry, so that readers match columns by id, not name. */
+  static async open(spillDir?: string, ids?: FieldIds): Promise<ParquetWriter> {
+    return new ParquetWriter(await (await duck(spillDir)).connect(), ids);
+  }
+
+  /** The COPY option giving `columns` (those a file will hold) their field ids, or '' without ids. */
+  private async fieldIds(decl: StreamDecl | undefined, columns: string[]): Promise<string> {
+    if (!decl || !this.ids) return '';
+    const ids = await this.ids(decl);
+    const entries = columns.filter((c) => ids.has(c)).map((c) => `"${c.replace(/"/g, '""')}": ${ids.get(c)}`);
+    return entries.length ? `, FIELD_IDS {${entries.join(', ')}}` : '';
+  }
+
+  /** The names of the columns a query gives. */
+  private async columnsOf(sql: string): Promise<string[]> {
+    const r = await this.conn.runAndReadAll(`DESCRIBE ${sql}`);
+    return r.getRows().map((row) => String(row[0]));
   }
 
   close(): void {
@@ -112,7 +133,8 @@ export class ParquetWriter {
     const columns = cols.map((c) => `'${c.name}': '${c.type}'`).join(', ');
     const read = `read_csv(${sqlString(rowsFile)}, delim = chr(31), quote = '', escape = '', header = false, auto_detect = false, nullstr = chr(1), new_line = '\\n', columns = {${columns}})`;
     const file = this.newFile(dir, stem, sub);
-    await this.copy(`COPY (SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}) TO ${sqlString(file)} (${PARQUET})`);
+    const ids = await this.fieldIds(decl, cols.map((c) => c.name));
+    await this.copy(`COPY (SELECT ${cols.map((c) => c.select).join(', ')} FROM ${read}) TO ${sqlString(file)} (${PARQUET}${ids})`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
 
@@ -145,7 +167,9 @@ export class ParquetWriter {
       ? `WITH f AS (${freshSql}) SELECT * FROM f UNION ALL BY NAME SELECT * FROM read_parquet(${list(old)}, union_by_name = true, hive_partitioning = false) o WHERE NOT EXISTS (SELECT 1 FROM f WHERE ${same})`
       : freshSql;
     const file = this.newFile(dir, stem, sub);
-    await this.copy(`COPY (SELECT * FROM (${body}) ORDER BY ${key.join(', ')}) TO ${sqlString(file)} (${PARQUET})`);
+    const select = `SELECT * FROM (${body}) ORDER BY ${key.join(', ')}`;
+    const ids = this.ids ? await this.fieldIds(decl, await this.columnsOf(select)) : '';
+    await this.copy(`COPY (${select}) TO ${sqlString(file)} (${PARQUET}${ids})`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
 
@@ -157,15 +181,16 @@ export class ParquetWriter {
    * 512). DuckDB cuts row groups by bytes only when the order may change: here by rows, half its
    * default, which keeps a group's memory down and its block range narrow.
    */
-  async rewrite(files: string[], dir: string, stem: string, sub = ''): Promise<WrittenFile[]> {
+  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl): Promise<WrittenFile[]> {
     const file = this.newFile(dir, stem, sub);
     // By name: files written before a column was added lack it (NULL there), as the views read them.
     const read = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false)`;
+    const ids = this.ids ? await this.fieldIds(decl, await this.columnsOf(`SELECT * FROM ${read}`)) : '';
     // The setting is the instance's, not the connection's: set and put back inside the one COPY at a time.
     await copies.add(async () => {
       await this.conn.run('SET preserve_insertion_order = true');
       try {
-        await this.conn.run(`COPY (SELECT * FROM ${read}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP})`);
+        await this.conn.run(`COPY (SELECT * FROM ${read}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP}${ids})`);
       } finally {
         await this.conn.run('SET preserve_insertion_order = false');
       }

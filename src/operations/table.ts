@@ -4,7 +4,8 @@
 // and the file itself land in the same commit.
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { duck, ParquetWriter, PARQUET } from '../load/parquet.js';
+import { duck, PARQUET } from '../load/parquet.js';
+import { openWriter } from '../pipeline/session.js';
 import { sqlString } from '../load/paths.js';
 import { slug, STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
 import { nextSeq, stemText } from '../state/names.js';
@@ -56,7 +57,7 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
   } finally {
     conn.closeSync();
   }
-  const writer = await ParquetWriter.open(spill);
+  const writer = await openWriter(store, spill);
   try {
     const old = state.files.filter(isTableFile);
     const [merged] = await writer.merge(OPERATIONS, [fresh], await store.local(old), dir, stemText({ partition: slug(TABLE_PARTITION), seq: nextSeq(state.files) }));

@@ -93,7 +93,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     o.signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
-    const [out] = await writer.rewrite(await store.local(group), dir, stemText({ partition: slug(state.partition), listing: { kind: 'compact' }, seq: nextSeq(next.files) }), folderOf(decl, state.values ?? {}));
+    const [out] = await writer.rewrite(await store.local(group), dir, stemText({ partition: slug(state.partition), listing: { kind: 'compact' }, seq: nextSeq(next.files) }), folderOf(decl, state.values ?? {}), decl);
     const got = await writer.countRowsOf([out!.staged]);
     if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
     const landed = `${decl.table}/${out!.rel}`;
@@ -101,7 +101,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     const replaced = new Set(group);
     const kept = next.files.filter((f) => !replaced.has(f));
     kept.splice(first, 0, landed);
-    next = await store.commit({ ...next, files: kept }, [[out!.staged, landed]], group);
+    next = await store.commit({ ...next, files: kept }, [[out!.staged, landed]], group, { rewrite: true });
     report.filesAfter -= group.length - 1;
     report.rowsRewritten += want;
   }
@@ -120,6 +120,8 @@ export async function compactTables(store: StateStore, writer: ParquetWriter, ta
   for (const table of names) {
     const t0 = performance.now();
     const report: CompactReport = { table, partitions: 0, filesBefore: 0, filesAfter: 0, rowsRewritten: 0, seconds: 0 };
+    // A table committed before the lake kept Iceberg metadata gets its first snapshot here.
+    if (await store.publisher?.adopt(table)) o.logger.info({ table }, 'wrote the Iceberg metadata of a table that had none');
     // A --full-refresh in progress swaps its own files in later; leave it be.
     for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report, o);
     report.seconds = (performance.now() - t0) / 1000;

@@ -9,11 +9,11 @@ import { Client, type ClientOptions } from '../sources/client.js';
 import type { SharedBudgetFactory } from '../sources/shared.js';
 import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
-import { ParquetWriter } from '../load/parquet.js';
+import type { ParquetWriter } from '../load/parquet.js';
 import { STAGING, type StateStore } from '../state/store.js';
 import { Skipped } from '../errors.js';
 import type { RunReport, StreamReport } from './report.js';
-import { describeError, holdForRun, LakeSession } from './session.js';
+import { describeError, holdForRun, LakeSession, openWriter } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { planJobs } from './plan.js';
 import { append } from './append.js';
@@ -88,7 +88,7 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
     const free: ParquetWriter[] = [];
     const withWriter = async <T>(f: (w: ParquetWriter) => Promise<T>): Promise<T> => {
-      const w = free.pop() ?? (await ParquetWriter.open(store.path(join(STAGING, `duckdb-${process.pid}`))));
+      const w = free.pop() ?? (await openWriter(store, store.path(join(STAGING, `duckdb-${process.pid}`))));
       if (!writers.includes(w)) writers.push(w);
       try {
         return await f(w);

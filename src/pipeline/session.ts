@@ -7,6 +7,7 @@
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { ParquetWriter } from '../load/parquet.js';
+import { icebergPublisher } from '../iceberg/table.js';
 import { LakeLock } from '../state/lock.js';
 import { S3LeaseBackend, S3Objects } from '../state/s3.js';
 import { STAGING, StateStore, type StoreHooks } from '../state/store.js';
@@ -19,6 +20,12 @@ export interface HoldOptions {
   onWait?: (holder: string) => void;
   /** Told once, when the lock can only be taken by lesser means (a store that ignores conditions). */
   onNote?: (note: string) => void;
+}
+
+/** A Parquet writer for a store's tables: their files carry the field ids of the tables' Iceberg schemas. */
+export function openWriter(store: StateStore, spillDir: string): Promise<ParquetWriter> {
+  const publisher = store.publisher;
+  return ParquetWriter.open(spillDir, publisher && ((decl) => publisher.fieldIds(decl)));
 }
 
 export class LakeSession {
@@ -42,7 +49,7 @@ export class LakeSession {
       for (const l of locks) l.assertHeld();
       hooks.fence?.();
     };
-    return new LakeSession(await StateStore.open(lake, { ...hooks, fence }), locks);
+    return new LakeSession(await StateStore.open(lake, { publisher: icebergPublisher, ...hooks, fence }), locks);
   }
 
   /**
@@ -51,7 +58,8 @@ export class LakeSession {
    * the usual, taken by the lock a run takes on its work folder, so that workers on one machine
    * never share copies. close() lets the folder go.
    */
-  static async forWorker(lake: string, hooks: StoreHooks): Promise<LakeSession> {
+  static async forWorker(lake: string, given: StoreHooks): Promise<LakeSession> {
+    const hooks: StoreHooks = { publisher: icebergPublisher, ...given };
     const probe = await StateStore.open(lake, hooks);
     if (!probe.remote) return new LakeSession(probe, []);
     for (let n = 0; ; n++) {
@@ -105,7 +113,7 @@ export class LakeSession {
 
   /** The session's Parquet writer: opened at first use, closed with the session. */
   writer(): Promise<ParquetWriter> {
-    return (this.writerOpened ??= ParquetWriter.open(this.store.path(join(STAGING, 'duckdb'))));
+    return (this.writerOpened ??= openWriter(this.store, this.store.path(join(STAGING, 'duckdb'))));
   }
 
   /** Closes the writer and lets the lake (or the worker's folder) go, a writer that failed to open included. */

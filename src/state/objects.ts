@@ -2,7 +2,7 @@
 // machine (DiskObjects) or a bucket prefix of an S3-compatible store (s3.ts). The commit protocol
 // (store.ts) is written once against this; the disk moves a file by renaming it, a store without
 // rename by a server-side copy and a delete.
-import { closeSync, copyFileSync, existsSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 
 export interface ObjectInfo {
@@ -17,6 +17,12 @@ export interface ObjectStore {
   readonly where: string;
   /** Writes a whole object; a reader sees the old or the new content, never a part. Returns its etag. */
   put(key: string, body: string | Buffer): Promise<string>;
+  /**
+   * Writes a whole object only if there is none at `key`: true when this call made it, false when
+   * one was there. Of several writers creating one key at once, one gets true (on disk always; on
+   * a store that ignores conditions, a read then a write: see S3Objects).
+   */
+  create(key: string, body: string | Buffer): Promise<boolean>;
   /** `put` of a local file's content (without holding a large file in memory). */
   upload(key: string, file: string): Promise<string>;
   get(key: string): Promise<{ body: Buffer; etag: string } | undefined>;
@@ -93,6 +99,30 @@ export class DiskObjects implements ObjectStore {
   async put(key: string, body: string | Buffer): Promise<string> {
     writeAtomic(this.path(key), body);
     return this.etagOf(this.path(key));
+  }
+
+  async create(key: string, body: string | Buffer): Promise<boolean> {
+    const target = this.path(key);
+    mkdirSync(dirname(target), { recursive: true });
+    const tmp = `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
+    const fd = openSync(tmp, 'w');
+    try {
+      writeFileSync(fd, body);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // A link fails when the name exists: the one atomic create-if-absent of a whole file.
+    try {
+      linkSync(tmp, target);
+      fsyncPath(dirname(target));
+      return true;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
+      throw err;
+    } finally {
+      unlinkSync(tmp);
+    }
   }
 
   async upload(key: string, file: string): Promise<string> {

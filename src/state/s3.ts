@@ -145,6 +145,28 @@ export class S3Objects implements ObjectStore {
     return r.ETag ?? '';
   }
 
+  private conditional?: Promise<boolean>;
+
+  /**
+   * With If-None-Match: * where the store honours it (probed once); where it does not, a HEAD then
+   * a PUT, exact for one writer (the lake's lock) and narrow for several.
+   */
+  async create(rel: string, body: string | Buffer): Promise<boolean> {
+    this.conditional ??= probeConditional(this, rel.includes('/') ? `${rel.slice(0, rel.lastIndexOf('/'))}/_create` : '_create');
+    if (await this.conditional) {
+      try {
+        await this.put(rel, body, { IfNoneMatch: '*' });
+        return true;
+      } catch (err) {
+        if ([412, 409].includes((err as { status?: number }).status ?? 0) || isPreconditionFailed(err)) return false;
+        throw err;
+      }
+    }
+    if (await this.head(rel)) return false;
+    await this.put(rel, body);
+    return true;
+  }
+
   async upload(rel: string, file: string): Promise<string> {
     const size = statSync(file).size;
     if (size <= PART) return this.put(rel, readFileSync(file));

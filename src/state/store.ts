@@ -15,6 +15,7 @@ import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, u
 import { createHash } from 'node:crypto';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import type { Cursor } from './cursor.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { DiskObjects, writeAtomic, type ObjectStore } from './objects.js';
 import { isObjectUrl, S3Objects } from './s3.js';
 import { cacheBound, Mirror, workFolder } from './cache.js';
@@ -35,7 +36,29 @@ export interface PartitionState {
   lastRun?: { runId: string; at: string; status: 'complete' | 'partial' };
   /** A --full-refresh in progress: its files live under _rebuild/ until the rebuild swaps them in. */
   rebuild?: { cursor: Cursor; files: string[]; rows: number; rejects: number };
-  pending?: { moves: Array<[string, string]>; deletes: string[] };
+  pending?: { moves: Array<[string, string]>; deletes: string[]; rewrite?: true };
+}
+
+/** One partition's commit as its table sees it (iceberg/table.ts): lake-relative data files. */
+export interface TableChange {
+  table: string;
+  values: Record<string, string>;
+  added: string[];
+  removed: string[];
+  /** A compaction's: the same rows, rewritten. */
+  rewrite?: boolean;
+  /** Unique to the commit, and the same when it is rolled forward. */
+  commit: string;
+}
+
+/** What keeps each table's own metadata in step with its commits (an Iceberg table: iceberg/table.ts). */
+export interface TablePublisher {
+  /** Called once a commit's files are in place and before the files it replaces are deleted; safe to repeat. */
+  publish(change: TableChange): Promise<void>;
+  /** Writes the metadata of a table that has committed files and none yet (a lake written before); false when there was nothing to do. */
+  adopt(table: string): Promise<boolean>;
+  /** Per column name, what DuckDB's FIELD_IDS option gives it in the table's next files. */
+  fieldIds(decl: StreamDecl): Promise<Map<string, string>>;
 }
 
 export const STAGING = '_staging';
@@ -64,6 +87,8 @@ export interface StoreHooks {
    * worker's lease on the partition (cluster/queue.ts), which refuses or holds off a takeover.
    */
   guard?: <T>(table: string, partition: string, change: () => Promise<T>) => Promise<T>;
+  /** The tables' metadata kept with each commit, made for the store. */
+  publisher?: (store: StateStore) => TablePublisher;
 }
 
 export class StateStore {
@@ -76,6 +101,7 @@ export class StateStore {
   private readonly mirror?: Mirror;
   private readonly fence?: () => void;
   private readonly guard?: StoreHooks['guard'];
+  readonly publisher?: TablePublisher;
 
   /** A lake folder on this machine (StateStore.open takes an s3:// lake too). */
   constructor(lake: string, o: StoreHooks & { remote?: { objects: S3Objects; root: string } } = {}) {
@@ -92,6 +118,7 @@ export class StateStore {
       this.root = this.lake;
       this.objects = new DiskObjects(this.lake);
     }
+    this.publisher = o.publisher?.(this);
   }
 
   /**
@@ -180,14 +207,14 @@ export class StateStore {
    * or rebuilt files, absolute or lake-relative), `deletes` lake-relative files the state drops.
    * `next.files` must already list the targets and not the deleted files.
    */
-  async commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = []): Promise<PartitionState> {
+  async commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = [], o: { rewrite?: boolean } = {}): Promise<PartitionState> {
     this.fenced();
     const rel = (p: string) => relative(this.root, this.path(p)).split(sep).join('/');
     const pendingMoves = moves.map(([s, t]): [string, string] => [rel(s), rel(t)]);
     // Staged files go to the lake (on disk: to the disk) before the state names them; files of the
     // lake already (a rebuild's under _rebuild/) are moved where they are.
     await Promise.all(pendingMoves.filter(([s]) => s.startsWith(`${STAGING}/`)).map(([s]) => this.objects.upload(s, this.path(s))));
-    const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel) } };
+    const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel), ...(o.rewrite ? { rewrite: true as const } : {}) } };
     return this.guarded(state, async () => {
       await this.writeState(state);
       await this.finish(state);
@@ -253,6 +280,8 @@ export class StateStore {
         }
       }),
     );
+    // The table's metadata names the new files before the replaced ones go.
+    await this.tell(state);
     // Replaced files go once the new ones are in place.
     await Promise.all(
       (state.pending?.deletes ?? []).map(async (f) => {
@@ -261,6 +290,18 @@ export class StateStore {
       }),
     );
     if (this.objects instanceof DiskObjects) this.objects.syncDirs(moved);
+  }
+
+  /** Tells the publisher what a pending commit does to its table's data files (the table's folder, not rejects or raw pages). */
+  private async tell(state: PartitionState): Promise<void> {
+    const pending = state.pending;
+    if (!this.publisher || !pending) return;
+    const data = (f: string) => f.startsWith(`${state.table}/`) && f.endsWith('.parquet');
+    const added = pending.moves.map(([, to]) => to).filter(data);
+    const removed = pending.deletes.filter(data);
+    if (!added.length && !removed.length) return;
+    const commit = createHash('sha256').update(JSON.stringify([state.table, state.partition, pending.moves, pending.deletes])).digest('hex').slice(0, 32);
+    await this.publisher.publish({ table: state.table, values: state.values ?? {}, added, removed, ...(pending.rewrite ? { rewrite: true } : {}), commit });
   }
 
   /**

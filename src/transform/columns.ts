@@ -37,7 +37,9 @@ export const COLUMN_TYPES: Record<ColumnType, ColumnTypeSpec> = {
   },
   evm_address: { convert: 'evmAddress', stage: 'x', parts: as('VARCHAR', 'VARCHAR') },
   bigint: { convert: 'bigint', stage: 'x', parts: as('VARCHAR', 'BIGINT', (q) => `CAST(${q} AS BIGINT)`) },
-  ubigint: { convert: 'ubigint', stage: 'x', parts: as('VARCHAR', 'UBIGINT', (q) => `CAST(${q} AS UBIGINT)`) },
+  // DECIMAL(20,0), not UBIGINT: the same values exactly, and a type every engine reads (Iceberg and
+  // most engines have no unsigned 64-bit integer; a signed one would wrap the top half).
+  ubigint: { convert: 'ubigint', stage: 'x', parts: as('VARCHAR', 'DECIMAL(20,0)', (q) => `CAST(${q} AS DECIMAL(20,0))`) },
   integer: { convert: 'integer', stage: 'String(x)', parts: as('INTEGER', 'INTEGER') },
   double: { convert: 'double', stage: 'String(x)', parts: as('DOUBLE', 'DOUBLE') },
   boolean: { convert: 'boolean', stage: 'String(x)', parts: as('BOOLEAN', 'BOOLEAN') },

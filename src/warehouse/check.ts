@@ -9,6 +9,8 @@ import { LAKE_TABLES } from './views.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
+import type { ObjectStore } from '../state/objects.js';
+import { icebergReader, lakeUri, type IcebergTables } from '../iceberg/table.js';
 import { coveredRange, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
 import { inert } from '../text.js';
@@ -50,6 +52,9 @@ interface Context {
   states: PartitionState[];
   /** Rows per table (views), so checks over empty tables are skipped, not passed. */
   counts: Map<string, number>;
+  /** The tables' Iceberg metadata, where the lake's objects are, and the lake's URI. */
+  iceberg: IcebergTables;
+  uri: string;
 }
 
 type Outcome = Omit<CheckResult, 'check' | 'table'>;
@@ -165,6 +170,34 @@ function filesOwned(decl: StreamDecl): Check {
       if (missing.length) problems.push(`${plural(missing.length, 'listed file')} missing, e.g. ${missing.slice(0, EXAMPLES).map(rel).join(', ')}`);
       if (shared.length) problems.push(`${plural(shared.length, 'file')} listed by several partitions, e.g. ${rel(shared[0]![0])} (${shared[0]![1].join(', ')})`);
       return problems.length ? fail(problems.join('; ')) : pass(`${plural(onDisk.length, 'file')}, each listed by one partition state`);
+    },
+  };
+}
+
+/**
+ * The table's Iceberg snapshot (what other engines read) names exactly the data files its
+ * partition states list: no file missing (rows other engines would not see), none extra (rows
+ * replaced or never committed).
+ */
+function icebergInStep(decl: StreamDecl): Check {
+  return {
+    check: 'Iceberg snapshot names the committed files',
+    table: decl.table,
+    async run(ctx) {
+      const committed = ctx.states.filter((s) => s.table === decl.table).flatMap((s) => dataFiles(s).filter((f) => f.endsWith('.parquet')));
+      const snap = await ctx.iceberg.snapshotFiles(decl.table);
+      if (!snap) return committed.length ? fail(`${plural(committed.length, 'committed file')} and no Iceberg metadata (${decl.table}/metadata/; \`chainlake compact ${decl.table}\` writes it)`) : skip('no files');
+      const inSnap = new Set(snap.files);
+      const inStates = new Set(committed);
+      const missing = committed.filter((f) => !inSnap.has(f));
+      const extra = snap.files.filter((f) => !inStates.has(f));
+      const problems: string[] = [];
+      if (missing.length) problems.push(`${plural(missing.length, 'committed file')} not in the snapshot, e.g. ${missing.slice(0, EXAMPLES).join(', ')}`);
+      if (extra.length) problems.push(`${plural(extra.length, 'file')} in the snapshot that no state lists, e.g. ${extra.slice(0, EXAMPLES).join(', ')}`);
+      const at = `snapshot ${snap.snapshot} (metadata v${snap.version})`;
+      if (problems.length) return fail(`${at}: ${problems.join('; ')}`);
+      const elsewhere = snap.location !== `${ctx.uri}/${encodeURI(decl.table)}` ? `; its location ${snap.location} is where the lake was (its next commit starts the table's history here)` : '';
+      return pass(`${at}: ${plural(snap.files.length, 'file')}, the states' own${elsewhere}`);
     },
   };
 }
@@ -447,7 +480,7 @@ export function checksFor(decls: readonly StreamDecl[] = LAKE_TABLES): Check[] {
   const out: Check[] = [];
   for (const d of decls) {
     out.push(keyUnique(d));
-    const extra = [amountsExact(d), filesOwned(d), rowsMatchState(d), blockRange(d), chunkRanges(d), blocksContiguous(d)];
+    const extra = [amountsExact(d), filesOwned(d), icebergInStep(d), rowsMatchState(d), blockRange(d), chunkRanges(d), blocksContiguous(d)];
     for (const c of extra) if (c) out.push(c);
     if (d.table === 'chain_metrics') out.push(metricsAligned(), metricsComplete(), txCountVsBlocks());
     if (d.table === 'block_transactions') out.push(blockTransactionsVsBlocks());
@@ -459,8 +492,10 @@ export function checksFor(decls: readonly StreamDecl[] = LAKE_TABLES): Check[] {
  * Runs every check on a warehouse connection over `lake` (openWarehouse). A check that errors
  * fails with the error, and the others still run.
  */
-export async function runChecks(conn: DuckDBConnection, lake: string, decls: readonly StreamDecl[] = LAKE_TABLES): Promise<CheckResult[]> {
+export async function runChecks(conn: DuckDBConnection, lake: string, decls: readonly StreamDecl[] = LAKE_TABLES, o: { objects?: ObjectStore; uri?: string } = {}): Promise<CheckResult[]> {
   const store = new StateStore(lake);
+  const uri = o.uri ?? lakeUri(store);
+  const iceberg = icebergReader(o.objects ?? store.objects, uri);
   const results: CheckResult[] = [];
   let states: PartitionState[] = [];
   try {
@@ -470,7 +505,7 @@ export async function runChecks(conn: DuckDBConnection, lake: string, decls: rea
   }
   const counts = new Map<string, number>();
   for (const d of decls) counts.set(d.table, num((await one(conn, `SELECT count(*) AS n FROM ${ident(d.table)}`)).n));
-  const ctx: Context = { conn, lake: store.lake, decls, states, counts };
+  const ctx: Context = { conn, lake: store.lake, decls, states, counts, iceberg, uri };
   await loadStates(ctx);
   for (const c of checksFor(decls)) {
     let outcome: Outcome;

@@ -144,7 +144,7 @@ describe('P-Chain balances and UTXOs as snapshots', () => {
       count(*) FILTER (WHERE consumed_on_chain_id <> '${P_CHAIN_ID}') atomic, count(*) FILTER (WHERE reward_type IS NOT NULL) rewards,
       typeof(any_value(platform_locktime)) lt, typeof(any_value(amount)) amt FROM platform_utxos`);
     for (const c of ['spent', 'staked', 'stake_locked', 'atomic', 'rewards']) expect(Number(k![c]), c).toBeGreaterThan(0);
-    expect([k!.lt, k!.amt]).toEqual(['UBIGINT', 'DECIMAL(38,0)']);
+    expect([k!.lt, k!.amt]).toEqual(['DECIMAL(20,0)', 'DECIMAL(38,0)']);
     // B's entry asked for pages of 7: its snapshot spans several.
     const b = reports[0]!.streams.filter((s) => s.table === 'platform_utxos');
     expect(b.reduce((n, s) => n + s.pages, 0)).toBeGreaterThan(10);

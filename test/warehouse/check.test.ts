@@ -9,6 +9,7 @@ import { runChecks, type CheckResult } from '../../src/warehouse/check.js';
 import { afterWindow, coveredRange, listingsOf, nextWindowStart, skipAt, type Cursor } from '../../src/state/cursor.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { StateStore, type PartitionState } from '../../src/state/store.js';
+import { icebergPublisher } from '../../src/iceberg/table.js';
 import type { StreamDecl } from '../../src/decl/stream.js';
 import { BLOCK_CURSOR } from '../../src/streams/common.js';
 import { cli, demoLake } from '../lake-fixture.js';
@@ -272,7 +273,9 @@ describe('a table with one row per block', () => {
     await conn.run(`COPY (SELECT '43114' AS chain_id, CAST(unnest([${numbers.join(',')}]) AS BIGINT) AS block_number) TO '${join(dir, 'blocks', 'p.parquet')}' (FORMAT parquet)`);
     conn.closeSync();
     const top = Math.max(...numbers);
-    await new StateStore(dir).commit({ table: 'blocks', partition: '43114', files: ['blocks/p.parquet'], rows: numbers.length, rejects: 0, cursor: { nextBlock: top, skip: { block: top, keys: [`43114|${top}`] } } }, []);
+    const store = new StateStore(dir, { publisher: icebergPublisher });
+    await store.commit({ table: 'blocks', partition: '43114', files: ['blocks/p.parquet'], rows: numbers.length, rejects: 0, cursor: { nextBlock: top, skip: { block: top, keys: [`43114|${top}`] } } }, []);
+    await store.publisher!.adopt('blocks');
     const wh = await DuckDBInstance.create(':memory:');
     const c = await wh.connect();
     await c.run(`CREATE VIEW blocks AS SELECT * FROM read_parquet('${join(dir, 'blocks', '*.parquet')}')`);

@@ -1,0 +1,160 @@
+// A table's Iceberg metadata (format version 2) and its next state after a commit, as a pure
+// function of the current metadata, what the commit did and the clock: no I/O here (table.ts
+// writes the files). The layout is the file-system catalog that engines read from a path:
+// <table>/metadata/v<N>.metadata.json, the newest named in version-hint.text.
+import type { PartitionSpec, Schema } from './schema.js';
+
+export interface Snapshot {
+  'snapshot-id': number;
+  'parent-snapshot-id'?: number;
+  'sequence-number': number;
+  'timestamp-ms': number;
+  'manifest-list': string;
+  summary: Record<string, string> & { operation: Operation };
+  'schema-id': number;
+}
+
+export type Operation = 'append' | 'replace' | 'overwrite' | 'delete';
+
+export interface TableMetadata {
+  'format-version': 2;
+  'table-uuid': string;
+  location: string;
+  'last-sequence-number': number;
+  'last-updated-ms': number;
+  'last-column-id': number;
+  'current-schema-id': number;
+  schemas: Schema[];
+  'default-spec-id': number;
+  'partition-specs': PartitionSpec[];
+  'last-partition-id': number;
+  'default-sort-order-id': number;
+  'sort-orders': Array<{ 'order-id': number; fields: unknown[] }>;
+  properties: Record<string, string>;
+  'current-snapshot-id': number;
+  snapshots: Snapshot[];
+  'snapshot-log': Array<{ 'snapshot-id': number; 'timestamp-ms': number }>;
+  'metadata-log': Array<{ 'metadata-file': string; 'timestamp-ms': number }>;
+  refs: Record<string, { 'snapshot-id': number; type: 'branch' }>;
+}
+
+/** Snapshots a table keeps at most (older ones expire; their files are the newer ones' or gone). */
+export const MAX_SNAPSHOTS = 100;
+/** Earlier metadata files named in the metadata log (and kept on the store) at most. */
+export const MAX_PREVIOUS_METADATA = 20;
+/** The summary key holding the chainlake commit a snapshot carries out: a commit is published once. */
+export const COMMIT_KEY = 'chainlake.commit';
+
+export function currentSnapshot(m: TableMetadata | undefined): Snapshot | undefined {
+  return m?.snapshots.find((s) => s['snapshot-id'] === m['current-snapshot-id']);
+}
+
+export function currentSchema(m: TableMetadata | undefined): Schema | undefined {
+  return m?.schemas.find((s) => s['schema-id'] === m['current-schema-id']);
+}
+
+export interface CommitSummary {
+  operation: Operation;
+  commit: string;
+  addedFiles: number;
+  addedRows: bigint;
+  deletedFiles: number;
+  deletedRows: bigint;
+  totalFiles: number;
+  totalRows: bigint;
+}
+
+export interface NextInput {
+  /** Where the table is (file:///... or s3://...), for a new table. */
+  location: string;
+  uuid: string;
+  schema: Schema;
+  spec: PartitionSpec;
+  properties: Record<string, string>;
+  snapshotId: number;
+  manifestList: string;
+  summary: CommitSummary;
+  /** The path of the metadata file being replaced (for the metadata log), if any. */
+  previousFile?: string;
+  /** The table's files are now at `location` (a lake moved): the history before is dropped, its files being elsewhere. */
+  relocated?: boolean;
+  now: number;
+}
+
+/**
+ * The metadata after one commit, and the snapshots it expired. A commit that removes files expires
+ * every earlier snapshot: the files it removes are deleted once it lands, so no reader may be sent
+ * to them. Otherwise the newest MAX_SNAPSHOTS stay.
+ */
+export function nextMetadata(cur: TableMetadata | undefined, x: NextInput): { metadata: TableMetadata; expired: Snapshot[] } {
+  const seq = (cur?.['last-sequence-number'] ?? 0) + 1;
+  const parent = x.relocated ? undefined : currentSnapshot(cur);
+  const s = x.summary;
+  const snapshot: Snapshot = {
+    'snapshot-id': x.snapshotId,
+    ...(parent ? { 'parent-snapshot-id': parent['snapshot-id'] } : {}),
+    'sequence-number': seq,
+    'timestamp-ms': Math.max(x.now, cur?.['last-updated-ms'] ?? 0),
+    'manifest-list': x.manifestList,
+    summary: {
+      operation: s.operation,
+      'added-data-files': String(s.addedFiles),
+      'deleted-data-files': String(s.deletedFiles),
+      'added-records': String(s.addedRows),
+      'deleted-records': String(s.deletedRows),
+      'total-data-files': String(s.totalFiles),
+      'total-records': String(s.totalRows),
+      'total-delete-files': '0',
+      'total-position-deletes': '0',
+      'total-equality-deletes': '0',
+      [COMMIT_KEY]: s.commit,
+    },
+    'schema-id': x.schema['schema-id'],
+  };
+  const earlier = cur?.snapshots ?? [];
+  const keep = s.deletedFiles > 0 || x.relocated ? [] : earlier.slice(-(MAX_SNAPSHOTS - 1));
+  const kept = new Set(keep.map((k) => k['snapshot-id']));
+  const expired = earlier.filter((e) => !kept.has(e['snapshot-id']));
+  const schemas = cur ? (cur.schemas.some((k) => k['schema-id'] === x.schema['schema-id']) ? cur.schemas : [...cur.schemas, x.schema]) : [x.schema];
+  const lastColumn = Math.max(cur?.['last-column-id'] ?? 0, ...x.schema.fields.flatMap((f) => [f.id, typeof f.type === 'string' ? 0 : f.type['element-id']]));
+  const metadataLog = x.relocated ? [] : [...(cur?.['metadata-log'] ?? []), ...(x.previousFile && cur ? [{ 'metadata-file': x.previousFile, 'timestamp-ms': cur['last-updated-ms'] }] : [])].slice(-MAX_PREVIOUS_METADATA);
+  const metadata: TableMetadata = {
+    'format-version': 2,
+    'table-uuid': cur?.['table-uuid'] ?? x.uuid,
+    location: x.relocated || !cur ? x.location : cur.location,
+    'last-sequence-number': seq,
+    'last-updated-ms': snapshot['timestamp-ms'],
+    'last-column-id': lastColumn,
+    'current-schema-id': x.schema['schema-id'],
+    schemas,
+    'default-spec-id': x.spec['spec-id'],
+    'partition-specs': [x.spec],
+    'last-partition-id': Math.max(999, ...x.spec.fields.map((f) => f['field-id'])),
+    'default-sort-order-id': 0,
+    'sort-orders': [{ 'order-id': 0, fields: [] }],
+    properties: { ...(cur?.properties ?? {}), ...x.properties },
+    'current-snapshot-id': x.snapshotId,
+    snapshots: [...keep, snapshot],
+    'snapshot-log': [...(cur?.['snapshot-log'] ?? []).filter((l) => kept.has(l['snapshot-id'])), { 'snapshot-id': x.snapshotId, 'timestamp-ms': snapshot['timestamp-ms'] }],
+    'metadata-log': metadataLog,
+    refs: { main: { 'snapshot-id': x.snapshotId, type: 'branch' } },
+  };
+  return { metadata, expired };
+}
+
+/** The operation Iceberg names for a commit: files added only, removed only, both, or the same rows rewritten. */
+export function operationOf(added: number, removed: number, sameRows: boolean): Operation {
+  if (removed === 0) return 'append';
+  if (added === 0) return 'delete';
+  return sameRows ? 'replace' : 'overwrite';
+}
+
+/** The metadata file of version `n` and the version a metadata file name gives. */
+export function versionFile(n: number): string {
+  return `v${n}.metadata.json`;
+}
+
+export function versionOf(name: string): number | undefined {
+  const m = /^v(\d+)\.metadata\.json$/.exec(name.slice(name.lastIndexOf('/') + 1));
+  return m ? Number(m[1]) : undefined;
+}
