@@ -31,6 +31,7 @@ const SYSTEM = [
   'test/cluster/{demo-cluster,leases,pg-fixture,queue}.test.ts',
   'test/scenarios/{s3,security,security-s3,hostile}.test.ts',
   'test/state/s3.test.ts',
+  'test/iceberg/s3.test.ts',
   'test/warehouse/report.test.ts',
   'test/pipeline/runs.test.ts',
 ];

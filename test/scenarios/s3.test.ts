@@ -38,7 +38,8 @@ async function listingAgainstStates(url: string): Promise<{ listed: string[]; co
   const all = (await o.list('')).map((x) => x.key);
   const states = await Promise.all(all.filter((k) => k.startsWith('_state/')).map(async (k) => JSON.parse((await o.get(k))!.body.toString()) as { files: string[] }));
   const committed = states.flatMap((s) => s.files).sort();
-  const listed = all.filter((k) => !k.startsWith('_state/') && !k.startsWith('_runs/') && !k.startsWith('_staging/') && k !== '_lock').sort();
+  // A table's Iceberg metadata (<table>/metadata/) is not a data file: check compares it with the states.
+  const listed = all.filter((k) => !k.startsWith('_state/') && !k.startsWith('_runs/') && !k.startsWith('_staging/') && k !== '_lock' && !/^[^/_][^/]*\/metadata\//.test(k)).sort();
   return { listed, committed, staging: all.filter((k) => k.startsWith('_staging/')), lock: all.includes('_lock') };
 }
 
