@@ -6,7 +6,7 @@ import { defineConfig } from 'vitest/config';
 // stage with DuckDB, the simulator in-process, a CLI run). `npm test` runs them all.
 const UNIT = [
   'test/json/**/*.test.ts',
-  'test/iceberg/{avro,bounds}.test.ts',
+  'test/iceberg/{avro,bounds,metadata}.test.ts',
   'test/extract/**/*.test.ts',
   'test/transform/**/*.test.ts',
   'test/load/**/*.test.ts',

@@ -46,7 +46,7 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
@@ -125,6 +125,7 @@ const { STREAMS, STREAM_BY_TABLE } = await import(join(ROOT, 'dist', 'streams', 
 const { stampColumns } = await import(join(ROOT, 'dist', 'decl', 'stream.js'));
 const { LAKE_TABLES } = await import(join(ROOT, 'dist', 'warehouse', 'views.js'));
 const { StateStore } = await import(join(ROOT, 'dist', 'state', 'store.js'));
+const { icebergPublisher } = await import(join(ROOT, 'dist', 'iceberg', 'table.js'));
 const say = (s = '') => process.stdout.write(s + '\n');
 const deadline = Date.now() + opts.timeout * 1000;
 
@@ -433,7 +434,10 @@ async function lakeProblems(lake) {
   cpSync(lake, checkedCopy, { recursive: true });
   const problems = [];
   try {
-    await new StateStore(checkedCopy).recover();
+    // With the Iceberg publisher of a writer, at the lake's own location: the copy's metadata then
+    // reads as the lake's will once the next command rolled it forward.
+    const original = pathToFileURL(resolve(lake)).href;
+    await new StateStore(checkedCopy, { publisher: (store) => icebergPublisher(store, { uri: original }) }).recover();
   } catch (e) {
     problems.push(`its half-done commits cannot be rolled forward: ${firstLine(e)}`);
   }
@@ -492,6 +496,11 @@ async function outsideCheck(lake) {
   for (const table of lakeTables(lake)) {
     const checked = CHECKED_TABLES.has(table);
     for (const f of walk(join(lake, table)).map((p) => relative(lake, p))) {
+      // The table's Iceberg metadata: `chainlake check` compares its snapshot with the states.
+      if (f.startsWith(`${table}/metadata/`)) {
+        if (!/\/metadata\/(v\d+\.metadata\.json|version-hint\.text|[0-9a-f-]+-m\d+\.avro|snap-\d+-1-[0-9a-f-]+\.avro)$/.test(f)) problems.push(`${f}: not an Iceberg metadata file, in a table's metadata folder`);
+        continue;
+      }
       if (!f.endsWith('.parquet')) problems.push(`${f}: a non-Parquet file in a table folder`);
       else if (checked) continue;
       else if (!listed.has(f)) problems.push(`${f}: in a table folder but listed by no partition state (orphan: readers see it)`);

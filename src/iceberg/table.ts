@@ -331,10 +331,11 @@ export function icebergReader(objects: ObjectStore, uri: string): IcebergTables 
  * The publisher a writer's store keeps its tables' Iceberg metadata with (StoreHooks.publisher):
  * files are named by file:// URIs on disk and s3:// ones on a store.
  */
-export function icebergPublisher(store: StateStore): TablePublisher {
+export function icebergPublisher(store: StateStore, o: { uri?: string } = {}): TablePublisher {
   const tables = new IcebergTables({
     objects: store.objects,
-    uri: lakeUri(store),
+    // `uri`: where the lake's files are named from, when not where the store is (a copy checked as the lake: scripts/torture.mjs).
+    uri: o.uri ?? lakeUri(store),
     decl: declOf,
     local: (files) => store.local(files),
     committed: (t) => committedBefore(store.all().filter((s) => s.table === t)),
