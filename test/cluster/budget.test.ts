@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { keyHash } from '../../src/cluster/budget.js';
 import { budgetDatabase, cuBetween, hungry, perWindow, runClients, type Plan } from './budget-clients.js';
 
-const WINDOW_MS = 2000;
+const WINDOW_MS = 1000;
 const BUDGET = 1000;
 const SLICE = BUDGET / 10;
 
