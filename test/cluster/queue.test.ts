@@ -162,8 +162,12 @@ function differences(tables: Record<string, string[]>): string[] {
   });
 }
 
-/** Three workers and a queued run; `during` acts on the database while the run works. */
-async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>) {
+/**
+ * Two workers and a queued run; `during` acts on the database while the run works. `runLease` is
+ * the run's lease bound in seconds (the workers keep theirs): how long it waits for the database is
+ * ten of them.
+ */
+async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>, runLease = LEASE_SECONDS) {
   const workers = [worker(lake, {}), worker(lake, {})];
   let running = true;
   let working!: () => void;
@@ -173,7 +177,7 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
   const midRun = new Promise<void>((r) => (working = r));
   const run = runCli(
     ['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'],
-    { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS },
+    { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: runLease },
     (stderr) => {
       if (stderr.includes('"msg":"job done"')) working();
     },
@@ -211,13 +215,18 @@ describe('run --queue: the database going away', () => {
 
   it('away for longer than the run waits: it exits 1 saying so, and a rerun finishes', async () => {
     const lake = join(root, 'db-gone');
-    const { result, codes, said } = await withWorkers(lake, async (running) => {
-      if (!running()) return;
-      await pgdb.stop();
-      // The run waits ten leases' bounds (20 s here), then gives up.
-      while (running()) await new Promise((r) => setTimeout(r, 500));
-      await pgdb.start();
-    });
+    // The run waits ten of its lease bounds, then gives up: 10 s with a bound of 1 s (the workers
+    // keep theirs, and wait on).
+    const { result, codes, said } = await withWorkers(
+      lake,
+      async (running) => {
+        if (!running()) return;
+        await pgdb.stop();
+        while (running()) await new Promise((r) => setTimeout(r, 500));
+        await pgdb.start();
+      },
+      '1',
+    );
     expect(result.code).toBe(1);
     expect(codes, said).toEqual([0, 0]);
     expect(result.stderr).toMatch(/the queue's database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres did not answer: .* \(for \d+ s; \d+ of \d+ jobs done, their commits kept: rerun to finish\)/);
