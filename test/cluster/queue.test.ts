@@ -38,24 +38,37 @@ function urls(): string[] {
 /**
  * A worker process, its output kept for the leak search. `ready`: it said it waits for jobs, so
  * its handlers of SIGTERM are in place (a signal before that ends it as any process, without 0).
+ * `heard(text)`: it said that, or ended.
  */
-function worker(lake: string, env: Record<string, string>): { child: ChildProcess; done: Promise<number | null>; ready: Promise<void>; said: () => string } {
+function worker(
+  lake: string,
+  env: Record<string, string>,
+): { child: ChildProcess; done: Promise<number | null>; ready: Promise<void>; heard: (text: string) => Promise<void>; said: () => string } {
   const child = spawn(process.execPath, [BIN, 'worker', '--queue', pgdb.url, '--lake', lake, '--concurrency', '2', '--log-format', 'json'], {
     env: { ...process.env, CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS, ...env },
   });
   let out = '';
-  let started: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (started = r));
+  let ended = false;
+  const waiting: Array<{ text: string; resolve: () => void }> = [];
   const read = (c: Buffer) => {
     out += c.toString();
-    if (out.includes('worker started')) started();
+    for (const w of waiting) if (out.includes(w.text)) w.resolve();
   };
+  const heard = (text: string) => new Promise<void>((resolve) => (ended || out.includes(text) ? resolve() : waiting.push({ text, resolve })));
+  const ready = heard('worker started');
   child.stdout!.on('data', read);
   child.stderr!.on('data', read);
-  const done = new Promise<number | null>((resolve) => child.on('close', (code) => (outputs.push(out), started(), resolve(code))));
+  const done = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      outputs.push(out);
+      ended = true;
+      for (const w of waiting) w.resolve();
+      resolve(code);
+    }),
+  );
   // What a worker said above info (warnings, errors, a crash's stack): what explains its exit code.
   const said = () => out.split('\n').filter((l) => l.trim() && !l.includes('"level":30')).join('\n').slice(-3000);
-  return { child, done, ready, said };
+  return { child, done, ready, heard, said };
 }
 
 /**
@@ -195,6 +208,23 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
 }
 
 describe('run --queue: the database going away', () => {
+  it('a worker started while it is away waits for it, then for jobs', async () => {
+    await pgdb.stop();
+    let w: ReturnType<typeof worker>;
+    try {
+      w = worker(join(root, 'db-away-at-start'), {});
+      await w.heard("the queue's database is away: waiting for it");
+    } finally {
+      await pgdb.start();
+    }
+    await w.heard("the queue's database is back");
+    await w.ready;
+    // Up and waiting for jobs, not ended (heard() and ready also resolve when it ends).
+    expect(w.child.exitCode, w.said()).toBeNull();
+    w.child.kill('SIGTERM');
+    expect(await w.done, w.said()).toBe(0);
+  });
+
   it('away for a few seconds mid-run: the workers wait, the run finishes, the tables equal one process', async () => {
     const lake = join(root, 'db-away');
     let stopped = false;
@@ -209,6 +239,8 @@ describe('run --queue: the database going away', () => {
     expect(stopped).toBe(true);
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     expect(result.stderr).toContain("the queue's database is away: waiting for it");
+    // Ended by itself, not by a later run.
+    expect(result.stderr).not.toContain('the run was ended by a later run');
     expect(codes, said).toEqual([0, 0]);
     expect(differences(await lakeContents(lake))).toEqual([]);
   }, 300_000);
