@@ -1,7 +1,8 @@
 // The shared budget against a real PostgreSQL, in what does not measure how the windows are shared
 // out (budget.test.ts does, in the tier of timed tests): caps, learnt budgets, aborts, errors, and
-// processes spending while the database restarts. What they assert holds however loaded the
-// machine is: the database, not the timing, keeps the caps.
+// processes spending while the database restarts. What they assert does not hang on how soon a
+// process gets its turn: the database keeps the caps, and the restart test leaves seconds to spare,
+// so they share the machine with other tests (the system tier).
 import { randomBytes } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import { BudgetUnavailable, SharedBudget, keyHash } from '../../src/cluster/budget.js';
