@@ -1,7 +1,8 @@
-// A lake for the warehouse tests (check, export, report, sql): the demo pipeline's streams of the
-// given tables, run against the embedded simulator on loopback into a fresh temporary folder.
+// A lake for the warehouse tests (check, export, report, sql, warehouse): the demo pipeline's
+// streams of the given tables, run against the embedded simulator on loopback into a fresh
+// temporary folder, or the one demo lake shared by the files that only read it.
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -30,6 +31,39 @@ export async function demoLake(tables: string[] = DEMO_TABLES, o: { lake?: strin
   } finally {
     await sim.close();
   }
+}
+
+let shared: Promise<string> | undefined;
+
+/**
+ * The demo lake of DEMO_TABLES for the files that only read it (a test that changes a lake makes
+ * or copies its own), made once per test worker (the integration files share a worker's modules)
+ * and, under the folder of a test run (tmpdir.setup.ts), once for all its workers: the first to
+ * finish building it moves it into place; one that built it meanwhile drops its own. It is alone
+ * in its folder: what `chainlake warehouse` writes next to it by default goes there.
+ */
+export function sharedDemoLake(): Promise<string> {
+  shared ??= buildSharedLake().catch((err: unknown) => {
+    shared = undefined;
+    throw err;
+  });
+  return shared;
+}
+
+async function buildSharedLake(): Promise<string> {
+  const run = process.env.CHAINLAKE_TEST_TMP;
+  const place = run ? join(run, 'demo-lake') : undefined;
+  if (place && existsSync(join(place, 'lake'))) return join(place, 'lake');
+  const dir = mkdtempSync(join(tmpdir(), 'cl-demo-'));
+  await demoLake(DEMO_TABLES, { lake: join(dir, 'lake') });
+  if (!place) return join(dir, 'lake');
+  try {
+    renameSync(dir, place);
+  } catch (err) {
+    if (!existsSync(join(place, 'lake'))) throw err;
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return join(place, 'lake');
 }
 
 const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));

@@ -190,7 +190,9 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
     if (o.signal?.aborted) {
       for (const idLeft of open) for (const part of orderOf.get(idLeft)!.partitions) reports.get(orderOf.get(idLeft)!.table)!.errors.push(`${part}: ${errorMessage(o.signal.reason)}`);
     }
-    // The jobs not done are cancelled and their workers commit nothing more before the lake is let go.
+    // The jobs not done are cancelled and their workers commit nothing more before the lake is let
+    // go. The run stops renewing itself first: renewed once ended, it would read as ended by another.
+    clearInterval(renewer);
     await q.endRun(queue, id).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'could not end the run in the queue; its workers stop at their lease bound'));
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
     // The workers are done or refused from here: the lake's files are the run's to merge.

@@ -46,7 +46,12 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   const store = session.store;
   const queue = queueName(store.lake);
   const bound = jobLeaseBound();
-  const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.debug({ err: message }, "the queue's upkeep failed") });
+  const q = await openQueue(o);
+  if (!q) {
+    await session.close();
+    o.logger.info('worker stopped');
+    return;
+  }
   const shared = sharedBudgets(o.queue);
   // The clients of the latest run: what they learnt (the budget, the latency) serves its next job.
   let clients: { run: string; clients: Clients } | undefined;
@@ -156,4 +161,24 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     await session.close();
     o.logger.info('worker stopped');
   }
+}
+
+/**
+ * The queue, once its database answers: a worker started while it is away (restarting, or not up
+ * yet) waits for it as one does mid-run. A database that refuses the worker (its password) ends
+ * it. Undefined when the worker is stopped first.
+ */
+async function openQueue(o: WorkerOptions): Promise<WorkQueue | undefined> {
+  for (let away = false; !o.signal.aborted; away = true) {
+    try {
+      const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.debug({ err: message }, "the queue's upkeep failed") });
+      if (away) o.logger.info("the queue's database is back");
+      return q;
+    } catch (err) {
+      if (!(err instanceof QueueUnavailable)) throw err;
+      if (!away) o.logger.warn({ err: err.message }, "the queue's database is away: waiting for it");
+      await sleep(1000, o.signal);
+    }
+  }
+  return undefined;
 }

@@ -38,24 +38,37 @@ function urls(): string[] {
 /**
  * A worker process, its output kept for the leak search. `ready`: it said it waits for jobs, so
  * its handlers of SIGTERM are in place (a signal before that ends it as any process, without 0).
+ * `heard(text)`: it said that, or ended.
  */
-function worker(lake: string, env: Record<string, string>): { child: ChildProcess; done: Promise<number | null>; ready: Promise<void>; said: () => string } {
+function worker(
+  lake: string,
+  env: Record<string, string>,
+): { child: ChildProcess; done: Promise<number | null>; ready: Promise<void>; heard: (text: string) => Promise<void>; said: () => string } {
   const child = spawn(process.execPath, [BIN, 'worker', '--queue', pgdb.url, '--lake', lake, '--concurrency', '2', '--log-format', 'json'], {
     env: { ...process.env, CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS, ...env },
   });
   let out = '';
-  let started: () => void = () => undefined;
-  const ready = new Promise<void>((r) => (started = r));
+  let ended = false;
+  const waiting: Array<{ text: string; resolve: () => void }> = [];
   const read = (c: Buffer) => {
     out += c.toString();
-    if (out.includes('worker started')) started();
+    for (const w of waiting) if (out.includes(w.text)) w.resolve();
   };
+  const heard = (text: string) => new Promise<void>((resolve) => (ended || out.includes(text) ? resolve() : waiting.push({ text, resolve })));
+  const ready = heard('worker started');
   child.stdout!.on('data', read);
   child.stderr!.on('data', read);
-  const done = new Promise<number | null>((resolve) => child.on('close', (code) => (outputs.push(out), started(), resolve(code))));
+  const done = new Promise<number | null>((resolve) =>
+    child.on('close', (code) => {
+      outputs.push(out);
+      ended = true;
+      for (const w of waiting) w.resolve();
+      resolve(code);
+    }),
+  );
   // What a worker said above info (warnings, errors, a crash's stack): what explains its exit code.
   const said = () => out.split('\n').filter((l) => l.trim() && !l.includes('"level":30')).join('\n').slice(-3000);
-  return { child, done, ready, said };
+  return { child, done, ready, heard, said };
 }
 
 /**
@@ -162,8 +175,12 @@ function differences(tables: Record<string, string[]>): string[] {
   });
 }
 
-/** Three workers and a queued run; `during` acts on the database while the run works. */
-async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>) {
+/**
+ * Two workers and a queued run; `during` acts on the database while the run works. `runLease` is
+ * the run's lease bound in seconds (the workers keep theirs): how long it waits for the database is
+ * ten of them.
+ */
+async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>, runLease = LEASE_SECONDS) {
   const workers = [worker(lake, {}), worker(lake, {})];
   let running = true;
   let working!: () => void;
@@ -173,7 +190,7 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
   const midRun = new Promise<void>((r) => (working = r));
   const run = runCli(
     ['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'],
-    { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: LEASE_SECONDS },
+    { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: runLease },
     (stderr) => {
       if (stderr.includes('"msg":"job done"')) working();
     },
@@ -191,6 +208,23 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
 }
 
 describe('run --queue: the database going away', () => {
+  it('a worker started while it is away waits for it, then for jobs', async () => {
+    await pgdb.stop();
+    let w: ReturnType<typeof worker>;
+    try {
+      w = worker(join(root, 'db-away-at-start'), {});
+      await w.heard("the queue's database is away: waiting for it");
+    } finally {
+      await pgdb.start();
+    }
+    await w.heard("the queue's database is back");
+    await w.ready;
+    // Up and waiting for jobs, not ended (heard() and ready also resolve when it ends).
+    expect(w.child.exitCode, w.said()).toBeNull();
+    w.child.kill('SIGTERM');
+    expect(await w.done, w.said()).toBe(0);
+  });
+
   it('away for a few seconds mid-run: the workers wait, the run finishes, the tables equal one process', async () => {
     const lake = join(root, 'db-away');
     let stopped = false;
@@ -205,19 +239,26 @@ describe('run --queue: the database going away', () => {
     expect(stopped).toBe(true);
     expect(result.code, result.stderr.slice(-3000)).toBe(0);
     expect(result.stderr).toContain("the queue's database is away: waiting for it");
+    // Ended by itself, not by a later run.
+    expect(result.stderr).not.toContain('the run was ended by a later run');
     expect(codes, said).toEqual([0, 0]);
     expect(differences(await lakeContents(lake))).toEqual([]);
   }, 300_000);
 
   it('away for longer than the run waits: it exits 1 saying so, and a rerun finishes', async () => {
     const lake = join(root, 'db-gone');
-    const { result, codes, said } = await withWorkers(lake, async (running) => {
-      if (!running()) return;
-      await pgdb.stop();
-      // The run waits ten leases' bounds (20 s here), then gives up.
-      while (running()) await new Promise((r) => setTimeout(r, 500));
-      await pgdb.start();
-    });
+    // The run waits ten of its lease bounds, then gives up: 10 s with a bound of 1 s (the workers
+    // keep theirs, and wait on).
+    const { result, codes, said } = await withWorkers(
+      lake,
+      async (running) => {
+        if (!running()) return;
+        await pgdb.stop();
+        while (running()) await new Promise((r) => setTimeout(r, 500));
+        await pgdb.start();
+      },
+      '1',
+    );
     expect(result.code).toBe(1);
     expect(codes, said).toEqual([0, 0]);
     expect(result.stderr).toMatch(/the queue's database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres did not answer: .* \(for \d+ s; \d+ of \d+ jobs done, their commits kept: rerun to finish\)/);

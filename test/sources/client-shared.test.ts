@@ -1,6 +1,6 @@
 // The client and the budget it shares with other processes (sources/shared.ts), through a port
-// that records what it is asked: the PostgreSQL side is test/cluster/budget.test.ts and
-// test/cluster/shared-run.test.ts.
+// that records what it is asked: the PostgreSQL side is test/cluster/budget.test.ts,
+// test/cluster/budget-db.test.ts and test/cluster/shared-run.test.ts.
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client } from '../../src/sources/client.js';
 import { newRequestStats } from '../../src/decl/request.js';

@@ -8,14 +8,14 @@ import { oneSchemaTables, openWarehouse, viewSql, viewsFor } from '../../src/war
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { query } from '../../src/warehouse/query.js';
-import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
+import { cli, sharedDemoLake } from '../lake-fixture.js';
 
 const FILES = readdirSync('sql').filter((f) => f.endsWith('.sql')).sort();
 let lake: string;
 let conn: DuckDBConnection;
 
 beforeAll(async () => {
-  ({ lake } = await demoLake(DEMO_TABLES));
+  lake = await sharedDemoLake();
   conn = await openWarehouse(lake);
 });
 

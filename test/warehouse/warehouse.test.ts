@@ -6,7 +6,7 @@
 import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parse, stringify } from 'yaml';
@@ -14,7 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/streams/chain_metrics.js';
 import { openWarehouse, LAKE_TABLES } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
-import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
+import { cli, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
 
 type Row = Record<string, unknown>;
 type Answer = { rows: Row[] } | { error: string };
@@ -119,13 +119,14 @@ describe('chainlake warehouse', () => {
   let file: string;
 
   beforeAll(async () => {
+    // The tests' own files go in `dir`; the lake, which they only read, is shared, and the file
+    // goes where `chainlake warehouse` puts it by default, next to it.
     dir = mkdtempSync(join(tmpdir(), 'cl-warehouse-'));
-    lake = join(dir, 'lake');
-    await demoLake(DEMO_TABLES, { lake });
+    lake = await sharedDemoLake();
     const r = cli(['warehouse', '--lake', lake]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    file = join(dir, 'warehouse.duckdb');
+    file = join(dirname(lake), 'warehouse.duckdb');
     expect(r.stdout).toBe(`wrote the warehouse file ${file} (${VIEWS.length} table views, ${SQL_FILES.length} bundled query views)\n`);
   });
 
