@@ -19,6 +19,12 @@ import type { Job, PartitionRun } from './partition.js';
 export interface TableMergeInput {
   job: Job;
   fresh: string[];
+  /**
+   * A series' newest point after this fetch: its partition's cursor moves there only once the
+   * fresh rows are in the table (a run stopped before would otherwise resume past rows that never
+   * reached it; fetched again, they merge by key).
+   */
+  newest?: number;
 }
 
 /** One range's listing: its staged batches and its newest point. */
@@ -80,8 +86,10 @@ export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)
   const state = p.state;
   if (decl.mergeScope === 'table') {
     const plan = tableScopePartition(state.files, sideMoves.map(([, t]) => t), whole);
-    p.commit({ ...state, files: plan.files, cursor, rows, rejects: rejected, lastRun: p.lastRun(true) }, sideMoves, plan.deletes);
-    return { job: p.job, fresh: freshData };
+    const kept: Cursor = { ...cursor, ...(tc ? { newest: state.cursor.newest } : {}) };
+    if (kept.newest === undefined) delete kept.newest;
+    p.commit({ ...state, files: plan.files, cursor: kept, rows, rejects: rejected, lastRun: p.lastRun(true) }, sideMoves, plan.deletes);
+    return { job: p.job, fresh: freshData, ...(cursor.newest !== undefined ? { newest: cursor.newest } : {}) };
   }
   const oldData = dataFilesOf(state.files);
   const merged = await p.writer.merge(decl, freshData, whole ? [] : await p.store.local(oldData), p.store.stagingDir(decl.table, partition.id), stemText({ partition: slug(partition.id), seq: p.nextSeq() }));
@@ -129,4 +137,14 @@ export async function commitTable(
     state.files,
   );
   return rows;
+}
+
+/** Once a table-wide merge committed, each partition's series cursor moves to what it fetched. */
+export async function advanceCursors(store: StateStore, inputs: TableMergeInput[]): Promise<void> {
+  for (const i of inputs) {
+    if (i.newest === undefined) continue;
+    const state = store.load(i.job.decl.table, i.job.partition.id);
+    if (state.cursor.newest === i.newest) continue;
+    await store.commit({ ...state, cursor: { ...state.cursor, newest: i.newest } }, []);
+  }
 }

@@ -17,7 +17,7 @@ import { describeError, holdForRun, LakeSession, openWriter } from './session.js
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { planJobs } from './plan.js';
 import { append } from './append.js';
-import { commitTable, merge, tableCommit, type TableMergeInput } from './merge.js';
+import { advanceCursors, commitTable, merge, tableCommit, type TableMergeInput } from './merge.js';
 import { compactTables } from './compact.js';
 
 export interface RunOptions extends PartitionOptions {
@@ -133,6 +133,7 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
         const fresh = inputs.flatMap((i) => i.fresh);
         try {
           await withWriter((w) => commitTable(decl, fresh, store, w, { ...commit, runId: o.runId, refreshed: true }));
+          await advanceCursors(store, inputs);
         } catch (err) {
           tableJobs[0]!.report.errors.push(`merge into ${decl.table}: ${describeError(err)}`);
         }

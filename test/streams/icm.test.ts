@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { checkPipeline, loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
-import { runPipeline } from '../../src/pipeline/run.js';
+import { newClients, newRun, runJobs, runPipeline } from '../../src/pipeline/run.js';
+import { StateStore, TABLE_PARTITION } from '../../src/state/store.js';
 import type { RunReport } from '../../src/pipeline/report.js';
 import { SeriesListing, timeOf } from '../../src/pipeline/series.js';
 import { icmMessages } from '../../src/streams/icm_messages.js';
@@ -196,6 +197,28 @@ describe('icm_messages as time passes', () => {
     expect(sorted(await landedMessages(lake))).toEqual(sorted(at1.map(messageLine)));
     const [k] = await rows(lake, 'SELECT count(*) n, count(DISTINCT message_id) d FROM icm_messages');
     expect(k!.n).toBe(k!.d);
+  });
+
+  it('a run whose merge into the table did not happen keeps its partitions at their cursor: the next run lands every message', async () => {
+    const clock = { t: DEMO.now as number };
+    const sim = await startSimulator({ seed: 1, worldNow: () => clock.t });
+    closers.push(() => sim.close());
+    const dst = '43114';
+    const p = checkPipeline({ name: 'icm', sources: { data: { url: sim.url } }, streams: [{ table: 'icm_messages', network: 'mainnet', destinationBlockchainId: dst, pageSize: 10 }] }, 'icm.yaml');
+    const lake = tmp();
+    // The table's commit refused, as a run killed after its partitions committed would leave it.
+    const refuse = <T>(_table: string, partition: string, change: () => Promise<T>): Promise<T> => (partition === TABLE_PARTITION ? Promise.reject(new Error('no table commit')) : change());
+    const store = new StateStore(lake, { guard: refuse });
+    const { jobs, report } = newRun(p, lake);
+    await runJobs(jobs, store, newClients(p, { logger: quiet }), { lake, logger: quiet, runId: 'cut' });
+    expect(report.streams[0]!.errors.join(' ')).toMatch(/merge into icm_messages: .*no table commit/);
+    const parts = store.all().filter((st) => st.table === 'icm_messages' && st.partition !== TABLE_PARTITION);
+    expect(parts.length).toBeGreaterThan(0);
+    for (const st of parts) expect(st.cursor.newest, st.partition).toBeUndefined();
+    clock.t += 3600;
+    expectCleanRun(await runPipeline(p, { lake, logger: quiet }));
+    expect(sorted(await landedMessages(lake))).toEqual(sorted(icmOf(sim.world).list('mainnet', { destinationBlockchainId: dst }, clock.t).map(messageLine)));
+    for (const st of new StateStore(lake).all().filter((x) => x.table === 'icm_messages' && x.partition !== TABLE_PARTITION)) expect(st.cursor.newest, st.partition).toBeDefined();
   });
 
   it('holds its cursor at the oldest unsettled item, and reads the time from the first present dotted path', () => {
