@@ -107,7 +107,7 @@ torture: build
 ## bench/chunks.mjs: one contract's transfers at 250 ms, 800 ms and 2 s a page, a chainlake run against the official
 ## client's sequential loop, and the share of the rate budget used (about 70 seconds)
 ## bench/cluster.mjs: a queued run with 1, 2 and 3 workers against one process (local PostgreSQL), CPU-bound and on one rate-limited key (about 4 minutes)
-BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs bench/arrow-query.mjs bench/query.mjs bench/chunks.mjs bench/cluster.mjs
+BENCH_SCRIPTS := bench/rate.mjs bench/cpu.mjs bench/arrow.mjs bench/arrow-query.mjs bench/query.mjs bench/chunks.mjs bench/cluster.mjs bench/iceberg.mjs
 bench: build
 	@for s in $(BENCH_SCRIPTS); do echo "== $$s"; node $$s || exit $$?; echo; done
 
