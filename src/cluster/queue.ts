@@ -295,7 +295,7 @@ export class JobLease {
    * token and the run, so that nobody takes the lease over while it runs. A connection that stays
    * in the transaction longer than the bound (a frozen worker) is closed by the server.
    */
-  async guard<T>(commit: () => Promise<T>): Promise<T> {
+  async guard<T>(commit: () => Promise<T>, o: { serialize?: string } = {}): Promise<T> {
     if (this.lostReason) throw new LeaseLost(`${this.lostReason}: not committing`);
     const db = async <R>(f: () => Promise<R>): Promise<R> => {
       try {
@@ -325,6 +325,9 @@ export class JobLease {
         this.lose(`the lease of ${this.key} was taken over or its run ended`);
         throw new LeaseLost(`${this.lostReason}: not committing`);
       }
+      // Commits that share `serialize` (one table's: its Iceberg metadata moves one version at a
+      // time) take turns, across workers, until this transaction ends.
+      if (o.serialize !== undefined) await db(() => c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [o.serialize]));
       const out = await commit();
       await db(() => c.query('COMMIT'));
       ok = true;

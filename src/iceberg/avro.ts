@@ -86,9 +86,19 @@ const BIGINT_LONG = avsc.types.LongType.__with({
   compare: (a: bigint, b: bigint) => (a === b ? 0 : a < b ? -1 : 1),
 });
 
+/** Types made, by schema text: a table's commits write manifests of the same schema over and over. */
+const TYPES = new Map<string, avsc.Type>();
+
 function avroType(schema: object): avsc.Type {
-  // A fresh registry each time: avsc adds the schema's named types to it.
-  return avsc.Type.forSchema(schema as avsc.Schema, { registry: { long: BIGINT_LONG }, wrapUnions: false });
+  const text = JSON.stringify(schema);
+  let type = TYPES.get(text);
+  if (!type) {
+    // A fresh registry each time: avsc adds the schema's named types to it.
+    type = avsc.Type.forSchema(schema as avsc.Schema, { registry: { long: BIGINT_LONG }, wrapUnions: false });
+    if (TYPES.size > 256) TYPES.clear();
+    TYPES.set(text, type);
+  }
+  return type;
 }
 
 type AvroField = { name: string; type: unknown; 'field-id': number; default?: null };

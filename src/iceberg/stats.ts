@@ -6,6 +6,7 @@
 import { statSync } from 'node:fs';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { sqlString } from '../load/paths.js';
+import { betweenCopies } from '../load/parquet.js';
 import { encodeBound, truncatedBounds, type BoundType } from './bounds.js';
 import type { DataFile } from './avro.js';
 import type { IcebergPrimitive, Schema } from './schema.js';
@@ -61,11 +62,13 @@ function compareCodePoints(a: string, b: string): number {
 /** The manifest's view of a Parquet file; `path` is the URI engines are given. */
 export async function describeFile(conn: DuckDBConnection, local: string, path: string, schema: Schema): Promise<DataFile> {
   const file = sqlString(local);
-  const rows = await conn.runAndReadAll(`SELECT num_rows::BIGINT FROM parquet_file_metadata(${file})`);
-  const recordCount = BigInt(String(rows.getRows()[0]![0]));
-  const meta = await conn.runAndReadAll(
-    `SELECT path_in_schema, num_values::BIGINT, stats_null_count::BIGINT, stats_min_value, stats_max_value, total_compressed_size::BIGINT FROM parquet_metadata(${file}) ORDER BY row_group_id`,
-  );
+  // One read of the footer: each row group's rows come with each of its columns.
+  const meta = await betweenCopies(() => conn.runAndReadAll(
+    `SELECT path_in_schema, num_values::BIGINT, stats_null_count::BIGINT, stats_min_value, stats_max_value, total_compressed_size::BIGINT, row_group_id, row_group_num_rows::BIGINT FROM parquet_metadata(${file}) ORDER BY row_group_id`,
+  ));
+  const groups = new Map<string, bigint>();
+  for (const r of meta.getRows()) groups.set(String(r[6]), BigInt(String(r[7])));
+  const recordCount = [...groups.values()].reduce((a, b) => a + b, 0n);
   const byName = new Map(schema.fields.map((f) => [f.name, f]));
   const columnSizes = new Map<number, bigint>();
   const valueCounts = new Map<number, bigint>();

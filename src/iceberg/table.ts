@@ -47,6 +47,8 @@ interface Current {
 
 export class IcebergTables {
   private readonly chains = new Map<string, Promise<unknown>>();
+  /** Per table, the version this process published last, with its snapshot's manifests. */
+  private readonly last = new Map<string, Current & { manifests: ManifestFile[] }>();
 
   constructor(private readonly o: IcebergOptions) {}
 
@@ -101,18 +103,23 @@ export class IcebergTables {
     const decl = this.o.decl(change.table);
     if (!decl) return;
     for (let attempt = 0; ; attempt++) {
-      const cur = await this.current(change.table);
-      if (cur?.metadata.snapshots.some((s) => s.summary[COMMIT_KEY] === change.commit)) {
+      // What this process published last is the table's newest version unless another writer
+      // moved it since: then the create below fails, and the store is read again.
+      const known = attempt === 0 ? this.last.get(change.table) : undefined;
+      const cur = known ?? (await this.current(change.table));
+      if (!known && cur?.metadata.snapshots.some((s) => s.summary[COMMIT_KEY] === change.commit)) {
         await this.hint(change.table, cur.version);
+        this.last.delete(change.table);
         return;
       }
-      const made = await this.prepare(decl, change, cur);
-      const key = `${change.table}/${METADATA}/${versionFile((cur?.version ?? 0) + 1)}`;
-      if (await this.o.objects.create(key, JSON.stringify(made.metadata, null, 1))) {
-        await this.hint(change.table, (cur?.version ?? 0) + 1);
-        await this.tidy(change.table, (cur?.version ?? 0) + 1, made.garbage);
+      const made = await this.prepare(decl, change, cur, known?.manifests);
+      const version = (cur?.version ?? 0) + 1;
+      if (await this.o.objects.create(`${change.table}/${METADATA}/${versionFile(version)}`, JSON.stringify(made.metadata, null, 1), { durable: made.written })) {
+        this.last.set(change.table, { version, metadata: made.metadata, manifests: made.manifests });
+        await Promise.all([this.hint(change.table, version), this.tidy(change.table, version, made.garbage)]);
         return;
       }
+      this.last.delete(change.table);
       // Another writer made that version first: what this attempt wrote is nobody's.
       await Promise.all(made.written.map((k) => this.o.objects.delete(k)));
       if (attempt >= 50) throw new Error(`${change.table}: could not publish an Iceberg snapshot after ${attempt + 1} attempts (other writers kept committing first)`);
@@ -120,7 +127,8 @@ export class IcebergTables {
   }
 
   private async hint(table: string, version: number): Promise<void> {
-    await this.o.objects.put(`${table}/${METADATA}/${HINT}`, String(version));
+    // A stale hint sends a reader to an older snapshot, whole: it need not be on disk before the next commit.
+    await this.o.objects.write(`${table}/${METADATA}/${HINT}`, String(version));
   }
 
   /** Deletes what no snapshot kept references any more, and metadata files older than the log keeps. */
@@ -130,7 +138,7 @@ export class IcebergTables {
     await Promise.all(keys.map((k) => this.o.objects.delete(k)));
   }
 
-  private async prepare(decl: StreamDecl, change: TableChange, cur: Current | undefined) {
+  private async prepare(decl: StreamDecl, change: TableChange, cur: Current | undefined, known?: ManifestFile[]) {
     const m = cur?.metadata;
     const schema = schemaOf(decl, currentSchema(m), m?.['last-column-id']);
     const spec = partitionSpecOf(decl, schema);
@@ -143,9 +151,11 @@ export class IcebergTables {
     const seq = BigInt((m?.['last-sequence-number'] ?? 0) + 1);
     const written: string[] = [];
     const uuid = randomUUID();
-    const put = async (name: string, body: Buffer) => {
+    // Written at once after they are all made: the manifests, then the list naming them.
+    const pending: Array<Promise<void>> = [];
+    const put = (name: string, body: Buffer) => {
       const key = `${change.table}/${METADATA}/${name}`;
-      await this.o.objects.put(key, body);
+      pending.push(this.o.objects.write(key, body));
       written.push(key);
       return { key, length: BigInt(body.length) };
     };
@@ -164,7 +174,7 @@ export class IcebergTables {
 
     // The previous snapshot's manifests; those naming a removed file are written again without it.
     const header = { schemaJson: JSON.stringify(schema), schemaId: schema['schema-id'], partitionSpecId: spec['spec-id'], partitionFields: fields, partitionSourceIds: spec.fields.map((f) => f['source-id']) };
-    let manifests: ManifestFile[] = parent ? readManifestList((await this.read(parent['manifest-list']))) : [];
+    let manifests: ManifestFile[] = parent ? (known ?? readManifestList(await this.read(parent['manifest-list']))) : [];
     const garbage: string[] = [];
     let deletedRows = 0n;
     let deletedFiles = 0;
@@ -195,19 +205,19 @@ export class IcebergTables {
       }
       if (merge.length) {
         const body = writeManifest(header, merge);
-        const { key, length } = await put(`${uuid}-m1.avro`, body);
+        const { key, length } = put(`${uuid}-m1.avro`, body);
         rewritten.push(manifestFileOf(this.uriOf(key), length, spec, fields, merge, BigInt(snapshotId), seq));
       }
       manifests = keep;
     }
     const entries: ManifestEntry[] = addedFiles.map((file) => ({ status: 1, snapshotId: null, sequenceNumber: null, fileSequenceNumber: null, file }));
     if (entries.length) {
-      const { key, length } = await put(`${uuid}-m0.avro`, writeManifest(header, entries));
+      const { key, length } = put(`${uuid}-m0.avro`, writeManifest(header, entries));
       rewritten.push(manifestFileOf(this.uriOf(key), length, spec, fields, entries, BigInt(snapshotId), seq));
     }
     const all = [...manifests, ...rewritten];
     const listName = `snap-${snapshotId}-1-${uuid}.avro`;
-    const list = await put(listName, writeManifestList({ snapshotId: BigInt(snapshotId), parentSnapshotId: parent ? BigInt(parent['snapshot-id']) : null, sequenceNumber: seq }, all));
+    const list = put(listName, writeManifestList({ snapshotId: BigInt(snapshotId), parentSnapshotId: parent ? BigInt(parent['snapshot-id']) : null, sequenceNumber: seq }, all));
     const addedRows = addedFiles.reduce((n, f) => n + f.recordCount, 0n);
     const totalRows = BigInt(parent?.summary['total-records'] ?? '0') + addedRows - deletedRows;
     const totalFiles = Number(parent?.summary['total-data-files'] ?? '0') + addedFiles.length - deletedFiles;
@@ -236,7 +246,8 @@ export class IcebergTables {
         if (listed) for (const mf of readManifestList(listed.body)) if (!kept.has(mf.path)) garbage.push(this.keyOf(mf.path));
       }
     }
-    return { metadata, written, garbage: [...new Set(garbage)] };
+    await Promise.all(pending);
+    return { metadata, manifests: all, written, garbage: [...new Set(garbage)] };
   }
 
   private async read(uri: string): Promise<Buffer> {
@@ -332,6 +343,7 @@ export function icebergReader(objects: ObjectStore, uri: string): IcebergTables 
  * files are named by file:// URIs on disk and s3:// ones on a store.
  */
 export function icebergPublisher(store: StateStore, o: { uri?: string } = {}): TablePublisher {
+  let conn: Promise<DuckDBConnection> | undefined;
   const tables = new IcebergTables({
     objects: store.objects,
     // `uri`: where the lake's files are named from, when not where the store is (a copy checked as the lake: scripts/torture.mjs).
@@ -339,7 +351,9 @@ export function icebergPublisher(store: StateStore, o: { uri?: string } = {}): T
     decl: declOf,
     local: (files) => store.local(files),
     committed: (t) => committedBefore(store.all().filter((s) => s.table === t)),
-    conn: async () => (await duck()).connect(),
+    // One connection for the process's publishes (they take turns per table, and a connection
+    // serves one query at a time anyway).
+    conn: () => (conn ??= duck().then((d) => d.connect())),
   });
   const ids = new Map<string, Promise<Map<string, string>>>();
   return {

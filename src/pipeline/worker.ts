@@ -35,15 +35,19 @@ export interface WorkerOptions {
 const PROGRESS_MS = 2000;
 
 export async function runWorker(o: WorkerOptions): Promise<void> {
-  // A job's partitions commit under its lease; a commit of anything else is refused.
+  // A job's partitions commit under its lease; a commit of anything else is refused. Commits of
+  // one table take turns across workers: each moves the table's Iceberg metadata one version on,
+  // which a store without conditional writes could not arbitrate alone.
   const leases = new Map<string, JobLease>();
+  let lakeId = o.lake;
   const guard = <T>(table: string, partition: string, change: () => Promise<T>): Promise<T> => {
     const lease = leases.get(`${table}\0${partition}`);
     if (!lease) throw new LeaseLost(`no lease of ${table}/${partition} in this worker: not committing`);
-    return lease.guard(change);
+    return lease.guard(change, { serialize: `chainlake.table\0${lakeId}\0${table}` });
   };
   const session = await LakeSession.forWorker(o.lake, { guard });
   const store = session.store;
+  lakeId = store.lake;
   const queue = queueName(store.lake);
   const bound = jobLeaseBound();
   const q = await openQueue(o);

@@ -22,7 +22,13 @@ export interface ObjectStore {
    * one was there. Of several writers creating one key at once, one gets true (on disk always; on
    * a store that ignores conditions, a read then a write: see S3Objects).
    */
-  create(key: string, body: string | Buffer): Promise<boolean>;
+  create(key: string, body: string | Buffer, o?: { durable?: string[] }): Promise<boolean>;
+  /**
+   * Writes an object that no reader finds before a later `create` names it (a manifest before its
+   * table's metadata), or one a reader may find stale (a version hint): on disk without a sync of
+   * its own; `create(..., { durable })` makes such files durable before the object that names them.
+   */
+  write(key: string, body: string | Buffer): Promise<void>;
   /** `put` of a local file's content (without holding a large file in memory). */
   upload(key: string, file: string): Promise<string>;
   get(key: string): Promise<{ body: Buffer; etag: string } | undefined>;
@@ -46,19 +52,19 @@ function fsyncPath(path: string): void {
   }
 }
 
-/** Writes a file so that a reader sees the old or the new content, never a part. */
-export function writeAtomic(path: string, content: string | Buffer): void {
+/** Writes a file so that a reader sees the old or the new content, never a part; `sync: false` leaves it to the system when it reaches the disk. */
+export function writeAtomic(path: string, content: string | Buffer, o: { sync?: boolean } = {}): void {
   mkdirSync(dirname(path), { recursive: true });
   const tmp = `${path}.tmp-${process.pid}`;
   const fd = openSync(tmp, 'w');
   try {
     writeFileSync(fd, content);
-    fsyncSync(fd);
+    if (o.sync !== false) fsyncSync(fd);
   } finally {
     closeSync(fd);
   }
   renameSync(tmp, path);
-  fsyncPath(dirname(path));
+  if (o.sync !== false) fsyncPath(dirname(path));
 }
 
 /** Files under `dir`, as paths relative to `root` with `/`, sorted. */
@@ -101,7 +107,12 @@ export class DiskObjects implements ObjectStore {
     return this.etagOf(this.path(key));
   }
 
-  async create(key: string, body: string | Buffer): Promise<boolean> {
+  async write(key: string, body: string | Buffer): Promise<void> {
+    writeAtomic(this.path(key), body, { sync: false });
+  }
+
+  async create(key: string, body: string | Buffer, o: { durable?: string[] } = {}): Promise<boolean> {
+    for (const k of o.durable ?? []) fsyncPath(this.path(k));
     const target = this.path(key);
     mkdirSync(dirname(target), { recursive: true });
     const tmp = `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;

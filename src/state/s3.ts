@@ -151,6 +151,11 @@ export class S3Objects implements ObjectStore {
    * With If-None-Match: * where the store honours it (probed once); where it does not, a HEAD then
    * a PUT, exact for one writer (the lake's lock) and narrow for several.
    */
+  async write(rel: string, body: string | Buffer): Promise<void> {
+    await this.put(rel, body);
+  }
+
+  /** `durable`: nothing to do here, a PUT is durable once answered. */
   async create(rel: string, body: string | Buffer): Promise<boolean> {
     this.conditional ??= probeConditional(this, rel.includes('/') ? `${rel.slice(0, rel.lastIndexOf('/'))}/_create` : '_create');
     if (await this.conditional) {

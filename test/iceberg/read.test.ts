@@ -9,7 +9,11 @@ import { icebergManifests, icebergMetadata } from 'icebird';
 import { STREAMS } from '../../src/streams/index.js';
 import { compactLake } from '../../src/pipeline/compact.js';
 import { StateStore } from '../../src/state/store.js';
-import { demoLake } from '../lake-fixture.js';
+import { demoLake, demoPipeline } from '../lake-fixture.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import { startSimulator } from '../../src/simulator/server.js';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { quiet } from '../helpers.js';
 import { exactRowsDiffer, icebergRows, parquetFieldIds, serveLakes, tableUrl, viewRows } from '../iceberg-reader.js';
 
@@ -97,6 +101,51 @@ describe('the lake as Iceberg tables', () => {
         read++;
       }
       expect(read, t).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe('a declaration that gains a column', () => {
+  it('evolves the schema with a new field id; old files are not rewritten and read with NULL there', async () => {
+    const sim = await startSimulator({ port: 0, seed: 5 });
+    const evolving = mkdtempSync(join(tmpdir(), 'cl-evolve-'));
+    const decl = STREAMS.find((d) => d.table === 'erc_transfers')!;
+    try {
+      // One contract first; the others after the declaration gained a column.
+      const p = demoPipeline(sim.url, ['erc_transfers']);
+      const all = p.streams[0]!.contracts as string[];
+      p.streams[0]!.contracts = all.slice(0, 1);
+      await runPipeline(p, { lake: evolving, logger: quiet });
+      const url = tableUrl(evolving, 'erc_transfers');
+      const before = await icebergMetadata({ tableUrl: url });
+      const oldFiles = new StateStore(evolving).committedFiles('erc_transfers').filter((f) => f.startsWith('erc_transfers/'));
+      decl.columns.push({ name: 'zz_added', type: 'varchar', from: 'txHash', doc: 'a column a later version declares' });
+      p.streams[0]!.contracts = all;
+      await runPipeline(p, { lake: evolving, logger: quiet });
+      const after = await icebergMetadata({ tableUrl: url });
+      expect(after.schemas.length).toBe(before.schemas.length + 1);
+      const schema = after.schemas.find((s: { 'schema-id': number }) => s['schema-id'] === after['current-schema-id'])!;
+      for (const f of before.schemas[0]!.fields) expect(schema.fields.find((x: { name: string }) => x.name === f.name)!.id, f.name).toBe(f.id);
+      const added = schema.fields.find((x: { name: string }) => x.name === 'zz_added')!;
+      expect(added.id).toBe(before['last-column-id']! + 1);
+      // The files of the first run are still the table's, as written: without the column.
+      const files = new StateStore(evolving).committedFiles('erc_transfers').filter((f) => f.startsWith('erc_transfers/'));
+      for (const f of oldFiles) {
+        expect(files).toContain(f);
+        expect((await parquetFieldIds(join(evolving, f))).has('zz_added')).toBe(false);
+      }
+      const fresh = files.filter((f) => !oldFiles.includes(f));
+      expect(fresh.length).toBeGreaterThan(0);
+      for (const f of fresh) expect((await parquetFieldIds(join(evolving, f))).get('zz_added')).toBe(added.id);
+      const { rows, fields } = await icebergRows(url);
+      expect(rows).toEqual(await viewRows(evolving, 'erc_transfers', fields));
+      const at = fields.findIndex((f) => f.name === 'zz_added');
+      const nulls = rows.filter((r) => JSON.parse(r)[at] === null).length;
+      expect(nulls).toBeGreaterThan(0);
+      expect(nulls).toBeLessThan(rows.length);
+    } finally {
+      decl.columns.pop();
+      await sim.close();
     }
   });
 });
