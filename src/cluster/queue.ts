@@ -235,6 +235,27 @@ export class WorkQueue {
   }
 
   /** @internal A connection of its own, for a guarded commit's transaction. */
+  /**
+   * Runs `f` while holding the advisory lock of `key`, taken in turn by every process on this
+   * database: a session lock on a connection of its own, so that a process that dies lets it go.
+   */
+  async exclusive<T>(key: string, f: () => Promise<T>): Promise<T> {
+    const c = await this.connect();
+    c.on('error', () => undefined);
+    let broken: Error | undefined;
+    try {
+      await this.call(() => c.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]));
+      try {
+        return await f();
+      } finally {
+        await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch((e: Error) => (broken = e));
+      }
+    } finally {
+      // A connection that could not unlock is closed: the server drops its locks with it.
+      c.release(broken ?? false);
+    }
+  }
+
   async connect(): Promise<pg.PoolClient> {
     return this.call(() => this.pool.connect());
   }
@@ -295,7 +316,7 @@ export class JobLease {
    * token and the run, so that nobody takes the lease over while it runs. A connection that stays
    * in the transaction longer than the bound (a frozen worker) is closed by the server.
    */
-  async guard<T>(commit: () => Promise<T>, o: { serialize?: string } = {}): Promise<T> {
+  async guard<T>(commit: () => Promise<T>): Promise<T> {
     if (this.lostReason) throw new LeaseLost(`${this.lostReason}: not committing`);
     const db = async <R>(f: () => Promise<R>): Promise<R> => {
       try {
@@ -325,9 +346,6 @@ export class JobLease {
         this.lose(`the lease of ${this.key} was taken over or its run ended`);
         throw new LeaseLost(`${this.lostReason}: not committing`);
       }
-      // Commits that share `serialize` (one table's: its Iceberg metadata moves one version at a
-      // time) take turns, across workers, until this transaction ends.
-      if (o.serialize !== undefined) await db(() => c.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [o.serialize]));
       const out = await commit();
       await db(() => c.query('COMMIT'));
       ok = true;

@@ -38,6 +38,8 @@ export interface IcebergOptions {
   committed: (table: string) => string[];
   conn: () => Promise<DuckDBConnection>;
   now?: () => number;
+  /** Runs a table's publish in turn with other processes' (workers of a queued run); in this process they take turns anyway. */
+  serialize?: <T>(table: string, f: () => Promise<T>) => Promise<T>;
 }
 
 interface Current {
@@ -94,7 +96,8 @@ export class IcebergTables {
   /** Publishes a commit of a table's files as its next snapshot (one at a time per table in this process). */
   publish(change: TableChange): Promise<void> {
     const prev = this.chains.get(change.table) ?? Promise.resolve();
-    const next = prev.catch(() => undefined).then(() => this.publishNow(change));
+    const serialize = this.o.serialize;
+    const next = prev.catch(() => undefined).then(() => (serialize ? serialize(change.table, () => this.publishNow(change)) : this.publishNow(change)));
     this.chains.set(change.table, next);
     return next;
   }
@@ -342,7 +345,7 @@ export function icebergReader(objects: ObjectStore, uri: string): IcebergTables 
  * The publisher a writer's store keeps its tables' Iceberg metadata with (StoreHooks.publisher):
  * files are named by file:// URIs on disk and s3:// ones on a store.
  */
-export function icebergPublisher(store: StateStore, o: { uri?: string } = {}): TablePublisher {
+export function icebergPublisher(store: StateStore, o: { uri?: string; serialize?: IcebergOptions['serialize'] } = {}): TablePublisher {
   let conn: Promise<DuckDBConnection> | undefined;
   const tables = new IcebergTables({
     objects: store.objects,
@@ -354,6 +357,7 @@ export function icebergPublisher(store: StateStore, o: { uri?: string } = {}): T
     // One connection for the process's publishes (they take turns per table, and a connection
     // serves one query at a time anyway).
     conn: () => (conn ??= duck().then((d) => d.connect())),
+    ...(o.serialize ? { serialize: o.serialize } : {}),
   });
   const ids = new Map<string, Promise<Map<string, string>>>();
   return {

@@ -49,7 +49,7 @@ export class LakeSession {
       for (const l of locks) l.assertHeld();
       hooks.fence?.();
     };
-    return new LakeSession(await StateStore.open(lake, { publisher: icebergPublisher, ...hooks, fence }), locks);
+    return new LakeSession(await StateStore.open(lake, { publisher: (s: StateStore) => icebergPublisher(s), ...hooks, fence }), locks);
   }
 
   /**
@@ -59,7 +59,7 @@ export class LakeSession {
    * never share copies. close() lets the folder go.
    */
   static async forWorker(lake: string, given: StoreHooks): Promise<LakeSession> {
-    const hooks: StoreHooks = { publisher: icebergPublisher, ...given };
+    const hooks: StoreHooks = { publisher: (s) => icebergPublisher(s), ...given };
     const probe = await StateStore.open(lake, hooks);
     if (!probe.remote) return new LakeSession(probe, []);
     for (let n = 0; ; n++) {

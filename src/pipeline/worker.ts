@@ -8,7 +8,8 @@ import { LeaseLost, QueueUnavailable, WorkQueue, queueName, type JobLease, type 
 import { errorMessage } from '../cluster/pg.js';
 import { sharedBudgets } from '../cluster/port.js';
 import { jobLeaseBound } from '../state/lock.js';
-import { TABLE_PARTITION } from '../state/store.js';
+import { TABLE_PARTITION, type StateStore } from '../state/store.js';
+import { icebergPublisher } from '../iceberg/table.js';
 import { RunError } from '../errors.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { newStreamReport, type StreamReport } from './report.js';
@@ -35,22 +36,27 @@ export interface WorkerOptions {
 const PROGRESS_MS = 2000;
 
 export async function runWorker(o: WorkerOptions): Promise<void> {
-  // A job's partitions commit under its lease; a commit of anything else is refused. Commits of
-  // one table take turns across workers: each moves the table's Iceberg metadata one version on,
-  // which a store without conditional writes could not arbitrate alone.
+  // A job's partitions commit under its lease; a commit of anything else is refused.
   const leases = new Map<string, JobLease>();
-  let lakeId = o.lake;
   const guard = <T>(table: string, partition: string, change: () => Promise<T>): Promise<T> => {
     const lease = leases.get(`${table}\0${partition}`);
     if (!lease) throw new LeaseLost(`no lease of ${table}/${partition} in this worker: not committing`);
-    return lease.guard(change, { serialize: `chainlake.table\0${lakeId}\0${table}` });
+    return lease.guard(change);
   };
-  const session = await LakeSession.forWorker(o.lake, { guard });
+  // Workers publish one table's Iceberg snapshots in turn (each moves its metadata one version
+  // on, which a store that ignores conditional writes could not arbitrate alone), through the
+  // queue's database, opened below.
+  let queueOf: WorkQueue | undefined;
+  const publisher = (s: StateStore) =>
+    icebergPublisher(s, {
+      serialize: (table, f) => (queueOf ? queueOf.exclusive(JSON.stringify(['chainlake.iceberg', s.lake, table]), f) : f()),
+    });
+  const session = await LakeSession.forWorker(o.lake, { guard, publisher });
   const store = session.store;
-  lakeId = store.lake;
   const queue = queueName(store.lake);
   const bound = jobLeaseBound();
   const q = await openQueue(o);
+  queueOf = q;
   if (!q) {
     await session.close();
     o.logger.info('worker stopped');
