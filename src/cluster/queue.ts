@@ -4,6 +4,7 @@
 // runs inside a transaction that holds the lease's row and checks the token and the run, so a
 // worker that lost its lease (taken over, the run ended, the database away past the bound) commits
 // nothing, and a takeover waits for a commit under way to end.
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type pg from 'pg';
@@ -77,6 +78,9 @@ export function queueName(lake: string): string {
 export function holderName(): string {
   return `${hostname()}:${process.pid}`;
 }
+
+/** The connection of the commit guard under way (JobLease.guard), for what runs inside it. */
+const inGuard = new AsyncLocalStorage<pg.PoolClient>();
 
 export class WorkQueue {
   readonly where: string;
@@ -240,6 +244,17 @@ export class WorkQueue {
    * database: a session lock on a connection of its own, so that a process that dies lets it go.
    */
   async exclusive<T>(key: string, f: () => Promise<T>): Promise<T> {
+    // Inside a commit's guard, its connection takes the lock: a second connection from the pool
+    // could wait on the pool that the guards hold.
+    const held = inGuard.getStore();
+    if (held) {
+      await held.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
+      try {
+        return await f();
+      } finally {
+        await held.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => undefined);
+      }
+    }
     const c = await this.connect();
     c.on('error', () => undefined);
     let broken: Error | undefined;
@@ -346,7 +361,7 @@ export class JobLease {
         this.lose(`the lease of ${this.key} was taken over or its run ended`);
         throw new LeaseLost(`${this.lostReason}: not committing`);
       }
-      const out = await commit();
+      const out = await inGuard.run(c, commit);
       await db(() => c.query('COMMIT'));
       ok = true;
       return out;
