@@ -23,7 +23,7 @@ const TABLES = [...new Set(STREAMS.map((d) => d.table))];
 
 beforeAll(async () => {
   restore = serveLakes();
-  ({ lake } = await demoLake(TABLES, { run: { flushRows: 40 } }));
+  ({ lake } = await demoLake(TABLES, { run: { flushRows: 200 } }));
 }, 120_000);
 
 afterAll(() => restore?.());
@@ -72,7 +72,7 @@ describe('the lake as Iceberg tables', () => {
   });
 
   it('a second run and a compaction: each a new snapshot that reads as the views do; every snapshot kept reads', async () => {
-    await demoLake(TABLES, { lake, run: { flushRows: 40 } });
+    await demoLake(TABLES, { lake, run: { flushRows: 200 } });
     await sameRows('second run');
     const before = JSON.parse(readFileSync(join(lake, 'erc_transfers/metadata/version-hint.text'), 'utf8'));
     await compactLake(lake, [], { logger: quiet });

@@ -9,6 +9,7 @@ import { mkdtempSync, readdirSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import PQueue from 'p-queue';
 import { demoOfEachKind, lakeContents, runCli } from '../helpers.js';
 import { BUCKET, downloadLake, s3Env, s3Proxy, startS3, useEnv, type Fault, type S3Server } from '../s3-fixture.js';
 
@@ -77,11 +78,22 @@ describe('a lake on S3', { timeout: 300_000 }, () => {
 
   it('query answers the bundled queries as on the local lake; status, check, export and the warehouse file work', async () => {
     const dir = 'sql';
-    for (const f of readdirSync(dir).filter((x) => x.endsWith('.sql'))) {
-      const [onS3, onDisk] = await Promise.all([
-        runCli(['query', '--lake', URL_MAIN, '--file', join(dir, f), '--format', 'csv'], env),
-        runCli(['query', '--lake', local, '--file', join(dir, f), '--format', 'csv']),
-      ]);
+    // A few queries at once: each is a process that mostly waits on its start and the store.
+    const queue = new PQueue({ concurrency: 3 });
+    const answers = await Promise.all(
+      readdirSync(dir)
+        .filter((x) => x.endsWith('.sql'))
+        .map((f) =>
+          queue.add(async () => {
+            const [onS3, onDisk] = await Promise.all([
+              runCli(['query', '--lake', URL_MAIN, '--file', join(dir, f), '--format', 'csv'], env),
+              runCli(['query', '--lake', local, '--file', join(dir, f), '--format', 'csv']),
+            ]);
+            return { f, onS3, onDisk };
+          }),
+        ),
+    );
+    for (const { f, onS3, onDisk } of answers) {
       expect(onS3.code, `${f}: ${onS3.stderr}`).toBe(0);
       // The run reports differ by id and time; every other query answers the same.
       if (f === 'runs_recent.sql') expect(onS3.stdout).toContain('demo');
