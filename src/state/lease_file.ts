@@ -6,11 +6,11 @@
 // newer one exists; a writer whose version had already been deleted (it read long ago) may create
 // its n + 1 again, but never as the newest, which it checks after the link and then undoes. The
 // newest version is never deleted, so versions only grow and that check is enough.
-import { closeSync, fsyncSync, linkSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, fsyncSync, lstatSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, statSync, unlinkSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { join } from 'node:path';
-import { RunError } from '../errors.js';
 import type { LeaseBackend } from './lease.js';
+import { createByLink } from './objects.js';
 
 /** The version of a lock file an older chainlake created exclusively in place of the folder. */
 const LEGACY = 'file';
@@ -109,28 +109,12 @@ export class FileLeaseBackend implements LeaseBackend {
   private swap(n: number, body: string): boolean {
     const next = join(this.dir, String(n + 1));
     const temp = join(this.dir, `.tmp-${process.pid}-${randomBytes(6).toString('hex')}`);
-    let fd: number;
     try {
-      fd = openSync(temp, 'wx');
+      if (!createByLink(next, temp, body, `the lake's lock (${this.dir})`)) return false;
     } catch (err) {
+      // The folder went (a release, or removed by hand): nothing to swap.
       if (code(err) === 'ENOENT' || code(err) === 'ENOTDIR') return false;
       throw err;
-    }
-    try {
-      writeSync(fd, body);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    try {
-      linkSync(temp, next);
-    } catch (err) {
-      if (code(err) === 'EEXIST') return false;
-      if (['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'].includes(code(err) ?? ''))
-        throw new RunError(`the lake's lock (${this.dir}) needs hard links, which this file system refuses (${code(err)}); put the lake on a local disk or a file system that has them`);
-      throw err;
-    } finally {
-      unlinkSync(temp);
     }
     const all = this.versions() ?? [];
     if (all.some((v) => v > n + 1)) {

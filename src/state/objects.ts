@@ -4,6 +4,7 @@
 // rename by a server-side copy and a delete.
 import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
+import { RunError } from '../errors.js';
 
 export interface ObjectInfo {
   key: string;
@@ -67,6 +68,32 @@ export function writeAtomic(path: string, content: string | Buffer, o: { sync?: 
   if (o.sync !== false) fsyncPath(dirname(path));
 }
 
+/**
+ * Creates `target` with `body` only where no file has that name, whole or not at all: written and
+ * synced under `temp` (made here, removed after), then hard-linked, as a link fails on a name that
+ * exists. True when this call made it. `what` names what needs it, for a file system without links.
+ */
+export function createByLink(target: string, temp: string, body: string | Buffer, what: string): boolean {
+  const fd = openSync(temp, 'wx');
+  try {
+    writeFileSync(fd, body);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  try {
+    linkSync(temp, target);
+    return true;
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code ?? '';
+    if (code === 'EEXIST') return false;
+    if (['EPERM', 'ENOTSUP', 'EOPNOTSUPP', 'ENOSYS'].includes(code)) throw new RunError(`${what} needs hard links, which this file system refuses (${code}); put the lake on a local disk or a file system that has them`);
+    throw err;
+  } finally {
+    unlinkSync(temp);
+  }
+}
+
 /** Files under `dir`, as paths relative to `root` with `/`, sorted. */
 export function walkFiles(root: string, dir: string): string[] {
   const out: string[] = [];
@@ -115,25 +142,9 @@ export class DiskObjects implements ObjectStore {
     for (const k of o.durable ?? []) fsyncPath(this.path(k));
     const target = this.path(key);
     mkdirSync(dirname(target), { recursive: true });
-    const tmp = `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`;
-    const fd = openSync(tmp, 'w');
-    try {
-      writeFileSync(fd, body);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    // A link fails when the name exists: the one atomic create-if-absent of a whole file.
-    try {
-      linkSync(tmp, target);
-      fsyncPath(dirname(target));
-      return true;
-    } catch (err) {
-      if ((err as NodeJS.ErrnoException).code === 'EEXIST') return false;
-      throw err;
-    } finally {
-      unlinkSync(tmp);
-    }
+    const made = createByLink(target, `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`, body, `${key} in ${this.root}`);
+    if (made) fsyncPath(dirname(target));
+    return made;
   }
 
   async upload(key: string, file: string): Promise<string> {
