@@ -12,9 +12,10 @@ import { StateStore } from '../../src/state/store.js';
 import { demoLake, demoPipeline } from '../lake-fixture.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { startSimulator } from '../../src/simulator/server.js';
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
+import { spawn, spawnSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
-import { quiet } from '../helpers.js';
+import { demoOfEachKind, quiet } from '../helpers.js';
 import { exactRowsDiffer, icebergRows, parquetFieldIds, serveLakes, tableUrl, viewRows } from '../iceberg-reader.js';
 
 let lake: string;
@@ -146,6 +147,38 @@ describe('a declaration that gains a column', () => {
     } finally {
       decl.columns.pop();
       await sim.close();
+    }
+  });
+});
+
+describe('a run killed at any moment', () => {
+  it('leaves every table at one whole snapshot (all its files there, its rows as its summary counts); the rerun reads as the views do', async () => {
+    const killed = mkdtempSync(join(tmpdir(), 'cl-ice-kill-'));
+    const pipeline = demoOfEachKind();
+    const bin = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
+    const outcomes: string[] = [];
+    for (const delay of [400, 900, 1400, 1900, 2600]) {
+      const child = spawn(process.execPath, [bin, 'run', pipeline, '--simulator', '--flush-rows', '50', '--lake', killed, '--quiet'], { stdio: 'ignore' });
+      const timer = setTimeout(() => child.kill('SIGKILL'), delay);
+      outcomes.push(await new Promise<string>((r) => child.on('exit', (code, signal) => r(signal ?? `exit ${code}`))));
+      clearTimeout(timer);
+      // As the kill left it, before any command rolls it forward: what an engine reads now.
+      for (const t of TABLES) {
+        const hint = join(killed, t, 'metadata', 'version-hint.text');
+        if (!existsSync(hint)) continue;
+        const metadata = await icebergMetadata({ tableUrl: tableUrl(killed, t) });
+        const snap = metadata.snapshots!.find((s: { 'snapshot-id': number }) => s['snapshot-id'] === metadata['current-snapshot-id'])!;
+        const { rows } = await icebergRows(tableUrl(killed, t));
+        expect(rows.length, `${t} after a kill at ${delay} ms`).toBe(Number(snap.summary['total-records']));
+      }
+    }
+    expect(outcomes.filter((o) => o === 'SIGKILL').length, outcomes.join(', ')).toBeGreaterThan(0);
+    const done = spawnSync(process.execPath, [bin, 'run', pipeline, '--simulator', '--flush-rows', '50', '--lake', killed, '--quiet']);
+    expect(done.status, done.stderr.toString()).toBe(0);
+    const store = new StateStore(killed);
+    for (const t of TABLES.filter((x) => store.committedFiles(x).some((f) => f.startsWith(`${x}/`)))) {
+      const { rows, fields } = await icebergRows(tableUrl(killed, t));
+      expect(rows, t).toEqual(await viewRows(killed, t, fields));
     }
   });
 });
