@@ -260,6 +260,33 @@ export class IcebergTables {
   }
 
   /**
+   * Deletes the files of a table's metadata folder that neither its current metadata, nor a
+   * snapshot it keeps, nor a version its log names, names: what a publish cut short left (written
+   * manifests and a list whose version was never made). Only while no other writer publishes the
+   * table (compaction holds the lake). Returns how many went.
+   */
+  async sweep(table: string): Promise<number> {
+    const cur = await this.current(table);
+    if (!cur) return 0;
+    const location = cur.metadata.location;
+    const base = location.slice(0, location.lastIndexOf('/') + 1);
+    const key = (uri: string) => (uri.startsWith(base) ? decodeURI(uri.slice(base.length)) : undefined);
+    const keep = new Set<string | undefined>([`${table}/${METADATA}/${HINT}`, `${table}/${METADATA}/${versionFile(cur.version)}`]);
+    for (const l of cur.metadata['metadata-log']) keep.add(key(l['metadata-file']));
+    for (const snap of cur.metadata.snapshots) {
+      const list = key(snap['manifest-list']);
+      keep.add(list);
+      const got = list === undefined ? undefined : await this.o.objects.get(list);
+      if (got) for (const mf of readManifestList(got.body)) keep.add(key(mf.path));
+    }
+    // A metadata file newer than the one read was made meanwhile: nothing is swept then.
+    if (await this.o.objects.head(`${table}/${METADATA}/${versionFile(cur.version + 1)}`)) return 0;
+    const gone = (await this.o.objects.list(`${table}/${METADATA}/`)).filter((x) => !keep.has(x.key));
+    await Promise.all(gone.map((x) => this.o.objects.delete(x.key)));
+    return gone.length;
+  }
+
+  /**
    * What a table's current snapshot holds, for `check`: its data files as lake-relative paths,
    * read relative to the metadata's own location (a lake copied elsewhere still reads), undefined
    * for a table without metadata.
@@ -363,6 +390,7 @@ export function icebergPublisher(store: StateStore, o: { uri?: string; serialize
   return {
     publish: (change) => tables.publish(change),
     adopt: (table) => tables.adopt(table),
+    sweep: (table) => tables.sweep(table),
     fieldIds: (decl) => {
       if (declOf(decl.table) !== decl) return Promise.resolve(new Map());
       // A table's ids change only with its declaration, which a process does not change.

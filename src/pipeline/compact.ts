@@ -112,7 +112,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
  * With `minFiles`, only partitions where a compaction would merge at least that many files (a
  * run's own check, AUTO_MIN_FILES). An abort of `signal` stops it before the next group.
  */
-export async function compactTables(store: StateStore, writer: ParquetWriter, tables: string[], o: { logger: Logger; targetRows?: number; minFiles?: number; signal?: AbortSignal }): Promise<CompactReport[]> {
+export async function compactTables(store: StateStore, writer: ParquetWriter, tables: string[], o: { logger: Logger; targetRows?: number; minFiles?: number; signal?: AbortSignal; sweep?: boolean }): Promise<CompactReport[]> {
   const target = o.targetRows ?? TARGET_ROWS;
   const reports: CompactReport[] = [];
   const states = store.all();
@@ -124,6 +124,10 @@ export async function compactTables(store: StateStore, writer: ParquetWriter, ta
     if (await store.publisher?.adopt(table)) o.logger.info({ table }, 'wrote the Iceberg metadata of a table that had none');
     // A --full-refresh in progress swaps its own files in later; leave it be.
     for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report, o);
+    // What publishes cut short by a kill left in the table's metadata folder goes with it: only
+    // by `chainlake compact` (no worker of a queued run can be publishing beside it then).
+    const swept = o.sweep ? ((await store.publisher?.sweep(table)) ?? 0) : 0;
+    if (swept) o.logger.info({ table, files: swept }, 'removed metadata files no snapshot names');
     report.seconds = (performance.now() - t0) / 1000;
     o.logger[report.rowsRewritten ? 'info' : 'debug']({ ...report }, 'compacted');
     reports.push(report);
@@ -139,5 +143,5 @@ export async function compactLake(lake: string, tables: string[], o: { logger: L
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
   for (const t of tables) streamOf('compact', t);
-  return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, (store, writer) => compactTables(store, writer, tables, o));
+  return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, (store, writer) => compactTables(store, writer, tables, { ...o, sweep: true }));
 }

@@ -57,6 +57,8 @@ export interface TablePublisher {
   publish(change: TableChange): Promise<void>;
   /** Writes the metadata of a table that has committed files and none yet (a lake written before); false when there was nothing to do. */
   adopt(table: string): Promise<boolean>;
+  /** Deletes what a publish cut short left in the table's metadata (while the caller holds the lake); how many went. */
+  sweep(table: string): Promise<number>;
   /** Per column name, what DuckDB's FIELD_IDS option gives it in the table's next files. */
   fieldIds(decl: StreamDecl): Promise<Map<string, string>>;
 }
