@@ -128,3 +128,25 @@ export async function parquetFieldIds(path: string): Promise<Map<string, number 
   for (const el of meta.schema.slice(1)) out.set(el.name, el.field_id);
   return out;
 }
+
+/**
+ * Tables whose Iceberg snapshot does not name exactly the data files their partition states list,
+ * as `table: what differs` ([] when every table is in step).
+ */
+export async function icebergOutOfStep(lake: string): Promise<string[]> {
+  const { StateStore } = await import('../src/state/store.js');
+  const { icebergReader, lakeUri } = await import('../src/iceberg/table.js');
+  const store = new StateStore(lake);
+  const reader = icebergReader(store.objects, lakeUri(store));
+  const problems: string[] = [];
+  for (const table of new Set(store.all().map((s) => s.table))) {
+    const committed = store.committedFiles(table).filter((f) => f.startsWith(`${table}/`) && f.endsWith('.parquet')).sort();
+    const snap = await reader.snapshotFiles(table);
+    if (!snap) {
+      if (committed.length) problems.push(`${table}: ${committed.length} committed files, no metadata`);
+      continue;
+    }
+    if (JSON.stringify(snap.files) !== JSON.stringify(committed)) problems.push(`${table}: snapshot ${snap.files.length} files, states ${committed.length}`);
+  }
+  return problems;
+}

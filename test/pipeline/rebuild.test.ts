@@ -9,6 +9,7 @@ import { rebuildTable } from '../../src/pipeline/rebuild.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { lakeContents, quiet } from '../helpers.js';
+import { icebergOutOfStep } from '../iceberg-reader.js';
 import { RunError } from '../../src/errors.js';
 import { LakeLock } from '../../src/state/lock.js';
 
@@ -47,6 +48,8 @@ describe('rebuild from raw pages', () => {
     expect(skipped.erc_transfers).toBeGreaterThan(0);
     expect(skipped.internal_transactions).toBeGreaterThan(0);
     expect(await lakeContents(lake)).toEqual(landed);
+    // Each rebuild was one more snapshot of its table, naming its new files.
+    expect(await icebergOutOfStep(lake)).toEqual([]);
   });
 
   it('stops between raw files when told to: the table stays as it was and the lock goes', async () => {
@@ -71,8 +74,10 @@ describe('rebuild from raw pages', () => {
     await expect(rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20, signal })).rejects.toThrow(/stopped by SIGTERM/);
     expect(await LakeLock.held(lake)).toBe(false);
     expect(await lakeContents(lake)).toEqual(landed);
+    expect(await icebergOutOfStep(lake)).toEqual([]);
     await rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20 });
     expect(await lakeContents(lake)).toEqual(landed);
+    expect(await icebergOutOfStep(lake)).toEqual([]);
   });
 
   it('refuses a table without raw pages (--no-raw)', async () => {
