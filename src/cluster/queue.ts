@@ -79,6 +79,19 @@ export function holderName(): string {
   return `${hostname()}:${process.pid}`;
 }
 
+/**
+ * `f` while `c` holds the advisory lock of `key`: `take` runs the query that takes it (wrapped as
+ * the caller reports a database away), `unlocked` hears an unlock that failed.
+ */
+async function holding<T>(c: pg.PoolClient, key: string, f: () => Promise<T>, take: (q: () => Promise<unknown>) => Promise<unknown>, unlocked: (e: Error) => void): Promise<T> {
+  await take(() => c.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]));
+  try {
+    return await f();
+  } finally {
+    await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(unlocked);
+  }
+}
+
 /** The connection of the commit guard under way (JobLease.guard), for what runs inside it. */
 const inGuard = new AsyncLocalStorage<pg.PoolClient>();
 
@@ -247,24 +260,12 @@ export class WorkQueue {
     // Inside a commit's guard, its connection takes the lock: a second connection from the pool
     // could wait on the pool that the guards hold.
     const held = inGuard.getStore();
-    if (held) {
-      await held.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]);
-      try {
-        return await f();
-      } finally {
-        await held.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch(() => undefined);
-      }
-    }
+    if (held) return holding(held, key, f, (take) => take(), () => undefined);
     const c = await this.connect();
     c.on('error', () => undefined);
     let broken: Error | undefined;
     try {
-      await this.call(() => c.query('SELECT pg_advisory_lock(hashtextextended($1, 0))', [key]));
-      try {
-        return await f();
-      } finally {
-        await c.query('SELECT pg_advisory_unlock(hashtextextended($1, 0))', [key]).catch((e: Error) => (broken = e));
-      }
+      return await holding(c, key, f, (take) => this.call(take), (e) => (broken = e));
     } finally {
       // A connection that could not unlock is closed: the server drops its locks with it.
       c.release(broken ?? false);

@@ -2,7 +2,7 @@
 // function of the current metadata, what the commit did and the clock: no I/O here (table.ts
 // writes the files). The layout is the file-system catalog that engines read from a path:
 // <table>/metadata/v<N>.metadata.json, the newest named in version-hint.text.
-import type { PartitionSpec, Schema } from './schema.js';
+import { lastColumnId, type PartitionSpec, type Schema } from './schema.js';
 
 export interface Snapshot {
   'snapshot-id': number;
@@ -116,7 +116,7 @@ export function nextMetadata(cur: TableMetadata | undefined, x: NextInput): { me
   const kept = new Set(keep.map((k) => k['snapshot-id']));
   const expired = earlier.filter((e) => !kept.has(e['snapshot-id']));
   const schemas = cur ? (cur.schemas.some((k) => k['schema-id'] === x.schema['schema-id']) ? cur.schemas : [...cur.schemas, x.schema]) : [x.schema];
-  const lastColumn = Math.max(cur?.['last-column-id'] ?? 0, ...x.schema.fields.flatMap((f) => [f.id, typeof f.type === 'string' ? 0 : f.type['element-id']]));
+  const lastColumn = Math.max(cur?.['last-column-id'] ?? 0, lastColumnId(x.schema));
   const metadataLog = x.relocated ? [] : [...(cur?.['metadata-log'] ?? []), ...(x.previousFile && cur ? [{ 'metadata-file': x.previousFile, 'timestamp-ms': cur['last-updated-ms'] }] : [])].slice(-MAX_PREVIOUS_METADATA);
   const metadata: TableMetadata = {
     'format-version': 2,

@@ -124,10 +124,3 @@ export async function describeFile(conn: DuckDBConnection, local: string, path: 
     upperBounds,
   };
 }
-
-/** A column's single value in a file (a partition column's), from the bounds just read. */
-export function singleValue(file: DataFile, fieldId: number): Buffer | undefined {
-  const lo = file.lowerBounds?.get(fieldId);
-  const hi = file.upperBounds?.get(fieldId);
-  return lo && hi && lo.equals(hi) ? lo : undefined;
-}

@@ -173,7 +173,8 @@ export class ParquetWriter {
       : freshSql;
     const file = this.newFile(dir, stem, sub);
     const select = `SELECT * FROM (${body}) ORDER BY ${key.join(', ')}`;
-    const ids = this.ids ? await this.fieldIds(decl, await this.columnsOf(select)) : '';
+    // Fresh files hold every column of the declaration (write() lands them all), so the merge does.
+    const ids = await this.fieldIds(decl, stagedColumns(decl).map((c) => c.name));
     await this.copy(`COPY (${select}) TO ${sqlString(file)} (${PARQUET}${ids})`);
     return [{ staged: file, rel: relative(dir, file) }];
   }
