@@ -115,7 +115,16 @@ export class IcebergTables {
         this.last.delete(change.table);
         return;
       }
-      const made = await this.prepare(decl, change, cur, known?.manifests);
+      let made;
+      try {
+        made = await this.prepare(decl, change, cur, known?.manifests);
+      } catch (err) {
+        // What this process published last may be stale: another writer published since and
+        // deleted manifests it alone named. Read the table again; an error then is real.
+        if (!known) throw err;
+        this.last.delete(change.table);
+        continue;
+      }
       const version = (cur?.version ?? 0) + 1;
       if (await this.o.objects.create(`${change.table}/${METADATA}/${versionFile(version)}`, JSON.stringify(made.metadata, null, 1), { durable: made.written })) {
         this.last.set(change.table, { version, metadata: made.metadata, manifests: made.manifests });
@@ -237,6 +246,9 @@ export class IcebergTables {
       previousFile: cur ? this.uriOf(`${change.table}/${METADATA}/${versionFile(cur.version)}`) : undefined,
       now: (this.o.now ?? Date.now)(),
     });
+    // The writes are done before anything below reads the store (and may fail on what another
+    // writer deleted meanwhile): no write is left under way when prepare throws.
+    await Promise.all(pending);
     // What expired snapshots alone referenced: their manifest lists, and manifests that the
     // oldest snapshot kept no longer lists (a manifest, once dropped from a list, never returns).
     if (moved) for (const s of expired) garbage.push(`${change.table}/${METADATA}/${s['manifest-list'].slice(s['manifest-list'].lastIndexOf('/') + 1)}`);
@@ -249,7 +261,6 @@ export class IcebergTables {
         if (listed) for (const mf of readManifestList(listed.body)) if (!kept.has(mf.path)) garbage.push(this.keyOf(mf.path));
       }
     }
-    await Promise.all(pending);
     return { metadata, manifests: all, written, garbage: [...new Set(garbage)] };
   }
 
@@ -268,9 +279,7 @@ export class IcebergTables {
   async sweep(table: string): Promise<number> {
     const cur = await this.current(table);
     if (!cur) return 0;
-    const location = cur.metadata.location;
-    const base = location.slice(0, location.lastIndexOf('/') + 1);
-    const key = (uri: string) => (uri.startsWith(base) ? decodeURI(uri.slice(base.length)) : undefined);
+    const key = keyIn(cur.metadata.location);
     const keep = new Set<string | undefined>([`${table}/${METADATA}/${HINT}`, `${table}/${METADATA}/${versionFile(cur.version)}`]);
     for (const l of cur.metadata['metadata-log']) keep.add(key(l['metadata-file']));
     for (const snap of cur.metadata.snapshots) {
@@ -296,10 +305,11 @@ export class IcebergTables {
     const snap = currentSnapshot(cur?.metadata);
     if (!cur || !snap) return undefined;
     const location = cur.metadata.location;
-    const base = location.slice(0, location.lastIndexOf('/') + 1);
+    const within = keyIn(location);
     const key = (uri: string) => {
-      if (!uri.startsWith(base)) throw new Error(`${table}: the metadata names ${uri}, outside its location ${location}`);
-      return decodeURI(uri.slice(base.length));
+      const k = within(uri);
+      if (k === undefined) throw new Error(`${table}: the metadata names ${uri}, outside its location ${location}`);
+      return k;
     };
     const get = async (uri: string) => {
       const got = await this.o.objects.get(key(uri));
@@ -310,6 +320,15 @@ export class IcebergTables {
     for (const mf of readManifestList(await get(snap['manifest-list']))) for (const e of readManifest(await get(mf.path)).entries) if (e.status !== 2) files.push(key(e.file.path));
     return { version: cur.version, snapshot: snap['snapshot-id'], location, files: files.sort() };
   }
+}
+
+/**
+ * Lake-relative keys of the URIs a table's metadata names, read relative to its own location (the
+ * lake the metadata was written in, which may since have moved): undefined for a URI outside it.
+ */
+function keyIn(location: string): (uri: string) => string | undefined {
+  const base = location.slice(0, location.lastIndexOf('/') + 1);
+  return (uri) => (uri.startsWith(base) ? decodeURI(uri.slice(base.length)) : undefined);
 }
 
 function newSnapshotId(): number {
