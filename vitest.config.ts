@@ -6,6 +6,7 @@ import { defineConfig } from 'vitest/config';
 // stage with DuckDB, the simulator in-process, a CLI run). `npm test` runs them all.
 const UNIT = [
   'test/json/**/*.test.ts',
+  'test/simulator/keccak.test.ts',
   'test/iceberg/{avro,bounds,metadata}.test.ts',
   'test/extract/**/*.test.ts',
   'test/transform/**/*.test.ts',
@@ -36,11 +37,17 @@ const SYSTEM = [
   'test/pipeline/runs.test.ts',
 ];
 /**
- * Real processes that measure time: rate windows spent by several processes, a lock holder
- * stopped past its lease. They run one file at a time, after the
- * rest, so that what they measure is theirs and not the load of other tests.
+ * Whole runs against a rate-limited service that measure the windows they shared: the processes
+ * wait on their budget most of the time (a fraction of a core between them), so the two files run
+ * side by side, after the system tier, each with its own service and database.
  */
-const TIMED = ['test/cluster/{budget,shared-run,two-pipelines}.test.ts', 'test/state/lock.test.ts'];
+const PACED = ['test/cluster/{shared-run,two-pipelines}.test.ts'];
+/**
+ * Real processes that measure time to within a window or a lease: rate windows of a second spent
+ * by several processes, a lock holder stopped past its lease. They run one file at a time, last,
+ * so that what they measure is theirs and not the load of other tests.
+ */
+const TIMED = ['test/cluster/budget.test.ts', 'test/state/lock.test.ts'];
 
 // `unit` and `integration` files share a worker's modules from one file to the next (isolate:
 // false; each file restores what it changes: fake timers, environment), so src and DuckDB are
@@ -58,9 +65,10 @@ export default defineConfig({
     globalSetup: ['test/tmpdir.setup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT, maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...TIMED], maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 2, sequence: { groupOrder: 1 } } },
-      { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 2 } } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...PACED, ...TIMED], maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 3, sequence: { groupOrder: 1 } } },
+      { extends: true, test: { name: 'paced', include: PACED, maxWorkers: 2, sequence: { groupOrder: 2 } } },
+      { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 3 } } },
     ],
   },
 });

@@ -16,7 +16,7 @@
 // transform hides (it writes on its own threads meanwhile). Queries keep the default. A
 // DUCKDB_JE_MALLOC_CONF you set wins.
 if (['run', 'rebuild', 'compact'].includes(process.argv[2])) process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:0,muzzy_decay_ms:0';
-import('../dist/cli/main.js').then((m) => m.main(process.argv.slice(2))).catch((err) => {
+import('../dist/bin/main.js').then((m) => m.main(process.argv.slice(2))).catch((err) => {
   if (err && err.code === 'ERR_MODULE_NOT_FOUND') {
     process.stderr.write('chainlake: dist/ is missing; run `npm run build` (npm ci does it through prepare)\n');
     process.exit(2);

@@ -57,7 +57,7 @@ function parseArgs(argv) {
       o.workers = Number(v);
     } else usage(`${a}: unknown flag`);
   }
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) usage('no dist/: run `npm run build` first');
+  if (!existsSync(join(ROOT, 'dist', 'bin', 'main.js'))) usage('no dist/: run `npm run build` first');
   if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
   // The comparison copies the lake and reads both from disk.
   if (o.compare && /^[a-z][a-z0-9+.-]*:\/\//i.test(o.lake)) usage(`--lake ${o.lake}: --compare needs a lake in a folder on this machine`);

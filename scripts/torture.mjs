@@ -114,7 +114,7 @@ function parseArgs(argv) {
   if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
   if (o.compare) o.compare = o.compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
   if (o.unreaped && !existsSync('/proc/self/stat')) usage('--unreaped reads the end of a run from /proc: Linux only');
-  if (!existsSync(join(ROOT, 'dist', 'cli', 'main.js'))) usage('dist/ is missing: run `npm run build` (or `make torture`)');
+  if (!existsSync(join(ROOT, 'dist', 'bin', 'main.js'))) usage('dist/ is missing: run `npm run build` (or `make torture`)');
   return o;
 }
 

@@ -1,5 +1,16 @@
-// The package's version, from its package.json (one folder up from src/ and from dist/): what
-// `chainlake --version` prints and what a warehouse file records as its writer.
-import { readFileSync } from 'node:fs';
+// The package's version, from its package.json: what `chainlake --version` prints and what a
+// warehouse file records as its writer. The file is one folder up from src/ and dist/, two from
+// the bundled command line (dist/bin/).
+import { existsSync, readFileSync } from 'node:fs';
 
-export const VERSION: string = (JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string }).version;
+function packageVersion(): string {
+  for (const up of ['../package.json', '../../package.json']) {
+    const file = new URL(up, import.meta.url);
+    if (!existsSync(file)) continue;
+    const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version: string };
+    if (pkg.name === 'chainlake') return pkg.version;
+  }
+  throw new Error(`chainlake: no package.json of chainlake above ${import.meta.url}`);
+}
+
+export const VERSION: string = packageVersion();

@@ -77,9 +77,9 @@ export function expectCleanRun(report: RunReport, o: { drift?: boolean } = {}): 
 
 /** The rows of a query over a lake's views. */
 export async function lakeRows(lake: string, sql: string): Promise<Array<Record<string, any>>> {
-  const { openWarehouse } = await import('../src/warehouse/views.js');
+  const { openWarehouse, viewsFor } = await import('../src/warehouse/views.js');
   const { query } = await import('../src/warehouse/query.js');
-  const conn = await openWarehouse(lake);
+  const conn = await openWarehouse(lake, {}, viewsFor(sql));
   try {
     return (await query(conn, sql)).rows;
   } finally {

@@ -12,6 +12,18 @@ const WINDOW_MS = 1000;
 const BUDGET = 1000;
 const SLICE = BUDGET / 10;
 
+/**
+ * The budget spent: at least 0.95 of it over the whole windows, and no window far below. A slice
+ * held and not spent (what the tests guard against) costs a tenth of a window, every window; a
+ * window that one process, late on a loaded machine, entered a little after its start costs a few
+ * hundredths, once.
+ */
+function expectSpent(windows: number[]): void {
+  const mean = windows.reduce((a, b) => a + b, 0) / windows.length;
+  expect(mean, windows.join(', ')).toBeGreaterThanOrEqual(0.95 * BUDGET);
+  for (const cu of windows) expect(cu, windows.join(', ')).toBeGreaterThanOrEqual(0.85 * BUDGET);
+}
+
 // The tests spend windows for seconds at once, each on its own key: they do not meet, and
 // together they wait out their windows once.
 describe('the shared budget on PostgreSQL: windows shared by processes', () => {
@@ -30,7 +42,7 @@ describe('the shared budget on PostgreSQL: windows shared by processes', () => {
     const first = Math.max(...results.map((r) => r.spends[0]![0]));
     const whole = [...sums].filter(([start]) => start >= first && start + WINDOW_MS <= stopAt);
     expect(whole.length).toBeGreaterThanOrEqual(2);
-    for (const [, cu] of whole) expect(cu).toBeGreaterThanOrEqual(0.95 * BUDGET);
+    expectSpent(whole.map(([, cu]) => cu));
     // Every process got a share: the budget is shared, not taken by the first to ask.
     for (const r of results) expect(r.spends.length).toBeGreaterThan(0);
 
@@ -57,10 +69,8 @@ describe('the shared budget on PostgreSQL: windows shared by processes', () => {
     const first = Math.max(...results.map((r) => r.spends[0]![0]));
     const whole = [...sums].filter(([start]) => start >= first + WINDOW_MS && start + WINDOW_MS <= stopAt);
     expect(whole.length).toBeGreaterThanOrEqual(2);
-    for (const [start, cu] of whole) {
-      expect(slowPerWindow.get(start) ?? 0).toBeLessThan(SLICE);
-      expect(cu).toBeGreaterThanOrEqual(0.95 * BUDGET);
-    }
+    for (const [start] of whole) expect(slowPerWindow.get(start) ?? 0).toBeLessThan(SLICE);
+    expectSpent(whole.map(([, cu]) => cu));
   });
 
   it.concurrent('a 429 seen by one process pauses the others from their next claim', async () => {

@@ -16,8 +16,8 @@ import { limitedCluster, type Sent } from './fixture.js';
 
 const KEY = 'shared-budget-key-DO-NOT-LEAK-5f1c';
 const WINDOW_S = 2;
-/** 300 CU a window of 2 s: the demo's data streams take several windows even for one process. */
-const CU_PER_MINUTE = 9000;
+/** 400 CU a window of 2 s: the data streams of a table of each kind take several windows even for one process. */
+const CU_PER_MINUTE = 12000;
 const QUOTA = (CU_PER_MINUTE * WINDOW_S) / 60;
 
 function walk(dir: string): string[] {
