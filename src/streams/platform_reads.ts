@@ -45,7 +45,8 @@ export function avaxOf(field: string): (t: Item) => unknown {
  */
 const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceChange', 'platformLocktime', 'stakeableLocktime', 'locktime'];
 
-function partitionsOf(s: StreamConfig): Partition[] {
+/** One partition per address and per L1 validation (staking_transactions: per address), its id and value named by it. */
+export function partitionsOf(s: StreamConfig): Partition[] {
   const network = String(s.network);
   const types = (s.txTypes as string[] | undefined)?.slice().sort().join(',');
   const query: Record<string, string> = {};
@@ -57,7 +58,7 @@ function partitionsOf(s: StreamConfig): Partition[] {
     id: `${network}/${name}=${v}${suffix}`,
     path: { network, blockchainId: 'p-chain' },
     query: { [name === 'address' ? 'addresses' : 'l1ValidationId']: v, ...query },
-    values: { network },
+    values: { network, [name]: v },
   });
   return [
     ...((s.addresses as string[] | undefined) ?? []).map((a) => one('address', a)),
