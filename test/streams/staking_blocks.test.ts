@@ -96,13 +96,13 @@ describe('staking_transactions and node_blocks on the simulator', () => {
     const blocks = NODES.flatMap((n) => nodeBlocks(seed, n, DEMO.now).map((b) => blockLine(n, b)));
     expect(blocks.length).toBeGreaterThan(600);
     expect(sorted((await rows(lake, BLOCK_SQL)).map(blockRow))).toEqual(sorted(blocks));
-    const [s] = await rows(lake, `SELECT count(*) n, count(DISTINCT tx_type) types, count(*) FILTER (WHERE amount_staked::VARCHAR <> amount_staked_raw OR estimated_reward::VARCHAR <> estimated_reward_raw) off,
+    const [s] = await rows(lake, `SELECT count(*) n, count(DISTINCT tx_type) ntypes, count(*) FILTER (WHERE amount_staked::VARCHAR <> amount_staked_raw OR estimated_reward::VARCHAR <> estimated_reward_raw) AS off,
       count(*) FILTER (WHERE NOT list_contains(addresses, replace(address, 'P-', '')) AND list_contains(reward_addresses, replace(address, 'P-', ''))) by_reward,
       count(*) FILTER (WHERE end_timestamp <= to_timestamp(${DEMO.now})) ended, min(typeof(amount_staked)) ty FROM staking_transactions`);
-    expect(s).toMatchObject({ types: '2', off: '0', ended: '0', ty: 'DECIMAL(38,0)' });
+    expect(s).toMatchObject({ ntypes: '2', off: '0', ended: '0', ty: 'DECIMAL(38,0)' });
     // An address lists the stakes it is rewarded by as well as those it owns: a row per address.
     expect(Number(s!.by_reward)).toBeGreaterThan(0);
-    const [b] = await rows(lake, `SELECT count(*) FILTER (WHERE proposer_node_id <> node_id) other, count(*) FILTER (WHERE l1_validators_accrued_fees::VARCHAR <> l1_validators_accrued_fees_raw) off FROM node_blocks`);
+    const [b] = await rows(lake, `SELECT count(*) FILTER (WHERE proposer_node_id <> node_id) other, count(*) FILTER (WHERE l1_validators_accrued_fees::VARCHAR <> l1_validators_accrued_fees_raw) AS off FROM node_blocks`);
     expect(b).toEqual({ other: '0', off: '0' });
   });
 
@@ -151,7 +151,7 @@ describe('a moving clock', () => {
       const newest = (a: string) => store.load('staking_transactions', `mainnet/address=${a}`).cursor.newest!;
       for (const a of ADDRESSES) expect(newest(a)).toBe(Math.max(...first.get(a)!.map((t) => t.blockTimestamp)));
       const resume = new Map(ADDRESSES.map((a) => [a, newest(a)]));
-      clock.t += 3 * DAY;
+      clock.t += 10 * DAY;
       const second = await runPipeline(p, { lake, logger: quiet });
       expect(second.status).toBe('ok');
       // Fetched again: what is active now from each address's newest committed transaction on.
@@ -164,7 +164,7 @@ describe('a moving clock', () => {
       const [e] = await rows(lake, `SELECT count(*) n FROM staking_transactions WHERE end_timestamp <= to_timestamp(${clock.t})`);
       expect(Number(e!.n)).toBeGreaterThan(0);
       expect(Number((await rows(lake, `SELECT count(*) n FROM staking_transactions WHERE epoch(block_timestamp) > ${DEMO.now}`))[0]!.n)).toBeGreaterThan(0);
-      // Node blocks: the whole window up to now, the second run reading only the three days after the first.
+      // Node blocks: the whole window up to now, the second run reading only the ten days after the first.
       const blocks = NODES.flatMap((n) => nodeBlocks(seed, n, clock.t).map((b) => blockLine(n, b)));
       expect(sorted((await rows(lake, BLOCK_SQL)).map(blockRow))).toEqual(sorted(blocks));
       const fetched = second.streams.find((s) => s.table === 'node_blocks')!.rows;
@@ -326,7 +326,8 @@ describe('a refused request and pipeline entries', () => {
           { table: 'staking_transactions', network: 'fuji', addresses: [ADDRESSES[0]] },
           { table: 'node_blocks', network: 'mainnet', nodeIds: NODES },
           { table: 'node_blocks', network: 'mainnet', startTimestamp: 5 },
-          { table: 'node_blocks', network: 'mainnet', nodeIds: ['NodeID-abc'], startTimestamp: 10, endTimestamp: 10 },
+          { table: 'node_blocks', network: 'mainnet', nodeIds: ['NodeID-abc'], startTimestamp: 10 },
+          { table: 'node_blocks', network: 'mainnet', nodeIds: NODES, startTimestamp: 10, endTimestamp: 10 },
         ],
       }, 'bad.yaml');
     } catch (err) {
@@ -339,6 +340,6 @@ describe('a refused request and pipeline entries', () => {
     expect(msg).toContain('streams[3].startTimestamp: is required for node_blocks');
     expect(msg).toContain('streams[4].nodeIds: is required for node_blocks');
     expect(msg).toMatch(/streams\[5\]\.nodeIds\[0\]: "NodeID-abc" is not a NodeID/);
-    expect(msg).toContain('streams[5].endTimestamp: startTimestamp 10 must be below endTimestamp 10');
+    expect(msg).toContain('streams[6].endTimestamp: startTimestamp 10 must be below endTimestamp 10');
   });
 });
