@@ -45,7 +45,7 @@ export function avaxOf(field: string): (t: Item) => unknown {
  */
 const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceChange', 'platformLocktime', 'stakeableLocktime', 'locktime'];
 
-/** One partition per address and per L1 validation (staking_transactions: per address), its id and value named by it. */
+/** One partition per address and per L1 validation, its id named by it (staking_transactions: per address). */
 export function partitionsOf(s: StreamConfig): Partition[] {
   const network = String(s.network);
   const types = (s.txTypes as string[] | undefined)?.slice().sort().join(',');
@@ -58,7 +58,7 @@ export function partitionsOf(s: StreamConfig): Partition[] {
     id: `${network}/${name}=${v}${suffix}`,
     path: { network, blockchainId: 'p-chain' },
     query: { [name === 'address' ? 'addresses' : 'l1ValidationId']: v, ...query },
-    values: { network, [name]: v },
+    values: { network },
   });
   return [
     ...((s.addresses as string[] | undefined) ?? []).map((a) => one('address', a)),

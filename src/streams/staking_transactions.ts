@@ -13,7 +13,7 @@ const ADDRESS_COLUMN: Column = { name: 'address', type: 'varchar', partition: 'a
 
 export const stakingTransactions: StreamDecl = {
   table: 'staking_transactions',
-  doc: 'active staking transactions (validations and delegations whose stake is still locked) of P-Chain addresses, by time: platform_transactions\' columns, per address',
+  doc: 'staking transactions (validations, delegations) of P-Chain addresses while their stake is locked, by time; a row stays once it unlocks: platform_transactions\' columns, per address',
   service: 'data',
   endpoint: '/v1/networks/{network}/blockchains/{blockchainId}/transactions:listStaking',
   items: 'transactions',
@@ -34,7 +34,8 @@ export const stakingTransactions: StreamDecl = {
     out.push(...timeRangeCheck(s));
     return out;
   },
-  partitions: partitionsOf,
+  // The platform listing's partitions (an address each), with the address as a column's value.
+  partitions: (s) => partitionsOf(s).map((p) => ({ ...p, values: { ...p.values, address: p.query.addresses! } })),
   refresh: 'merge',
   // A transaction listed for two addresses (its owner and its reward address) is a row of each:
   // the rows of a partition are that address's, so the merge stays within it.
@@ -44,7 +45,7 @@ export const stakingTransactions: StreamDecl = {
   timeCursor: PLATFORM_TX_STREAM.timeCursor,
   exactNumbers: PLATFORM_TX_STREAM.exactNumbers,
   key: ['network', 'address', 'tx_hash'],
-  keyDoc: 'a transaction once per address whose listing sent it (an owner and a reward address both list it)',
+  keyDoc: 'a transaction once per address whose listing sent it: its owner\'s and its reward address\'s',
   knownFields: platformTransactions.knownFields!,
   columns: [platformTransactions.columns[0]!, ADDRESS_COLUMN, ...platformTransactions.columns.slice(1)],
 };
