@@ -51,6 +51,8 @@ import { l1ValidatorMetrics } from './l1_validator_metrics.js';
 import { addressTokenTransfers } from './address_token_transfers.js';
 import { platformBalances } from './platform_balances.js';
 import { platformUtxos } from './platform_utxos.js';
+import { stakingTransactions } from './staking_transactions.js';
+import { nodeBlocks } from './node_blocks.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -99,6 +101,8 @@ export const STREAMS: readonly StreamDecl[] = [
   platformInputs,
   platformOutputs,
   platformBlocks,
+  stakingTransactions,
+  nodeBlocks,
   l1ValidatorMetrics,
   addressTokenTransfers,
   platformBalances,

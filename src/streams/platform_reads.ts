@@ -45,7 +45,8 @@ export function avaxOf(field: string): (t: Item) => unknown {
  */
 const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceChange', 'platformLocktime', 'stakeableLocktime', 'locktime'];
 
-function partitionsOf(s: StreamConfig): Partition[] {
+/** One partition per address and per L1 validation, its id named by it (staking_transactions: per address). */
+export function partitionsOf(s: StreamConfig): Partition[] {
   const network = String(s.network);
   const types = (s.txTypes as string[] | undefined)?.slice().sort().join(',');
   const query: Record<string, string> = {};
