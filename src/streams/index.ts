@@ -51,6 +51,8 @@ import { l1ValidatorMetrics } from './l1_validator_metrics.js';
 import { addressTokenTransfers } from './address_token_transfers.js';
 import { platformBalances } from './platform_balances.js';
 import { platformUtxos } from './platform_utxos.js';
+import { apiUsageMetrics } from './api_usage_metrics.js';
+import { apiLogs } from './api_logs.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -103,6 +105,8 @@ export const STREAMS: readonly StreamDecl[] = [
   addressTokenTransfers,
   platformBalances,
   platformUtxos,
+  apiUsageMetrics,
+  apiLogs,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
