@@ -69,7 +69,7 @@ export const apiUsageMetrics: StreamDecl = {
   // The running interval's point grows until it ends: each run fetches again from the newest one.
   timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
   key: ['time_interval', 'filters', 'timestamp', 'grouped_by', 'group_value'],
-  keyDoc: 'group_value is NULL for groupedBy None (and for a request without the grouped field)',
+  keyDoc: 'group_value is NULL for groupedBy None, and where a request lacks the grouped field',
   columns: [
     { name: 'time_interval', type: 'varchar', partition: 'timeInterval', doc: 'minute, hourly, daily, weekly or monthly' },
     FILTERS_COLUMN,
