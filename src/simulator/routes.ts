@@ -21,7 +21,7 @@ import { VALIDATOR_ROUTES } from './validators.js';
 import { L1_METRIC_ROUTES } from './l1_metrics.js';
 import { ADDRESS_TRANSFER_ROUTES } from './address_transfers.js';
 import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
-import { USAGE_ROUTES } from './usage.js';
+import { USAGE_ROUTES } from './usage_routes.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },

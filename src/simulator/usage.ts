@@ -1,14 +1,10 @@
 // The data service's account of a key's own use (getApiUsageMetrics, getApiLogs): what the
 // simulator really served each key, request by request, and the usage series made from it. The
-// server records every keyed request a route answered (or the limiter refused) with its status, its
-// compute units and its time on the server clock; the two routes answer from that record as
-// production does (docs/services.md, Usage of the API key). No key is kept in what is served: a key
-// is known by an id, an alias and an organisation the simulator gives it.
-import { badRequest, HttpError } from './errors.js';
+// server records every keyed request a route answered (or the limiter refused) with its status,
+// its compute units and its time on the server clock; the two routes (usage_routes.ts) answer from
+// that record as production does (docs/services.md, Usage of the API key). Nothing served holds
+// the key: a key is known by an id, an alias and an organization the simulator gives it.
 import { fromArray, type Listing } from './listing.js';
-import { enumParam, intParam, page, single } from './params.js';
-import { WEIGHTS } from './ratelimit.js';
-import type { RouteContext, RouteTable } from './route.js';
 import { uuidOf } from './tokens.js';
 
 export const USAGE_INTERVALS = ['minute', 'hourly', 'daily', 'weekly', 'monthly'] as const;
@@ -20,7 +16,7 @@ const AGGREGATE_DURATION: Record<UsageInterval, string> = { minute: '1m', hourly
 /** The region every answer comes from (the OpenAPI gives no values). */
 export const HOST_REGION = 'us-east-1';
 
-const DAY = 86_400;
+export const DAY = 86_400;
 
 /** Who a key is, as the service shows it: never the key itself. */
 export interface Caller {
@@ -274,63 +270,3 @@ function intervalSeconds(start: number, interval: UsageInterval): number {
     }
   }
 }
-
-// ---- the routes ----
-
-/** Both routes report on the key a request carries: without one there is nothing to report on. */
-function callerOf(ctx: RouteContext): Caller {
-  if (!ctx.caller) throw new HttpError(401, 'An API key is required (x-glacier-api-key)');
-  return ctx.caller;
-}
-
-const dayOf = (t: number) => t - (t % DAY);
-
-function usageFilter(ctx: RouteContext, caller: Caller): UsageFilter {
-  const q = ctx.query;
-  const orgId = single(q, 'orgId');
-  if (orgId !== undefined && orgId !== caller.orgId) throw new HttpError(403, `the API key does not belong to organization ${orgId}`);
-  const start = intParam(q, 'startTimestamp', 0);
-  const end = intParam(q, 'endTimestamp', 0);
-  if (start !== undefined && end !== undefined && dayOf(start) > dayOf(end)) throw badRequest('startTimestamp must not be after endTimestamp');
-  const code = single(q, 'responseCode');
-  if (code !== undefined && !/^[1-5][0-9]{2}$/.test(code)) throw badRequest(`responseCode must be an HTTP status code, got "${code}"`);
-  const f: UsageFilter = {};
-  if (start !== undefined) f.startDay = dayOf(start);
-  if (end !== undefined) f.endDay = dayOf(end);
-  if (code !== undefined) f.responseCode = Number(code);
-  const requestType = enumParam(q, 'requestType', ['data', 'rpc'] as const);
-  if (requestType !== undefined) f.requestType = requestType;
-  for (const name of ['chainId', 'apiKeyId', 'requestPath'] as const) {
-    const v = single(q, name);
-    if (v !== undefined) f[name] = v;
-  }
-  return f;
-}
-
-function apiUsageMetrics(ctx: RouteContext): UsageMetrics {
-  const caller = callerOf(ctx);
-  const f = usageFilter(ctx, caller);
-  const interval = enumParam(ctx.query, 'timeInterval', USAGE_INTERVALS) ?? 'daily';
-  const groupBy = enumParam(ctx.query, 'groupBy', USAGE_GROUP_BY);
-  return ctx.usage.metrics(caller, f, interval, groupBy);
-}
-
-function apiLogs(ctx: RouteContext): object {
-  const caller = callerOf(ctx);
-  const f = usageFilter(ctx, caller);
-  const pageSize = intParam(ctx.query, 'pageSize', 1, 100, 10)!;
-  // A token is the key's own: another key's query never matches it.
-  const key = JSON.stringify(['apiLogs', caller.apiKeyId, f]);
-  const token = single(ctx.query, 'pageToken');
-  const state = token === undefined ? undefined : ctx.tokens.redeem(token, key);
-  // Frozen at the requests made before the first page: later pages do not shift as the key's own
-  // requests (these included) are logged.
-  const upTo = state?.at ?? ctx.usage.countOf(caller);
-  const { items, nextPageToken } = page(ctx.usage.logs(caller, f, upTo), state?.offset ?? 0, pageSize, (next) => ctx.tokens.issue(key, next, upTo));
-  return { ...(nextPageToken !== undefined ? { nextPageToken } : {}), orgId: caller.orgId, logs: items };
-}
-
-export const USAGE_ROUTES: RouteTable = [
-  { pattern: ['v1', 'apiUsageMetrics'], route: { name: 'apiUsageMetrics', service: 'data', weight: WEIGHTS.apiUsageMetrics, handle: apiUsageMetrics } },
-  { pattern: ['v1', 'apiLogs'], route: { name: 'apiLogs', service: 'data', weight: WEIGHTS.apiLogs, handle: apiLogs } },
-];
