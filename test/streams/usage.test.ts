@@ -3,7 +3,7 @@
 // tables land and find its own requests there, row for row as the simulator served that key; the
 // simulator's answers pass the official client's schemas; a rerun merges by key; and no form of the
 // key lands anywhere, in the lake, the outputs or the service's answers.
-import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -231,7 +231,6 @@ describe('the key finds its own requests in its usage', () => {
   it('no form of a key lands in the lake, the outputs or the service\'s answers (the CLI at trace level)', async () => {
     const out = tmp();
     const file = join(out, 'usage.yaml');
-    const { writeFileSync } = await import('node:fs');
     writeFileSync(file, [
       'name: usage_cli',
       'sources:',
@@ -384,7 +383,6 @@ describe('a usage pipeline', () => {
     expect(check([{ table: 'api_logs', requestType: 'ws' }], KEY)).toThrow(/streams\[0\]\.requestType: "ws" is not one of data, rpc/);
     // The CLI: exit 2, the place named, nothing of the key shown.
     const dir = tmp();
-    const { writeFileSync } = await import('node:fs');
     const file = join(dir, 'nokey.yaml');
     writeFileSync(file, 'name: nokey\nsources:\n  data: { apiKey: "${CHAINLAKE_API_KEY}" }\nstreams:\n  - { table: api_logs }\n');
     const r = await runCli(['run', file, '--lake', join(dir, 'lake')], { CHAINLAKE_API_KEY: '' });
