@@ -1981,6 +1981,68 @@ export interface LakeTables {
     /** the UTXO's bytes, where sent */
     utxo_bytes: Utf8;
   };
+  api_usage_metrics: {
+    /** minute, hourly, daily, weekly or monthly */
+    time_interval: Utf8;
+    /** the entry's filters as a query string (chainId=43114&responseCode=200), '' for none */
+    filters: Utf8;
+    /** start of the interval (UTC) */
+    timestamp: TimestampMicrosecond;
+    /** requestPath, responseCode, chainId, apiKeyId, requestType, or None */
+    grouped_by: Utf8;
+    /** the group's value (a status code as its digits) */
+    group_value: Utf8;
+    /** requests in the interval */
+    total_requests: Int64;
+    /** requests per second over the interval */
+    requests_per_second: Float64;
+    /** share of requests that succeeded, % */
+    success_rate_percent: Float64;
+    /** median response time, ms */
+    median_response_time_msecs: Float64;
+    /** requests the service refused as invalid */
+    invalid_requests: Int64;
+    /** compute units charged */
+    api_credits_used: Int64;
+    /** compute units charged for invalid requests */
+    api_credits_wasted: Int64;
+  };
+  api_logs: {
+    /** the entry's filters as a query string (chainId=43114&responseCode=200), '' for none */
+    filters: Utf8;
+    /** the service's id of the request */
+    log_id: Utf8;
+    /** the organization of the key */
+    org_id: Utf8;
+    /** when the request was made (UTC) */
+    event_timestamp: TimestampMicrosecond;
+    /** the key's id as the service shows it (not the key) */
+    api_key_id: Utf8;
+    /** the key's alias */
+    api_key_alias: Utf8;
+    /** region of the host that answered */
+    host_region: Utf8;
+    /** data or rpc */
+    request_type: Utf8;
+    /** path of the request */
+    request_path: Utf8;
+    /** compute units charged */
+    api_credits_consumed: Int64;
+    /** time to answer, ms */
+    request_duration_msecs: Float64;
+    /** HTTP status of the answer */
+    response_code: Int32;
+    /** the chain the request was about, where it names one */
+    chain_id: Utf8;
+    /** the JSON-RPC method of an rpc request */
+    rpc_method: Utf8;
+    /** the client's IP address as the service saw it */
+    ip_address: Utf8;
+    /** the host the request was sent to */
+    host: Utf8;
+    /** the client's user agent */
+    user_agent: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

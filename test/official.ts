@@ -60,6 +60,9 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   // The operations' schemas are unions of the P-, X- and C-Chain shapes: the P-Chain's own is stricter.
   primaryBalances: { schema: 'components.ListPChainBalancesResponse' },
   primaryUtxos: { schema: 'components.ListPChainUtxosResponse' },
+  // The usage series is one answer (not paged by the client); the logs are paged.
+  apiUsageMetrics: { schema: 'components.UsageMetricsResponseDTO' },
+  apiLogs: { schema: 'operations.GetApiLogsResponse', wrapped: true },
 };
 
 /**

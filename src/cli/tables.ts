@@ -35,7 +35,7 @@ function refreshLabel(d: StreamDecl): string {
 }
 
 function endpointText(d: StreamDecl): string {
-  if (d.service !== 'node') return `\`GET ${d.endpoint}\` (${d.service} service, ${d.weight} CU a request)`;
+  if (d.service !== 'node') return `\`GET ${d.endpoint}\` (${d.service} service, ${d.weight} CU a request${d.needsApiKey ? '; of the key in `sources.data.apiKey`, which the pipeline must give' : ''})`;
   // The node meters nothing; its streams call JSON-RPC methods (health is a plain GET).
   return d.methods ? `\`POST ${d.endpoint}\` JSON-RPC ${d.methods.map((m) => `\`${m}\``).join(', ')} (node source)` : `\`GET ${d.endpoint}\` (node source)`;
 }

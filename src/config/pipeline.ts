@@ -285,7 +285,10 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
   else
     top.streams.forEach((s, i) => {
       const cfg = checkStream(s, `streams[${i}]`, out);
-      if (cfg) streams.push(cfg);
+      if (cfg && STREAM_BY_TABLE.get(cfg.table)!.needsApiKey && checked.data.apiKey === undefined) {
+        // Checked here, not at the first request: the service would answer 401 only after the run began.
+        out.push({ path: `streams[${i}].table`, message: `${cfg.table} reports on the data service's API key: set sources.data.apiKey (e.g. "\${CHAINLAKE_API_KEY}"; an unset variable means no key)` });
+      } else if (cfg) streams.push(cfg);
     });
   if (out.length) fail();
   return { name: name as string, file, ...(lake !== undefined ? { lake } : {}), sources: checked, streams };

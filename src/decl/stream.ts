@@ -140,6 +140,11 @@ export interface StreamDecl {
   methods?: string[];
   /** Compute units per request (docs/services.md, Rate limits). */
   weight: number;
+  /**
+   * The endpoint reports on the API key a request carries (its usage, its logs): a pipeline must
+   * give the data source a key (`sources.data.apiKey`).
+   */
+  needsApiKey?: true;
   /** Page sizes chainlake sends; `note` says why they differ from the service's bounds, if they do. */
   pageSize: { min: number; max: number; default: number; note?: string };
   options: Record<string, OptionSpec>;

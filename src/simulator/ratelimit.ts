@@ -72,6 +72,9 @@ export const WEIGHTS = {
   // Both "xl" in the OpenAPI.
   primaryBalances: 100,
   primaryUtxos: 100,
+  // Both "xxl" in the OpenAPI: the dearest class, 200 CU.
+  apiUsageMetrics: 200,
+  apiLogs: 200,
 } as const;
 
 export type Decision =

@@ -4,6 +4,7 @@
 import type { Service } from './errors.js';
 import type { SimOperations } from './operations.js';
 import type { PageTokens } from './tokens.js';
+import type { Caller, UsageLog } from './usage.js';
 import type { World } from './world.js';
 
 export interface RouteContext {
@@ -17,6 +18,10 @@ export interface RouteContext {
   text: string;
   contentType?: string;
   operations: SimOperations;
+  /** What the data service served each key (usage.ts). */
+  usage: UsageLog;
+  /** Who the key a data-service request carries is (never the key itself); none without a key. */
+  caller?: Caller;
   /** The key avg_tps names its next page by (SimulatorOptions.avgTpsNextKey); default nextPageToken. */
   avgTpsNextKey?: AvgTpsNextKey;
 }

@@ -21,6 +21,7 @@ import { VALIDATOR_ROUTES } from './validators.js';
 import { L1_METRIC_ROUTES } from './l1_metrics.js';
 import { ADDRESS_TRANSFER_ROUTES } from './address_transfers.js';
 import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
+import { USAGE_ROUTES } from './usage_routes.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -55,6 +56,7 @@ const TABLE: RouteTable = [
   ...L1_METRIC_ROUTES,
   ...ADDRESS_TRANSFER_ROUTES,
   ...PLATFORM_BALANCE_ROUTES,
+  ...USAGE_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

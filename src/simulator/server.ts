@@ -13,6 +13,7 @@ import { PageTokens } from './tokens.js';
 import { buildWorld, type World } from './world.js';
 import type { NodeOptions } from './node_world.js';
 import { stringifyExact } from '../json.js';
+import { UsageLog } from './usage.js';
 
 export interface SimulatorOptions {
   /** 0 (default) picks a free port */
@@ -77,6 +78,8 @@ export interface Simulator {
   stats: SimulatorStats;
   /** Export operations, and the requests their file server got. */
   operations: SimOperations;
+  /** What the data service served each key: its usage series and logs answer from it. */
+  usage: UsageLog;
   close(): Promise<void>;
 }
 
@@ -107,6 +110,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   };
   const timers = new Set<NodeJS.Timeout>();
   const operations = new SimOperations(world, now);
+  const usage = new UsageLog(world.seed, now, opts.apiKeys);
 
   /** JSON with every number as the world holds it: an ExactNumber (a node's uint64, a price) is written as its text. */
   function send(res: http.ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
@@ -145,6 +149,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
   }
 
   function handle(req: http.IncomingMessage, res: http.ServerResponse, bodyText: string): void {
+    const arrived = now();
     stats.requests++;
     const url = new URL(req.url ?? '/', 'http://simulator.invalid');
     let segments: string[];
@@ -180,6 +185,16 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         return;
       }
     }
+    const caller = apiKey !== undefined ? usage.caller(apiKey) : undefined;
+    /** A keyed data-service request the service answered goes into the key's usage (usage.ts). */
+    const served = (status: number, cu: number) => {
+      if (apiKey === undefined) return;
+      const chainId = segments[1] === 'chains' && segments.length > 2 ? segments[2] : undefined;
+      usage.served(apiKey, {
+        at: arrived, path: url.pathname, ...(chainId !== undefined ? { chainId } : {}), status, cu, durationMs: now() - arrived,
+        ipAddress: req.socket.remoteAddress ?? '', host: req.headers.host ?? '', userAgent: req.headers['user-agent'] ?? '',
+      });
+    };
 
     const fault = faults?.next();
     switch (fault) {
@@ -215,6 +230,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         headers['ratelimit-reset'] = String(decision.resetSeconds);
         headers['retry-after'] = String(decision.resetSeconds);
         const why = decision.blocked ? 'Client blocked after repeated requests while rate limited' : 'Rate limit exceeded';
+        served(429, 0);
         send(res, 429, errorBody(service, 429, why), headers);
         return;
       }
@@ -232,7 +248,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
           throw new HttpError(400, 'the body is not valid JSON');
         }
       }
-      body = route.handle({ world, tokens, params, query: url.searchParams, body: posted, text: bodyText, contentType: req.headers['content-type'], operations, avgTpsNextKey: opts.avgTpsNextKey });
+      body = route.handle({
+        world, tokens, params, query: url.searchParams, body: posted, text: bodyText, contentType: req.headers['content-type'], operations, usage,
+        ...(caller ? { caller } : {}), avgTpsNextKey: opts.avgTpsNextKey,
+      });
       if (body instanceof Reply) {
         status = body.status;
         textType = body.type;
@@ -247,6 +266,8 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
         body = errorBody(service, 500, 'Internal server error');
       }
     }
+    // After the answer is made: a usage request does not report itself, the next one does.
+    if (service === 'data') served(status, route.weight);
     if (textType) sendText(res, status, String(body), headers, textType);
     else {
       opts.onAnswer?.({ route: route.name, service, status, body });
@@ -289,6 +310,7 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
     world,
     stats,
     operations,
+    usage,
     close: async () => {
       await new Promise<void>((resolve) => {
         for (const t of timers) clearTimeout(t);

@@ -29,6 +29,12 @@ function digest(...parts: string[]): string {
   return createHash('sha256').update(parts.join('\u0000')).digest('base64url');
 }
 
+/** A version-4 UUID's form, from a hash of `parts`: deterministic for the same parts. */
+export function uuidOf(...parts: string[]): string {
+  const h = createHash('sha256').update(parts.join('\u0000')).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[parseInt(h[16]!, 16) & 3]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
 export class PageTokens {
   private readonly metricTokens = new Map<string, MetricTokenEntry>();
   private issued = 0;
@@ -73,8 +79,7 @@ export class PageTokens {
     const now = this.now();
     this.prune(now);
     // Deterministic for a given request sequence; formatted as a version-4 UUID.
-    const h = createHash('sha256').update(`${this.secret}\u0000${queryKey}\u0000${offset}\u0000${this.issued++}`).digest('hex');
-    const uuid = `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${'89ab'[parseInt(h[16]!, 16) & 3]}${h.slice(17, 20)}-${h.slice(20, 32)}`;
+    const uuid = uuidOf(this.secret, queryKey, String(offset), String(this.issued++));
     const entry: MetricTokenEntry = { queryKey, offset, expiresAt: now + METRIC_TOKEN_TTL_MS };
     if (at !== undefined) entry.at = at;
     this.metricTokens.set(uuid, entry);

@@ -53,6 +53,8 @@ import { platformBalances } from './platform_balances.js';
 import { platformUtxos } from './platform_utxos.js';
 import { stakingTransactions } from './staking_transactions.js';
 import { nodeBlocks } from './node_blocks.js';
+import { apiUsageMetrics } from './api_usage_metrics.js';
+import { apiLogs } from './api_logs.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -107,6 +109,8 @@ export const STREAMS: readonly StreamDecl[] = [
   addressTokenTransfers,
   platformBalances,
   platformUtxos,
+  apiUsageMetrics,
+  apiLogs,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

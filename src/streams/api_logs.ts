@@ -1,0 +1,41 @@
+import type { StreamDecl } from '../decl/stream.js';
+import { FILTERS_COLUMN, USAGE_OPTIONS, usageCheck, usagePartition } from './api_usage_metrics.js';
+
+export const apiLogs: StreamDecl = {
+  table: 'api_logs',
+  doc: 'the data service\'s log of the requests made with the pipeline\'s API key: path, status, compute units, duration',
+  service: 'data',
+  endpoint: '/v1/apiLogs',
+  items: 'logs',
+  weight: 200,
+  needsApiKey: true,
+  pageSize: { min: 1, max: 100, default: 100 },
+  options: USAGE_OPTIONS,
+  check: usageCheck,
+  partitions: (s) => [usagePartition('logs', s, {})],
+  refresh: 'merge',
+  mergeScope: 'partition',
+  // The service takes days: a run lists again the whole day of the newest log it holds, merged by key.
+  timeCursor: { column: 'event_timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  key: ['filters', 'log_id'],
+  keyDoc: 'filters included, as two entries may list the same request',
+  columns: [
+    FILTERS_COLUMN,
+    { name: 'log_id', type: 'varchar', from: 'logId', required: true, doc: 'the service\'s id of the request' },
+    { name: 'org_id', type: 'varchar', from: 'orgId', required: true, doc: 'the organization of the key' },
+    { name: 'event_timestamp', type: 'timestamptz', from: 'eventTimestamp', required: true, doc: 'when the request was made (UTC)' },
+    { name: 'api_key_id', type: 'varchar', from: 'apiKeyId', required: true, doc: 'the key\'s id as the service shows it (not the key)' },
+    { name: 'api_key_alias', type: 'varchar', from: 'apiKeyAlias', doc: 'the key\'s alias' },
+    { name: 'host_region', type: 'varchar', from: 'hostRegion', doc: 'region of the host that answered' },
+    { name: 'request_type', type: 'varchar', from: 'requestType', required: true, doc: 'data or rpc' },
+    { name: 'request_path', type: 'varchar', from: 'requestPath', required: true, doc: 'path of the request' },
+    { name: 'api_credits_consumed', type: 'bigint', from: 'apiCreditsConsumed', required: true, doc: 'compute units charged' },
+    { name: 'request_duration_msecs', type: 'double', from: 'requestDurationMsecs', doc: 'time to answer, ms' },
+    { name: 'response_code', type: 'integer', from: 'responseCode', required: true, doc: 'HTTP status of the answer' },
+    { name: 'chain_id', type: 'varchar', from: 'chainId', doc: 'the chain the request was about, where it names one' },
+    { name: 'rpc_method', type: 'varchar', from: 'rpcMethod', doc: 'the JSON-RPC method of an rpc request' },
+    { name: 'ip_address', type: 'varchar', from: 'metadata.ipAddress', doc: 'the client\'s IP address as the service saw it' },
+    { name: 'host', type: 'varchar', from: 'metadata.host', doc: 'the host the request was sent to' },
+    { name: 'user_agent', type: 'varchar', from: 'metadata.userAgent', doc: 'the client\'s user agent' },
+  ],
+};
