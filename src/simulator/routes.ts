@@ -20,6 +20,7 @@ import type { World } from './world.js';
 import { VALIDATOR_ROUTES } from './validators.js';
 import { L1_METRIC_ROUTES } from './l1_metrics.js';
 import { ADDRESS_TRANSFER_ROUTES } from './address_transfers.js';
+import { ADDRESS_DETAIL_ROUTES } from './address_details.js';
 import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
 
 const TABLE: RouteTable = [
@@ -54,6 +55,7 @@ const TABLE: RouteTable = [
   ...PRIMARY_ROUTES,
   ...L1_METRIC_ROUTES,
   ...ADDRESS_TRANSFER_ROUTES,
+  ...ADDRESS_DETAIL_ROUTES,
   ...PLATFORM_BALANCE_ROUTES,
 ];
 

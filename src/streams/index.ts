@@ -51,6 +51,9 @@ import { l1ValidatorMetrics } from './l1_validator_metrics.js';
 import { addressTokenTransfers } from './address_token_transfers.js';
 import { platformBalances } from './platform_balances.js';
 import { platformUtxos } from './platform_utxos.js';
+import { addressTransactionTransfers } from './address_transaction_transfers.js';
+import { addressTransactionInternals } from './address_transaction_internals.js';
+import { collectibleBalances } from './collectible_balances.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -103,6 +106,9 @@ export const STREAMS: readonly StreamDecl[] = [
   addressTokenTransfers,
   platformBalances,
   platformUtxos,
+  addressTransactionTransfers,
+  addressTransactionInternals,
+  collectibleBalances,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
