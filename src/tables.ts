@@ -1851,7 +1851,7 @@ export interface LakeTables {
     /** the UTXO's bytes, where sent */
     utxo_bytes: Utf8;
   };
-  address_transaction_transfers: {
+  address_tx_transfers: {
     /** chain id as given in the pipeline */
     chain_id: Utf8;
     /** the listed address this row was fetched for, lowercased */
@@ -1913,7 +1913,7 @@ export interface LakeTables {
     /** token price as sent (exact text) */
     token_price: Utf8;
   };
-  address_transaction_internals: {
+  address_tx_internals: {
     /** chain id as given in the pipeline */
     chain_id: Utf8;
     /** the listed address this row was fetched for, lowercased */

@@ -51,8 +51,8 @@ import { l1ValidatorMetrics } from './l1_validator_metrics.js';
 import { addressTokenTransfers } from './address_token_transfers.js';
 import { platformBalances } from './platform_balances.js';
 import { platformUtxos } from './platform_utxos.js';
-import { addressTransactionTransfers } from './address_transaction_transfers.js';
-import { addressTransactionInternals } from './address_transaction_internals.js';
+import { addressTxTransfers } from './address_tx_transfers.js';
+import { addressTxInternals } from './address_tx_internals.js';
 import { collectibleBalances } from './collectible_balances.js';
 
 export const STREAMS: readonly StreamDecl[] = [
@@ -106,8 +106,8 @@ export const STREAMS: readonly StreamDecl[] = [
   addressTokenTransfers,
   platformBalances,
   platformUtxos,
-  addressTransactionTransfers,
-  addressTransactionInternals,
+  addressTxTransfers,
+  addressTxInternals,
   collectibleBalances,
 ];
 

@@ -1,6 +1,6 @@
 // An address's full transaction listing (GET .../addresses/{address}/transactions), whose nested
-// transfers and internal transactions land as address_transaction_transfers and
-// address_transaction_internals (block-ranged, chunked), and its collectibles
+// transfers and internal transactions land as address_tx_transfers and
+// address_tx_internals (block-ranged, chunked), and its collectibles
 // (balances:listCollectibles) as the snapshot table collectible_balances. Pipelines run in-process
 // against the simulator; each table is compared row for row with what its world served and with
 // the table of the narrower listings of the same items, and every page shape is checked against
@@ -18,7 +18,7 @@ import { iterate } from '../../src/simulator/listing.js';
 import { namedAddress, type BlockRange, type ErcType } from '../../src/simulator/evm.js';
 import { addressTransfers } from '../../src/simulator/address_transfers.js';
 import { AddressDetails } from '../../src/simulator/address_details.js';
-import { addressTransactionTransfers } from '../../src/streams/address_transaction_transfers.js';
+import { addressTxTransfers } from '../../src/streams/address_tx_transfers.js';
 import { collectibleBalances } from '../../src/streams/collectible_balances.js';
 import { expectCleanRun, lakeRows as rows, line, quiet, sorted } from '../helpers.js';
 import { officialProblems } from '../official.js';
@@ -84,8 +84,8 @@ describe('the full transaction listing and collectibles, whole histories', () =>
     lake = tmp();
     const everyone = [ROUTER, wallet, FACTORY, WALLET];
     p = pipeline(sim.url, [
-      { table: 'address_transaction_transfers', chainId: CHAIN, addresses: everyone, pageSize: 20 },
-      { table: 'address_transaction_internals', chainId: CHAIN, addresses: everyone },
+      { table: 'address_tx_transfers', chainId: CHAIN, addresses: everyone, pageSize: 20 },
+      { table: 'address_tx_internals', chainId: CHAIN, addresses: everyone },
       { table: 'address_token_transfers', chainId: CHAIN, addresses: [ROUTER, wallet] },
       { table: 'internal_transactions', chainId: CHAIN, addresses: [FACTORY, WALLET] },
       { table: 'collectible_balances', chainId: CHAIN, addresses: [FACTORY, WALLET, wallet], pageSize: 3 },
@@ -100,9 +100,9 @@ describe('the full transaction listing and collectibles, whole histories', () =>
 
   it('completes every partition without rejects or unknown fields', () => expectCleanRun(report, { drift: false }));
 
-  it('address_transaction_transfers: every transfer of every address as the world served it, amounts exact', async () => {
+  it('address_tx_transfers: every transfer of every address as the world served it, amounts exact', async () => {
     const want = servedTransfers(sim.world, [ROUTER, wallet, FACTORY, WALLET]);
-    const got = (await rows(lake, `SELECT * FROM address_transaction_transfers`)).map(transferRow);
+    const got = (await rows(lake, `SELECT * FROM address_tx_transfers`)).map(transferRow);
     expect(got.length).toBeGreaterThan(300);
     expect(sorted(got)).toEqual(sorted(want));
     const [check] = await rows(lake, `SELECT
@@ -114,7 +114,7 @@ describe('the full transaction listing and collectibles, whole histories', () =>
         count(*) FILTER (WHERE address NOT IN (from_address, to_address)) strangers,
         count(DISTINCT token_type) n_types, count(DISTINCT address) addresses,
         typeof(any_value(value)) value_type, typeof(any_value(block_timestamp)) ts_type
-      FROM address_transaction_transfers`);
+      FROM address_tx_transfers`);
     expect(Number(check!.over38)).toBeGreaterThan(0);
     expect(Number(check!.big_ids)).toBeGreaterThan(0);
     expect(check).toMatchObject({
@@ -124,20 +124,20 @@ describe('the full transaction listing and collectibles, whole histories', () =>
   });
 
   it("holds address_token_transfers' very rows, every column, from one listing per address", async () => {
-    expect(await difference(lake, 'address_transaction_transfers', 'address_token_transfers', TRANSFER_COLUMNS)).toBe(0);
+    expect(await difference(lake, 'address_tx_transfers', 'address_token_transfers', TRANSFER_COLUMNS)).toBe(0);
     const [n] = await rows(lake, 'SELECT count(*) n FROM address_token_transfers');
     expect(Number(n!.n)).toBeGreaterThan(300);
-    expect(stream(report, 'address_transaction_transfers').partitions).toBe(4);
+    expect(stream(report, 'address_tx_transfers').partitions).toBe(4);
   });
 
-  it("address_transaction_internals: internal_transactions' very rows, the derived ids included", async () => {
-    expect(await difference(lake, 'address_transaction_internals', 'internal_transactions', INTERNAL_COLUMNS)).toBe(0);
+  it("address_tx_internals: internal_transactions' very rows, the derived ids included", async () => {
+    expect(await difference(lake, 'address_tx_internals', 'internal_transactions', INTERNAL_COLUMNS)).toBe(0);
     const want = [FACTORY, WALLET].reduce((n, a) => n + sim.world.listInternals(CHAIN, a).length, 0);
     const [check] = await rows(lake, `SELECT count(*) n, count(DISTINCT internal_tx_id) ids,
         count(*) FILTER (WHERE length(value_raw) > 38 AND value IS NULL) over38,
         count(*) FILTER (WHERE length(value_raw) <= 38 AND value::VARCHAR <> value_raw) mismatched,
         count(DISTINCT internal_tx_type) n_types
-      FROM address_transaction_internals`);
+      FROM address_tx_internals`);
     expect(Number(check!.n)).toBe(want);
     expect(check!.ids).toBe(check!.n);
     expect(Number(check!.over38)).toBeGreaterThan(0);
@@ -166,13 +166,13 @@ describe('the full transaction listing and collectibles, whole histories', () =>
   });
 
   it('a rerun on the same head adds no transfer or call and replaces the snapshot in place', async () => {
-    const tables = ['address_transaction_transfers', 'address_transaction_internals', 'collectible_balances'];
+    const tables = ['address_tx_transfers', 'address_tx_internals', 'collectible_balances'];
     const count = () => rows(lake, tables.map((t) => `SELECT '${t}' t, count(*) n FROM ${t}`).join(' UNION ALL ') + ' ORDER BY t');
     const before = await count();
     const second = await runPipeline(p, { lake, logger: quiet });
     expect(second.status).toBe('ok');
-    expect(stream(second, 'address_transaction_transfers').rows).toBe(0);
-    expect(stream(second, 'address_transaction_internals').rows).toBe(0);
+    expect(stream(second, 'address_tx_transfers').rows).toBe(0);
+    expect(stream(second, 'address_tx_internals').rows).toBe(0);
     expect(await count()).toEqual(before);
   });
 });
@@ -183,14 +183,14 @@ describe('the full transaction listing in block ranges', () => {
     try {
       const run = async (chunks: number) => {
         const lake = tmp();
-        const r = await runPipeline(pipeline(sim.url, [{ table: 'address_transaction_transfers', chainId: CHAIN, addresses: [ROUTER], pageSize: 10, chunks }]), { lake, logger: quiet, flushRows: 40 });
+        const r = await runPipeline(pipeline(sim.url, [{ table: 'address_tx_transfers', chainId: CHAIN, addresses: [ROUTER], pageSize: 10, chunks }]), { lake, logger: quiet, flushRows: 40 });
         expect(r.status).toBe('ok');
-        return { r, got: (await rows(lake, 'SELECT * FROM address_transaction_transfers')).map(transferRow) };
+        return { r, got: (await rows(lake, 'SELECT * FROM address_tx_transfers')).map(transferRow) };
       };
       const chunked = await run(16);
       const one = await run(1);
-      expect(stream(chunked.r, 'address_transaction_transfers').splits).toBeGreaterThan(0);
-      expect(stream(one.r, 'address_transaction_transfers').chunks).toBe(1);
+      expect(stream(chunked.r, 'address_tx_transfers').splits).toBeGreaterThan(0);
+      expect(stream(one.r, 'address_tx_transfers').chunks).toBe(1);
       expect(sorted(chunked.got)).toEqual(sorted(servedTransfers(sim.world, [ROUTER])));
       expect(sorted(one.got)).toEqual(sorted(chunked.got));
     } finally {
@@ -212,8 +212,8 @@ describe('the full transaction listing on a moving head', () => {
     const wallet = walletOf(sim.world);
     const start = sim.world.headBlock(CHAIN) - 3_000_000;
     const p = pipeline(sim.url, [
-      { table: 'address_transaction_transfers', chainId: CHAIN, addresses: [ROUTER, wallet], startBlock: start, pageSize: 7, chunks: 1 },
-      { table: 'address_transaction_internals', chainId: CHAIN, addresses: [FACTORY], startBlock: start, pageSize: 9 },
+      { table: 'address_tx_transfers', chainId: CHAIN, addresses: [ROUTER, wallet], startBlock: start, pageSize: 7, chunks: 1 },
+      { table: 'address_tx_internals', chainId: CHAIN, addresses: [FACTORY], startBlock: start, pageSize: 9 },
     ]);
     const lake = tmp();
     const first = await runPipeline(p, { lake, logger: quiet, flushRows: 20 });
@@ -224,14 +224,14 @@ describe('the full transaction listing on a moving head', () => {
     expect(second.status).toBe('ok');
     const fresh = servedTransfers(sim.world, [ROUTER, wallet], { startBlock: firstHead + 1 }, clock.t);
     expect(fresh.length).toBeGreaterThan(0);
-    expect(stream(second, 'address_transaction_transfers').rows).toBe(fresh.length);
-    const got = (await rows(lake, `SELECT * FROM address_transaction_transfers`)).map(transferRow);
+    expect(stream(second, 'address_tx_transfers').rows).toBe(fresh.length);
+    const got = (await rows(lake, `SELECT * FROM address_tx_transfers`)).map(transferRow);
     expect(sorted(got)).toEqual(sorted(servedTransfers(sim.world, [ROUTER, wallet], { startBlock: start }, clock.t)));
     const calls = sim.world.asOf(clock.t).listInternals(CHAIN, FACTORY, { startBlock: start });
     const newCalls = sim.world.asOf(clock.t).listInternals(CHAIN, FACTORY, { startBlock: firstHead + 1 });
     expect(newCalls.length).toBeGreaterThan(0);
-    expect(stream(second, 'address_transaction_internals').rows).toBe(newCalls.length);
-    const [n] = await rows(lake, 'SELECT count(*) n FROM address_transaction_internals');
+    expect(stream(second, 'address_tx_internals').rows).toBe(newCalls.length);
+    const [n] = await rows(lake, 'SELECT count(*) n FROM address_tx_internals');
     expect(Number(n!.n)).toBe(calls.length);
   });
 });
@@ -351,20 +351,20 @@ describe('configuration of the full transaction listing and collectibles', () =>
   const check = (stream: Record<string, unknown>) => () => checkPipeline({ name: 'x', streams: [{ chainId: CHAIN, ...stream }] }, 'x.yaml');
 
   it('names the place of every bad value', () => {
-    expect(check({ table: 'address_transaction_transfers' })).toThrow(/streams\[0\]\.addresses: is required for address_transaction_transfers/);
-    expect(check({ table: 'address_transaction_internals', addresses: ['0x12'] })).toThrow(/streams\[0\]\.addresses\[0\]: "0x12" is not an EVM address/);
-    expect(check({ table: 'address_transaction_transfers', addresses: [ROUTER], tokenTypes: ['ERC-20'] })).toThrow(/streams\[0\]\.tokenTypes: unknown key for address_transaction_transfers/);
-    expect(check({ table: 'address_transaction_transfers', addresses: [ROUTER], startBlock: 10, endBlock: 10 })).toThrow(/streams\[0\]\.endBlock: startBlock 10 must be below endBlock 10/);
-    expect(check({ table: 'address_transaction_internals', addresses: [ROUTER], pageSize: 101 })).toThrow(/pageSize: 101 is out of bounds .*\(1 to 100\)/);
-    expect(check({ table: 'address_transaction_transfers', addresses: [ROUTER], chunks: 0 })).toThrow(/streams\[0\]\.chunks: must be at least 1/);
+    expect(check({ table: 'address_tx_transfers' })).toThrow(/streams\[0\]\.addresses: is required for address_tx_transfers/);
+    expect(check({ table: 'address_tx_internals', addresses: ['0x12'] })).toThrow(/streams\[0\]\.addresses\[0\]: "0x12" is not an EVM address/);
+    expect(check({ table: 'address_tx_transfers', addresses: [ROUTER], tokenTypes: ['ERC-20'] })).toThrow(/streams\[0\]\.tokenTypes: unknown key for address_tx_transfers/);
+    expect(check({ table: 'address_tx_transfers', addresses: [ROUTER], startBlock: 10, endBlock: 10 })).toThrow(/streams\[0\]\.endBlock: startBlock 10 must be below endBlock 10/);
+    expect(check({ table: 'address_tx_internals', addresses: [ROUTER], pageSize: 101 })).toThrow(/pageSize: 101 is out of bounds .*\(1 to 100\)/);
+    expect(check({ table: 'address_tx_transfers', addresses: [ROUTER], chunks: 0 })).toThrow(/streams\[0\]\.chunks: must be at least 1/);
     expect(check({ table: 'collectible_balances', addresses: [ROUTER], blockNumber: 5 })).toThrow(/streams\[0\]\.blockNumber: unknown key for collectible_balances/);
     expect(check({ table: 'collectible_balances', addresses: [ROUTER], pageSize: 501 })).toThrow(/\(1 to 500\)/);
     expect(check({ table: 'collectible_balances', addresses: [ROUTER], contractAddresses: ['0xnothex'] })).toThrow(/streams\[0\]\.contractAddresses\[0\]: "0xnothex" is not an EVM address/);
   });
 
   it('asks for the listing newest first, a partition per address; collectibles per holder, or per holder and contract', () => {
-    const p = checkPipeline({ name: 'x', streams: [{ table: 'address_transaction_transfers', chainId: CHAIN, addresses: [ROUTER, FACTORY] }] }, 'x.yaml');
-    expect(addressTransactionTransfers.partitions(p.streams[0]!)).toEqual([ROUTER, FACTORY].map((a) => ({
+    const p = checkPipeline({ name: 'x', streams: [{ table: 'address_tx_transfers', chainId: CHAIN, addresses: [ROUTER, FACTORY] }] }, 'x.yaml');
+    expect(addressTxTransfers.partitions(p.streams[0]!)).toEqual([ROUTER, FACTORY].map((a) => ({
       id: `${CHAIN}/${low(a)}`, path: { chainId: CHAIN, address: low(a) }, query: { sortOrder: 'desc' }, values: { chainId: CHAIN, address: low(a) },
     })));
     const c = checkPipeline({ name: 'x', streams: [{ table: 'collectible_balances', chainId: CHAIN, addresses: [WALLET], contractAddresses: [DEMO.contracts.erc721, DEMO.contracts.erc1155] }] }, 'x.yaml');

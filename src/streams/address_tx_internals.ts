@@ -7,9 +7,9 @@ import { internalTransactions } from './internal_transactions.js';
  * internal_transactions: the same calls with the same derived ids (the id hashes the transaction's
  * hash and block, read from the transaction here), from the listing that also gives the transfers.
  */
-export const addressTransactionInternals: StreamDecl = {
+export const addressTxInternals: StreamDecl = {
   ...TRANSACTION_DETAILS_LISTING,
-  table: 'address_transaction_internals',
+  table: 'address_tx_internals',
   doc: "internal transactions of addresses from their full transaction listing, by block range: internal_transactions' rows, with the same ids",
   explode: 'internalTransactions',
   key: internalTransactions.key,

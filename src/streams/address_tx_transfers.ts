@@ -8,9 +8,9 @@ import { addressTokenTransfers } from './address_token_transfers.js';
  * three (docs/services.md, Data service). token_type tells the three lists apart, as the token
  * object each transfer carries does.
  */
-export const addressTransactionTransfers: StreamDecl = {
+export const addressTxTransfers: StreamDecl = {
   ...TRANSACTION_DETAILS_LISTING,
-  table: 'address_transaction_transfers',
+  table: 'address_tx_transfers',
   doc: "token transfers (ERC-20, ERC-721, ERC-1155) of addresses from their full transaction listing, by block range: address_token_transfers' rows from one listing",
   explode: ['erc20Transfers', 'erc721Transfers', 'erc1155Transfers'],
   exactNumbers: addressTokenTransfers.exactNumbers,
