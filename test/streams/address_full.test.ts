@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { checkPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
+import { rebuildTable } from '../../src/pipeline/rebuild.js';
 import type { RunReport } from '../../src/pipeline/report.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { DEMO, type World } from '../../src/simulator/world.js';
@@ -174,6 +175,29 @@ describe('the full transaction listing and collectibles, whole histories', () =>
     expect(stream(second, 'address_tx_transfers').rows).toBe(0);
     expect(stream(second, 'address_tx_internals').rows).toBe(0);
     expect(await count()).toEqual(before);
+  });
+});
+
+describe('the full transaction listing rebuilt from its raw pages', () => {
+  it('gives back the same transfers and calls, the derived ids included', async () => {
+    const sim = await startSimulator({ seed: 21 });
+    try {
+      const lake = tmp();
+      const p = pipeline(sim.url, [
+        { table: 'address_tx_transfers', chainId: CHAIN, addresses: [ROUTER], pageSize: 30 },
+        { table: 'address_tx_internals', chainId: CHAIN, addresses: [FACTORY], pageSize: 30 },
+      ]);
+      expect((await runPipeline(p, { lake, logger: quiet, flushRows: 50 })).status).toBe('ok');
+      for (const [table, columns] of [['address_tx_transfers', TRANSFER_COLUMNS], ['address_tx_internals', INTERNAL_COLUMNS]] as const) {
+        const before = (await rows(lake, `SELECT ${columns} FROM ${table}`)).map((r) => line(...Object.values(r)));
+        expect(before.length, table).toBeGreaterThan(50);
+        const r = await rebuildTable(lake, table, { logger: quiet });
+        expect(r.rejects, table).toBe(0);
+        expect(sorted((await rows(lake, `SELECT ${columns} FROM ${table}`)).map((x) => line(...Object.values(x)))), table).toEqual(sorted(before));
+      }
+    } finally {
+      await sim.close();
+    }
   });
 });
 
