@@ -2043,6 +2043,170 @@ export interface LakeTables {
     /** the client's user agent */
     user_agent: Utf8;
   };
+  address_tx_transfers: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the listed address this row was fetched for, lowercased */
+    address: Utf8;
+    /** block number */
+    block_number: Int64;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** block hash */
+    block_hash: Utf8;
+    /** transaction hash */
+    tx_hash: Utf8;
+    /** log index in the block */
+    log_index: Int32;
+    /** from address, lowercased */
+    from_address: Utf8;
+    /** name the service knows for the from address */
+    from_name: Utf8;
+    /** symbol of the from address when it is a token */
+    from_symbol: Utf8;
+    /** decimals of the from address when it is a token */
+    from_decimals: Int32;
+    /** logo of the from address */
+    from_logo_uri: Utf8;
+    /** to address, lowercased */
+    to_address: Utf8;
+    /** name the service knows for the to address */
+    to_name: Utf8;
+    /** symbol of the to address when it is a token */
+    to_symbol: Utf8;
+    /** decimals of the to address when it is a token */
+    to_decimals: Int32;
+    /** logo of the to address */
+    to_logo_uri: Utf8;
+    /** amount in the smallest unit; NULL for ERC-721 (no value is sent) */
+    value: Decimal;
+    /** exact digits of value as received */
+    value_raw: Utf8;
+    /** token contract */
+    token_address: Utf8;
+    /** 'ERC-20', 'ERC-721' or 'ERC-1155' */
+    token_type: Utf8;
+    /** NFT token id (NULL for ERC-20) */
+    token_id: Utf8;
+    /** token name */
+    token_name: Utf8;
+    /** token symbol */
+    token_symbol: Utf8;
+    /** token decimals */
+    token_decimals: Int32;
+    /** token logo */
+    token_logo_uri: Utf8;
+    /** NFT token URI */
+    token_uri: Utf8;
+    /** NFT metadata as sent (JSON) */
+    token_metadata: Utf8;
+    /** currency of token_price */
+    token_price_currency: Utf8;
+    /** token price as sent (exact text) */
+    token_price: Utf8;
+  };
+  address_tx_internals: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the listed address this row was fetched for, lowercased */
+    address: Utf8;
+    /** derived stable id (see key) */
+    internal_tx_id: Utf8;
+    /** block number */
+    block_number: Int64;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** block hash */
+    block_hash: Utf8;
+    /** transaction hash */
+    tx_hash: Utf8;
+    /** from address, lowercased */
+    from_address: Utf8;
+    /** name the service knows for the from address */
+    from_name: Utf8;
+    /** symbol of the from address when it is a token */
+    from_symbol: Utf8;
+    /** decimals of the from address when it is a token */
+    from_decimals: Int32;
+    /** logo of the from address */
+    from_logo_uri: Utf8;
+    /** to address, lowercased */
+    to_address: Utf8;
+    /** name the service knows for the to address */
+    to_name: Utf8;
+    /** symbol of the to address when it is a token */
+    to_symbol: Utf8;
+    /** decimals of the to address when it is a token */
+    to_decimals: Int32;
+    /** logo of the to address */
+    to_logo_uri: Utf8;
+    /** CALL, CREATE, CREATE2, ... as sent */
+    internal_tx_type: Utf8;
+    /** value in wei */
+    value: Decimal;
+    /** exact digits of value as received */
+    value_raw: Utf8;
+    /** true if reverted */
+    is_reverted: Bool;
+    /** gas used */
+    gas_used: Int64;
+    /** gas limit */
+    gas_limit: Int64;
+  };
+  collectible_balances: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the holder, lowercased */
+    address: Utf8;
+    /** block the balance is of */
+    block_number: Int64;
+    /** time of that block (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** token contract, lowercased */
+    token_address: Utf8;
+    /** token id (uint256 as decimal text) */
+    token_id: Utf8;
+    /** as sent */
+    erc_type: Utf8;
+    /** token URI as sent (ipfs://, https://, data:) */
+    token_uri: Utf8;
+    /** ERC-1155: tokens of this id held; NULL for ERC-721 (a row is a token held, no amount is sent) */
+    balance: Decimal;
+    /** exact digits of balance as received */
+    balance_raw: Utf8;
+    /** ERC-721: collection name */
+    token_name: Utf8;
+    /** ERC-721: collection symbol */
+    token_symbol: Utf8;
+    /** ERC-721: owner as the service sends it (when it does), lowercased */
+    owner_address: Utf8;
+    /** INDEXED, UNINDEXED, INVALID_TOKEN_URI, ... (text as sent) */
+    metadata_index_status: Utf8;
+    /** when the indexer last read the metadata (UTC) */
+    metadata_updated_at: TimestampMicrosecond;
+    /** name in the metadata */
+    metadata_name: Utf8;
+    /** symbol in the metadata */
+    metadata_symbol: Utf8;
+    /** image */
+    metadata_image_uri: Utf8;
+    /** description */
+    metadata_description: Utf8;
+    /** animation */
+    metadata_animation_uri: Utf8;
+    /** external link */
+    metadata_external_url: Utf8;
+    /** background colour */
+    metadata_background: Utf8;
+    /** ERC-721: attributes, free-form text as sent (usually a JSON array) */
+    metadata_attributes: Utf8;
+    /** ERC-1155: decimals in the metadata */
+    metadata_decimals: Int32;
+    /** ERC-1155: properties, free-form text as sent (usually a JSON object) */
+    metadata_properties: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

@@ -57,6 +57,8 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   erc20Transactions: { schema: 'operations.ListErc20TransactionsResponse', wrapped: true },
   erc721Transactions: { schema: 'operations.ListErc721TransactionsResponse', wrapped: true },
   erc1155Transactions: { schema: 'operations.ListErc1155TransactionsResponse', wrapped: true },
+  transactionDetails: { schema: 'operations.ListTransactionsResponse', wrapped: true },
+  collectibleBalances: { schema: 'operations.ListCollectibleBalancesResponse', wrapped: true },
   // The operations' schemas are unions of the P-, X- and C-Chain shapes: the P-Chain's own is stricter.
   primaryBalances: { schema: 'components.ListPChainBalancesResponse' },
   primaryUtxos: { schema: 'components.ListPChainUtxosResponse' },

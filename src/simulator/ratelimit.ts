@@ -69,6 +69,9 @@ export const WEIGHTS = {
   erc20Transactions: 20,
   erc721Transactions: 20,
   erc1155Transactions: 20,
+  // "medium" in the OpenAPI both: an address's full transaction listing and its collectibles.
+  transactionDetails: 20,
+  collectibleBalances: 20,
   // Both "xl" in the OpenAPI.
   primaryBalances: 100,
   primaryUtxos: 100,

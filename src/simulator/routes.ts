@@ -20,6 +20,7 @@ import type { World } from './world.js';
 import { VALIDATOR_ROUTES } from './validators.js';
 import { L1_METRIC_ROUTES } from './l1_metrics.js';
 import { ADDRESS_TRANSFER_ROUTES } from './address_transfers.js';
+import { ADDRESS_DETAIL_ROUTES } from './address_details.js';
 import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
 import { USAGE_ROUTES } from './usage_routes.js';
 
@@ -55,6 +56,7 @@ const TABLE: RouteTable = [
   ...PRIMARY_ROUTES,
   ...L1_METRIC_ROUTES,
   ...ADDRESS_TRANSFER_ROUTES,
+  ...ADDRESS_DETAIL_ROUTES,
   ...PLATFORM_BALANCE_ROUTES,
   ...USAGE_ROUTES,
 ];

@@ -1,4 +1,4 @@
-import type { Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import type { Column, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { BLOCK_RANGE_OPTIONS, blockRangeCheck, CHAIN_ID_COLUMN } from './common.js';
 import { CHAIN_ID_OPTION, CHUNKED_BLOCK_CURSOR, CHUNKS_OPTION } from './chain_reads.js';
 import { blockTransactions } from './block_transactions.js';
@@ -53,3 +53,40 @@ export const addressTransactions: StreamDecl = {
     ...blockTransactions.columns.filter((c) => c.name !== 'chain_id'),
   ],
 };
+
+/**
+ * The full listing of an address's transactions (`GET .../addresses/{address}/transactions`): each
+ * item a transaction (`nativeTransaction`) with the address's own token transfers and internal
+ * transactions in it. Its tables land the nested lists, one row per element; the transaction
+ * itself is what address_transactions lands from the native listing. The listing takes a
+ * `sortOrder`, whose default is not published: chainlake asks for newest first, which its chunks
+ * rely on (docs/services.md, Data service).
+ */
+export const TRANSACTION_DETAILS_LISTING = {
+  ...ADDRESS_LISTING,
+  endpoint: '/v1/chains/{chainId}/addresses/{address}/transactions',
+  items: 'transactions',
+  partitions: (s: StreamConfig): Partition[] => addressPartitions(s).map((p) => ({ ...p, query: { sortOrder: 'desc' } })),
+} satisfies Partial<StreamDecl>;
+
+/** Where an element of a transaction's nested lists finds its transaction (explode's parent). */
+const PARENT_TX = '_parent.nativeTransaction';
+const TX_FIELDS = ['blockNumber', 'blockTimestamp', 'blockHash', 'txHash'];
+
+function withTransaction(item: Record<string, unknown>): Record<string, unknown> {
+  const tx = ((item._parent as Record<string, unknown> | undefined)?.nativeTransaction ?? {}) as Record<string, unknown>;
+  return { ...item, blockNumber: tx.blockNumber, blockTimestamp: tx.blockTimestamp, blockHash: tx.blockHash, txHash: tx.txHash };
+}
+
+/**
+ * The columns of a listing of single items (transfers, internal transactions), for the same items
+ * nested in their transaction: its block, time and hash are read from the transaction, and a derived
+ * column sees the item as the single listing sends it, so that both tables derive the same values.
+ */
+export function nestedColumns(columns: readonly Column[]): Column[] {
+  return columns.map((c): Column => {
+    if (typeof c.from === 'string' && TX_FIELDS.includes(c.from)) return { ...c, from: `${PARENT_TX}.${c.from}` };
+    const derive = c.derive;
+    return derive ? { ...c, derive: (item, ctx) => derive(withTransaction(item), ctx) } : c;
+  });
+}

@@ -55,6 +55,9 @@ import { stakingTransactions } from './staking_transactions.js';
 import { nodeBlocks } from './node_blocks.js';
 import { apiUsageMetrics } from './api_usage_metrics.js';
 import { apiLogs } from './api_logs.js';
+import { addressTxTransfers } from './address_tx_transfers.js';
+import { addressTxInternals } from './address_tx_internals.js';
+import { collectibleBalances } from './collectible_balances.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -111,6 +114,9 @@ export const STREAMS: readonly StreamDecl[] = [
   platformUtxos,
   apiUsageMetrics,
   apiLogs,
+  addressTxTransfers,
+  addressTxInternals,
+  collectibleBalances,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

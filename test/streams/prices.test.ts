@@ -71,7 +71,7 @@ describe('prices kept as sent', () => {
     const node = STREAMS.filter((d) => d.service === 'node').map((d) => d.table);
     // Prices (of tokens, rewards and ICM fees); uint64 JSON numbers (the supply, L1 weights,
     // balances and fees, platform-chain amounts, fees and locktimes, staking weights).
-    const priced = ['erc_transfers', 'historical_rewards', 'native_balances', 'erc20_balances', 'icm_messages', 'address_token_transfers'];
+    const priced = ['erc_transfers', 'historical_rewards', 'native_balances', 'erc20_balances', 'icm_messages', 'address_token_transfers', 'address_tx_transfers'];
     const uint64 = [
       'avax_supply', 'l1_validators', 'platform_transactions', 'platform_inputs', 'platform_outputs', 'platform_blocks', 'platform_utxos',
       'staking_metrics', 'l1_validator_metrics',
