@@ -134,8 +134,10 @@ export interface StreamDecl {
   /**
    * One row per element of the list at this path of each item (e.g. a subnet's blockchains); the
    * element's fields are read as usual, the item's under `_parent.`, a scalar element as `_value`.
+   * Several paths: the elements of each list in turn (a C-Chain import's consumed UTXOs, an export's
+   * emitted ones).
    */
-  explode?: string;
+  explode?: string | readonly string[];
   /** JSON-RPC methods the extractor calls at `endpoint` (node streams; the docs list them). */
   methods?: string[];
   /** Compute units per request (docs/services.md, Rate limits). */

@@ -58,25 +58,28 @@ export interface RowGate {
 }
 
 /**
- * One item per element of the list at `path` of each item; the item itself is kept under `_parent`
- * and a scalar element under `_value`. An item without the list yields nothing (it is counted
- * only if the list is not a list).
+ * One item per element of the list at `path` (or at each of several paths, in turn) of each item;
+ * the item itself is kept under `_parent` and a scalar element under `_value`. An item without the
+ * list yields nothing (it is counted only if the list is not a list).
  */
-export function explode(items: unknown[], path: string, rejects: Reject[]): unknown[] {
-  const get = getter(path);
+export function explode(items: unknown[], path: string | readonly string[], rejects: Reject[]): unknown[] {
+  const paths = typeof path === 'string' ? [path] : path;
+  const gets = paths.map((p) => [p, getter(p)] as const);
   const out: unknown[] = [];
   for (const item of items) {
     if (item === null || typeof item !== 'object') {
       out.push(item);
       continue;
     }
-    const list = get(item as Record<string, unknown>);
-    if (list === undefined || list === null) continue;
-    if (!Array.isArray(list)) {
-      rejects.push({ reason: `${path}: expected a list`, raw: stringifyExact(item)! });
-      continue;
+    for (const [p, get] of gets) {
+      const list = get(item as Record<string, unknown>);
+      if (list === undefined || list === null) continue;
+      if (!Array.isArray(list)) {
+        rejects.push({ reason: `${p}: expected a list`, raw: stringifyExact(item)! });
+        continue;
+      }
+      for (const e of list) out.push(e !== null && typeof e === 'object' && !Array.isArray(e) ? { ...e, _parent: item } : { _value: e, _parent: item });
     }
-    for (const e of list) out.push(e !== null && typeof e === 'object' && !Array.isArray(e) ? { ...e, _parent: item } : { _value: e, _parent: item });
   }
   return out;
 }
