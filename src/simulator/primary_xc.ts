@@ -8,7 +8,7 @@
 import { cb58Encode, isEvmAddress, primaryAddressProblem, type Network } from '../ids.js';
 import { badRequest } from './errors.js';
 import { WORLD_NOW } from './evm.js';
-import { Rng, hashKey, labelBytes } from './hash.js';
+import { Rng, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { lowerBound } from './listing.js';
 import { intParam, networkParam, single } from './params.js';
@@ -295,7 +295,7 @@ export class AtomicWorld {
     // Paid from one X-Chain UTXO of the owner's, with change back on the X-Chain after the exported outputs.
     const change = r.chance(0.7) ? BigInt(r.range(1, 900)) * NANO + r.bigBelow(NANO) : 0n;
     const address = poolAddress(net, owner);
-    const consumed = [this.earlier(net, r, address, asset(net, undefined, total + XC_FEE + change), peer.txHash, peer.timestamp)];
+    const consumed = [this.earlier(net, r, 0, address, asset(net, undefined, total + XC_FEE + change), peer.txHash, peer.timestamp)];
     const emitted = change > 0n ? [...exported, this.output(net, peer.txHash, exported.length, address, asset(net, undefined, change), peer.timestamp)] : exported;
     return { ...base, chainFormat: 'linear', txType: 'ExportTx', consumedUtxos: consumed, emittedUtxos: emitted, amountUnlocked: sums(consumed), amountCreated: sums(emitted) };
   }
@@ -311,7 +311,7 @@ export class AtomicWorld {
     const consumed: XcUtxo[] = [];
     const emitted: XcUtxo[] = [];
     const emit = (address: string, a: AssetAmount) => emitted.push(this.output(net, txHash, emitted.length, address, a, ts));
-    const spend = (a: AssetAmount) => consumed.push(this.earlier(net, r, from, a, txHash, ts));
+    const spend = (a: AssetAmount) => consumed.push(this.earlier(net, r, consumed.length, from, a, txHash, ts));
     const fee = h.type === 'CreateAssetTx' ? 10n * XC_FEE : XC_FEE;
     const avaxChange = BigInt(r.range(0, 400)) * NANO + r.bigBelow(NANO);
     const tx: XChainTransaction = {
@@ -361,10 +361,10 @@ export class AtomicWorld {
     };
   }
 
-  /** A UTXO of `address` made on this chain earlier, spent by txHash at ts. */
-  private earlier(net: StakingNetwork, r: Rng, address: string, a: AssetAmount, txHash: string, ts: number): XcUtxo {
+  /** The n-th UTXO spent by txHash at ts: of `address`, made on this chain earlier. */
+  private earlier(net: StakingNetwork, r: Rng, n: number, address: string, a: AssetAmount, txHash: string, ts: number): XcUtxo {
     const here = this.chainId[net];
-    const made = Rng.of(this.seed, 'xcprev', txHash, hashKey(this.seed, a.assetId, a.amount));
+    const made = Rng.of(this.seed, 'xcprev', txHash, n);
     return {
       addresses: [address], asset: a, consumedOnChainId: here, createdOnChainId: here, utxoId: cb58Encode(made.bytes(32)), creationTxHash: cb58Encode(made.bytes(32)),
       locktime: 0, outputIndex: String(made.int(4)), threshold: 1, timestamp: ts - r.range(600, 90 * DAY), utxoType: 'TRANSFER',

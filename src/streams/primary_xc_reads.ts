@@ -55,7 +55,7 @@ const TIME_OPTIONS: Record<string, OptionSpec> = {
 function typesCheck(s: StreamConfig, types: readonly string[], chain: string): Array<[string, string]> {
   const out: Array<[string, string]> = [];
   ((s.txTypes as string[] | undefined) ?? []).forEach((t, i) => {
-    if (!types.includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not a ${chain} transaction type (${types.join(', ')})`]);
+    if (!types.includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not ${chain} transaction type (${types.join(', ')})`]);
   });
   return [...out, ...timeRangeCheck(s)];
 }
@@ -82,7 +82,7 @@ export const XCHAIN_TX_STREAM = {
     txTypes: { kind: 'string[]', doc: `only transactions of these types (${X_TX_TYPES.join(', ')})` },
     ...TIME_OPTIONS,
   },
-  check: (s: StreamConfig) => typesCheck(s, X_TX_TYPES, 'X-Chain'),
+  check: (s: StreamConfig) => typesCheck(s, X_TX_TYPES, 'an X-Chain'),
   partitions: (s: StreamConfig) => chainTxPartitions(s, 'x-chain', [{ option: 'addresses', query: 'addresses', name: 'address' }]),
 } satisfies Partial<StreamDecl>;
 
@@ -102,7 +102,7 @@ export const CCHAIN_ATOMIC_STREAM = {
     if (!(s.addresses as unknown[] | undefined)?.length && !(s.evmAddresses as unknown[] | undefined)?.length) {
       out.push(['addresses', 'give addresses or evmAddresses (or both): the service lists atomic transactions by time only per address']);
     }
-    return [...out, ...typesCheck(s, C_TX_TYPES, 'C-Chain atomic')];
+    return [...out, ...typesCheck(s, C_TX_TYPES, 'a C-Chain atomic')];
   },
   partitions: (s: StreamConfig) =>
     chainTxPartitions(s, 'c-chain', [
