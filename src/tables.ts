@@ -1683,6 +1683,136 @@ export interface LakeTables {
     /** the proposer's time (UTC) */
     proposer_timestamp: TimestampMicrosecond;
   };
+  staking_transactions: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the address whose staking transactions these are, as given in the pipeline */
+    address: Utf8;
+    /** transaction id (cb58) */
+    tx_hash: Utf8;
+    /** AddPermissionlessDelegatorTx, ImportTx, RewardValidatorTx, ... */
+    tx_type: Utf8;
+    /** height of its block */
+    block_number: Int64;
+    /** time of its block (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** its block */
+    block_hash: Utf8;
+    /** nAVAX of the UTXOs it emits */
+    value: Decimal;
+    /** exact digits of value as received */
+    value_raw: Utf8;
+    /** nAVAX burned (the fee) */
+    amount_burned: Decimal;
+    /** exact digits of amount_burned as received */
+    amount_burned_raw: Utf8;
+    /** nAVAX staked (validations and delegations) */
+    amount_staked: Decimal;
+    /** exact digits of amount_staked as received */
+    amount_staked_raw: Utf8;
+    /** nAVAX moved into L1 validator balances (pays their continuous fee) */
+    amount_l1_validator_balance_burned: Decimal;
+    /** exact digits of amount_l1_validator_balance_burned as received */
+    amount_l1_validator_balance_burned_raw: Utf8;
+    /** owners of the UTXOs it consumes and emits, once each, sorted (bech32 as sent) */
+    addresses: List<Utf8>;
+    /** UTXOs it consumes (rows of platform_inputs) */
+    input_count: Int32;
+    /** UTXOs it emits (rows of platform_outputs) */
+    output_count: Int32;
+    /** imports: the chain the funds come from */
+    source_chain: Utf8;
+    /** exports: the chain the funds go to */
+    destination_chain: Utf8;
+    /** staking and subnet-validator transactions: the validator */
+    node_id: Utf8;
+    /** the subnet it concerns (the primary network: 111...LpoYY) */
+    subnet_id: Utf8;
+    /** staking: start of the validation or delegation */
+    start_timestamp: TimestampMicrosecond;
+    /** staking: its end */
+    end_timestamp: TimestampMicrosecond;
+    /** validations: the fee taken of delegators' rewards, in percent (text as sent) */
+    delegation_fee_percent: Utf8;
+    /** staking: the reward expected, in nAVAX */
+    estimated_reward: Decimal;
+    /** exact digits of estimated_reward as received */
+    estimated_reward_raw: Utf8;
+    /** staking: where rewards go */
+    reward_addresses: List<Utf8>;
+    /** staking: the RewardValidatorTx that ended it */
+    reward_tx_hash: Utf8;
+    /** RewardValidatorTx: the staking transaction it rewards */
+    staking_tx_hash: Utf8;
+    /** memo (hex) */
+    memo: Utf8;
+    /** L1 transactions: the validations registered or changed */
+    l1_validation_ids: List<Utf8>;
+    /** L1 transactions: each validation as of the transaction (node, subnet, weight, balances; uint64 digits exact) */
+    l1_validator_details: Utf8;
+    /** ConvertSubnetToL1Tx: blockchain of the validator manager contract */
+    l1_validator_manager_blockchain_id: Utf8;
+    /** ConvertSubnetToL1Tx: the validator manager contract, lowercased */
+    l1_validator_manager_address: Utf8;
+    /** CreateSubnetTx, TransferSubnetOwnershipTx: the owners */
+    subnet_owner_addresses: List<Utf8>;
+    /** signatures of the owners required */
+    subnet_owner_threshold: Int32;
+    /** time after which the owners may act (Unix seconds, uint64) */
+    subnet_owner_locktime: Decimal;
+    /** AddPermissionlessValidatorTx: BLS public key (hex) */
+    bls_public_key: Utf8;
+    /** its proof of possession (hex) */
+    bls_proof_of_possession: Utf8;
+    /** CreateChainTx: the new chain's name */
+    blockchain_name: Utf8;
+    /** CreateChainTx: its virtual machine */
+    vm_id: Utf8;
+    /** CreateChainTx: name, VM and genesis whole */
+    blockchain_info: Utf8;
+  };
+  node_blocks: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the node whose proposed blocks these are (proposer_node_id of each) */
+    node_id: Utf8;
+    /** height */
+    block_number: Int64;
+    /** block id (cb58) */
+    block_hash: Utf8;
+    /** parent block id */
+    parent_hash: Utf8;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... */
+    block_type: Utf8;
+    /** transactions in the block */
+    tx_count: Int32;
+    /** their ids (platform_transactions.tx_hash) */
+    tx_hashes: List<Utf8>;
+    /** size in bytes */
+    block_size_bytes: Int64;
+    /** continuous fees L1 validators have paid so far, in nAVAX */
+    l1_validators_accrued_fees: Decimal;
+    /** exact digits of l1_validators_accrued_fees as received */
+    l1_validators_accrued_fees_raw: Utf8;
+    /** L1 validators active */
+    active_l1_validators: Int32;
+    /** AVAX supply after the block, in nAVAX */
+    current_supply: Decimal;
+    /** exact digits of current_supply as received */
+    current_supply_raw: Utf8;
+    /** the proposer VM's block id (standard and proposal blocks) */
+    proposer_id: Utf8;
+    /** its parent */
+    proposer_parent_id: Utf8;
+    /** the node that proposed it */
+    proposer_node_id: Utf8;
+    /** P-Chain height the proposer built on */
+    proposer_p_chain_height: Int64;
+    /** the proposer's time (UTC) */
+    proposer_timestamp: TimestampMicrosecond;
+  };
   l1_validator_metrics: {
     /** mainnet (the service's L1 validator series are mainnet's) */
     network: Utf8;

@@ -47,6 +47,8 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   stakingMetrics: { schema: 'operations.GetStakingMetricsResponse', wrapped: true },
   primaryTransactions: { schema: 'operations.ListLatestPrimaryNetworkTransactionsResponse', wrapped: true },
   primaryBlocks: { schema: 'operations.ListLatestPrimaryNetworkBlocksResponse', wrapped: true },
+  primaryStaking: { schema: 'operations.ListActivePrimaryNetworkStakingTransactionsResponse', wrapped: true },
+  primaryNodeBlocks: { schema: 'operations.ListPrimaryNetworkBlocksByNodeIdResponse', wrapped: true },
   // Not paged by the client: it matches the body itself.
   l1TotalMetrics: { schema: 'components.MetricsApiResponse' },
   l1ValidationMetrics: { schema: 'components.MetricsApiResponse' },

@@ -12,6 +12,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import type { StreamDecl } from '../decl/stream.js';
 import { pathToFileURL } from 'node:url';
 import type { ObjectStore } from '../state/objects.js';
+import { isTableData } from '../state/names.js';
 import type { PartitionState, StateStore, TableChange, TablePublisher } from '../state/store.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { OPERATIONS } from '../decl/operations.js';
@@ -428,7 +429,7 @@ function declOf(table: string): StreamDecl | undefined {
 /** The data files of partition states as committed, a pending commit's not counted yet. */
 function committedBefore(states: PartitionState[]): string[] {
   return states.flatMap((s) => {
-    const data = (f: string) => f.startsWith(`${s.table}/`) && f.endsWith('.parquet');
+    const data = (f: string) => isTableData(s.table, f);
     if (!s.pending) return s.files.filter(data);
     const coming = new Set(s.pending.moves.map(([, to]) => to));
     return [...s.files.filter((f) => data(f) && !coming.has(f)), ...s.pending.deletes.filter(data)];

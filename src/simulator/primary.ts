@@ -5,7 +5,7 @@
 // addresses and L1 validations a transaction touches is a cheap header drawn before the body, so a
 // listing filtered by address scans headers and builds only the transactions it serves. After
 // WORLD_NOW the chain goes on the same way: a clocked world lists the blocks up to its now.
-import { cb58Encode, encodeNodeId, isBlockchainId, primaryAddressProblem, type Network } from '../ids.js';
+import { cb58Encode, encodeNodeId, isBlockchainId, isEvmAddress, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
 import { ExactNumber } from '../json.js';
 import { badRequest, notFound } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
@@ -13,7 +13,7 @@ import { Rng, hashKey, labelBytes, toHex } from './hash.js';
 import { lowerBound } from './listing.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
-import { intParam, networkParam, single } from './params.js';
+import { intParam, networkParam, page, single } from './params.js';
 import { AVAX_ASSET_ID, addressBody, nodeIdOf, poolAddress, stakingNetwork, type AssetAmount, type StakingNetwork } from './staking.js';
 
 /** The P-Chain's id, the same on every network; the primary network's subnet id is the same string. */
@@ -34,6 +34,8 @@ export const P_TX_TYPES = [
 export type PTxType = (typeof P_TX_TYPES)[number];
 /** What the txTypes filter takes (the OpenAPI's PrimaryNetworkTxType): the above and the X-Chain's own two. */
 export const PRIMARY_TX_TYPES: readonly string[] = [...P_TX_TYPES, 'CreateAssetTx', 'OperationTx'];
+/** The transactions that stake AVAX on the primary network: what `transactions:listStaking` lists while their stake is locked. */
+export const STAKING_TX_TYPES: readonly PTxType[] = ['AddValidatorTx', 'AddDelegatorTx', 'AddPermissionlessValidatorTx', 'AddPermissionlessDelegatorTx'];
 
 const DAY = 86_400;
 export const P_BLOCK_SECONDS = 30;
@@ -43,6 +45,8 @@ const BASE_HEIGHT: Record<StakingNetwork, number> = { mainnet: 21_400_000, fuji:
 /** Addresses that own UTXOs; the first ones are the staking world's owner and delegator pool. */
 const POOL: Record<StakingNetwork, number> = { mainnet: 48, fuji: 16 };
 const L1_VALIDATIONS = 6;
+/** Nodes that propose blocks and take delegations: the staking world's first validators (nodeIdOf). */
+const NODES = 6;
 const L1_SUBNETS = 2;
 const SUBNETS = 5;
 /** A page closes once its transactions hold this many UTXOs (production's "performance threshold"). */
@@ -210,6 +214,8 @@ export class PrimaryWorld {
   private readonly headers = new Map<StakingNetwork, Header[]>();
   private readonly madeUpTo = new Map<StakingNetwork, number>();
   private readonly cache = new Map<string, number[]>();
+  /** Per network, the blocks each node proposed so far (indices, ascending; a prefix that only grows). */
+  private readonly proposed = new Map<StakingNetwork, { upTo: number; byNode: number[][] }>();
 
   constructor(readonly seed: number) {}
 
@@ -310,13 +316,68 @@ export class PrimaryWorld {
     return { length: hits.length, at: (k) => this.transaction(net, headers[hits[asc ? k : hits.length - 1 - k]!]!) };
   }
 
+  /**
+   * The staking transactions of a query's addresses whose stake is still locked at time t (end
+   * after t), in serving order: the same transactions, whole, as listTransactions gives.
+   */
+  listStaking(network: Network, q: PrimaryTxQuery, t = WORLD_NOW): { length: number; at(k: number): PChainTransaction } {
+    const net = stakingNetwork(network);
+    const txTypes = STAKING_TX_TYPES.filter((x) => !q.txTypes || q.txTypes.includes(x));
+    const hits = this.matching(net, { ...q, txTypes }, t);
+    const headers = this.headers.get(net)!;
+    const key = JSON.stringify(['staking', net, [...(q.addresses ?? [])].map(addressBody).sort(), txTypes, q.startTimestamp ?? null, q.endTimestamp ?? null, t]);
+    let active = this.cache.get(key);
+    if (!active) {
+      active = hits.filter((x) => (this.transaction(net, headers[x]!).endTimestamp ?? 0) > t);
+      if (this.cache.size > 256) this.cache.clear();
+      this.cache.set(key, active);
+    }
+    const list = active;
+    const asc = q.sortOrder === 'asc';
+    return { length: list.length, at: (k) => this.transaction(net, headers[list[asc ? k : list.length - 1 - k]!]!) };
+  }
+
+  /** Indices of the blocks in [start, end] (inclusive, Unix seconds) up to time t. */
+  private blockSpan(net: StakingNetwork, range: TimeRange, t: number): [number, number] {
+    const lo = range.startTimestamp === undefined ? 0 : this.firstAtOrAfter(net, range.startTimestamp);
+    const hi = Math.min(this.headAt(net, t), range.endTimestamp === undefined ? Infinity : this.headAt(net, range.endTimestamp));
+    return [lo, hi];
+  }
+
   /** Blocks in [start, end] (inclusive, Unix seconds) up to time t, newest first. */
   listBlocks(network: Network, range: TimeRange, t = WORLD_NOW): { length: number; at(k: number): PrimaryNetworkBlock } {
     const net = stakingNetwork(network);
-    const lo = range.startTimestamp === undefined ? 0 : this.firstAtOrAfter(net, range.startTimestamp);
-    const hi = Math.min(this.headAt(net, t), range.endTimestamp === undefined ? Infinity : this.headAt(net, range.endTimestamp));
+    const [lo, hi] = this.blockSpan(net, range, t);
     const length = Math.max(0, hi - lo + 1);
     return { length, at: (k) => this.block(net, hi - k) };
+  }
+
+  /** The blocks of listBlocks that a node proposed, newest first; none for a node that proposes none. */
+  listBlocksByNode(network: Network, nodeId: string, range: TimeRange, t = WORLD_NOW): { length: number; at(k: number): PrimaryNetworkBlock } {
+    const net = stakingNetwork(network);
+    const v = Array.from({ length: NODES }, (_, n) => n).find((n) => nodeIdOf(net, n) === nodeId);
+    if (v === undefined) return { length: 0, at: () => { throw new RangeError('no block'); } };
+    const [lo, hi] = this.blockSpan(net, range, t);
+    const mine = this.proposedUpTo(net, hi).byNode[v]!;
+    const a = lowerBound(0, mine.length, (x) => mine[x]! >= lo);
+    const b = lowerBound(a, mine.length, (x) => mine[x]! > hi);
+    return { length: b - a, at: (k) => this.block(net, mine[b - 1 - k]!) };
+  }
+
+  /** Which node proposed block i (an index below NODES); commit blocks are not proposed. */
+  private proposerOf(net: StakingNetwork, i: number): number | undefined {
+    return this.kind(net, i) === 'commit' ? undefined : hashKey(this.seed, 'pproposernode', net, i) % NODES;
+  }
+
+  private proposedUpTo(net: StakingNetwork, head: number): { upTo: number; byNode: number[][] } {
+    let p = this.proposed.get(net);
+    if (!p) this.proposed.set(net, (p = { upTo: -1, byNode: Array.from({ length: NODES }, () => []) }));
+    for (let i = p.upTo + 1; i <= head; i++) {
+      const v = this.proposerOf(net, i);
+      if (v !== undefined) p.byNode[v]!.push(i);
+    }
+    p.upTo = Math.max(p.upTo, head);
+    return p;
   }
 
   blockHash(net: StakingNetwork, i: number): string {
@@ -381,7 +442,7 @@ export class PrimaryWorld {
       b.proposerDetails = {
         proposerId: cb58(Rng.of(this.seed, 'pproposer', net, i)),
         proposerParentId: cb58(Rng.of(this.seed, 'pproposer', net, i - 1)),
-        proposerNodeId: nodeIdOf(net, r.int(6)),
+        proposerNodeId: nodeIdOf(net, this.proposerOf(net, i)!),
         proposerPChainHeight: height - 1 - r.int(3),
         proposerTimestamp: ts,
       };
@@ -506,7 +567,7 @@ export class PrimaryWorld {
         if (r.chance(0.1)) emitted[emitted.length - 1]!.stakeableLocktime = end + r.range(DAY, 400 * DAY);
         pay(stake);
         tx.amountStaked = [avax(net, stake)];
-        tx.nodeId = validator ? encodeNodeId(labelBytes(`pvalidator:${net}:${h.block}:${h.k}`, 20)) : nodeIdOf(net, r.int(6));
+        tx.nodeId = validator ? encodeNodeId(labelBytes(`pvalidator:${net}:${h.block}:${h.k}`, 20)) : nodeIdOf(net, r.int(NODES));
         tx.subnetId = PRIMARY_SUBNET_ID;
         tx.startTimestamp = ts;
         tx.endTimestamp = end;
@@ -588,7 +649,7 @@ export class PrimaryWorld {
       case 'AddSubnetValidatorTx':
       case 'RemoveSubnetValidatorTx': {
         pay(0n);
-        tx.nodeId = nodeIdOf(net, r.int(6));
+        tx.nodeId = nodeIdOf(net, r.int(NODES));
         tx.subnetId = subnetIdOf(net, r.int(SUBNETS));
         if (h.type === 'AddSubnetValidatorTx') {
           tx.startTimestamp = ts;
@@ -654,51 +715,86 @@ function chainInfo(network: Network): { chainName: 'p-chain'; network: Network }
   return { chainName: 'p-chain', network };
 }
 
-/** The P-Chain's side of the transactions route (primary_xc.ts answers the path for all three chains). */
-export function platformTransactions(ctx: RouteContext, network: Network): unknown {
-  const q = ctx.query;
+/**
+ * The filters a transaction listing takes (the latest transactions, the active staking ones), each
+ * checked; `evm`: 0x accounts are addresses too (the C-Chain's atomic transactions).
+ */
+export function txFilters(q: URLSearchParams, network: Network, evm = false): { query: PrimaryTxQuery; pageSize: number } {
   const raw = single(q, 'addresses');
   let addresses: string[] | undefined;
   if (raw !== undefined) {
     addresses = raw.split(',').map((s) => s.trim());
     for (const a of addresses) {
+      if (evm && isEvmAddress(a)) continue;
       const problem = a === '' ? 'is empty' : primaryAddressProblem(a, network);
       if (problem) throw badRequest(`addresses: "${a}" ${problem}`);
     }
   }
-  const l1 = single(q, 'l1ValidationId');
-  if (l1 !== undefined && !isBlockchainId(l1)) throw badRequest(`l1ValidationId must be an id (cb58 of 32 bytes), got "${l1}"`);
   const typesRaw = single(q, 'txTypes');
   const txTypes = typesRaw?.split(',');
   for (const t of txTypes ?? []) if (!PRIMARY_TX_TYPES.includes(t)) throw badRequest(`txTypes: "${t}" must be one of: ${PRIMARY_TX_TYPES.join(', ')}`);
   const range = timeRange(q);
-  // The service filters by type and time only within an address's (or a validation's) transactions.
-  if (!addresses && l1 === undefined) {
-    for (const name of ['txTypes', 'startTimestamp', 'endTimestamp']) {
-      if (q.has(name)) throw badRequest(`${name} is supported only with addresses or l1ValidationId`);
-    }
-  }
   const sortOrder = single(q, 'sortOrder');
   if (sortOrder !== undefined && sortOrder !== 'asc' && sortOrder !== 'desc') throw badRequest('sortOrder must be one of: asc, desc');
   const pageSize = intParam(q, 'pageSize', 1, 100) ?? 10;
   const query: PrimaryTxQuery = {
-    ...(addresses ? { addresses } : {}), ...(l1 !== undefined ? { l1ValidationId: l1 } : {}), ...(txTypes ? { txTypes } : {}), ...range,
-    ...(sortOrder ? { sortOrder: sortOrder as 'asc' | 'desc' } : {}),
+    ...(addresses ? { addresses } : {}), ...(txTypes ? { txTypes } : {}), ...range, ...(sortOrder ? { sortOrder: sortOrder as 'asc' | 'desc' } : {}),
   };
+  return { query, pageSize };
+}
+
+/** The P-Chain's side of the transactions route (primary_xc.ts answers the path for all three chains). */
+export function platformTransactions(ctx: RouteContext, network: Network): unknown {
+  const q = ctx.query;
+  const { query: filters, pageSize } = txFilters(q, network);
+  const l1 = single(q, 'l1ValidationId');
+  if (l1 !== undefined && !isBlockchainId(l1)) throw badRequest(`l1ValidationId must be an id (cb58 of 32 bytes), got "${l1}"`);
+  // The service filters by type and time only within an address's (or a validation's) transactions.
+  if (!filters.addresses && l1 === undefined) {
+    for (const name of ['txTypes', 'startTimestamp', 'endTimestamp']) {
+      if (q.has(name)) throw badRequest(`${name} is supported only with addresses or l1ValidationId`);
+    }
+  }
+  const query: PrimaryTxQuery = { ...filters, ...(l1 !== undefined ? { l1ValidationId: l1 } : {}) };
   const key = JSON.stringify(['primaryTransactions', network, query]);
   const { offset, t, at } = listingPosition(ctx, key);
   const listing = primaryWorld(ctx.world.seed).listTransactions(network, query, t);
+  const { items, nextPageToken } = utxoPage(listing, offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
+  const body = { transactions: items, chainInfo: chainInfo(network) };
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
+/**
+ * A page of a transactions listing from `offset`: up to pageSize transactions, closed early once
+ * they hold UTXO_PAGE_LIMIT UTXOs (production's "performance threshold"), as every chain's is.
+ */
+export function utxoPage<T extends { consumedUtxos?: readonly unknown[]; emittedUtxos?: readonly unknown[] }>(
+  listing: { length: number; at(k: number): T }, offset: number, pageSize: number, issue: (next: number) => string,
+): { items: T[]; nextPageToken?: string } {
   if (offset > listing.length) throw badRequest('pageToken is invalid');
-  const items: PChainTransaction[] = [];
+  const items: T[] = [];
   let utxos = 0;
   for (let k = offset; k < listing.length && items.length < pageSize && utxos < UTXO_PAGE_LIMIT; k++) {
     const tx = listing.at(k);
     items.push(tx);
-    utxos += tx.consumedUtxos.length + tx.emittedUtxos.length;
+    utxos += (tx.consumedUtxos?.length ?? 0) + (tx.emittedUtxos?.length ?? 0);
   }
   const end = offset + items.length;
+  return end < listing.length ? { items, nextPageToken: issue(end) } : { items };
+}
+
+/** The active staking transactions of addresses: the path takes the P-Chain only (the OpenAPI's PChainId). */
+function stakingTransactions(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  const chain = ctx.params[1]!;
+  if (chain !== P_CHAIN_ID && chain !== 'p-chain') throw badRequest(`blockchainId must be one of: ${P_CHAIN_ID}, p-chain`);
+  const { query, pageSize } = txFilters(ctx.query, network);
+  if (!query.addresses) throw badRequest('addresses is required: the service lists the staking transactions of given addresses');
+  const key = JSON.stringify(['primaryStaking', network, query]);
+  const { offset, t, at } = listingPosition(ctx, key);
+  const { items, nextPageToken } = page(primaryWorld(ctx.world.seed).listStaking(network, query, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
   const body = { transactions: items, chainInfo: chainInfo(network) };
-  return end < listing.length ? { nextPageToken: ctx.tokens.issue(key, end, at), ...body } : body;
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 
 function blocks(ctx: RouteContext): unknown {
@@ -716,6 +812,22 @@ function blocks(ctx: RouteContext): unknown {
   return end < listing.length ? { nextPageToken: ctx.tokens.issue(key, end, at), ...body } : body;
 }
 
+function nodeBlocks(ctx: RouteContext): unknown {
+  const network = pathChain(ctx);
+  const nodeId = ctx.params[2]!;
+  const problem = nodeIdProblem(nodeId);
+  if (problem) throw badRequest(`nodeId: "${nodeId}" ${problem}`);
+  const range = timeRange(ctx.query);
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 100) ?? 10;
+  const key = JSON.stringify(['primaryNodeBlocks', network, nodeId, range]);
+  const { offset, t, at } = listingPosition(ctx, key);
+  const { items, nextPageToken } = page(primaryWorld(ctx.world.seed).listBlocksByNode(network, nodeId, range, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
+  const body = { blocks: items, chainInfo: chainInfo(network) };
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
 export const PRIMARY_ROUTES: RouteTable = [
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'blocks'], route: { name: 'primaryBlocks', service: 'data', weight: WEIGHTS.primaryBlocks, handle: blocks } },
+  { pattern: ['v1', 'networks', null, 'blockchains', null, 'transactions:listStaking'], route: { name: 'primaryStaking', service: 'data', weight: WEIGHTS.primaryStaking, handle: stakingTransactions } },
+  { pattern: ['v1', 'networks', null, 'blockchains', null, 'nodes', null, 'blocks'], route: { name: 'primaryNodeBlocks', service: 'data', weight: WEIGHTS.primaryNodeBlocks, handle: nodeBlocks } },
 ];

@@ -5,16 +5,16 @@
 // to one of them is taken by an ImportTx listed here. The X-Chain adds its own traffic (transfers
 // of AVAX and of other assets, new assets) beside each P-Chain block. Transactions are drawn per
 // P-Chain block index, cheap headers first, so a listing by address builds only what it serves.
-import { cb58Encode, isEvmAddress, primaryAddressProblem, type Network } from '../ids.js';
+import { cb58Encode, isEvmAddress, type Network } from '../ids.js';
 import { badRequest } from './errors.js';
 import { WORLD_NOW } from './evm.js';
 import { Rng, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { lowerBound } from './listing.js';
-import { intParam, networkParam, single } from './params.js';
+import { networkParam } from './params.js';
 import {
-  BLOCKCHAIN_IDS, C_CHAIN, P_CHAIN_ID, PRIMARY_TX_TYPES, UTXO_PAGE_LIMIT, X_CHAIN, listingPosition, platformTransactions, primaryWorld, timeRange,
-  xBlockHash, xBlockHeight, type Header, type PChainUtxo, type PrimaryTxQuery, type PrimaryWorld,
+  BLOCKCHAIN_IDS, C_CHAIN, P_CHAIN_ID, X_CHAIN, listingPosition, platformTransactions, primaryWorld, txFilters, utxoPage, xBlockHash, xBlockHeight,
+  type Header, type PChainUtxo, type PrimaryTxQuery, type PrimaryWorld,
 } from './primary.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
@@ -407,42 +407,18 @@ function transactions(ctx: RouteContext): unknown {
   const chain = chainOf(ctx.params[1]!, network);
   if (chain === 'p') return platformTransactions(ctx, network);
   const q = ctx.query;
-  const raw = single(q, 'addresses');
-  let addresses: string[] | undefined;
-  if (raw !== undefined) {
-    addresses = raw.split(',').map((s) => s.trim());
-    for (const a of addresses) {
-      if (chain === 'c' && isEvmAddress(a)) continue;
-      const problem = a === '' ? 'is empty' : primaryAddressProblem(a, network);
-      if (problem) throw badRequest(`addresses: "${a}" ${problem}${chain === 'x' && a.startsWith('0x') ? ' (0x addresses are taken for the C-Chain only)' : ''}`);
-    }
-  }
+  const { query, pageSize } = txFilters(q, network, chain === 'c');
   if (q.has('l1ValidationId')) throw badRequest('l1ValidationId is supported only on the P-Chain');
-  const typesRaw = single(q, 'txTypes');
-  const txTypes = typesRaw?.split(',');
-  for (const t of txTypes ?? []) if (!PRIMARY_TX_TYPES.includes(t)) throw badRequest(`txTypes: "${t}" must be one of: ${PRIMARY_TX_TYPES.join(', ')}`);
-  const range = timeRange(q);
-  if (!addresses) {
+  // The service filters by type and time only within an address's transactions.
+  if (!query.addresses) {
     for (const name of ['txTypes', 'startTimestamp', 'endTimestamp']) if (q.has(name)) throw badRequest(`${name} is supported only with addresses`);
   }
-  const sortOrder = single(q, 'sortOrder');
-  if (sortOrder !== undefined && sortOrder !== 'asc' && sortOrder !== 'desc') throw badRequest('sortOrder must be one of: asc, desc');
-  const pageSize = intParam(q, 'pageSize', 1, 100) ?? 10;
-  const query: PrimaryTxQuery = { ...(addresses ? { addresses } : {}), ...(txTypes ? { txTypes } : {}), ...range, ...(sortOrder ? { sortOrder: sortOrder as 'asc' | 'desc' } : {}) };
   const key = JSON.stringify(['primaryTransactions', chain, network, query]);
   const { offset, t, at } = listingPosition(ctx, key);
   const listing = atomicWorld(ctx.world.seed, chain).listTransactions<XChainTransaction | CChainAtomicTransaction>(network, query, t);
-  if (offset > listing.length) throw badRequest('pageToken is invalid');
-  const items: Array<XChainTransaction | CChainAtomicTransaction> = [];
-  let utxos = 0;
-  for (let k = offset; k < listing.length && items.length < pageSize && utxos < UTXO_PAGE_LIMIT; k++) {
-    const tx = listing.at(k);
-    items.push(tx);
-    utxos += (tx.consumedUtxos?.length ?? 0) + (tx.emittedUtxos?.length ?? 0);
-  }
-  const end = offset + items.length;
+  const { items, nextPageToken } = utxoPage(listing, offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
   const body = { transactions: items, chainInfo: { chainName: chain === 'x' ? 'x-chain' : 'c-chain', network } };
-  return end < listing.length ? { nextPageToken: ctx.tokens.issue(key, end, at), ...body } : body;
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 
 export const PRIMARY_TX_ROUTES: RouteTable = [

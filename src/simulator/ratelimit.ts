@@ -57,6 +57,9 @@ export const WEIGHTS = {
   // "xl" and "medium" in the OpenAPI, as rewards (100) and subnets (20) are.
   primaryTransactions: 100,
   primaryBlocks: 20,
+  // "xl" and "medium" too: the active staking transactions, and the blocks a node proposed.
+  primaryStaking: 100,
+  primaryNodeBlocks: 20,
   // The OpenAPI gives the L1 validator fee series no class; budgeted as every metrics series.
   l1TotalMetrics: 100,
   l1ValidationMetrics: 100,

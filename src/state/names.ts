@@ -15,6 +15,15 @@
 import { randomBytes } from 'node:crypto';
 
 export const PARQUET_EXT = '.parquet';
+
+/**
+ * A key of one of `table`'s data files: a Parquet file in its folder, which a partition state also
+ * lists beside its rejects and raw pages (in `_rejects/` and `_raw/`); what a table's Iceberg
+ * snapshot names and `check` compares.
+ */
+export function isTableData(table: string, key: string): boolean {
+  return key.startsWith(`${table}/`) && key.endsWith(PARQUET_EXT);
+}
 export const RAW_EXT = '.ndjson.br';
 export type Extension = typeof PARQUET_EXT | typeof RAW_EXT;
 

@@ -19,6 +19,7 @@ import type { StreamDecl } from '../decl/stream.js';
 import { DiskObjects, writeAtomic, type ObjectStore } from './objects.js';
 import { isObjectUrl, S3Objects } from './s3.js';
 import { cacheBound, Mirror, workFolder } from './cache.js';
+import { isTableData } from './names.js';
 
 export { writeAtomic } from './objects.js';
 
@@ -298,7 +299,7 @@ export class StateStore {
   private async tell(state: PartitionState): Promise<void> {
     const pending = state.pending;
     if (!this.publisher || !pending) return;
-    const data = (f: string) => f.startsWith(`${state.table}/`) && f.endsWith('.parquet');
+    const data = (f: string) => isTableData(state.table, f);
     const added = pending.moves.map(([, to]) => to).filter(data);
     const removed = pending.deletes.filter(data);
     if (!added.length && !removed.length) return;

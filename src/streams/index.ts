@@ -56,6 +56,8 @@ import { xchainInputs } from './xchain_inputs.js';
 import { xchainOutputs } from './xchain_outputs.js';
 import { cchainAtomicTransactions } from './cchain_atomic_transactions.js';
 import { cchainAtomicUtxos } from './cchain_atomic_utxos.js';
+import { stakingTransactions } from './staking_transactions.js';
+import { nodeBlocks } from './node_blocks.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -104,6 +106,8 @@ export const STREAMS: readonly StreamDecl[] = [
   platformInputs,
   platformOutputs,
   platformBlocks,
+  stakingTransactions,
+  nodeBlocks,
   l1ValidatorMetrics,
   addressTokenTransfers,
   platformBalances,

@@ -68,7 +68,8 @@ export function chainTxPartitions(s: StreamConfig, blockchainId: string, lists: 
   );
 }
 
-const partitionsOf = (s: StreamConfig) =>
+/** One partition per address and per L1 validation, its id named by it (staking_transactions: per address). */
+export const partitionsOf = (s: StreamConfig): Partition[] =>
   chainTxPartitions(s, 'p-chain', [
     { option: 'addresses', query: 'addresses', name: 'address' },
     { option: 'l1ValidationIds', query: 'l1ValidationId', name: 'l1ValidationId' },

@@ -10,6 +10,7 @@ import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store.js';
 import type { ObjectStore } from '../state/objects.js';
+import { isTableData } from '../state/names.js';
 import { icebergReader, lakeUri, type IcebergTables } from '../iceberg/table.js';
 import { coveredRange, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
@@ -184,7 +185,7 @@ function icebergInStep(decl: StreamDecl): Check {
     check: 'Iceberg snapshot names the committed files',
     table: decl.table,
     async run(ctx) {
-      const committed = ctx.states.filter((s) => s.table === decl.table).flatMap((s) => dataFiles(s).filter((f) => f.endsWith('.parquet')));
+      const committed = ctx.states.filter((s) => s.table === decl.table).flatMap((s) => s.files.filter((f) => isTableData(s.table, f)));
       const snap = await ctx.iceberg.snapshotFiles(decl.table);
       if (!snap) return committed.length ? fail(`${plural(committed.length, 'committed file')} and no Iceberg metadata (${decl.table}/metadata/; \`chainlake compact ${decl.table}\` writes it)`) : skip('no files');
       const inSnap = new Set(snap.files);

@@ -310,7 +310,7 @@ describe('the simulator answers as production', () => {
     const cases: Array<[string, RegExp]> = [
       [`${X_PATH}?startTimestamp=5`, /^startTimestamp is supported only with addresses/],
       [`${C_PATH}?txTypes=ImportTx`, /^txTypes is supported only with addresses/],
-      [`${X_PATH}?addresses=${XC_DEMO.evmAddresses[0]}`, /^addresses: "0x.*0x addresses are taken for the C-Chain only/],
+      [`${X_PATH}?addresses=${XC_DEMO.evmAddresses[0]}`, /^addresses: "0x/],
       [`${C_PATH}?addresses=0x12`, /^addresses: "0x12"/],
       [`${X_PATH}?addresses=${a}&l1ValidationId=${PRIMARY_DEMO.l1ValidationIds[0]}`, /^l1ValidationId is supported only on the P-Chain/],
       [`${X_PATH}?addresses=${a}&txTypes=Swap`, /^txTypes: "Swap" must be one of/],
