@@ -2207,6 +2207,274 @@ export interface LakeTables {
     /** ERC-1155: properties, free-form text as sent (usually a JSON object) */
     metadata_properties: Utf8;
   };
+  xchain_transactions: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** transaction id (cb58) */
+    tx_hash: Utf8;
+    /** its type, as sent */
+    tx_type: Utf8;
+    /** height of its block */
+    block_number: Int64;
+    /** its block */
+    block_hash: Utf8;
+    /** time it was accepted (UTC): its block's; the cursor of xchain_transactions */
+    block_timestamp: TimestampMicrosecond;
+    /** memo (hex; empty when none) */
+    memo: Utf8;
+    /** imports: the chain the funds come from */
+    source_chain: Utf8;
+    /** exports: the chain the funds go to */
+    destination_chain: Utf8;
+    /** nAVAX its inputs unlock */
+    avax_unlocked: Decimal;
+    /** exact digits of avax_unlocked as received */
+    avax_unlocked_raw: Utf8;
+    /** nAVAX its outputs create (the difference with avax_unlocked is the fee) */
+    avax_created: Decimal;
+    /** exact digits of avax_created as received */
+    avax_created_raw: Utf8;
+    /** assets its inputs unlock, AVAX included */
+    asset_ids_unlocked: List<Utf8>;
+    /** per asset: {assetId, name, symbol, denomination, type, amount} (amount exact, as text) */
+    amount_unlocked: Utf8;
+    /** per asset, as amount_unlocked */
+    amount_created: Utf8;
+    /** linear (in a block, since Cortina) or non-linear (in vertices, before) */
+    chain_format: Utf8;
+    /** owners of the UTXOs it consumes and emits, once each, sorted (bech32 as sent) */
+    addresses: List<Utf8>;
+    /** UTXOs it consumes (rows of xchain_inputs) */
+    input_count: Int32;
+    /** UTXOs it emits (rows of xchain_outputs) */
+    output_count: Int32;
+    /** CreateAssetTx: the new asset */
+    created_asset_id: Utf8;
+    /** its name */
+    created_asset_name: Utf8;
+    /** its symbol */
+    created_asset_symbol: Utf8;
+    /** its decimals */
+    created_asset_denomination: Int32;
+    /** secp256k1 or nft */
+    created_asset_type: Utf8;
+    /** fixed or variable supply */
+    created_asset_cap: Utf8;
+    /** when it was created (UTC) */
+    created_asset_timestamp: TimestampMicrosecond;
+    /** non-linear transactions: the vertices that accepted it ({hash, height, timestamp}) */
+    vertices: Utf8;
+  };
+  xchain_inputs: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the transaction (xchain_transactions.tx_hash) */
+    tx_hash: Utf8;
+    /** its type */
+    tx_type: Utf8;
+    /** height of its block */
+    block_number: Int64;
+    /** time it was accepted (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** UTXO id (cb58) */
+    utxo_id: Utf8;
+    /** the transaction that created it */
+    creation_tx_hash: Utf8;
+    /** its index among that transaction's outputs (sent as text) */
+    output_index: Int64;
+    /** amount in the asset's smallest unit (uint64) */
+    amount: Decimal;
+    /** exact digits of amount as received */
+    amount_raw: Utf8;
+    /** asset */
+    asset_id: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** owners (bech32, as sent) */
+    addresses: List<Utf8>;
+    /** signatures of the owners needed to spend it */
+    threshold: Int32;
+    /** Unix time before which it cannot be spent (uint64) */
+    locktime: Decimal;
+    /** type of output, as sent */
+    utxo_type: Utf8;
+    /** when it was created (UTC) */
+    created_timestamp: TimestampMicrosecond;
+    /** chain it was created on */
+    created_on_chain_id: Utf8;
+    /** chain it is spent on (an export's outputs: the destination) */
+    consumed_on_chain_id: Utf8;
+    /** the transaction that spent it, if spent when listed */
+    consuming_tx_hash: Utf8;
+    /** when it was spent (UTC) */
+    consuming_tx_timestamp: TimestampMicrosecond;
+    /** NFT mint outputs: the minting set */
+    group_id: Int32;
+    /** NFT outputs: the payload (hex) */
+    payload: Utf8;
+    /** inputs: the signatures and public keys that spent it */
+    credentials: Utf8;
+  };
+  xchain_outputs: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the transaction (xchain_transactions.tx_hash) */
+    tx_hash: Utf8;
+    /** its type */
+    tx_type: Utf8;
+    /** height of its block */
+    block_number: Int64;
+    /** time it was accepted (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** UTXO id (cb58) */
+    utxo_id: Utf8;
+    /** the transaction that created it */
+    creation_tx_hash: Utf8;
+    /** its index among that transaction's outputs (sent as text) */
+    output_index: Int64;
+    /** amount in the asset's smallest unit (uint64) */
+    amount: Decimal;
+    /** exact digits of amount as received */
+    amount_raw: Utf8;
+    /** asset */
+    asset_id: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** owners (bech32, as sent) */
+    addresses: List<Utf8>;
+    /** signatures of the owners needed to spend it */
+    threshold: Int32;
+    /** Unix time before which it cannot be spent (uint64) */
+    locktime: Decimal;
+    /** type of output, as sent */
+    utxo_type: Utf8;
+    /** when it was created (UTC) */
+    created_timestamp: TimestampMicrosecond;
+    /** chain it was created on */
+    created_on_chain_id: Utf8;
+    /** chain it is spent on (an export's outputs: the destination) */
+    consumed_on_chain_id: Utf8;
+    /** the transaction that spent it, if spent when listed */
+    consuming_tx_hash: Utf8;
+    /** when it was spent (UTC) */
+    consuming_tx_timestamp: TimestampMicrosecond;
+    /** NFT mint outputs: the minting set */
+    group_id: Int32;
+    /** NFT outputs: the payload (hex) */
+    payload: Utf8;
+    /** inputs: the signatures and public keys that spent it */
+    credentials: Utf8;
+  };
+  cchain_atomic_transactions: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** transaction id (cb58) */
+    tx_hash: Utf8;
+    /** its type, as sent */
+    tx_type: Utf8;
+    /** height of its block */
+    block_number: Int64;
+    /** its block */
+    block_hash: Utf8;
+    /** time it was accepted (UTC): its block's; the cursor of cchain_atomic_transactions */
+    block_timestamp: TimestampMicrosecond;
+    /** memo (hex; empty when none) */
+    memo: Utf8;
+    /** imports: the chain the funds come from */
+    source_chain: Utf8;
+    /** exports: the chain the funds go to */
+    destination_chain: Utf8;
+    /** nAVAX its inputs unlock */
+    avax_unlocked: Decimal;
+    /** exact digits of avax_unlocked as received */
+    avax_unlocked_raw: Utf8;
+    /** nAVAX its outputs create (the difference with avax_unlocked is the fee) */
+    avax_created: Decimal;
+    /** exact digits of avax_created as received */
+    avax_created_raw: Utf8;
+    /** assets its inputs unlock, AVAX included */
+    asset_ids_unlocked: List<Utf8>;
+    /** per asset: {assetId, name, symbol, denomination, type, amount} (amount exact, as text) */
+    amount_unlocked: Utf8;
+    /** per asset, as amount_unlocked */
+    amount_created: Utf8;
+    /** the C-Chain accounts it debits (ExportTx) or credits (ImportTx), lowercased */
+    evm_addresses: List<Utf8>;
+    /** nAVAX those accounts are debited or credited (9 decimals, not the EVM's 18) */
+    evm_avax: Decimal;
+    /** exact digits of evm_avax as received */
+    evm_avax_raw: Utf8;
+    /** the EVM side whole: evmInputs ({fromAddress, asset, credentials}) or evmOutputs ({toAddress, asset}) */
+    evm_transfers: Utf8;
+    /** owners of the UTXOs it imports or exports, once each, sorted (bech32 as sent) */
+    addresses: List<Utf8>;
+    /** UTXOs it imports or exports (rows of cchain_atomic_utxos) */
+    utxo_count: Int32;
+  };
+  cchain_atomic_utxos: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the transaction (cchain_atomic_transactions.tx_hash) */
+    tx_hash: Utf8;
+    /** its type */
+    tx_type: Utf8;
+    /** height of its block */
+    block_number: Int64;
+    /** time it was accepted (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** UTXO id (cb58) */
+    utxo_id: Utf8;
+    /** true: consumed by an ImportTx (from the source chain); false: emitted by an ExportTx (for the destination chain) */
+    imported: Bool;
+    /** the transaction that created it */
+    creation_tx_hash: Utf8;
+    /** its index among that transaction's outputs (sent as text) */
+    output_index: Int64;
+    /** amount in the asset's smallest unit (uint64) */
+    amount: Decimal;
+    /** exact digits of amount as received */
+    amount_raw: Utf8;
+    /** asset */
+    asset_id: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** owners (bech32, as sent) */
+    addresses: List<Utf8>;
+    /** signatures of the owners needed to spend it */
+    threshold: Int32;
+    /** Unix time before which it cannot be spent (uint64) */
+    locktime: Decimal;
+    /** type of output, as sent */
+    utxo_type: Utf8;
+    /** when it was created (UTC) */
+    created_timestamp: TimestampMicrosecond;
+    /** chain it was created on */
+    created_on_chain_id: Utf8;
+    /** chain it is spent on (an export's outputs: the destination) */
+    consumed_on_chain_id: Utf8;
+    /** the transaction that spent it, if spent when listed */
+    consuming_tx_hash: Utf8;
+    /** when it was spent (UTC) */
+    consuming_tx_timestamp: TimestampMicrosecond;
+    /** NFT mint outputs: the minting set */
+    group_id: Int32;
+    /** NFT outputs: the payload (hex) */
+    payload: Utf8;
+    /** inputs: the signatures and public keys that spent it */
+    credentials: Utf8;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

@@ -134,7 +134,9 @@ export interface StreamDecl {
   /**
    * One row per element of the list at this path of each item (e.g. a subnet's blockchains); the
    * element's fields are read as usual, the item's under `_parent.`, a scalar element as `_value`.
-   * Several paths: the elements of each list in turn (lists of one kind, told apart by their fields).
+   * Several paths: the elements of each list in turn (lists of one kind, told apart by their fields:
+   * a transaction's transfers of each token standard, a C-Chain import's consumed UTXOs and an
+   * export's emitted ones).
    */
   explode?: string | readonly string[];
   /** JSON-RPC methods the extractor calls at `endpoint` (node streams; the docs list them). */

@@ -5,10 +5,10 @@
 // addresses and L1 validations a transaction touches is a cheap header drawn before the body, so a
 // listing filtered by address scans headers and builds only the transactions it serves. After
 // WORLD_NOW the chain goes on the same way: a clocked world lists the blocks up to its now.
-import { cb58Encode, encodeNodeId, isBlockchainId, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
+import { cb58Encode, encodeNodeId, isBlockchainId, isEvmAddress, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
 import { ExactNumber } from '../json.js';
 import { badRequest, notFound } from './errors.js';
-import { WORLD_NOW } from './evm.js';
+import { CHAINS, WORLD_NOW } from './evm.js';
 import { Rng, hashKey, labelBytes, toHex } from './hash.js';
 import { lowerBound } from './listing.js';
 import { WEIGHTS } from './ratelimit.js';
@@ -19,10 +19,10 @@ import { AVAX_ASSET_ID, addressBody, nodeIdOf, poolAddress, stakingNetwork, type
 /** The P-Chain's id, the same on every network; the primary network's subnet id is the same string. */
 export const P_CHAIN_ID = '11111111111111111111111111111111LpoYY';
 export const PRIMARY_SUBNET_ID = P_CHAIN_ID;
-const X_CHAIN: Record<StakingNetwork, string> = { mainnet: '2oYMBNV4eNHyqk2fjjV5nVQLDbtmNJzq5s3qs3Lo6ftnC6FByM', fuji: '2JVSBoinj9C2J33VntvzYtVJNZdN2NKiwwKjcumHUWEb5DbBrm' };
-const C_CHAIN: Record<StakingNetwork, string> = { mainnet: '2q9e4r6Mu3U68nU1fYjgbR6JvwrRx36CohpAX5UQxse55x1Q5', fuji: 'yH8D7ThNJkxmtkuv2jgBa4P1Rn3Qpr4pPr7QYNfcdoS6k6HWp' };
+export const X_CHAIN: Record<StakingNetwork, string> = { mainnet: '2oYMBNV4eNHyqk2fjjV5nVQLDbtmNJzq5s3qs3Lo6ftnC6FByM', fuji: '2JVSBoinj9C2J33VntvzYtVJNZdN2NKiwwKjcumHUWEb5DbBrm' };
+export const C_CHAIN: Record<StakingNetwork, string> = { mainnet: '2q9e4r6Mu3U68nU1fYjgbR6JvwrRx36CohpAX5UQxse55x1Q5', fuji: 'yH8D7ThNJkxmtkuv2jgBa4P1Rn3Qpr4pPr7QYNfcdoS6k6HWp' };
 /** What the path's blockchainId takes (the OpenAPI's BlockchainId): ids of the three chains, or their aliases. */
-const BLOCKCHAIN_IDS = [P_CHAIN_ID, ...Object.values(X_CHAIN), ...Object.values(C_CHAIN), 'p-chain', 'x-chain', 'c-chain'];
+export const BLOCKCHAIN_IDS = [P_CHAIN_ID, ...Object.values(X_CHAIN), ...Object.values(C_CHAIN), 'p-chain', 'x-chain', 'c-chain'];
 
 /** txType of a platform-chain transaction (the OpenAPI's PChainTransactionType). */
 export const P_TX_TYPES = [
@@ -148,7 +148,7 @@ export interface PrimaryNetworkBlock {
 }
 
 /** What a transaction touches, drawn before its body: enough to filter a listing. */
-interface Header {
+export interface Header {
   block: number;
   k: number;
   type: PTxType;
@@ -173,6 +173,22 @@ export interface TimeRange {
 }
 
 const cb58 = (r: Rng) => cb58Encode(r.bytes(32));
+
+/** The C-Chain of each network in the EVM world (evm.ts): its blocks carry the C-Chain's atomic transactions. */
+const C_EVM_CHAIN: Record<StakingNetwork, (typeof CHAINS)[number]> = {
+  mainnet: CHAINS.find((c) => c.blockchainId === C_CHAIN.mainnet)!,
+  fuji: CHAINS.find((c) => c.blockchainId === C_CHAIN.fuji)!,
+};
+const X_BASE_HEIGHT: Record<StakingNetwork, number> = { mainnet: 6_100_000, fuji: 3_400_000 };
+
+/** Height of an X-Chain block: three to a P-Chain block index i (0 its exports, 1 its own transactions, 2 its imports). */
+export function xBlockHeight(net: StakingNetwork, i: number, phase: 0 | 1 | 2): number {
+  return X_BASE_HEIGHT[net] + 3 * i + phase;
+}
+
+export function xBlockHash(seed: number, net: StakingNetwork, height: number): string {
+  return cb58(Rng.of(seed, 'xblockhash', net, height));
+}
 
 /** An L1 validation's id (seed-independent, so a pipeline can name it). */
 export function l1ValidationId(net: StakingNetwork, v: number): string {
@@ -228,7 +244,8 @@ export class PrimaryWorld {
     return lowerBound(Math.max(0, approx - 2), approx + 2, (i) => this.blockTime(net, i) >= t);
   }
 
-  private blockHeaders(net: StakingNetwork, i: number): Header[] {
+  /** The transactions of block i, as headers (none for a commit block). */
+  blockHeaders(net: StakingNetwork, i: number): Header[] {
     const kind = this.kind(net, i);
     if (kind === 'commit') return [];
     const r = Rng.of(this.seed, 'pblock', net, i);
@@ -367,6 +384,34 @@ export class PrimaryWorld {
     return cb58(Rng.of(this.seed, 'pblockhash', net, i));
   }
 
+  /**
+   * The chain an ImportTx or ExportTx trades with, drawn apart from its body, so that the X- and
+   * C-Chain listings (primary_xc.ts) find their side of it from the headers alone.
+   */
+  peerOf(net: StakingNetwork, h: Header): 'x' | 'c' {
+    return hashKey(this.seed, 'ppeer', net, h.block, h.k) % 2 === 0 ? 'x' : 'c';
+  }
+
+  /**
+   * The other chain's side of a P-Chain ImportTx (the ExportTx that made what it imports, just
+   * before its block) or ExportTx (the ImportTx that takes what it exports, just after): its id,
+   * time and block height. The X-Chain's blocks are three a P-Chain block (its exports, its own
+   * transactions, its imports), a second either side of it; the C-Chain's are the EVM world's blocks.
+   */
+  peerTx(net: StakingNetwork, h: Header): { txHash: string; timestamp: number; blockHeight: number; blockHash: string } {
+    const imports = h.type === 'ExportTx';
+    const txHash = cb58(Rng.of(this.seed, 'ppeertx', net, h.block, h.k));
+    const ts = this.blockTime(net, h.block);
+    if (this.peerOf(net, h) === 'x') {
+      const blockHeight = xBlockHeight(net, h.block, imports ? 2 : 0);
+      return { txHash, timestamp: ts + (imports ? 1 : -1), blockHeight, blockHash: xBlockHash(this.seed, net, blockHeight) };
+    }
+    const c = C_EVM_CHAIN[net];
+    // The first C-Chain block after the P-Chain block, or the last before it (blocks every c.blockTimeSeconds).
+    const blockHeight = imports ? c.latestBlock + Math.floor((ts - WORLD_NOW) / c.blockTimeSeconds) + 1 : c.latestBlock + Math.ceil((ts - WORLD_NOW) / c.blockTimeSeconds) - 1;
+    return { txHash, timestamp: WORLD_NOW - (c.latestBlock - blockHeight) * c.blockTimeSeconds, blockHeight, blockHash: '0x' + Rng.of(this.seed, 'block', c.chainId, blockHeight).hex(32) };
+  }
+
   private txHash(net: StakingNetwork, i: number, k: number): string {
     return cb58(Rng.of(this.seed, 'ptx', net, i, k));
   }
@@ -442,8 +487,8 @@ export class PrimaryWorld {
         ...extra,
       });
     };
-    /** UTXOs of `address` made earlier (on `from`) that together hold `total`. */
-    const consume = (address: string, total: bigint, from = P): void => {
+    /** UTXOs of `address` made earlier on the P-Chain that together hold `total`. */
+    const consume = (address: string, total: bigint): void => {
       const n = total > 10n * NANO && r.chance(0.4) ? 2 + r.int(2) : 1;
       let left = total;
       for (let u = 0; u < n; u++) {
@@ -452,7 +497,7 @@ export class PrimaryWorld {
         const age = r.range(600, 90 * DAY);
         const made = Rng.of(this.seed, 'pprev', net, i, h.k, u);
         consumed.push({
-          addresses: [address], asset: avax(net, amount), consumedOnChainId: P, createdOnChainId: from,
+          addresses: [address], asset: avax(net, amount), consumedOnChainId: P, createdOnChainId: P,
           utxoId: cb58(made), amount: amount.toString(), assetId: AVAX_ASSET_ID[net],
           blockNumber: String(Math.max(1, BASE_HEIGHT[net] + i - Math.floor(age / P_BLOCK_SECONDS))), blockTimestamp: ts - age,
           outputIndex: made.int(4), txHash: cb58(made), utxoType: 'TRANSFER', threshold: 1, platformLocktime: 0, staked: false,
@@ -483,15 +528,29 @@ export class PrimaryWorld {
         break;
       }
       case 'ImportTx': {
-        const source = r.chance(0.5) ? X_CHAIN[net] : C_CHAIN[net];
+        const source = this.peerOf(net, h) === 'x' ? X_CHAIN[net] : C_CHAIN[net];
         const amount = amountOf(1, 50_000);
-        consume(owner, amount + fee, source);
+        // What it imports: the outputs of the source chain's ExportTx just before (primary_xc.ts lists it).
+        const peer = this.peerTx(net, h);
+        const n = r.chance(0.3) ? 2 : 1;
+        let left = amount + fee;
+        for (let u = 0; u < n; u++) {
+          const part = u === n - 1 ? left : left / 2n + r.bigBelow(NANO);
+          left -= part;
+          consumed.push({
+            addresses: [owner], asset: avax(net, part), consumedOnChainId: P, createdOnChainId: source,
+            utxoId: cb58(Rng.of(this.seed, 'ppeerutxo', peer.txHash, u)), amount: part.toString(), assetId: AVAX_ASSET_ID[net],
+            blockNumber: String(peer.blockHeight), blockTimestamp: peer.timestamp, outputIndex: u, txHash: peer.txHash,
+            utxoType: 'TRANSFER', threshold: 1, platformLocktime: 0, staked: false,
+            consumingTxHash: txHash, consumingBlockNumber: blockNumber, consumingBlockTimestamp: ts,
+          });
+        }
         emit(owner, amount);
         tx.sourceChain = source;
         break;
       }
       case 'ExportTx': {
-        const dest = r.chance(0.5) ? X_CHAIN[net] : C_CHAIN[net];
+        const dest = this.peerOf(net, h) === 'x' ? X_CHAIN[net] : C_CHAIN[net];
         const amount = amountOf(1, 50_000);
         emit(other, amount, {}, dest);
         pay(amount);
@@ -625,7 +684,7 @@ export const PRIMARY_DEMO = {
 
 // ---- routes ----
 
-/** The network and chain of the path; only the P-Chain is simulated. */
+/** The network of the path, for the routes that serve the P-Chain only (blocks, balances, UTXOs). */
 export function pathChain(ctx: RouteContext): Network {
   const network = networkParam(ctx.params[0]!);
   const chain = ctx.params[1]!;
@@ -634,7 +693,7 @@ export function pathChain(ctx: RouteContext): Network {
   return network;
 }
 
-function timeRange(q: URLSearchParams): TimeRange {
+export function timeRange(q: URLSearchParams): TimeRange {
   const startTimestamp = intParam(q, 'startTimestamp', 0);
   const endTimestamp = intParam(q, 'endTimestamp', 0);
   if (startTimestamp !== undefined && endTimestamp !== undefined && startTimestamp > endTimestamp) {
@@ -644,7 +703,7 @@ function timeRange(q: URLSearchParams): TimeRange {
 }
 
 /** A listing's offset and the world time it is served as of (a clocked world freezes at the first page). */
-function position(ctx: RouteContext, key: string): { offset: number; t: number; at?: number } {
+export function listingPosition(ctx: RouteContext, key: string): { offset: number; t: number; at?: number } {
   const token = single(ctx.query, 'pageToken');
   const state = token === undefined ? undefined : ctx.tokens.redeem(token, key);
   if (!ctx.world.clocked) return { offset: state?.offset ?? 0, t: ctx.world.now };
@@ -656,13 +715,17 @@ function chainInfo(network: Network): { chainName: 'p-chain'; network: Network }
   return { chainName: 'p-chain', network };
 }
 
-/** The filters a transaction listing takes (the latest transactions, the active staking ones), each checked. */
-function txFilters(q: URLSearchParams, network: Network): { query: PrimaryTxQuery; pageSize: number } {
+/**
+ * The filters a transaction listing takes (the latest transactions, the active staking ones), each
+ * checked; `evm`: 0x accounts are addresses too (the C-Chain's atomic transactions).
+ */
+export function txFilters(q: URLSearchParams, network: Network, evm = false): { query: PrimaryTxQuery; pageSize: number } {
   const raw = single(q, 'addresses');
   let addresses: string[] | undefined;
   if (raw !== undefined) {
     addresses = raw.split(',').map((s) => s.trim());
     for (const a of addresses) {
+      if (evm && isEvmAddress(a)) continue;
       const problem = a === '' ? 'is empty' : primaryAddressProblem(a, network);
       if (problem) throw badRequest(`addresses: "${a}" ${problem}`);
     }
@@ -680,8 +743,8 @@ function txFilters(q: URLSearchParams, network: Network): { query: PrimaryTxQuer
   return { query, pageSize };
 }
 
-function transactions(ctx: RouteContext): unknown {
-  const network = pathChain(ctx);
+/** The P-Chain's side of the transactions route (primary_xc.ts answers the path for all three chains). */
+export function platformTransactions(ctx: RouteContext, network: Network): unknown {
   const q = ctx.query;
   const { query: filters, pageSize } = txFilters(q, network);
   const l1 = single(q, 'l1ValidationId');
@@ -694,19 +757,30 @@ function transactions(ctx: RouteContext): unknown {
   }
   const query: PrimaryTxQuery = { ...filters, ...(l1 !== undefined ? { l1ValidationId: l1 } : {}) };
   const key = JSON.stringify(['primaryTransactions', network, query]);
-  const { offset, t, at } = position(ctx, key);
+  const { offset, t, at } = listingPosition(ctx, key);
   const listing = primaryWorld(ctx.world.seed).listTransactions(network, query, t);
+  const { items, nextPageToken } = utxoPage(listing, offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
+  const body = { transactions: items, chainInfo: chainInfo(network) };
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
+/**
+ * A page of a transactions listing from `offset`: up to pageSize transactions, closed early once
+ * they hold UTXO_PAGE_LIMIT UTXOs (production's "performance threshold"), as every chain's is.
+ */
+export function utxoPage<T extends { consumedUtxos?: readonly unknown[]; emittedUtxos?: readonly unknown[] }>(
+  listing: { length: number; at(k: number): T }, offset: number, pageSize: number, issue: (next: number) => string,
+): { items: T[]; nextPageToken?: string } {
   if (offset > listing.length) throw badRequest('pageToken is invalid');
-  const items: PChainTransaction[] = [];
+  const items: T[] = [];
   let utxos = 0;
   for (let k = offset; k < listing.length && items.length < pageSize && utxos < UTXO_PAGE_LIMIT; k++) {
     const tx = listing.at(k);
     items.push(tx);
-    utxos += tx.consumedUtxos.length + tx.emittedUtxos.length;
+    utxos += (tx.consumedUtxos?.length ?? 0) + (tx.emittedUtxos?.length ?? 0);
   }
   const end = offset + items.length;
-  const body = { transactions: items, chainInfo: chainInfo(network) };
-  return end < listing.length ? { nextPageToken: ctx.tokens.issue(key, end, at), ...body } : body;
+  return end < listing.length ? { items, nextPageToken: issue(end) } : { items };
 }
 
 /** The active staking transactions of addresses: the path takes the P-Chain only (the OpenAPI's PChainId). */
@@ -717,7 +791,7 @@ function stakingTransactions(ctx: RouteContext): unknown {
   const { query, pageSize } = txFilters(ctx.query, network);
   if (!query.addresses) throw badRequest('addresses is required: the service lists the staking transactions of given addresses');
   const key = JSON.stringify(['primaryStaking', network, query]);
-  const { offset, t, at } = position(ctx, key);
+  const { offset, t, at } = listingPosition(ctx, key);
   const { items, nextPageToken } = page(primaryWorld(ctx.world.seed).listStaking(network, query, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
   const body = { transactions: items, chainInfo: chainInfo(network) };
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
@@ -728,7 +802,7 @@ function blocks(ctx: RouteContext): unknown {
   const range = timeRange(ctx.query);
   const pageSize = intParam(ctx.query, 'pageSize', 1, 100) ?? 10;
   const key = JSON.stringify(['primaryBlocks', network, range]);
-  const { offset, t, at } = position(ctx, key);
+  const { offset, t, at } = listingPosition(ctx, key);
   const listing = primaryWorld(ctx.world.seed).listBlocks(network, range, t);
   if (offset > listing.length) throw badRequest('pageToken is invalid');
   const end = Math.min(listing.length, offset + pageSize);
@@ -746,14 +820,13 @@ function nodeBlocks(ctx: RouteContext): unknown {
   const range = timeRange(ctx.query);
   const pageSize = intParam(ctx.query, 'pageSize', 1, 100) ?? 10;
   const key = JSON.stringify(['primaryNodeBlocks', network, nodeId, range]);
-  const { offset, t, at } = position(ctx, key);
+  const { offset, t, at } = listingPosition(ctx, key);
   const { items, nextPageToken } = page(primaryWorld(ctx.world.seed).listBlocksByNode(network, nodeId, range, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
   const body = { blocks: items, chainInfo: chainInfo(network) };
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 
 export const PRIMARY_ROUTES: RouteTable = [
-  { pattern: ['v1', 'networks', null, 'blockchains', null, 'transactions'], route: { name: 'primaryTransactions', service: 'data', weight: WEIGHTS.primaryTransactions, handle: transactions } },
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'blocks'], route: { name: 'primaryBlocks', service: 'data', weight: WEIGHTS.primaryBlocks, handle: blocks } },
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'transactions:listStaking'], route: { name: 'primaryStaking', service: 'data', weight: WEIGHTS.primaryStaking, handle: stakingTransactions } },
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'nodes', null, 'blocks'], route: { name: 'primaryNodeBlocks', service: 'data', weight: WEIGHTS.primaryNodeBlocks, handle: nodeBlocks } },

@@ -10,6 +10,7 @@ import {
 import { NODE_ROUTES, isNodePath } from './node_routes.js';
 import { ADDRESS_ACTIVITY_ROUTES } from './address_activity_routes.js';
 import { PRIMARY_ROUTES } from './primary.js';
+import { PRIMARY_TX_ROUTES } from './primary_xc.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
@@ -54,6 +55,7 @@ const TABLE: RouteTable = [
   ...ICM_ROUTES,
   ...VALIDATOR_ROUTES,
   ...PRIMARY_ROUTES,
+  ...PRIMARY_TX_ROUTES,
   ...L1_METRIC_ROUTES,
   ...ADDRESS_TRANSFER_ROUTES,
   ...ADDRESS_DETAIL_ROUTES,

@@ -51,6 +51,11 @@ import { l1ValidatorMetrics } from './l1_validator_metrics.js';
 import { addressTokenTransfers } from './address_token_transfers.js';
 import { platformBalances } from './platform_balances.js';
 import { platformUtxos } from './platform_utxos.js';
+import { xchainTransactions } from './xchain_transactions.js';
+import { xchainInputs } from './xchain_inputs.js';
+import { xchainOutputs } from './xchain_outputs.js';
+import { cchainAtomicTransactions } from './cchain_atomic_transactions.js';
+import { cchainAtomicUtxos } from './cchain_atomic_utxos.js';
 import { stakingTransactions } from './staking_transactions.js';
 import { nodeBlocks } from './node_blocks.js';
 import { apiUsageMetrics } from './api_usage_metrics.js';
@@ -117,6 +122,11 @@ export const STREAMS: readonly StreamDecl[] = [
   addressTxTransfers,
   addressTxInternals,
   collectibleBalances,
+  xchainTransactions,
+  xchainInputs,
+  xchainOutputs,
+  cchainAtomicTransactions,
+  cchainAtomicUtxos,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

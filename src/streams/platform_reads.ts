@@ -45,8 +45,12 @@ export function avaxOf(field: string): (t: Item) => unknown {
  */
 const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceChange', 'platformLocktime', 'stakeableLocktime', 'locktime'];
 
-/** One partition per address and per L1 validation, its id named by it (staking_transactions: per address). */
-export function partitionsOf(s: StreamConfig): Partition[] {
+/**
+ * The partitions of a primary-network transactions stream: one per id listed under each option,
+ * sent under its query name (an address under `addresses`, an L1 validation under
+ * `l1ValidationId`), with the entry's types and times.
+ */
+export function chainTxPartitions(s: StreamConfig, blockchainId: string, lists: ReadonlyArray<{ option: string; query: string; name: string }>): Partition[] {
   const network = String(s.network);
   const types = (s.txTypes as string[] | undefined)?.slice().sort().join(',');
   const query: Record<string, string> = {};
@@ -54,16 +58,40 @@ export function partitionsOf(s: StreamConfig): Partition[] {
   if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
   if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
   const suffix = types ? `/txTypes=${types}` : '';
-  const one = (name: string, v: string): Partition => ({
-    id: `${network}/${name}=${v}${suffix}`,
-    path: { network, blockchainId: 'p-chain' },
-    query: { [name === 'address' ? 'addresses' : 'l1ValidationId']: v, ...query },
-    values: { network },
-  });
-  return [
-    ...((s.addresses as string[] | undefined) ?? []).map((a) => one('address', a)),
-    ...((s.l1ValidationIds as string[] | undefined) ?? []).map((v) => one('l1ValidationId', v)),
-  ];
+  return lists.flatMap(({ option, query: name, name: idName }) =>
+    ((s[option] as string[] | undefined) ?? []).map((v): Partition => ({
+      id: `${network}/${idName}=${v}${suffix}`,
+      path: { network, blockchainId },
+      query: { [name]: v, ...query },
+      values: { network },
+    })),
+  );
+}
+
+/** One partition per address and per L1 validation, its id named by it (staking_transactions: per address). */
+export const partitionsOf = (s: StreamConfig): Partition[] =>
+  chainTxPartitions(s, 'p-chain', [
+    { option: 'addresses', query: 'addresses', name: 'address' },
+    { option: 'l1ValidationIds', query: 'l1ValidationId', name: 'l1ValidationId' },
+  ]);
+
+/**
+ * The owners a transaction's UTXOs name, consumed and emitted, once each and sorted; a malformed
+ * list is given back for the row to be rejected.
+ */
+export function utxoOwners(t: Item): unknown {
+  const out = new Set<string>();
+  for (const field of ['consumedUtxos', 'emittedUtxos']) {
+    const list = t[field];
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) return list;
+    for (const u of list as Item[]) {
+      const a = u?.addresses;
+      if (!Array.isArray(a) || !a.every((x) => typeof x === 'string')) return a;
+      for (const x of a as string[]) out.add(x);
+    }
+  }
+  return [...out].sort();
 }
 
 /** What the three streams of the listing share. */

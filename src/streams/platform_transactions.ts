@@ -1,26 +1,10 @@
 import type { StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN } from './common.js';
-import { PLATFORM_TX_STREAM, avaxOf } from './platform_reads.js';
+import { PLATFORM_TX_STREAM, avaxOf, utxoOwners } from './platform_reads.js';
 
 type Item = Record<string, unknown>;
 
 const count = (v: unknown) => (Array.isArray(v) ? v.length : undefined);
-
-/** The owners its UTXOs name, consumed and emitted, once each and sorted; a malformed list is given back for the row to be rejected. */
-function owners(t: Item): unknown {
-  const out = new Set<string>();
-  for (const field of ['consumedUtxos', 'emittedUtxos']) {
-    const list = t[field];
-    if (list === undefined) continue;
-    if (!Array.isArray(list)) return list;
-    for (const u of list as Item[]) {
-      const a = u?.addresses;
-      if (!Array.isArray(a) || !a.every((x) => typeof x === 'string')) return a;
-      for (const x of a as string[]) out.add(x);
-    }
-  }
-  return [...out].sort();
-}
 
 export const platformTransactions: StreamDecl = {
   table: 'platform_transactions',
@@ -40,7 +24,7 @@ export const platformTransactions: StreamDecl = {
     { name: 'amount_burned', type: 'amount', derive: avaxOf('amountBurned'), doc: 'nAVAX burned (the fee)' },
     { name: 'amount_staked', type: 'amount', derive: avaxOf('amountStaked'), doc: 'nAVAX staked (validations and delegations)' },
     { name: 'amount_l1_validator_balance_burned', type: 'amount', derive: avaxOf('amountL1ValidatorBalanceBurned'), doc: 'nAVAX moved into L1 validator balances (pays their continuous fee)' },
-    { name: 'addresses', type: 'varchar[]', derive: owners, doc: 'owners of the UTXOs it consumes and emits, once each, sorted (bech32 as sent)' },
+    { name: 'addresses', type: 'varchar[]', derive: utxoOwners, doc: 'owners of the UTXOs it consumes and emits, once each, sorted (bech32 as sent)' },
     { name: 'input_count', type: 'integer', derive: (t) => count(t.consumedUtxos), doc: 'UTXOs it consumes (rows of platform_inputs)' },
     { name: 'output_count', type: 'integer', derive: (t) => count(t.emittedUtxos), doc: 'UTXOs it emits (rows of platform_outputs)' },
     { name: 'source_chain', type: 'varchar', from: 'sourceChain', doc: 'imports: the chain the funds come from' },
