@@ -56,17 +56,33 @@ function tableFacts(d: StreamDecl): { lines: Array<[string, string[]]>; columns:
   };
 }
 
-/** Words of `s` in lines of at most `width` characters (a longer word gets a line of its own). */
+/**
+ * Words of `s` in lines of at most `width` characters. A longer word (a service path) is cut after
+ * its slashes into pieces that fit, or gets a line of its own when it has none.
+ */
 export function wrap(s: string, width: number): string[] {
   const out: string[] = [];
   let line = '';
-  for (const word of s.split(/\s+/).filter(Boolean)) {
+  const words = s.split(/\s+/).filter(Boolean).flatMap((w) => (w.length > width ? cutAfterSlashes(w, width) : [w]));
+  for (const word of words) {
     if (line && line.length + 1 + word.length > width) {
       out.push(line);
       line = word;
     } else line = line ? `${line} ${word}` : word;
   }
   return [...out, line];
+}
+
+function cutAfterSlashes(word: string, width: number): string[] {
+  const pieces: string[] = [];
+  let piece = '';
+  for (const part of word.split(/(?<=\/)/)) {
+    if (piece && piece.length + part.length > width) {
+      pieces.push(piece);
+      piece = part;
+    } else piece += part;
+  }
+  return [...pieces, piece];
 }
 
 /** textTable with its last column wrapped so that every line fits `width`. */
