@@ -286,7 +286,8 @@ export class PrimaryWorld {
     const want = q.addresses && new Set(q.addresses.map(addressBody));
     const l1 = q.l1ValidationId;
     const types = q.txTypes && new Set(q.txTypes);
-    const key = JSON.stringify([net, [...(want ?? [])].sort(), l1 ?? null, [...(types ?? [])].sort(), q.startTimestamp ?? null, q.endTimestamp ?? null, head]);
+    // No type filter and a filter of no type (listStaking's of a type that never stakes) differ.
+    const key = JSON.stringify([net, [...(want ?? [])].sort(), l1 ?? null, types ? [...types].sort() : null, q.startTimestamp ?? null, q.endTimestamp ?? null, head]);
     let hit = this.cache.get(key);
     if (hit) return hit;
     const lo = q.startTimestamp === undefined ? 0 : this.firstAtOrAfter(net, q.startTimestamp);
