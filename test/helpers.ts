@@ -11,6 +11,7 @@ import type { SourceConfig } from '../src/sources/client.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { expect, vi } from 'vitest';
 import type { RunReport } from '../src/pipeline/report.js';
+import type { Pipeline } from '../src/config/pipeline.js';
 import { stringifyExact } from '../src/json.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
@@ -190,4 +191,25 @@ export async function runAtTimes<T>(clock: { t: number }, worldTime: number, wal
   } finally {
     vi.useRealTimers();
   }
+}
+
+/**
+ * A simulator of `seed` and one run, into a new lake, of the pipeline `of` makes for it: what a
+ * describe block of a stream's tests shares (its beforeAll; the caller closes `sim` after).
+ */
+export async function runOnSimulator(seed: number, of: (url: string) => Pipeline, flushRows: number): Promise<{ sim: Simulator; lake: string; p: Pipeline; report: RunReport }> {
+  const { runPipeline } = await import('../src/pipeline/run.js');
+  const sim = await startSimulator({ seed });
+  const lake = mkdtempSync(join(tmpdir(), 'cl-sim-run-'));
+  const p = of(sim.url);
+  return { sim, lake, p, report: await runPipeline(p, { lake, logger: quiet, flushRows }) };
+}
+
+/** A second run of `p` into `lake`, the world not moved: it succeeds and `tables` gain no row. */
+export async function expectStillRerun(lake: string, p: Pipeline, tables: readonly string[]): Promise<void> {
+  const { runPipeline } = await import('../src/pipeline/run.js');
+  const count = () => lakeRows(lake, tables.map((t) => `SELECT '${t}' t, count(*) n FROM ${t}`).join(' UNION ALL ') + ' ORDER BY t');
+  const before = await count();
+  expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+  expect(await count()).toEqual(before);
 }

@@ -16,7 +16,7 @@ import { P_BLOCK_SECONDS, P_CHAIN_ID, PRIMARY_DEMO, UTXO_PAGE_LIMIT, primaryWorl
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
-import { expectCleanRun, lakeRows, line, quiet, sorted } from '../helpers.js';
+import { expectCleanRun, lakeRows, line, quiet, sorted, runOnSimulator, expectStillRerun } from '../helpers.js';
 
 const TABLES = ['platform_transactions', 'platform_inputs', 'platform_outputs', 'platform_blocks'];
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-platform-'));
@@ -110,10 +110,7 @@ describe('platform-chain tables on the demo pipeline', () => {
   let report: RunReport;
 
   beforeAll(async () => {
-    sim = await startSimulator({ seed });
-    lake = tmp();
-    p = demo(sim.url);
-    report = await runPipeline(p, { lake, logger: quiet, flushRows: 25 });
+    ({ sim, lake, p, report } = await runOnSimulator(seed, demo, 25));
   });
   afterAll(async () => {
     await sim?.close();
@@ -172,11 +169,7 @@ describe('platform-chain tables on the demo pipeline', () => {
   });
 
   it('a rerun of the still world adds nothing', async () => {
-    const count = () => rows(lake, TABLES.map((t) => `SELECT '${t}' t, count(*) n FROM ${t}`).join(' UNION ALL ') + ' ORDER BY t');
-    const before = await count();
-    const second = await runPipeline(p, { lake, logger: quiet });
-    expect(second.status).toBe('ok');
-    expect(await count()).toEqual(before);
+    await expectStillRerun(lake, p, TABLES);
     await expectLakeAsServed(lake, p, seed, DEMO.now);
   });
 });

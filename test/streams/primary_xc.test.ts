@@ -18,7 +18,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { AVAX_ASSET_ID } from '../../src/simulator/staking.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
-import { expectCleanRun, lakeRows, line, quiet, sorted } from '../helpers.js';
+import { expectCleanRun, lakeRows, line, quiet, sorted, runOnSimulator, expectStillRerun } from '../helpers.js';
 
 const X_TABLES = ['xchain_transactions', 'xchain_inputs', 'xchain_outputs'];
 const C_TABLES = ['cchain_atomic_transactions', 'cchain_atomic_utxos'];
@@ -125,10 +125,7 @@ describe('X- and C-Chain tables', () => {
   let report: RunReport;
 
   beforeAll(async () => {
-    sim = await startSimulator({ seed });
-    lake = tmp();
-    p = pipeline(sim.url);
-    report = await runPipeline(p, { lake, logger: quiet, flushRows: 40 });
+    ({ sim, lake, p, report } = await runOnSimulator(seed, pipeline, 40));
   });
   afterAll(async () => {
     await sim?.close();
@@ -197,11 +194,7 @@ describe('X- and C-Chain tables', () => {
   });
 
   it('a rerun of the still world adds nothing', async () => {
-    const count = () => rows(lake, TABLES.map((t) => `SELECT '${t}' t, count(*) n FROM ${t}`).join(' UNION ALL ') + ' ORDER BY t');
-    const before = await count();
-    const second = await runPipeline(p, { lake, logger: quiet });
-    expect(second.status).toBe('ok');
-    expect(await count()).toEqual(before);
+    await expectStillRerun(lake, p, TABLES);
     await expectLakeAsServed(lake, p, seed, DEMO.now);
   });
 });

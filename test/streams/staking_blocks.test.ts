@@ -18,7 +18,7 @@ import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
 import { STAKING_TX_TYPES as DECLARED_STAKING_TYPES } from '../../src/streams/staking_transactions.js';
 import { officialProblems } from '../official.js';
-import { expectCleanRun, lakeRows as rows, line, quiet, recordingProxy, sorted } from '../helpers.js';
+import { expectCleanRun, lakeRows as rows, line, quiet, recordingProxy, sorted, runOnSimulator } from '../helpers.js';
 
 const DAY = 86_400;
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-staking-'));
@@ -78,10 +78,7 @@ describe('staking_transactions and node_blocks on the simulator', () => {
   let report: RunReport;
 
   beforeAll(async () => {
-    sim = await startSimulator({ seed });
-    lake = tmp();
-    p = pipeline(sim.url);
-    report = await runPipeline(p, { lake, logger: quiet, flushRows: 200 });
+    ({ sim, lake, p, report } = await runOnSimulator(seed, pipeline, 200));
   });
   afterAll(async () => {
     await sim?.close();
