@@ -1,5 +1,5 @@
 import type { Column, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
-import { timeRangeCheck } from './common.js';
+import { timeRangeCheck, timeRangeQuery } from './common.js';
 
 export const USAGE_INTERVALS = ['minute', 'hourly', 'daily', 'weekly', 'monthly'] as const;
 export const USAGE_GROUP_BY = ['requestPath', 'responseCode', 'chainId', 'apiKeyId', 'requestType'] as const;
@@ -33,9 +33,7 @@ export function usageCheck(s: StreamConfig): Array<[string, string]> {
 export function usagePartition(prefix: string, s: StreamConfig, own: Record<string, string>): Partition {
   const filters = new URLSearchParams();
   for (const f of FILTERS) if (s[f] !== undefined) filters.set(f, String(s[f]));
-  const query: Record<string, string> = { ...own, ...Object.fromEntries(filters) };
-  if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
-  if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+  const query: Record<string, string> = { ...own, ...Object.fromEntries(filters), ...timeRangeQuery(s) };
   const named = [...Object.entries(own), ...filters].map(([k, v]) => `${k}=${v}`);
   return { id: [prefix, ...named].join('/'), path: {}, query, values: { ...own, filters: filters.toString() } };
 }

@@ -1,5 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { timeRangeCheck } from './common.js';
+import { timeRangeCheck, timeRangeQuery } from './common.js';
 import { CHUNKS_OPTION } from './chain_reads.js';
 
 /** The 17 metrics of the metrics service (docs/services.md, Metrics service). */
@@ -46,9 +46,7 @@ export const chainMetrics: StreamDecl = {
   },
   partitions: (s) => {
     const interval = (s.timeInterval as string | undefined) ?? 'day';
-    const query: Record<string, string> = { timeInterval: interval };
-    if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
-    if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+    const query: Record<string, string> = { timeInterval: interval, ...timeRangeQuery(s) };
     return (s.chainIds as string[]).flatMap((chainId) =>
       (s.metrics as string[]).map((metric) => ({
         id: `${chainId}/${metric}/${interval}`,

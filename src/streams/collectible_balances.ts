@@ -1,6 +1,6 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { SNAPSHOT_COLUMNS, SNAPSHOT_KEY_DOC } from './native_balances.js';
-import { NFT_ID_COLUMNS, NFT_KEY, NFT_METADATA_COLUMNS, NFT_OPTIONS, nftPartitions, pinnedPages } from './nft_balances.js';
+import { SNAPSHOT_COLUMNS } from './native_balances.js';
+import { NFT_ID_COLUMNS, NFT_METADATA_COLUMNS, nftSnapshot } from './nft_balances.js';
 
 /**
  * ERC-721 and ERC-1155 holdings in one listing, in the columns of both balance tables: erc_type
@@ -10,19 +10,9 @@ import { NFT_ID_COLUMNS, NFT_KEY, NFT_METADATA_COLUMNS, NFT_OPTIONS, nftPartitio
 export const collectibleBalances: StreamDecl = {
   table: 'collectible_balances',
   doc: 'ERC-721 and ERC-1155 tokens held by addresses in one listing, a snapshot at the head (the head is pinned first with `GET /v1/chains/{chainId}/blocks`, 10 CU)',
-  service: 'data',
   endpoint: '/v1/chains/{chainId}/addresses/{address}/balances:listCollectibles',
   items: 'collectibleBalances',
-  extract: pinnedPages(false),
-  weight: 20,
-  pageSize: { min: 1, max: 500, default: 500 },
-  options: NFT_OPTIONS,
-  partitions: nftPartitions,
-  refresh: 'merge',
-  mergeScope: 'partition',
-  key: NFT_KEY,
-  keyDoc: `${SNAPSHOT_KEY_DOC}; the endpoint takes no block, so the block is the head pinned just before the listing`,
-  knownFields: ['chainId'],
+  ...nftSnapshot(false),
   columns: [
     ...SNAPSHOT_COLUMNS,
     ...NFT_ID_COLUMNS,

@@ -41,6 +41,14 @@ export function timeRangeCheck(s: Record<string, unknown>): Array<[string, strin
   return a !== undefined && b !== undefined && a >= b ? [['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]] : [];
 }
 
+/** The entry's startTimestamp and endTimestamp, those it gives, as query parameters. */
+export function timeRangeQuery(s: Record<string, unknown>): Record<string, string> {
+  const query: Record<string, string> = {};
+  if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
+  if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+  return query;
+}
+
 export function blockRangeCheck(s: Record<string, unknown>): Array<[string, string]> {
   const a = s.startBlock as number | undefined;
   const b = s.endBlock as number | undefined;

@@ -1,5 +1,5 @@
 import type { ExtractContext, Partition, StreamDecl, StreamConfig } from '../decl/stream.js';
-import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
+import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
 
 /** The metrics of each scope, as the metrics service's four L1 validator paths name them. */
 export const L1_METRICS = {
@@ -71,9 +71,7 @@ export const l1ValidatorMetrics: StreamDecl = {
   partitions: (s) => {
     const network = String(s.network);
     const { scope, ids } = scopeOf(s);
-    const query: Record<string, string> = {};
-    if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
-    if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+    const query = timeRangeQuery(s);
     return ids.flatMap((scopeId) =>
       (s.metrics as string[]).map((metric) => ({
         id: scope === 'all' ? `${network}/all/${metric}` : `${network}/${scope}/${scopeId}/${metric}`,

@@ -1,8 +1,9 @@
 // What the ERC-721 and ERC-1155 balance snapshots share: how a snapshot is pinned, the partitions,
 // and the NFT's metadata as columns.
 import type { Page } from '../decl/request.js';
-import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig } from '../decl/stream.js';
+import type { Column, ExtractContext, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { CHAIN_ID_OPTION, snapshotBlock, stamped } from './chain_reads.js';
+import { SNAPSHOT_KEY_DOC } from './native_balances.js';
 
 /**
  * A snapshot pinned to a block: the one asked for, else the head now. `asks` says whether the
@@ -41,6 +42,27 @@ export function nftPartitions(s: StreamConfig): Partition[] {
 }
 
 export const NFT_KEY = ['chain_id', 'address', 'block_number', 'token_address', 'token_id'];
+
+/**
+ * What a holder's NFT snapshot declares beside its table, listing and columns. `asksBlock`: the
+ * endpoint takes `blockNumber` (ERC-1155's does); the ERC-721 and collectibles listings do not, so
+ * their rows carry the head pinned just before the listing.
+ */
+export function nftSnapshot(asksBlock: boolean): Pick<StreamDecl, 'service' | 'extract' | 'weight' | 'pageSize' | 'options' | 'partitions' | 'refresh' | 'mergeScope' | 'key' | 'keyDoc' | 'knownFields'> {
+  return {
+    service: 'data',
+    extract: pinnedPages(asksBlock),
+    weight: 20,
+    pageSize: { min: 1, max: 500, default: 500 },
+    options: asksBlock ? { ...NFT_OPTIONS, blockNumber: { kind: 'int', min: 0, doc: 'block of the snapshot; default the latest block at the time of the run' } } : NFT_OPTIONS,
+    partitions: nftPartitions,
+    refresh: 'merge',
+    mergeScope: 'partition',
+    key: NFT_KEY,
+    keyDoc: asksBlock ? SNAPSHOT_KEY_DOC : `${SNAPSHOT_KEY_DOC}; the endpoint takes no block, so the block is the head pinned just before the listing`,
+    knownFields: ['chainId'],
+  };
+}
 
 export const NFT_ID_COLUMNS: Column[] = [
   { name: 'token_address', type: 'evm_address', from: 'address', required: true, doc: 'token contract, lowercased' },

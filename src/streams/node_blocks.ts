@@ -3,7 +3,7 @@
 // is also a row of platform_blocks' chain-wide partition, and platform_blocks merges by partition:
 // in one table the same (network, block_number) would be two rows.
 import type { Column, StreamDecl } from '../decl/stream.js';
-import { timeRangeCheck } from './common.js';
+import { timeRangeCheck, timeRangeQuery } from './common.js';
 import { platformBlocks } from './platform_blocks.js';
 
 const NODE_COLUMN: Column = { name: 'node_id', type: 'varchar', partition: 'nodeId', doc: 'the node whose proposed blocks these are (proposer_node_id of each)' };
@@ -28,8 +28,7 @@ export const nodeBlocks: StreamDecl = {
   check: timeRangeCheck,
   partitions: (s) => {
     const network = String(s.network);
-    const query: Record<string, string> = { startTimestamp: String(s.startTimestamp) };
-    if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+    const query = timeRangeQuery(s);
     return (s.nodeIds as string[]).map((nodeId) => ({
       id: `${network}/nodeId=${nodeId}`, path: { network, blockchainId: 'p-chain', nodeId }, query, values: { network, nodeId },
     }));

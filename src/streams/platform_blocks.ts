@@ -1,5 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
+import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
 
 export const platformBlocks: StreamDecl = {
   table: 'platform_blocks',
@@ -20,8 +20,7 @@ export const platformBlocks: StreamDecl = {
   check: timeRangeCheck,
   partitions: (s) => {
     const network = String(s.network);
-    const query: Record<string, string> = { startTimestamp: String(s.startTimestamp) };
-    if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+    const query = timeRangeQuery(s);
     return [{ id: network, path: { network, blockchainId: 'p-chain' }, query, values: { network } }];
   },
   refresh: 'merge',

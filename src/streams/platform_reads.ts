@@ -4,7 +4,7 @@
 // rows of it, so a pipeline lists only the tables it wants (each costs the listing's requests) and
 // each resumes on its own, from the newest transaction time it has committed.
 import type { Column, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
-import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
+import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
 
 type Item = Record<string, unknown>;
 
@@ -53,10 +53,7 @@ const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceCha
 export function chainTxPartitions(s: StreamConfig, blockchainId: string, lists: ReadonlyArray<{ option: string; query: string; name: string }>): Partition[] {
   const network = String(s.network);
   const types = (s.txTypes as string[] | undefined)?.slice().sort().join(',');
-  const query: Record<string, string> = {};
-  if (types) query.txTypes = types;
-  if (s.startTimestamp !== undefined) query.startTimestamp = String(s.startTimestamp);
-  if (s.endTimestamp !== undefined) query.endTimestamp = String(s.endTimestamp);
+  const query: Record<string, string> = { ...(types ? { txTypes: types } : {}), ...timeRangeQuery(s) };
   const suffix = types ? `/txTypes=${types}` : '';
   return lists.flatMap(({ option, query: name, name: idName }) =>
     ((s[option] as string[] | undefined) ?? []).map((v): Partition => ({

@@ -1,6 +1,6 @@
 import type { StreamDecl } from '../decl/stream.js';
 import { CHUNKS_OPTION } from './chain_reads.js';
-import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
+import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
 
 /** The metrics service's NetworkMetric values. */
 export const STAKING_METRICS = ['validatorCount', 'validatorWeight', 'delegatorCount', 'delegatorWeight'] as const;
@@ -36,9 +36,7 @@ export const stakingMetrics: StreamDecl = {
   partitions: (s) => {
     const network = String(s.network);
     const subnets = (s.subnetIds as string[] | undefined) ?? [PRIMARY_NETWORK_ID];
-    const range: Record<string, string> = {};
-    if (s.startTimestamp !== undefined) range.startTimestamp = String(s.startTimestamp);
-    if (s.endTimestamp !== undefined) range.endTimestamp = String(s.endTimestamp);
+    const range = timeRangeQuery(s);
     return subnets.flatMap((subnetId) =>
       (s.metrics as string[]).map((metric) => ({
         id: `${network}/${subnetId}/${metric}`,
