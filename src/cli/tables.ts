@@ -61,28 +61,21 @@ function tableFacts(d: StreamDecl): { lines: Array<[string, string[]]>; columns:
  * its slashes into pieces that fit, or gets a line of its own when it has none.
  */
 export function wrap(s: string, width: number): string[] {
-  const out: string[] = [];
-  let line = '';
-  const words = s.split(/\s+/).filter(Boolean).flatMap((w) => (w.length > width ? cutAfterSlashes(w, width) : [w]));
-  for (const word of words) {
-    if (line && line.length + 1 + word.length > width) {
-      out.push(line);
-      line = word;
-    } else line = line ? `${line} ${word}` : word;
-  }
-  return [...out, line];
+  const words = s.split(/\s+/).filter(Boolean).flatMap((w) => (w.length > width ? pack(w.split(/(?<=\/)/), width, '') : [w]));
+  return pack(words, width, ' ');
 }
 
-function cutAfterSlashes(word: string, width: number): string[] {
-  const pieces: string[] = [];
-  let piece = '';
-  for (const part of word.split(/(?<=\/)/)) {
-    if (piece && piece.length + part.length > width) {
-      pieces.push(piece);
-      piece = part;
-    } else piece += part;
+/** `parts` joined by `joiner`, in order, into runs of at most `width` characters (a longer part alone). */
+function pack(parts: string[], width: number, joiner: string): string[] {
+  const out: string[] = [];
+  let run = '';
+  for (const part of parts) {
+    if (run && run.length + joiner.length + part.length > width) {
+      out.push(run);
+      run = part;
+    } else run = run ? `${run}${joiner}${part}` : part;
   }
-  return [...pieces, piece];
+  return [...out, run];
 }
 
 /** textTable with its last column wrapped so that every line fits `width`. */
