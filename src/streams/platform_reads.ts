@@ -3,7 +3,7 @@
 // their own stream over the same listing (a stream lands one table): each pages it and makes its
 // rows of it, so a pipeline lists only the tables it wants (each costs the listing's requests) and
 // each resumes on its own, from the newest transaction time it has committed.
-import type { Column, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import type { Column, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
 
 type Item = Record<string, unknown>;
@@ -44,6 +44,21 @@ export function avaxOf(field: string): (t: Item) => unknown {
  * UTXOs' locktimes (uint64).
  */
 const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceChange', 'platformLocktime', 'stakeableLocktime', 'locktime'];
+
+/** The time range of a primary-network transactions stream's entry. */
+export const TX_TIME_OPTIONS: Record<string, OptionSpec> = {
+  startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions at or after (the first run; later runs start from the newest committed one)' },
+  endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions up to' },
+};
+
+/** Each of the entry's txTypes is one of `types` (`what`: "a platform-chain" and the like), and its time range is one. */
+export function txTypesCheck(s: StreamConfig, types: readonly string[], what: string): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  ((s.txTypes as string[] | undefined) ?? []).forEach((t, i) => {
+    if (!types.includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not ${what} transaction type (${types.join(', ')})`]);
+  });
+  return [...out, ...timeRangeCheck(s)];
+}
 
 /**
  * The partitions of a primary-network transactions stream: one per id listed under each option,
@@ -103,8 +118,7 @@ export const PLATFORM_TX_STREAM = {
     addresses: { kind: 'primary_address[]', doc: 'P-Chain addresses whose transactions to list; one partition each' },
     l1ValidationIds: { kind: 'cb58_id[]', doc: 'L1 validation ids whose transactions to list; one partition each' },
     txTypes: { kind: 'string[]', doc: `only transactions of these types (${PLATFORM_TX_TYPES.join(', ')})` },
-    startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions at or after (the first run; later runs start from the newest committed one)' },
-    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions up to' },
+    ...TX_TIME_OPTIONS,
   },
   check: (s: StreamConfig): Array<[string, string]> => {
     const out: Array<[string, string]> = [];
@@ -112,11 +126,7 @@ export const PLATFORM_TX_STREAM = {
     if (!(s.addresses as unknown[] | undefined)?.length && !(s.l1ValidationIds as unknown[] | undefined)?.length) {
       out.push(['addresses', 'give addresses or l1ValidationIds (or both): the service lists the chain by time only per address or L1 validation']);
     }
-    ((s.txTypes as string[] | undefined) ?? []).forEach((t, i) => {
-      if (!(PLATFORM_TX_TYPES as readonly string[]).includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not a platform-chain transaction type (${PLATFORM_TX_TYPES.join(', ')})`]);
-    });
-    out.push(...timeRangeCheck(s));
-    return out;
+    return [...out, ...txTypesCheck(s, PLATFORM_TX_TYPES, 'a platform-chain')];
   },
   partitions: partitionsOf,
   refresh: 'merge',

@@ -2,9 +2,9 @@
 // the P-Chain's listing (platform_reads.ts) with `blockchainId` x-chain or c-chain, which answers
 // other shapes (docs/services.md, Data service, X- and C-Chain transactions). As there, each table
 // is its own stream over the listing, one partition an address, resumed by time.
-import type { Column, OptionSpec, StreamConfig, StreamDecl } from '../decl/stream.js';
-import { NETWORK_COLUMN, timeRangeCheck } from './common.js';
-import { AVAX_ASSET_IDS, chainTxPartitions } from './platform_reads.js';
+import type { Column, StreamConfig, StreamDecl } from '../decl/stream.js';
+import { NETWORK_COLUMN } from './common.js';
+import { AVAX_ASSET_IDS, chainTxPartitions, TX_TIME_OPTIONS, txTypesCheck } from './platform_reads.js';
 
 type Item = Record<string, unknown>;
 
@@ -47,19 +47,6 @@ export function assetIds(field: string): (t: Item) => unknown {
 /** uint64 JSON numbers of a UTXO: its locktime. */
 const EXACT_KEYS: readonly string[] = ['locktime'];
 
-const TIME_OPTIONS: Record<string, OptionSpec> = {
-  startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions at or after (the first run; later runs start from the newest committed one)' },
-  endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions up to' },
-};
-
-function typesCheck(s: StreamConfig, types: readonly string[], chain: string): Array<[string, string]> {
-  const out: Array<[string, string]> = [];
-  ((s.txTypes as string[] | undefined) ?? []).forEach((t, i) => {
-    if (!types.includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not ${chain} transaction type (${types.join(', ')})`]);
-  });
-  return [...out, ...timeRangeCheck(s)];
-}
-
 const LISTING = {
   service: 'data',
   endpoint: '/v1/networks/{network}/blockchains/{blockchainId}/transactions',
@@ -80,9 +67,9 @@ export const XCHAIN_TX_STREAM = {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     addresses: { kind: 'primary_address[]', required: true, doc: 'X-Chain addresses (X- or bare bech32) whose transactions to list; one partition each' },
     txTypes: { kind: 'string[]', doc: `only transactions of these types (${X_TX_TYPES.join(', ')})` },
-    ...TIME_OPTIONS,
+    ...TX_TIME_OPTIONS,
   },
-  check: (s: StreamConfig) => typesCheck(s, X_TX_TYPES, 'an X-Chain'),
+  check: (s: StreamConfig) => txTypesCheck(s, X_TX_TYPES, 'an X-Chain'),
   partitions: (s: StreamConfig) => chainTxPartitions(s, 'x-chain', [{ option: 'addresses', query: 'addresses', name: 'address' }]),
 } satisfies Partial<StreamDecl>;
 
@@ -94,7 +81,7 @@ export const CCHAIN_ATOMIC_STREAM = {
     addresses: { kind: 'primary_address[]', doc: 'bech32 addresses (the X-/P-Chain side) whose atomic transactions to list; one partition each' },
     evmAddresses: { kind: 'evm_address[]', doc: 'C-Chain accounts (0x) whose atomic transactions to list; one partition each' },
     txTypes: { kind: 'string[]', doc: `only transactions of these types (${C_TX_TYPES.join(', ')})` },
-    ...TIME_OPTIONS,
+    ...TX_TIME_OPTIONS,
   },
   check: (s: StreamConfig): Array<[string, string]> => {
     const out: Array<[string, string]> = [];
@@ -102,7 +89,7 @@ export const CCHAIN_ATOMIC_STREAM = {
     if (!(s.addresses as unknown[] | undefined)?.length && !(s.evmAddresses as unknown[] | undefined)?.length) {
       out.push(['addresses', 'give addresses or evmAddresses (or both): the service lists atomic transactions by time only per address']);
     }
-    return [...out, ...typesCheck(s, C_TX_TYPES, 'a C-Chain atomic')];
+    return [...out, ...txTypesCheck(s, C_TX_TYPES, 'a C-Chain atomic')];
   },
   partitions: (s: StreamConfig) =>
     chainTxPartitions(s, 'c-chain', [

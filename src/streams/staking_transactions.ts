@@ -2,8 +2,7 @@
 // service lists them: the items are the platform chain's transactions, so the columns are
 // platform_transactions', with the address whose listing sent them.
 import type { Column, StreamDecl } from '../decl/stream.js';
-import { timeRangeCheck } from './common.js';
-import { PLATFORM_TX_STREAM, partitionsOf } from './platform_reads.js';
+import { PLATFORM_TX_STREAM, partitionsOf, TX_TIME_OPTIONS, txTypesCheck } from './platform_reads.js';
 import { platformTransactions } from './platform_transactions.js';
 
 /** The transactions that stake AVAX on the primary network: the only ones the listing holds. */
@@ -23,17 +22,9 @@ export const stakingTransactions: StreamDecl = {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     addresses: { kind: 'primary_address[]', required: true, doc: 'P-Chain addresses whose active staking transactions to list; one partition each' },
     txTypes: { kind: 'string[]', doc: `only transactions of these types (${STAKING_TX_TYPES.join(', ')})` },
-    startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions at or after (the first run; later runs start from the newest committed one)' },
-    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions up to' },
+    ...TX_TIME_OPTIONS,
   },
-  check: (s) => {
-    const out: Array<[string, string]> = [];
-    ((s.txTypes as string[] | undefined) ?? []).forEach((t, i) => {
-      if (!(STAKING_TX_TYPES as readonly string[]).includes(t)) out.push([`txTypes[${i}]`, `${JSON.stringify(t)} is not a staking transaction type (${STAKING_TX_TYPES.join(', ')})`]);
-    });
-    out.push(...timeRangeCheck(s));
-    return out;
-  },
+  check: (s) => txTypesCheck(s, STAKING_TX_TYPES, 'a staking'),
   // The platform listing's partitions (an address each), with the address as a column's value.
   partitions: (s) => partitionsOf(s).map((p) => ({ ...p, values: { ...p.values, address: p.query.addresses! } })),
   refresh: 'merge',
