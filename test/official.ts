@@ -4,6 +4,7 @@
 // production sends a number or an unknown enum value fails them.
 import * as components from '@avalanche-sdk/chainkit/models/components';
 import * as operations from '@avalanche-sdk/chainkit/models/operations';
+import { expect } from 'vitest';
 import { stringifyExact } from '../src/json.js';
 
 interface Schema {
@@ -72,6 +73,25 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
  * (docs/services.md, Metrics service).
  */
 export const UNPUBLISHED = new Set(['avgTps']);
+
+/**
+ * Every page of a listing the simulator at `base` serves at `path` (each answered 200), its bodies
+ * in order; `route`: each body checked against the official client's schema of that route too.
+ */
+export async function listingPages(base: string, path: string, route?: string): Promise<any[]> {
+  const out: any[] = [];
+  let token: string | undefined;
+  do {
+    const sep = path.includes('?') ? '&' : '?';
+    const r = await fetch(base + (token ? `${path}${sep}pageToken=${encodeURIComponent(token)}` : path));
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as any;
+    if (route) expect(officialProblems(route, body)).toBe('');
+    out.push(body);
+    token = body.nextPageToken;
+  } while (token);
+  return out;
+}
 
 /** The client's verdict on one answer of `route` ('' when it accepts it), as the wire carries it. */
 export function officialProblems(route: string, body: unknown): string {

@@ -22,6 +22,7 @@ import type { ContractMetadata } from '../../src/simulator/catalog.js';
 import { erc721Balances } from '../../src/streams/erc721_balances.js';
 import { erc1155Balances } from '../../src/streams/erc1155_balances.js';
 import { expectCleanRun, lakeRows, line, quiet, sorted } from '../helpers.js';
+import { listingPages } from '../official.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-activity-'));
 const rows = lakeRows;
@@ -220,18 +221,7 @@ describe('simulator routes of address activity', () => {
     return { status: r.status, body: (await r.json()) as any };
   };
   /** Every page of a listing. */
-  async function pages(path: string): Promise<any[]> {
-    const out: any[] = [];
-    let token: string | undefined;
-    do {
-      const sep = path.includes('?') ? '&' : '?';
-      const { status, body } = await get(token ? `${path}${sep}pageToken=${encodeURIComponent(token)}` : path);
-      expect(status).toBe(200);
-      out.push(body);
-      token = body.nextPageToken;
-    } while (token);
-    return out;
-  }
+  const pages = (path: string) => listingPages(sim.url, path);
   function parses(schema: { safeParse(v: unknown): { success: boolean; error?: { issues: unknown } } }, body: unknown): void {
     const r = schema.safeParse(body);
     expect(r.success, String(JSON.stringify(r.error?.issues)).slice(0, 2000)).toBe(true);

@@ -22,7 +22,7 @@ import { AddressDetails } from '../../src/simulator/address_details.js';
 import { addressTxTransfers } from '../../src/streams/address_tx_transfers.js';
 import { collectibleBalances } from '../../src/streams/collectible_balances.js';
 import { expectCleanRun, lakeRows as rows, line, quiet, sorted } from '../helpers.js';
-import { officialProblems } from '../official.js';
+import { listingPages } from '../official.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-addrfull-'));
 const low = (a: string | undefined) => (a === undefined ? null : a.toLowerCase());
@@ -274,19 +274,7 @@ describe('simulator routes of the full transaction listing and collectibles', ()
     const r = await fetch(sim.url + path);
     return { status: r.status, body: (await r.json()) as any };
   };
-  async function pages(path: string, route: string, field: string): Promise<any[]> {
-    const out: any[] = [];
-    let token: string | undefined;
-    do {
-      const sep = path.includes('?') ? '&' : '?';
-      const { status, body } = await get(token ? `${path}${sep}pageToken=${encodeURIComponent(token)}` : path);
-      expect(status).toBe(200);
-      expect(officialProblems(route, body)).toBe('');
-      out.push(...body[field]);
-      token = body.nextPageToken;
-    } while (token);
-    return out;
-  }
+  const pages = async (path: string, route: string, field: string) => (await listingPages(sim.url, path, route)).flatMap((b) => b[field]);
   const txs = (a: string, query = 'pageSize=100') => pages(`/v1/chains/${CHAIN}/addresses/${a}/transactions?${query}`, 'transactionDetails', 'transactions');
   const strip = ({ blockNumber: _n, blockTimestamp: _t, blockHash: _h, txHash: _x, ...rest }: any) => rest;
 

@@ -17,7 +17,7 @@ import { namedAddress, type BlockRange, type ErcType, type Transfer } from '../.
 import { addressTransfers } from '../../src/simulator/address_transfers.js';
 import { addressTokenTransfers } from '../../src/streams/address_token_transfers.js';
 import { expectCleanRun, lakeRows as rows, line, quiet, sorted } from '../helpers.js';
-import { officialProblems } from '../official.js';
+import { listingPages } from '../official.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-tokentx-'));
 const low = (a: string | undefined) => (a === undefined ? null : a.toLowerCase());
@@ -209,19 +209,7 @@ describe('simulator routes of address token transfers', () => {
     const r = await fetch(sim.url + path);
     return { status: r.status, body: (await r.json()) as any };
   };
-  async function pages(path: string, route: string): Promise<any[]> {
-    const out: any[] = [];
-    let token: string | undefined;
-    do {
-      const sep = path.includes('?') ? '&' : '?';
-      const { status, body } = await get(token ? `${path}${sep}pageToken=${encodeURIComponent(token)}` : path);
-      expect(status).toBe(200);
-      expect(officialProblems(route, body)).toBe('');
-      out.push(body);
-      token = body.nextPageToken;
-    } while (token);
-    return out;
-  }
+  const pages = (path: string, route: string) => listingPages(sim.url, path, route);
   const items = async (a: string, t: ErcType, query = 'pageSize=100') =>
     (await pages(`/v1/chains/${CHAIN}/addresses/${a}/transactions:${ROUTES[t][0]}?${query}`, ROUTES[t][1])).flatMap((b) => b.transactions);
 
