@@ -251,7 +251,6 @@ export class WorkQueue {
     return this.query(sql, params);
   }
 
-  /** @internal A connection of its own, for a guarded commit's transaction. */
   /**
    * Runs `f` while holding the advisory lock of `key`, taken in turn by every process on this
    * database: a session lock on a connection of its own, so that a process that dies lets it go.
@@ -272,6 +271,7 @@ export class WorkQueue {
     }
   }
 
+  /** @internal A connection of its own, for a guarded commit's transaction. */
   async connect(): Promise<pg.PoolClient> {
     return this.call(() => this.pool.connect());
   }
