@@ -108,10 +108,11 @@ export class IcebergTables {
     if (!decl) return;
     for (let attempt = 0; ; attempt++) {
       // What this process published last is the table's newest version unless another writer
-      // moved it since: then the create below fails, and the store is read again.
-      const known = attempt === 0 ? this.last.get(change.table) : undefined;
+      // moved it since: then the create below fails, and the store is read again. A commit rolled
+      // forward reads the store: the process that began it may have published it.
+      const known = attempt === 0 && !change.rolledForward ? this.last.get(change.table) : undefined;
       const cur = known ?? (await this.current(change.table));
-      if (!known && cur?.metadata.snapshots.some((s) => s.summary[COMMIT_KEY] === change.commit)) {
+      if (cur && (cur.metadata.snapshots.some((s) => s.summary[COMMIT_KEY] === change.commit) || (change.rolledForward && (await this.holds(cur, change))))) {
         await this.hint(change.table, cur.version);
         this.last.delete(change.table);
         return;
@@ -137,6 +138,19 @@ export class IcebergTables {
       await Promise.all(made.written.map((k) => this.o.objects.delete(k)));
       if (attempt >= 50) throw new Error(`${change.table}: could not publish an Iceberg snapshot after ${attempt + 1} attempts (other writers kept committing first)`);
     }
+  }
+
+  /**
+   * Whether the current snapshot already shows a commit: its added files named (a commit's new
+   * files have names no other commit gives), or for one that only removes, none of those named.
+   * What a roll-forward asks when the commit's own snapshot may have expired since.
+   */
+  private async holds(cur: Current, change: TableChange): Promise<boolean> {
+    const snap = currentSnapshot(cur.metadata);
+    if (!snap || cur.metadata.location !== this.uriOf(change.table)) return false;
+    const named = new Set<string>();
+    for (const mf of readManifestList(await this.read(snap['manifest-list']))) for (const e of readManifest(await this.read(mf.path)).entries) if (e.status !== 2) named.add(e.file.path);
+    return change.added.length ? change.added.every((f) => named.has(this.uriOf(f))) : change.removed.every((f) => !named.has(this.uriOf(f)));
   }
 
   private async hint(table: string, version: number): Promise<void> {

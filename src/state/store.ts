@@ -50,6 +50,11 @@ export interface TableChange {
   rewrite?: boolean;
   /** Unique to the commit, and the same when it is rolled forward. */
   commit: string;
+  /**
+   * A commit an earlier process (or this one's earlier attempt) began: it may be published
+   * already, and its snapshot may have expired since (a later commit removing files expires them).
+   */
+  rolledForward?: true;
 }
 
 /** What keeps each table's own metadata in step with its commits (an Iceberg table: iceberg/table.ts). */
@@ -251,20 +256,20 @@ export class StateStore {
     const state = this.load(table, partition);
     if (!state.pending) return;
     await this.guarded(state, async () => {
-      await this.finish(state);
+      await this.finish(state, true);
       this.mirror?.save();
     });
   }
 
   /** Carries out a state's pending moves and deletes, then writes it without them. */
-  private async finish(state: PartitionState): Promise<void> {
-    await this.apply(state);
+  private async finish(state: PartitionState, rolledForward = false): Promise<void> {
+    await this.apply(state, rolledForward);
     delete state.pending;
     await this.writeState(state);
   }
 
   /** Carries out pending moves and deletes; safe to repeat. */
-  private async apply(state: PartitionState): Promise<void> {
+  private async apply(state: PartitionState, rolledForward: boolean): Promise<void> {
     const moved: string[] = [];
     // One after the other on disk (each is a rename); at once on a store (each is a copy and a delete).
     await Promise.all(
@@ -284,7 +289,7 @@ export class StateStore {
       }),
     );
     // The table's metadata names the new files before the replaced ones go.
-    await this.tell(state);
+    await this.tell(state, rolledForward);
     // Replaced files go once the new ones are in place.
     await Promise.all(
       (state.pending?.deletes ?? []).map(async (f) => {
@@ -296,7 +301,7 @@ export class StateStore {
   }
 
   /** Tells the publisher what a pending commit does to its table's data files (the table's folder, not rejects or raw pages). */
-  private async tell(state: PartitionState): Promise<void> {
+  private async tell(state: PartitionState, rolledForward: boolean): Promise<void> {
     const pending = state.pending;
     if (!this.publisher || !pending) return;
     const data = (f: string) => isTableData(state.table, f);
@@ -304,7 +309,7 @@ export class StateStore {
     const removed = pending.deletes.filter(data);
     if (!added.length && !removed.length) return;
     const commit = createHash('sha256').update(JSON.stringify([state.table, state.partition, pending.moves, pending.deletes])).digest('hex').slice(0, 32);
-    await this.publisher.publish({ table: state.table, values: state.values ?? {}, added, removed, ...(pending.rewrite ? { rewrite: true } : {}), commit });
+    await this.publisher.publish({ table: state.table, values: state.values ?? {}, added, removed, ...(pending.rewrite ? { rewrite: true } : {}), ...(rolledForward ? { rolledForward: true as const } : {}), commit });
   }
 
   /**
@@ -327,7 +332,7 @@ export class StateStore {
           }
           const state = JSON.parse(readFileSync(file, 'utf8')) as PartitionState;
           if (!state.pending) continue;
-          await this.finish(state);
+          await this.finish(state, true);
           rolledForward++;
         }
       }

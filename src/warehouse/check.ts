@@ -192,7 +192,10 @@ function icebergInStep(decl: StreamDecl): Check {
       const inStates = new Set(committed);
       const missing = committed.filter((f) => !inSnap.has(f));
       const extra = snap.files.filter((f) => !inStates.has(f));
+      // A file named twice is read twice by an engine: its rows doubled.
+      const twice = snap.files.filter((f, i) => i > 0 && snap.files[i - 1] === f);
       const problems: string[] = [];
+      if (twice.length) problems.push(`${plural(twice.length, 'file')} named more than once, e.g. ${twice.slice(0, EXAMPLES).join(', ')}`);
       if (missing.length) problems.push(`${plural(missing.length, 'committed file')} not in the snapshot, e.g. ${missing.slice(0, EXAMPLES).join(', ')}`);
       if (extra.length) problems.push(`${plural(extra.length, 'file')} in the snapshot that no state lists, e.g. ${extra.slice(0, EXAMPLES).join(', ')}`);
       const at = `snapshot ${snap.snapshot} (metadata v${snap.version})`;

@@ -265,7 +265,7 @@ describe('a table with one row per block', () => {
     ],
   } as unknown as StreamDecl;
 
-  async function blockLake(numbers: number[]): Promise<CheckResult[]> {
+  async function blockLake(numbers: number[], after?: (store: StateStore) => Promise<void>): Promise<CheckResult[]> {
     const dir = mkdtempSync(join(tmpdir(), 'cl-blocks-'));
     mkdirSync(join(dir, 'blocks'));
     const db = await DuckDBInstance.create(':memory:');
@@ -276,6 +276,7 @@ describe('a table with one row per block', () => {
     const store = new StateStore(dir, { publisher: icebergPublisher });
     await store.commit({ table: 'blocks', partition: '43114', files: ['blocks/p.parquet'], rows: numbers.length, rejects: 0, cursor: { nextBlock: top, skip: { block: top, keys: [`43114|${top}`] } } }, []);
     await store.publisher!.adopt('blocks');
+    await after?.(store);
     const wh = await DuckDBInstance.create(':memory:');
     const c = await wh.connect();
     await c.run(`CREATE VIEW blocks AS SELECT * FROM read_parquet('${join(dir, 'blocks', '*.parquet')}')`);
@@ -291,6 +292,11 @@ describe('a table with one row per block', () => {
     expect(failures(rs)).toEqual([]);
     expect(result(rs, 'no gaps in block numbers', 'blocks').status).toBe('pass');
     expect(result(rs, 'rows within the block cursor', 'blocks').status).toBe('pass');
+  });
+
+  it('fails when the Iceberg snapshot names a file twice (an engine would read its rows twice)', async () => {
+    const rs = await blockLake([100, 101], (store) => store.publisher!.publish({ table: 'blocks', values: {}, added: ['blocks/p.parquet'], removed: [], commit: 'again' }));
+    expect(result(rs, 'Iceberg snapshot names the committed files', 'blocks')).toMatchObject({ status: 'fail', detail: expect.stringContaining('1 file named more than once, e.g. blocks/p.parquet') });
   });
 
   it('fails naming the hole when blocks are missing', async () => {
