@@ -76,6 +76,16 @@ export function checkPostgresUrl(flag: string, v: string | undefined): string | 
 }
 
 /** A whole-number flag given as text (yargs would turn `abc` into NaN, and the message with it). */
+const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+
+/** `--flag 30m` (s, m, h, d; 0 alone is none) in ms; undefined when not given. */
+export function durationMs(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  const m = /^\s*(\d{1,9})\s*([smhd])?\s*$/.exec(v);
+  if (!m || (!m[2] && m[1] !== '0')) throw new UsageError(`--${flag} ${JSON.stringify(v)}: must be a duration such as 30m, 6h or 7d (s, m, h, d), or 0`);
+  return Number(m[1]) * (m[2] ? UNIT_MS[m[2]]! : 0);
+}
+
 export function wholeNumber(flag: string, v: string | undefined, min: number): number | undefined {
   if (v === undefined) return undefined;
   const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;

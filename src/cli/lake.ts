@@ -5,7 +5,7 @@ import { inertJson } from '../text.js';
 import { StateStore } from '../state/store.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
-import { commandOf, checkLake, existingLake, givenLake, readLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
+import { commandOf, checkLake, existingLake, givenLake, readLake, wholeNumber, durationMs, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { statusJson, statusTable } from './status.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse } from './warehouse.js';
@@ -40,6 +40,11 @@ const compactFlags = (y: Argv<Globals>) =>
     .positional('tables', { type: 'string', array: true, describe: 'tables to compact (all when none is given)' })
     .option('target-rows', { type: 'string', requiresArg: true, describe: 'rows per file to aim for (default 1000000); files of half as many or more are left alone' })
     .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' })
+    .option('retention', {
+      type: 'string',
+      requiresArg: true,
+      describe: "how long an Iceberg snapshot stays readable after a later commit replaced its files (30m, 6h, 7d; 0: not at all), kept as each table's retention for later runs; the replaced files stay on disk as long",
+    })
     .option('warehouse', warehouseOption);
 
 async function cmdCompact(a: ArgsOf<typeof compactFlags>): Promise<number> {
@@ -47,14 +52,17 @@ async function cmdCompact(a: ArgsOf<typeof compactFlags>): Promise<number> {
   const { makeLogger } = await import('./log.js');
   const given = givenLake(a);
   const targetRows = wholeNumber('target-rows', a.targetRows, 2);
+  const retainMs = durationMs('retention', a.retention);
   await checkWarehouse(checkLake(given), a.warehouse);
   const logger = makeLogger({});
   const reports = await stoppable(logger, 'the groups merged so far stay, a rerun merges the rest', (signal) =>
-    compactLake(isObjectUrl(given) ? checkLake(given) : existingLake(given), a.tables ?? [], { logger, targetRows, wait: a.wait, signal }),
+    compactLake(isObjectUrl(given) ? checkLake(given) : existingLake(given), a.tables ?? [], { logger, targetRows, wait: a.wait, signal, ...(retainMs === undefined ? {} : { retainMs }) }),
   );
   const done = reports.filter((r) => r.rowsRewritten > 0);
   for (const r of done)
     process.stdout.write(`compacted ${r.table}: ${r.filesBefore} data files -> ${r.filesAfter} (${r.rowsRewritten} rows rewritten in ${r.partitions} partitions), in ${r.seconds.toFixed(1)} s\n`);
+  for (const r of reports.filter((x) => x.filesExpired > 0)) process.stdout.write(`${r.table}: deleted ${r.filesExpired} files no snapshot kept names any more\n`);
+  if (retainMs !== undefined) process.stdout.write(`retention of ${reports.length} table${reports.length === 1 ? '' : 's'}: ${a.retention!.trim()}\n`);
   const rest = reports.length - done.length;
   if (rest) process.stdout.write(`${done.length ? 'the other ' : ''}${rest} table${rest === 1 ? '' : 's'}: no small files to merge\n`);
   await refreshWarehouse('compact', given, a.warehouse);

@@ -44,6 +44,39 @@ export const MAX_SNAPSHOTS = 100;
 export const MAX_PREVIOUS_METADATA = 20;
 /** The summary key holding the chainlake commit a snapshot carries out: a commit is published once. */
 export const COMMIT_KEY = 'chainlake.commit';
+/**
+ * The table property holding how long (ms) a snapshot stays readable after a later commit removed
+ * files from the table (`chainlake compact --retention`); its files stay on disk as long. 0 or
+ * absent: removed files go as the commit lands, and every earlier snapshot expires with it.
+ */
+export const RETENTION_KEY = 'chainlake.retention-ms';
+
+/** A table's retention in ms (0 without the property, or with a value that is not a whole number). */
+export function retentionOf(m: TableMetadata | undefined): number {
+  const v = Number(m?.properties[RETENTION_KEY] ?? 0);
+  return Number.isSafeInteger(v) && v > 0 ? v : 0;
+}
+
+const removesFiles = (s: Snapshot) => Number(s.summary['deleted-data-files'] ?? 0) > 0;
+
+/**
+ * The snapshots that stay, oldest first, of `snapshots` (oldest first) at `now`: each until
+ * `retainMs` after the first later commit that removed files (`removing`: the commit being made
+ * does, at `now`), for its files may be gone after that; at most `max`, the newest. The snapshots
+ * kept are always the newest ones: an older snapshot's first later removal is never later than a
+ * newer one's.
+ */
+export function keptSnapshots(snapshots: Snapshot[], o: { now: number; retainMs: number; removing: boolean; max: number }): Snapshot[] {
+  let removal = o.removing ? o.now : undefined;
+  const keep: Snapshot[] = [];
+  for (let i = snapshots.length - 1; i >= 0 && keep.length < o.max; i--) {
+    const s = snapshots[i]!;
+    if (removal !== undefined && o.now - removal >= o.retainMs) break;
+    keep.unshift(s);
+    if (removesFiles(s)) removal = s['timestamp-ms'];
+  }
+  return keep;
+}
 
 export function currentSnapshot(m: TableMetadata | undefined): Snapshot | undefined {
   return m?.snapshots.find((s) => s['snapshot-id'] === m['current-snapshot-id']);
@@ -82,9 +115,10 @@ export interface NextInput {
 }
 
 /**
- * The metadata after one commit, and the snapshots it expired. A commit that removes files expires
- * every earlier snapshot: the files it removes are deleted once it lands, so no reader may be sent
- * to them. Otherwise the newest MAX_SNAPSHOTS stay.
+ * The metadata after one commit, and the snapshots it expired. A snapshot expires once the table's
+ * retention has passed since a later commit removed files (at once without a retention: the files
+ * such a commit removes are deleted as it lands, so no reader may be sent to them); otherwise the
+ * newest MAX_SNAPSHOTS stay.
  */
 export function nextMetadata(cur: TableMetadata | undefined, x: NextInput): { metadata: TableMetadata; expired: Snapshot[] } {
   const seq = (cur?.['last-sequence-number'] ?? 0) + 1;
@@ -112,7 +146,9 @@ export function nextMetadata(cur: TableMetadata | undefined, x: NextInput): { me
     'schema-id': x.schema['schema-id'],
   };
   const earlier = cur?.snapshots ?? [];
-  const keep = s.deletedFiles > 0 || x.relocated ? [] : earlier.slice(-(MAX_SNAPSHOTS - 1));
+  const properties = { ...(cur?.properties ?? {}), ...x.properties };
+  const retainMs = retentionOf({ properties } as TableMetadata);
+  const keep = x.relocated ? [] : keptSnapshots(earlier, { now: snapshot['timestamp-ms'], retainMs, removing: s.deletedFiles > 0, max: MAX_SNAPSHOTS - 1 });
   const kept = new Set(keep.map((k) => k['snapshot-id']));
   const expired = earlier.filter((e) => !kept.has(e['snapshot-id']));
   const schemas = cur ? (cur.schemas.some((k) => k['schema-id'] === x.schema['schema-id']) ? cur.schemas : [...cur.schemas, x.schema]) : [x.schema];
@@ -132,7 +168,7 @@ export function nextMetadata(cur: TableMetadata | undefined, x: NextInput): { me
     'last-partition-id': Math.max(999, ...x.spec.fields.map((f) => f['field-id'])),
     'default-sort-order-id': 0,
     'sort-orders': [{ 'order-id': 0, fields: [] }],
-    properties: { ...(cur?.properties ?? {}), ...x.properties },
+    properties,
     'current-snapshot-id': x.snapshotId,
     snapshots: [...keep, snapshot],
     'snapshot-log': [...(cur?.['snapshot-log'] ?? []).filter((l) => kept.has(l['snapshot-id'])), { 'snapshot-id': x.snapshotId, 'timestamp-ms': snapshot['timestamp-ms'] }],
@@ -157,4 +193,28 @@ export function versionFile(n: number): string {
 export function versionOf(name: string): number | undefined {
   const m = /^v(\d+)\.metadata\.json$/.exec(name.slice(name.lastIndexOf('/') + 1));
   return m ? Number(m[1]) : undefined;
+}
+
+/**
+ * The metadata after expiring, at `now`, the snapshots the table's retention no longer keeps (the
+ * current one stays), with `properties` set; undefined when nothing would change. No new snapshot:
+ * what the current one reads is unchanged.
+ */
+export function expiredMetadata(cur: TableMetadata, x: { now: number; properties?: Record<string, string>; previousFile: string }): { metadata: TableMetadata; expired: Snapshot[] } | undefined {
+  const properties = { ...cur.properties, ...(x.properties ?? {}) };
+  const now = Math.max(x.now, cur['last-updated-ms']);
+  const keep = keptSnapshots(cur.snapshots, { now, retainMs: retentionOf({ properties } as TableMetadata), removing: false, max: MAX_SNAPSHOTS });
+  const kept = new Set(keep.map((k) => k['snapshot-id']));
+  const expired = cur.snapshots.filter((e) => !kept.has(e['snapshot-id']));
+  const same = expired.length === 0 && Object.keys(properties).length === Object.keys(cur.properties).length && Object.entries(properties).every(([k, v]) => cur.properties[k] === v);
+  if (same) return undefined;
+  const metadata: TableMetadata = {
+    ...cur,
+    'last-updated-ms': now,
+    properties,
+    snapshots: keep,
+    'snapshot-log': cur['snapshot-log'].filter((l) => kept.has(l['snapshot-id'])),
+    'metadata-log': [...cur['metadata-log'], { 'metadata-file': x.previousFile, 'timestamp-ms': cur['last-updated-ms'] }].slice(-MAX_PREVIOUS_METADATA),
+  };
+  return { metadata, expired };
 }

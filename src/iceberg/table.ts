@@ -13,12 +13,12 @@ import type { StreamDecl } from '../decl/stream.js';
 import { pathToFileURL } from 'node:url';
 import type { ObjectStore } from '../state/objects.js';
 import { isTableData } from '../state/names.js';
-import type { PartitionState, StateStore, TableChange, TablePublisher } from '../state/store.js';
+import { committedBefore, type StateStore, type TableChange, type TablePublisher } from '../state/store.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { OPERATIONS } from '../decl/operations.js';
 import { duck } from '../load/parquet.js';
 import { readManifest, readManifestList, writeManifest, writeManifestList, partitionSummaries, type DataFile, type ManifestEntry, type ManifestFile, type PartitionField } from './avro.js';
-import { COMMIT_KEY, currentSchema, currentSnapshot, nextMetadata, operationOf, versionFile, versionOf, MAX_PREVIOUS_METADATA, type TableMetadata } from './metadata.js';
+import { COMMIT_KEY, RETENTION_KEY, currentSchema, currentSnapshot, expiredMetadata, nextMetadata, operationOf, retentionOf, versionFile, versionOf, MAX_PREVIOUS_METADATA, type Snapshot, type TableMetadata } from './metadata.js';
 import { fieldIdEntries, nameMapping, partitionSpecOf, schemaOf, type PartitionSpec, type Schema } from './schema.js';
 import { describeFile } from './stats.js';
 
@@ -96,11 +96,81 @@ export class IcebergTables {
 
   /** Publishes a commit of a table's files as its next snapshot (one at a time per table in this process). */
   publish(change: TableChange): Promise<void> {
-    const prev = this.chains.get(change.table) ?? Promise.resolve();
+    return this.inTurn(change.table, () => this.publishNow(change));
+  }
+
+  /** A table's retention in ms (RETENTION_KEY): how long the files a commit removes stay for older snapshots. */
+  async retention(table: string): Promise<number> {
+    return retentionOf((await this.current(table))?.metadata);
+  }
+
+  /**
+   * Expires the snapshots the table's retention no longer keeps (`retainMs`, when given, set as
+   * its retention first), in a new metadata version when anything changes; returns the data files
+   * the snapshots kept name (lake-relative), which must stay. Undefined for a table without
+   * metadata, or whose metadata names another location (a moved lake): nothing is known to be free.
+   */
+  expire(table: string, retainMs?: number): Promise<Set<string> | undefined> {
+    return this.inTurn(table, () => this.expireNow(table, retainMs));
+  }
+
+  /** One table's publishes and expiries in turn: in this process, and with other processes' through `serialize`. */
+  private inTurn<T>(table: string, f: () => Promise<T>): Promise<T> {
+    const prev = this.chains.get(table) ?? Promise.resolve();
     const serialize = this.o.serialize;
-    const next = prev.catch(() => undefined).then(() => (serialize ? serialize(change.table, () => this.publishNow(change)) : this.publishNow(change)));
-    this.chains.set(change.table, next);
+    const next = prev.catch(() => undefined).then(() => (serialize ? serialize(table, f) : f()));
+    this.chains.set(table, next);
     return next;
+  }
+
+  private async expireNow(table: string, retainMs?: number): Promise<Set<string> | undefined> {
+    for (let attempt = 0; ; attempt++) {
+      const cur = await this.current(table);
+      if (!cur || cur.metadata.location !== this.uriOf(table)) return undefined;
+      const made = expiredMetadata(cur.metadata, {
+        now: (this.o.now ?? Date.now)(),
+        ...(retainMs === undefined ? {} : { properties: { [RETENTION_KEY]: String(retainMs) } }),
+        previousFile: this.uriOf(`${table}/${METADATA}/${versionFile(cur.version)}`),
+      });
+      let metadata = cur.metadata;
+      if (made) {
+        const version = cur.version + 1;
+        this.last.delete(table);
+        if (!(await this.o.objects.create(`${table}/${METADATA}/${versionFile(version)}`, JSON.stringify(made.metadata, null, 1)))) {
+          if (attempt >= 50) throw new Error(`${table}: could not expire Iceberg snapshots after ${attempt + 1} attempts (other writers kept committing first)`);
+          continue;
+        }
+        const oldest = made.metadata.snapshots[0];
+        const garbage = await this.orphaned(made.expired, async () => (oldest ? readManifestList(await this.read(oldest['manifest-list'])).map((x) => x.path) : []));
+        await Promise.all([this.hint(table, version), this.tidy(table, version, garbage)]);
+        metadata = made.metadata;
+      }
+      const named = new Set<string>();
+      const seen = new Set<string>();
+      for (const snap of metadata.snapshots)
+        for (const mf of readManifestList(await this.read(snap['manifest-list']))) {
+          if (seen.has(mf.path)) continue;
+          seen.add(mf.path);
+          for (const e of readManifest(await this.read(mf.path)).entries) if (e.status !== 2) named.add(this.keyOf(e.file.path));
+        }
+      return named;
+    }
+  }
+
+  /**
+   * What expired snapshots alone referenced: their manifest lists, and the manifests they list
+   * that the oldest snapshot kept does not (a manifest, once dropped from a list, never returns).
+   */
+  private async orphaned(expired: Snapshot[], oldestManifests: () => Promise<string[]>): Promise<string[]> {
+    if (!expired.length) return [];
+    const kept = new Set(await oldestManifests());
+    const out: string[] = [];
+    for (const s of expired) {
+      out.push(this.keyOf(s['manifest-list']));
+      const listed = await this.o.objects.get(this.keyOf(s['manifest-list']));
+      if (listed) for (const mf of readManifestList(listed.body)) if (!kept.has(mf.path)) out.push(this.keyOf(mf.path));
+    }
+    return out;
   }
 
   private async publishNow(change: TableChange): Promise<void> {
@@ -264,17 +334,10 @@ export class IcebergTables {
     // The writes are done before anything below reads the store (and may fail on what another
     // writer deleted meanwhile): no write is left under way when prepare throws.
     await Promise.all(pending);
-    // What expired snapshots alone referenced: their manifest lists, and manifests that the
-    // oldest snapshot kept no longer lists (a manifest, once dropped from a list, never returns).
     if (moved) for (const s of expired) garbage.push(`${change.table}/${METADATA}/${s['manifest-list'].slice(s['manifest-list'].lastIndexOf('/') + 1)}`);
-    else if (expired.length) {
+    else {
       const oldest = metadata.snapshots[0]!;
-      const kept = new Set(oldest['snapshot-id'] === snapshotId ? all.map((x) => x.path) : readManifestList(await this.read(oldest['manifest-list'])).map((x) => x.path));
-      for (const s of expired) {
-        garbage.push(this.keyOf(s['manifest-list']));
-        const listed = await this.o.objects.get(this.keyOf(s['manifest-list']));
-        if (listed) for (const mf of readManifestList(listed.body)) if (!kept.has(mf.path)) garbage.push(this.keyOf(mf.path));
-      }
+      garbage.push(...(await this.orphaned(expired, async () => (oldest['snapshot-id'] === snapshotId ? all.map((x) => x.path) : readManifestList(await this.read(oldest['manifest-list'])).map((x) => x.path)))));
     }
     return { metadata, manifests: all, written, garbage: [...new Set(garbage)] };
   }
@@ -406,7 +469,7 @@ export function icebergReader(objects: ObjectStore, uri: string): IcebergTables 
  * The publisher a writer's store keeps its tables' Iceberg metadata with (StoreHooks.publisher):
  * files are named by file:// URIs on disk and s3:// ones on a store.
  */
-export function icebergPublisher(store: StateStore, o: { uri?: string; serialize?: IcebergOptions['serialize'] } = {}): TablePublisher {
+export function icebergPublisher(store: StateStore, o: { uri?: string; serialize?: IcebergOptions['serialize']; now?: () => number } = {}): TablePublisher {
   let conn: Promise<DuckDBConnection> | undefined;
   const tables = new IcebergTables({
     objects: store.objects,
@@ -414,15 +477,18 @@ export function icebergPublisher(store: StateStore, o: { uri?: string; serialize
     uri: o.uri ?? lakeUri(store),
     decl: declOf,
     local: (files) => store.local(files),
-    committed: (t) => committedBefore(store.all().filter((s) => s.table === t)),
+    committed: (t) => store.all().filter((s) => s.table === t).flatMap(committedBefore),
     // One connection for the process's publishes (they take turns per table, and a connection
     // serves one query at a time anyway).
     conn: () => (conn ??= duck().then((d) => d.connect())),
     ...(o.serialize ? { serialize: o.serialize } : {}),
+    ...(o.now ? { now: o.now } : {}),
   });
   const ids = new Map<string, Promise<Map<string, string>>>();
   return {
     publish: (change) => tables.publish(change),
+    retention: (table) => tables.retention(table),
+    expire: (table, retainMs) => tables.expire(table, retainMs),
     adopt: (table) => tables.adopt(table),
     sweep: (table) => tables.sweep(table),
     fieldIds: (decl) => {
@@ -438,14 +504,4 @@ export function icebergPublisher(store: StateStore, o: { uri?: string; serialize
 /** The declaration of a lake table: a stream's, or the export operations'. */
 function declOf(table: string): StreamDecl | undefined {
   return STREAM_BY_TABLE.get(table) ?? (table === OPERATIONS.table ? OPERATIONS : undefined);
-}
-
-/** The data files of partition states as committed, a pending commit's not counted yet. */
-function committedBefore(states: PartitionState[]): string[] {
-  return states.flatMap((s) => {
-    const data = (f: string) => isTableData(s.table, f);
-    if (!s.pending) return s.files.filter(data);
-    const coming = new Set(s.pending.moves.map(([, to]) => to));
-    return [...s.files.filter((f) => data(f) && !coming.has(f)), ...s.pending.deletes.filter(data)];
-  });
 }

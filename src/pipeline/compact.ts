@@ -21,6 +21,8 @@ export interface CompactReport {
   filesAfter: number;
   /** Rows in the rewritten files (the same before and after). */
   rowsRewritten: number;
+  /** Files kept for older snapshots (a retention) deleted, no snapshot kept naming them any more. */
+  filesExpired: number;
   seconds: number;
 }
 
@@ -112,20 +114,23 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
  * With `minFiles`, only partitions where a compaction would merge at least that many files (a
  * run's own check, AUTO_MIN_FILES). An abort of `signal` stops it before the next group.
  */
-export async function compactTables(store: StateStore, writer: ParquetWriter, tables: string[], o: { logger: Logger; targetRows?: number; minFiles?: number; signal?: AbortSignal; sweep?: boolean }): Promise<CompactReport[]> {
+export async function compactTables(store: StateStore, writer: ParquetWriter, tables: string[], o: { logger: Logger; targetRows?: number; minFiles?: number; signal?: AbortSignal; sweep?: boolean; retainMs?: number }): Promise<CompactReport[]> {
   const target = o.targetRows ?? TARGET_ROWS;
   const reports: CompactReport[] = [];
   const states = store.all();
   const names = tables.length ? tables : [...new Set(states.map((s) => s.table))].filter((t) => STREAM_BY_TABLE.has(t));
   for (const table of names) {
     const t0 = performance.now();
-    const report: CompactReport = { table, partitions: 0, filesBefore: 0, filesAfter: 0, rowsRewritten: 0, seconds: 0 };
+    const report: CompactReport = { table, partitions: 0, filesBefore: 0, filesAfter: 0, rowsRewritten: 0, filesExpired: 0, seconds: 0 };
     // A table committed before the lake kept Iceberg metadata gets its first snapshot here.
     if (await store.publisher?.adopt(table)) o.logger.info({ table }, 'wrote the Iceberg metadata of a table that had none');
+    // A retention given is the table's before its files are rewritten: those it replaces stay as long.
+    if (o.retainMs !== undefined) report.filesExpired += await store.expireRetained(table, o.retainMs);
     // A --full-refresh in progress swaps its own files in later; leave it be.
     for (const state of states.filter((s) => s.table === table && !s.rebuild)) await compactPartition(STREAM_BY_TABLE.get(table)!, state, store, writer, target, report, o);
     // What publishes cut short by a kill left in the table's metadata folder goes with it: only
     // by `chainlake compact` (no worker of a queued run can be publishing beside it then).
+    report.filesExpired += await store.expireRetained(table);
     const swept = o.sweep ? ((await store.publisher?.sweep(table)) ?? 0) : 0;
     if (swept) o.logger.info({ table, files: swept }, 'removed metadata files no snapshot names');
     report.seconds = (performance.now() - t0) / 1000;
@@ -139,9 +144,10 @@ export async function compactTables(store: StateStore, writer: ParquetWriter, ta
  * Compacts the named tables of a lake (every table with state when none is named). An abort of
  * `signal` stops it before the next group, with the signal's reason.
  */
-export async function compactLake(lake: string, tables: string[], o: { logger: Logger; targetRows?: number; wait?: boolean; signal?: AbortSignal }): Promise<CompactReport[]> {
+export async function compactLake(lake: string, tables: string[], o: { logger: Logger; targetRows?: number; wait?: boolean; signal?: AbortSignal; retainMs?: number }): Promise<CompactReport[]> {
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
+  if (o.retainMs !== undefined && !(Number.isSafeInteger(o.retainMs) && o.retainMs >= 0)) throw new UsageError(`compact: --retention must be a duration of 0 or more (30m, 6h, 7d), got ${o.retainMs}`);
   for (const t of tables) streamOf('compact', t);
   return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, (store, writer) => compactTables(store, writer, tables, { ...o, sweep: true }));
 }

@@ -176,8 +176,17 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
  * at the last group merged (the run's data is committed already).
  */
 export async function compactAfterRun(session: LakeSession, jobs: Job[], report: RunReport, o: Pick<RunOptions, 'compactAfter' | 'signal' | 'logger'>): Promise<void> {
-  if (!o.compactAfter || o.signal?.aborted) return;
+  if (o.signal?.aborted) return;
   const tables = [...new Set(jobs.map((j) => j.decl.table))];
+  if (!o.compactAfter) {
+    // Without a compaction, files kept for older snapshots still go once their retention is over.
+    try {
+      for (const t of tables) await session.store.expireRetained(t);
+    } catch (err) {
+      o.logger.warn({ err: describeError(err) }, 'expiring old snapshots after the run failed; the lake is whole, `chainlake compact` can do it later');
+    }
+    return;
+  }
   try {
     const done = await compactTables(session.store, await session.writer(), tables, { logger: o.logger, minFiles: o.compactAfter, signal: o.signal });
     const merged = done.filter((c) => c.rowsRewritten > 0).map(({ table, filesBefore, filesAfter }) => ({ table, filesBefore, filesAfter }));

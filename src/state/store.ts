@@ -37,7 +37,27 @@ export interface PartitionState {
   lastRun?: { runId: string; at: string; status: 'complete' | 'partial' };
   /** A --full-refresh in progress: its files live under _rebuild/ until the rebuild swaps them in. */
   rebuild?: { cursor: Cursor; files: string[]; rows: number; rejects: number };
-  pending?: { moves: Array<[string, string]>; deletes: string[]; rewrite?: true };
+  /**
+   * Data files the state no longer lists that stay on disk for the table's older Iceberg snapshots,
+   * within its retention (iceberg/metadata.ts RETENTION_KEY): chainlake's views and checks leave
+   * them out; they go once no snapshot kept names them (expireRetained).
+   */
+  retained?: string[];
+  /**
+   * A commit under way. `retains`: data files it removes from the table and keeps on disk (a
+   * retention); `expiry`: its deletes are retained files no snapshot names any more, not a change
+   * of the table.
+   */
+  pending?: { moves: Array<[string, string]>; deletes: string[]; rewrite?: true; retains?: string[]; expiry?: true };
+}
+
+/** A partition's committed data files as they were before its pending commit (all of them without one). */
+export function committedBefore(s: PartitionState): string[] {
+  const data = (f: string) => isTableData(s.table, f);
+  if (!s.pending) return s.files.filter(data);
+  const coming = new Set(s.pending.moves.map(([, to]) => to));
+  const gone = s.pending.expiry ? [] : [...s.pending.deletes.filter(data), ...(s.pending.retains ?? [])];
+  return [...s.files.filter((f) => data(f) && !coming.has(f)), ...gone];
 }
 
 /** One partition's commit as its table sees it (iceberg/table.ts): lake-relative data files. */
@@ -61,6 +81,14 @@ export interface TableChange {
 export interface TablePublisher {
   /** Called once a commit's files are in place and before the files it replaces are deleted; safe to repeat. */
   publish(change: TableChange): Promise<void>;
+  /** A table's retention in ms: how long the data files a commit removes stay on disk for older snapshots (0: none). */
+  retention(table: string): Promise<number>;
+  /**
+   * Expires the table's snapshots its retention no longer keeps (setting `retainMs` as its
+   * retention first, when given); the data files the snapshots kept name (lake-relative), or
+   * undefined when that is not known.
+   */
+  expire(table: string, retainMs?: number): Promise<Set<string> | undefined>;
   /** Writes the metadata of a table that has committed files and none yet (a lake written before); false when there was nothing to do. */
   adopt(table: string): Promise<boolean>;
   /** Deletes what a publish cut short left in the table's metadata (while the caller holds the lake); how many went. */
@@ -215,14 +243,26 @@ export class StateStore {
    * or rebuilt files, absolute or lake-relative), `deletes` lake-relative files the state drops.
    * `next.files` must already list the targets and not the deleted files.
    */
-  async commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = [], o: { rewrite?: boolean } = {}): Promise<PartitionState> {
+  async commit(next: PartitionState, moves: Array<[string, string]>, deletes: string[] = [], o: { rewrite?: boolean; expiry?: boolean } = {}): Promise<PartitionState> {
     this.fenced();
     const rel = (p: string) => relative(this.root, this.path(p)).split(sep).join('/');
     const pendingMoves = moves.map(([s, t]): [string, string] => [rel(s), rel(t)]);
     // Staged files go to the lake (on disk: to the disk) before the state names them; files of the
     // lake already (a rebuild's under _rebuild/) are moved where they are.
     await Promise.all(pendingMoves.filter(([s]) => s.startsWith(`${STAGING}/`)).map(([s]) => this.objects.upload(s, this.path(s))));
-    const state: PartitionState = { ...next, pending: { moves: pendingMoves, deletes: deletes.map(rel), ...(o.rewrite ? { rewrite: true as const } : {}) } };
+    let gone = deletes.map(rel);
+    // With a retention, the data files the commit removes stay for the table's older snapshots.
+    const retainMs = !o.expiry && this.publisher && gone.some((f) => isTableData(next.table, f)) ? await this.publisher.retention(next.table) : 0;
+    const retains = retainMs > 0 ? gone.filter((f) => isTableData(next.table, f)) : [];
+    gone = gone.filter((f) => !retains.includes(f));
+    // A caller's state carries what its partition retains; one made afresh gets it from the store.
+    const retained = [...new Set([...(next.retained ?? this.load(next.table, next.partition).retained ?? []), ...retains])].filter((f) => !gone.includes(f));
+    const { retained: _, ...rest } = next;
+    const state: PartitionState = {
+      ...rest,
+      ...(retained.length ? { retained } : {}),
+      pending: { moves: pendingMoves, deletes: gone, ...(o.rewrite ? { rewrite: true as const } : {}), ...(retains.length ? { retains } : {}), ...(o.expiry ? { expiry: true as const } : {}) },
+    };
     return this.guarded(state, async () => {
       await this.writeState(state);
       await this.finish(state);
@@ -303,10 +343,10 @@ export class StateStore {
   /** Tells the publisher what a pending commit does to its table's data files (the table's folder, not rejects or raw pages). */
   private async tell(state: PartitionState, rolledForward: boolean): Promise<void> {
     const pending = state.pending;
-    if (!this.publisher || !pending) return;
+    if (!this.publisher || !pending || pending.expiry) return;
     const data = (f: string) => isTableData(state.table, f);
     const added = pending.moves.map(([, to]) => to).filter(data);
-    const removed = pending.deletes.filter(data);
+    const removed = [...pending.deletes.filter(data), ...(pending.retains ?? [])];
     if (!added.length && !removed.length) return;
     const commit = createHash('sha256').update(JSON.stringify([state.table, state.partition, pending.moves, pending.deletes])).digest('hex').slice(0, 32);
     await this.publisher.publish({ table: state.table, values: state.values ?? {}, added, removed, ...(pending.rewrite ? { rewrite: true } : {}), ...(rolledForward ? { rolledForward: true as const } : {}), commit });
@@ -345,6 +385,26 @@ export class StateStore {
     }
     rmSync(this.path(STAGING), { recursive: true, force: true });
     return { rolledForward };
+  }
+
+  /**
+   * Deletes the files the table's partitions retain that no snapshot its retention keeps names any
+   * more (expiring those snapshots first; `retainMs`, when given, set as the table's retention).
+   * Only while this process holds the lake. Returns how many went.
+   */
+  async expireRetained(table: string, retainMs?: number): Promise<number> {
+    const states = this.all().filter((s) => s.table === table);
+    if (!this.publisher || (retainMs === undefined && !states.some((s) => s.retained?.length))) return 0;
+    const named = await this.publisher.expire(table, retainMs);
+    if (!named) return 0;
+    let gone = 0;
+    for (const s of states) {
+      const free = (s.retained ?? []).filter((f) => !named.has(f));
+      if (!free.length || s.pending) continue;
+      await this.commit({ ...s, retained: s.retained!.filter((f) => named.has(f)) }, [], free, { expiry: true });
+      gone += free.length;
+    }
+    return gone;
   }
 
   /** Every committed file of a table, as the state lists them. */

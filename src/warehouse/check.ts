@@ -56,6 +56,8 @@ interface Context {
   /** The tables' Iceberg metadata, where the lake's objects are, and the lake's URI. */
   iceberg: IcebergTables;
   uri: string;
+  /** Where the lake's objects are: the folder, or the store of an s3:// lake (whose local copy holds the committed files alone). */
+  objects: ObjectStore;
 }
 
 type Outcome = Omit<CheckResult, 'check' | 'table'>;
@@ -155,22 +157,29 @@ function filesOwned(decl: StreamDecl): Check {
       const dir = join(ctx.lake, decl.table);
       const onDisk = existsSync(dir) ? listParquet(dir) : [];
       const owners = new Map<string, string[]>();
+      const rel = (f: string) => f.slice(ctx.lake.length + 1);
       const store = new StateStore(ctx.lake);
-      for (const s of ctx.states.filter((x) => x.table === decl.table))
+      // Files a partition keeps for the table's older Iceberg snapshots (a retention) are its own
+      // too: on disk, and left out of the views.
+      const kept = new Set<string>();
+      for (const s of ctx.states.filter((x) => x.table === decl.table)) {
         for (const f of dataFiles(s)) owners.set(store.path(f), [...(owners.get(store.path(f)) ?? []), s.partition]);
+        for (const f of s.retained ?? []) kept.add(f);
+      }
       if (onDisk.length === 0 && owners.size === 0) return skip('no files');
       const disk = new Set(onDisk);
-      const orphans = onDisk.filter((f) => !owners.has(f));
-      const missing = [...owners.keys()].filter((f) => !disk.has(f));
+      const orphans = onDisk.filter((f) => !owners.has(f) && !kept.has(rel(f)));
+      const missing = [...owners.keys()].filter((f) => !disk.has(f)).map(rel);
+      for (const f of kept) if (!(await ctx.objects.head(f))) missing.push(f);
       const shared = [...owners.entries()].filter(([, p]) => p.length > 1);
       const problems: string[] = [];
-      const rel = (f: string) => f.slice(ctx.lake.length + 1);
       // An orphan is read by every query (the views glob the folder): its rows count twice or
       // were never committed.
       if (orphans.length) problems.push(`${plural(orphans.length, 'file')} no state lists (read by queries all the same), e.g. ${orphans.slice(0, EXAMPLES).map(rel).join(', ')}`);
-      if (missing.length) problems.push(`${plural(missing.length, 'listed file')} missing, e.g. ${missing.slice(0, EXAMPLES).map(rel).join(', ')}`);
+      if (missing.length) problems.push(`${plural(missing.length, 'listed file')} missing, e.g. ${missing.slice(0, EXAMPLES).join(', ')}`);
       if (shared.length) problems.push(`${plural(shared.length, 'file')} listed by several partitions, e.g. ${rel(shared[0]![0])} (${shared[0]![1].join(', ')})`);
-      return problems.length ? fail(problems.join('; ')) : pass(`${plural(onDisk.length, 'file')}, each listed by one partition state`);
+      const older = kept.size ? ` (and ${plural(kept.size, 'file')} kept for older snapshots)` : '';
+      return problems.length ? fail(problems.join('; ')) : pass(`${plural(owners.size, 'file')}, each listed by one partition state${older}`);
     },
   };
 }
@@ -509,7 +518,7 @@ export async function runChecks(conn: DuckDBConnection, lake: string, decls: rea
   }
   const counts = new Map<string, number>();
   for (const d of decls) counts.set(d.table, num((await one(conn, `SELECT count(*) AS n FROM ${ident(d.table)}`)).n));
-  const ctx: Context = { conn, lake: store.lake, decls, states, counts, iceberg, uri };
+  const ctx: Context = { conn, lake: store.lake, decls, states, counts, iceberg, uri, objects: o.objects ?? store.objects };
   await loadStates(ctx);
   for (const c of checksFor(decls)) {
     let outcome: Outcome;

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { STREAM_BY_TABLE } from '../../src/streams/index.js';
 import type { StreamDecl } from '../../src/decl/stream.js';
 import { fieldIdEntries, icebergType, lastColumnId, nameMapping, partitionSpecOf, schemaOf } from '../../src/iceberg/schema.js';
-import { COMMIT_KEY, currentSnapshot, MAX_SNAPSHOTS, nextMetadata, operationOf, versionOf, type NextInput, type TableMetadata } from '../../src/iceberg/metadata.js';
+import { COMMIT_KEY, currentSnapshot, expiredMetadata, MAX_SNAPSHOTS, nextMetadata, operationOf, RETENTION_KEY, retentionOf, versionOf, type NextInput, type TableMetadata } from '../../src/iceberg/metadata.js';
 
 const transfers = STREAM_BY_TABLE.get('erc_transfers')!;
 
@@ -106,6 +106,38 @@ describe('next metadata', () => {
     expect(r.metadata.snapshots.map((s) => s['snapshot-id'])).toEqual([999]);
     expect(r.expired.length).toBe(MAX_SNAPSHOTS);
     expect(r.metadata.snapshots[0]!['parent-snapshot-id']).toBe(MAX_SNAPSHOTS + 5);
+  });
+
+  it('with a retention, a snapshot stays until the retention has passed since a later commit removed files; then it expires, with every older one', () => {
+    const HOUR = 3_600_000;
+    const removing = { operation: 'replace' as const, commit: 'r', addedFiles: 1, addedRows: 10n, deletedFiles: 2, deletedRows: 10n, totalFiles: 1, totalRows: 10n };
+    const ids = (m: TableMetadata) => m.snapshots.map((s) => s['snapshot-id']);
+    let m = nextMetadata(undefined, input({ id: 1, now: 0, properties: { [RETENTION_KEY]: String(HOUR) } })).metadata;
+    m = nextMetadata(m, input({ id: 2, now: 10 })).metadata;
+    expect(retentionOf(m)).toBe(HOUR);
+    // A compaction at 20: 1 and 2 name files it removes, which stay on disk for an hour.
+    m = nextMetadata(m, input({ id: 3, now: 20, summary: removing })).metadata;
+    expect(ids(m)).toEqual([1, 2, 3]);
+    m = nextMetadata(m, input({ id: 4, now: 20 + HOUR - 1 })).metadata;
+    expect(ids(m)).toEqual([1, 2, 3, 4]);
+    // A second removal an hour after the first: 1 and 2 go (the first's hour is over), 3 stays for its own.
+    const r = nextMetadata(m, input({ id: 5, now: 20 + HOUR, summary: { ...removing, commit: 'r2' } }));
+    expect(ids(r.metadata)).toEqual([3, 4, 5]);
+    expect(r.expired.map((s) => s['snapshot-id'])).toEqual([1, 2]);
+    expect(r.metadata['snapshot-log'].map((l) => l['snapshot-id'])).toEqual([3, 4, 5]);
+    // Expiring with no commit: nothing before its time; then 3 and 4, the current snapshot never.
+    const file = 'file:///lake/erc_transfers/metadata/v5.metadata.json';
+    expect(expiredMetadata(r.metadata, { now: 20 + 2 * HOUR - 1, previousFile: file })).toBeUndefined();
+    const x = expiredMetadata(r.metadata, { now: 20 + 2 * HOUR, previousFile: file })!;
+    expect(ids(x.metadata)).toEqual([5]);
+    expect(x.expired.map((s) => s['snapshot-id'])).toEqual([3, 4]);
+    expect(x.metadata['current-snapshot-id']).toBe(5);
+    expect(x.metadata['metadata-log'].at(-1)).toEqual({ 'metadata-file': file, 'timestamp-ms': r.metadata['last-updated-ms'] });
+    // A retention set to 0: what a removal superseded expires at once.
+    const zero = expiredMetadata(r.metadata, { now: 20 + HOUR, properties: { [RETENTION_KEY]: '0' }, previousFile: file })!;
+    expect(ids(zero.metadata)).toEqual([5]);
+    expect(retentionOf(zero.metadata)).toBe(0);
+    expect(retentionOf({ ...zero.metadata, properties: { [RETENTION_KEY]: 'soon' } })).toBe(0);
   });
 
   it('a lake that moved starts a new history at its new location, schema kept', () => {
