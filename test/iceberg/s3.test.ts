@@ -48,14 +48,20 @@ async function sameRows(label: string): Promise<number> {
 }
 
 describe('a lake on S3 as Iceberg tables', { timeout: 300_000 }, () => {
-  it('icebird reads every table from the store with the rows of the views, after a run and after a compaction', async () => {
+  it('icebird reads every table from the store with the rows of the views, after a run and after a compaction with a retention', async () => {
     expect(await sameRows('run')).toBeGreaterThanOrEqual(9);
-    const c = await runCli(['compact', '--lake', URL_LAKE, '--target-rows', '100000'], env);
+    const objects = await S3Objects.open(URL_LAKE);
+    const before = `v${(await objects.get('erc_transfers/metadata/version-hint.text'))!.body.toString().trim()}.metadata.json`;
+    const { rows: rowsBefore } = await icebergRows(`${URL_LAKE}/erc_transfers`, { metadataFileName: before });
+    const c = await runCli(['compact', '--lake', URL_LAKE, '--target-rows', '100000', '--retention', '1h'], env);
     expect(c.code, c.stderr).toBe(0);
     expect(await sameRows('compacted')).toBeGreaterThanOrEqual(9);
+    // The snapshot before the compaction still reads from the store: its replaced files are kept.
+    expect((await icebergRows(`${URL_LAKE}/erc_transfers`, { metadataFileName: before })).rows).toEqual(rowsBefore);
     const check = await runCli(['check', '--lake', URL_LAKE], env);
     expect(check.code, check.stdout + check.stderr).toBe(0);
     expect(check.stdout).toMatch(/Iceberg snapshot names the committed files\s+snapshot \d+ \(metadata v\d+\)/);
+    expect(check.stdout).toMatch(/files owned by a partition\s+\d+ files?, each listed by one partition state \(and \d+ files kept for older snapshots\)/);
   });
 
   it('a metadata version is created once: a second create of the same key is refused (If-None-Match honoured)', async () => {
