@@ -173,6 +173,12 @@ export interface StreamDecl {
     end?: string;
     step?: (query: Record<string, string>) => number;
     /**
+     * Without a step (items at no regular interval: transactions), with `end`: a time range longer
+     * than this many seconds (a backfill, or a partition not fetched for that long) is fetched as
+     * ranges of equal length at once, as many as the stream's `chunks` allows and none shorter.
+     */
+    span?: number;
+    /**
      * A listing newest first whose items still change until they settle (a message pending until
      * delivered): whether an item has settled. The next run then pages back to the oldest item
      * not settled yet, when that is older than the newest point, so that every such item is

@@ -67,7 +67,7 @@ export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)
   const newest = p.fullRefresh ? undefined : p.state.cursor.newest;
   const query = seriesQuery(decl, { ...partition.query, ...p.pageSize }, newest);
   const limit = (cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS;
-  const ranges = limit > 1 ? timeRanges(decl, query, now) : [query];
+  const ranges = limit > 1 ? timeRanges(decl, query, now, limit) : [query];
   let fetched: Fetched[];
   if (ranges.length === 1) fetched = [await fetchListing(p, query, newest, p.batches)];
   else {

@@ -9,17 +9,18 @@ const isRaw = (f: string) => f.startsWith(`${RAW}/`) || f.startsWith(`${REBUILD}
 const isRejects = (f: string) => f.startsWith(`${REJECTS}/`) || f.startsWith(`${REBUILD}/${REJECTS}/`);
 
 /**
- * The time ranges of a series fetched at once: a series has a point per interval, so how many
- * pages a range holds is known before asking. From its start (the newest committed point, or
- * `startTimestamp`) to its end (`endTimestamp`, or `now`, Unix seconds), in ranges of a page each.
- * One range (the query as is) where the start is not known.
+ * The time ranges of a listing fetched at once, from its start (the newest committed point, or
+ * `startTimestamp`) to its end (`endTimestamp`, or `now`, Unix seconds). A series has a point per
+ * interval, so how many pages a range holds is known before asking: ranges of a page each. A
+ * listing at no regular interval (timeCursor.span) is cut into `chunks` ranges of equal length,
+ * none shorter than its span. One range (the query as is) where the start is not known.
  */
-export function timeRanges(decl: StreamDecl, query: Record<string, string>, now: number): Array<Record<string, string>> {
+export function timeRanges(decl: StreamDecl, query: Record<string, string>, now: number, chunks = 1): Array<Record<string, string>> {
   const tc = decl.timeCursor;
-  if (!tc?.start || !tc.end || !tc.step || query[tc.start] === undefined) return [query];
+  if (!tc?.start || !tc.end || !(tc.step || tc.span) || query[tc.start] === undefined) return [query];
   const from = Number(query[tc.start]);
   const to = query[tc.end] !== undefined ? Number(query[tc.end]) : now;
-  const span = tc.step(query) * Number(query.pageSize ?? 1);
+  const span = tc.step ? tc.step(query) * Number(query.pageSize ?? 1) : Math.max(tc.span!, Math.ceil((to - from) / Math.max(1, chunks)));
   if (!(to - from > span)) return [query];
   const out: Array<Record<string, string>> = [];
   for (let a = from; a < to; a += span) {

@@ -3,7 +3,7 @@
 // their own stream over the same listing (a stream lands one table): each pages it and makes its
 // rows of it, so a pipeline lists only the tables it wants (each costs the listing's requests) and
 // each resumes on its own, from the newest transaction time it has committed.
-import type { Column, OptionSpec, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import { DEFAULT_CHUNKS, type Column, type OptionSpec, type Partition, type StreamConfig, type StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
 
 type Item = Record<string, unknown>;
@@ -45,11 +45,22 @@ export function avaxOf(field: string): (t: Item) => unknown {
  */
 const EXACT_KEYS: readonly string[] = ['weight', 'remainingBalance', 'balanceChange', 'platformLocktime', 'stakeableLocktime', 'locktime'];
 
-/** The time range of a primary-network transactions stream's entry. */
+/** The shortest time range a primary-network transactions listing is cut into (a backfill's ranges fetched at once). */
+const TX_RANGE_SECONDS = 7 * 86_400;
+
+/** The time range of a primary-network transactions stream's entry, and how many of its ranges are fetched at once. */
 export const TX_TIME_OPTIONS: Record<string, OptionSpec> = {
   startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions at or after (the first run; later runs start from the newest committed one)' },
   endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; transactions up to' },
+  chunks: {
+    kind: 'int',
+    min: 1,
+    doc: `time ranges fetched at once, at most, when more than a week is to be fetched (a backfill from startTimestamp): ranges of equal length, a week or more each (default ${DEFAULT_CHUNKS}; 1: one listing, page after page)`,
+  },
 };
+
+/** Where a primary-network transactions listing resumes: its newest committed transaction; a long range is cut (TX_TIME_OPTIONS.chunks). */
+export const TX_TIME_CURSOR: NonNullable<StreamDecl['timeCursor']> = { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', span: TX_RANGE_SECONDS };
 
 /** Each of the entry's txTypes is one of `types` (`what`: "a platform-chain" and the like), and its time range is one. */
 export function txTypesCheck(s: StreamConfig, types: readonly string[], what: string): Array<[string, string]> {
@@ -132,7 +143,7 @@ export const PLATFORM_TX_STREAM = {
   refresh: 'merge',
   // An address's partition and another's (or an L1 validation's) list the same transaction.
   mergeScope: 'table',
-  timeCursor: { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  timeCursor: TX_TIME_CURSOR,
   exactNumbers: EXACT_KEYS,
 } satisfies Partial<StreamDecl>;
 

@@ -4,7 +4,7 @@
 // is its own stream over the listing, one partition an address, resumed by time.
 import type { Column, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN } from './common.js';
-import { AVAX_ASSET_IDS, chainTxPartitions, TX_TIME_OPTIONS, txTypesCheck } from './platform_reads.js';
+import { AVAX_ASSET_IDS, chainTxPartitions, TX_TIME_CURSOR, TX_TIME_OPTIONS, txTypesCheck } from './platform_reads.js';
 
 type Item = Record<string, unknown>;
 
@@ -56,7 +56,7 @@ const LISTING = {
   refresh: 'merge',
   // Two addresses' partitions list the same transaction.
   mergeScope: 'table',
-  timeCursor: { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  timeCursor: TX_TIME_CURSOR,
   exactNumbers: EXACT_KEYS,
 } satisfies Partial<StreamDecl>;
 

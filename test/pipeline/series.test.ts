@@ -2,6 +2,9 @@
 import { describe, expect, it } from 'vitest';
 import { newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, timeRanges } from '../../src/pipeline/series.js';
 import { chainMetrics } from '../../src/streams/chain_metrics.js';
+import { STREAM_BY_TABLE } from '../../src/streams/index.js';
+
+const platformTransactions = STREAM_BY_TABLE.get('platform_transactions')!;
 
 const HOUR = 3600;
 
@@ -20,6 +23,28 @@ describe('a series refresh', () => {
     expect(ranges.at(-1)!.endTimestamp).toBeUndefined();
     expect(timeRanges(chainMetrics, { ...q, startTimestamp: String(now - HOUR) }, now)).toEqual([{ ...q, startTimestamp: String(now - HOUR) }]);
     expect(timeRanges(chainMetrics, { metric: 'txCount', timeInterval: 'hour', pageSize: '10' }, now)).toHaveLength(1);
+  });
+
+  it('cuts a listing at no regular interval (transactions) into `chunks` ranges of equal length, none shorter than its span', () => {
+    const DAY = 24 * HOUR;
+    const span = platformTransactions.timeCursor!.span!;
+    const start = 1_600_000_000;
+    const q = { addresses: 'P-avax1x', pageSize: '100', startTimestamp: String(start) };
+    const now = start + 400 * DAY + 5;
+    const ranges = timeRanges(platformTransactions, q, now, 8);
+    expect(ranges).toHaveLength(8);
+    for (const r of ranges.slice(0, -1)) expect(Number(r.endTimestamp) - Number(r.startTimestamp) + 1).toBe(Math.ceil((now - start) / 8));
+    // Every second from the start to now falls in exactly one range.
+    for (let t = start; t <= now; t += 3 * HOUR + 1) expect(ranges.filter((r) => Number(r.startTimestamp) <= t && (r.endTimestamp === undefined || t <= Number(r.endTimestamp))), String(t)).toHaveLength(1);
+    expect(ranges.at(-1)!.endTimestamp).toBeUndefined();
+    expect(ranges.every((r) => r.addresses === 'P-avax1x' && r.pageSize === '100')).toBe(true);
+    // A configured end is the last range's; ranges never shorter than the span: 3 weeks, 3 ranges.
+    const three = timeRanges(platformTransactions, { ...q, endTimestamp: String(start + 3 * span) }, now, 8);
+    expect(three.map((r) => [Number(r.startTimestamp) - start, Number(r.endTimestamp) - start])).toEqual([[0, span - 1], [span, 2 * span - 1], [2 * span, 3 * span]]);
+    // An incremental run (less than a span since the newest committed point), one chunk, or no start: the query as is.
+    expect(timeRanges(platformTransactions, { ...q, startTimestamp: String(now - DAY) }, now, 8)).toHaveLength(1);
+    expect(timeRanges(platformTransactions, q, now, 1)).toEqual([q]);
+    expect(timeRanges(platformTransactions, { addresses: 'P-avax1x' }, now, 8)).toHaveLength(1);
   });
 
   it('resumes at the newest committed point, never before the configured start', () => {

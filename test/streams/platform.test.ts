@@ -174,6 +174,34 @@ describe('platform-chain tables on the demo pipeline', () => {
   });
 });
 
+describe('a backfill', () => {
+  it('more than a week from startTimestamp: fetched as time ranges at once, each transaction landed once as served', async () => {
+    const seed = 11;
+    const start = DEMO.now - 40 * 86_400;
+    const only = (url: string) => {
+      const p = demo(url);
+      p.streams = p.streams.filter((s) => s.table === 'platform_transactions').map((s) => ({ ...s, addresses: [PRIMARY_DEMO.addresses[0]], l1ValidationIds: undefined, startTimestamp: start, endTimestamp: DEMO.now, chunks: 4 }));
+      return p;
+    };
+    const { sim, lake, report } = await runOnSimulator(seed, only, 25);
+    try {
+      expectCleanRun(report, { drift: false });
+      // The 40 days to the world's time: 4 ranges of 10 days (the chunks asked).
+      expect(report.streams[0]!.chunks).toBe(4);
+      const want = served(seed, [{ addresses: [PRIMARY_DEMO.addresses[0]], startTimestamp: start, endTimestamp: DEMO.now }], DEMO.now);
+      expect(want.length).toBeGreaterThan(10);
+      const got = await rows(lake, 'SELECT tx_hash, count(*) AS n FROM platform_transactions GROUP BY 1');
+      expect(got.every((r) => r.n === '1')).toBe(true);
+      expect(sorted(got.map((r) => String(r.tx_hash)))).toEqual(sorted(want.map((t) => t.txHash)));
+      const times = want.map((t) => t.blockTimestamp);
+      // Transactions of more than one range: each range's listing landed its own.
+      expect(Math.max(...times) - Math.min(...times)).toBeGreaterThan(10 * 86_400);
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('a moving clock', () => {
   it('fetches from the newest committed time on and lands only what is new', async () => {
     const clock = { t: DEMO.now as number };
