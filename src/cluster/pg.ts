@@ -8,10 +8,16 @@ import pg from 'pg';
 export const MIGRATION_START = `SELECT pg_advisory_xact_lock(hashtext('chainlake.migrate'));
 CREATE SCHEMA IF NOT EXISTS chainlake;`;
 
-/** A pool whose idle connections the server may close (a restart) without ending the process: the next query fails instead. */
+/**
+ * A pool whose connections the server may close (a restart, a terminated backend) without ending
+ * the process: the next query on one fails instead. An idle connection reports it to the pool; a
+ * checked-out one between two queries (a commit's transaction while its files move) emits it on
+ * itself, which without a listener of its own ends the process, whoever checked it out.
+ */
 export function openPool(url: string, max: number): pg.Pool {
   const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
   pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   return pool;
 }
 
