@@ -174,8 +174,9 @@ export interface StreamDecl {
     step?: (query: Record<string, string>) => number;
     /**
      * Without a step (items at no regular interval: transactions), with `end`: a time range longer
-     * than this many seconds (a backfill, or a partition not fetched for that long) is fetched as
-     * ranges of equal length at once, as many as the stream's `chunks` allows and none shorter.
+     * than this many seconds (a backfill, or a partition not fetched for that long) whose listing
+     * holds more than a page is fetched as ranges of equal length at once, as many as the stream's
+     * `chunks` allows and none shorter (its first page is asked first, over the whole range).
      */
     span?: number;
     /**

@@ -27,14 +27,19 @@ export interface TableMergeInput {
   newest?: number;
 }
 
-/** One range's listing: its staged batches and its newest point. */
+/** One range's listing: its staged batches and its newest point; `more`: a probe found more than a page (and kept nothing). */
 interface Fetched {
   fresh: Staged[];
   top?: number;
+  more?: boolean;
 }
 
-/** Pages one listing of the partition to its end into `batches`, staging as it goes. */
-async function fetchListing(p: PartitionRun, query: Record<string, string>, newest: number | undefined, batches: BatchPath): Promise<Fetched> {
+/**
+ * Pages one listing of the partition to its end into `batches`, staging as it goes. `probe`: a
+ * listing of one page is landed as such; one with more pages is left (nothing kept) for the
+ * caller to fetch in time ranges.
+ */
+async function fetchListing(p: PartitionRun, query: Record<string, string>, newest: number | undefined, batches: BatchPath, probe = false): Promise<Fetched> {
   const { decl, partition } = p.job;
   const tc = decl.timeCursor;
   const listing = new SeriesListing(newest, tc?.start !== undefined, timeOf(decl), tc?.settled);
@@ -43,6 +48,7 @@ async function fetchListing(p: PartitionRun, query: Record<string, string>, newe
   for (;;) {
     try {
       for await (const page of p.pages(query)) {
+        if (probe && page.next !== undefined) return { fresh: [], more: true };
         p.page(page, batches);
         const after = listing.paged(page.items, page.next, batches.transformer.rows, p.flushRows);
         if (!after.commit) continue;
@@ -68,14 +74,20 @@ export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)
   const query = seriesQuery(decl, { ...partition.query, ...p.pageSize }, newest);
   const limit = (cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS;
   const ranges = limit > 1 ? timeRanges(decl, query, now, limit) : [query];
+  const atOnce = (rs: Array<Record<string, string>>): Promise<Fetched[]> => {
+    // Each range its own listing and batch path, its raw pages named for it (rebuild replays them apart).
+    p.job.report.chunks += rs.length;
+    const queue = new PQueue({ concurrency: limit });
+    return Promise.all(rs.map((q) => queue.add(() => fetchListing(p, q, newest, p.newBatchPath(new Transformer(decl, partition), { kind: 'range', start: Number(q[tc!.start!]) })))));
+  };
   let fetched: Fetched[];
   if (ranges.length === 1) fetched = [await fetchListing(p, query, newest, p.batches)];
-  else {
-    // Each range its own listing and batch path, its raw pages named for it (rebuild replays them apart).
-    p.job.report.chunks += ranges.length;
-    const queue = new PQueue({ concurrency: limit });
-    fetched = await Promise.all(ranges.map((q) => queue.add(() => fetchListing(p, q, newest, p.newBatchPath(new Transformer(decl, partition), { kind: 'range', start: Number(q[tc!.start!]) })))));
-  }
+  else if (tc?.span) {
+    // A listing at no regular interval: a partition whose listing fits in a page costs that page;
+    // a longer one is fetched again in ranges at once (its first page asked twice).
+    const head = await fetchListing(p, query, newest, p.batches, true);
+    fetched = head.more ? await atOnce(ranges) : [head];
+  } else fetched = await atOnce(ranges);
   const fresh = fetched.flatMap((f) => f.fresh);
   const freshData = fresh.flatMap((f) => f.data.map(([s]) => s));
   const sideMoves = fresh.flatMap((f) => f.side);

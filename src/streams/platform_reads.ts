@@ -55,7 +55,7 @@ export const TX_TIME_OPTIONS: Record<string, OptionSpec> = {
   chunks: {
     kind: 'int',
     min: 1,
-    doc: `time ranges fetched at once, at most, when more than a week is to be fetched (a backfill from startTimestamp): ranges of equal length, a week or more each (default ${DEFAULT_CHUNKS}; 1: one listing, page after page)`,
+    doc: `time ranges fetched at once, at most, when more than a week and more than a page are to be fetched (a backfill from startTimestamp): ranges of equal length, a week or more each (default ${DEFAULT_CHUNKS}; 1: one listing, page after page)`,
   },
 };
 

@@ -180,13 +180,13 @@ describe('a backfill', () => {
     const start = DEMO.now - 40 * 86_400;
     const only = (url: string) => {
       const p = demo(url);
-      p.streams = p.streams.filter((s) => s.table === 'platform_transactions').map((s) => ({ ...s, addresses: [PRIMARY_DEMO.addresses[0]], l1ValidationIds: undefined, startTimestamp: start, endTimestamp: DEMO.now, chunks: 4 }));
+      p.streams = p.streams.filter((s) => s.table === 'platform_transactions').map((s) => ({ ...s, addresses: [PRIMARY_DEMO.addresses[0]], l1ValidationIds: undefined, startTimestamp: start, endTimestamp: DEMO.now, chunks: 4, pageSize: 5 }));
       return p;
     };
     const { sim, lake, report } = await runOnSimulator(seed, only, 25);
     try {
       expectCleanRun(report, { drift: false });
-      // The 40 days to the world's time: 4 ranges of 10 days (the chunks asked).
+      // More than a page over the 40 days: 4 ranges of 10 days (the chunks asked).
       expect(report.streams[0]!.chunks).toBe(4);
       const want = served(seed, [{ addresses: [PRIMARY_DEMO.addresses[0]], startTimestamp: start, endTimestamp: DEMO.now }], DEMO.now);
       expect(want.length).toBeGreaterThan(10);
