@@ -215,10 +215,15 @@ export class StateStore {
   all(): PartitionState[] {
     const root = this.path(STATE);
     if (!existsSync(root)) return [];
+    return readdirSync(root).sort().flatMap((table) => this.statesOf(table));
+  }
+
+  /** One table's partition states (what reads one table need not parse every table's). */
+  statesOf(table: string): PartitionState[] {
+    const dir = join(this.path(STATE), table);
+    if (!existsSync(dir)) return [];
     const out: PartitionState[] = [];
-    for (const table of readdirSync(root).sort())
-      for (const f of readdirSync(join(root, table)).sort())
-        if (f.endsWith('.json')) out.push(JSON.parse(readFileSync(join(root, table, f), 'utf8')) as PartitionState);
+    for (const f of readdirSync(dir).sort()) if (f.endsWith('.json')) out.push(JSON.parse(readFileSync(join(dir, f), 'utf8')) as PartitionState);
     return out;
   }
 
@@ -393,7 +398,7 @@ export class StateStore {
    * Only while this process holds the lake. Returns how many went.
    */
   async expireRetained(table: string, retainMs?: number): Promise<number> {
-    const states = this.all().filter((s) => s.table === table);
+    const states = this.statesOf(table);
     if (!this.publisher || (retainMs === undefined && !states.some((s) => s.retained?.length))) return 0;
     const named = await this.publisher.expire(table, retainMs);
     if (!named) return 0;

@@ -8,7 +8,7 @@ import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { landedColumns } from '../transform/columns.js';
-import { committedBefore, REJECTS, RUNS, STATE, StateStore, type PartitionState } from '../state/store.js';
+import { committedBefore, REJECTS, RUNS, STATE, StateStore } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
 import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
 
@@ -70,7 +70,7 @@ export async function oneSchemaTables(conn: DuckDBConnection, lake: string, only
 export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<string>): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
-  let states: PartitionState[] | undefined;
+  const store = existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
   for (const decl of LAKE_TABLES) {
     if (only && !only.has(decl.table)) continue;
     const dir = join(root, decl.table);
@@ -78,7 +78,7 @@ export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<
       const byName = oneSchema?.has(decl.table) ? '' : 'union_by_name = true, ';
       // A table whose folder also holds files kept for older Iceberg snapshots (a retention) reads
       // the files its states list; otherwise its folder, which holds those alone.
-      const mine = (states ??= existsSync(join(root, STATE)) ? new StateStore(root).all() : []).filter((s) => s.table === decl.table);
+      const mine = store?.statesOf(decl.table) ?? [];
       const files = mine.some((s) => s.retained?.length) ? mine.flatMap(committedBefore).map((f) => join(root, f)) : undefined;
       const from = files ? (files.length ? `[${files.map(sqlString).join(', ')}]` : undefined) : parquetGlob(dir);
       out.push(from ? `CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${from}, ${byName}hive_partitioning = false)` : `CREATE OR REPLACE VIEW "${decl.table}" AS ${emptySelect(decl)}`);
