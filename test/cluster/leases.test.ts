@@ -126,6 +126,19 @@ describe('job leases', () => {
     expect((await q.progressOf('run-f')).size).toBe(0);
   });
 
+  it('a connection the server terminates while checked out between two queries: the process goes on, its next query fails', async () => {
+    const c = await q.connect();
+    const pid = (await c.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows[0]!.pid;
+    const ended = new Promise((r) => c.once('end', r));
+    await admin.query('SELECT pg_terminate_backend($1)', [pid]);
+    // The server's notice reached the idle connection as an 'error' event before it closed: with
+    // no listener it would have ended this process.
+    await ended;
+    await expect(c.query('SELECT 1')).rejects.toThrow();
+    c.release(true);
+    expect(await q.lease('a/t/after-terminate', 'run-a', 60_000, never)).toBeDefined();
+  });
+
   it('the database away: a lease is lost after its bound, a call says so without the password', async () => {
     const queue = queueName('/lakes/e');
     await q.beginRun(queue, 'run-e', 60_000);
