@@ -1,12 +1,13 @@
 // A commit rolled forward after a kill is published once: the process that began it may have
 // published it already, and a later commit that removed files may have expired its snapshot since.
 import { describe, expect, it } from 'vitest';
-import { mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { StateStore, type TableChange } from '../../src/state/store.js';
 import { icebergPublisher, icebergReader, lakeUri } from '../../src/iceberg/table.js';
+import { RETENTION_KEY } from '../../src/iceberg/metadata.js';
 
 async function lakeWith(files: string[]): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'cl-publish-'));
@@ -68,5 +69,41 @@ describe('a commit rolled forward', () => {
     await publisherOf(lake).publish(change('A', ['a.parquet']));
     await publisherOf(lake).publish(change('B', ['b.parquet'], [], { rolledForward: true }));
     expect(await snapshotFiles(lake)).toEqual(['blocks/a.parquet', 'blocks/b.parquet']);
+  });
+});
+
+describe('a compaction with a retention, killed before it published', () => {
+  it('is rolled forward by the next start: the snapshot names the new file, the replaced ones stay on disk, listed apart', async () => {
+    const lake = await lakeWith(['a.parquet', 'b.parquet']);
+    const store = new StateStore(lake, { publisher: icebergPublisher });
+    const state = { table: 'blocks', partition: '43114', values: { chain_id: '43114' }, files: ['blocks/a.parquet', 'blocks/b.parquet'], rows: 2, rejects: 0, cursor: {} };
+    await store.commit(state, []);
+    await store.publisher!.adopt('blocks');
+    await store.publisher!.expire('blocks', 3_600_000);
+    // The rewritten file in staging; the commit's publish dies as a kill would end it.
+    const staged = join(store.stagingDir('blocks', '43114'), 'c.parquet');
+    mkdirSync(join(staged, '..'), { recursive: true });
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
+    await conn.run(`COPY (SELECT '43114' AS chain_id, CAST(unnest([100, 101]) AS BIGINT) AS block_number) TO '${staged}' (FORMAT parquet)`);
+    conn.closeSync();
+    const killed = new StateStore(lake, {
+      publisher: (s) => ({ ...icebergPublisher(s), publish: () => Promise.reject(new Error('killed before it published')) }),
+    });
+    await expect(killed.commit({ ...state, files: ['blocks/c.parquet'] }, [[staged, 'blocks/c.parquet']], ['blocks/a.parquet', 'blocks/b.parquet'], { rewrite: true })).rejects.toThrow('killed');
+    expect(new StateStore(lake).load('blocks', '43114').pending?.retains).toEqual(['blocks/a.parquet', 'blocks/b.parquet']);
+    // The next start.
+    const next = new StateStore(lake, { publisher: icebergPublisher });
+    expect((await next.recover()).rolledForward).toBe(1);
+    expect(await snapshotFiles(lake)).toEqual(['blocks/c.parquet']);
+    const after = next.load('blocks', '43114');
+    expect(after.pending).toBeUndefined();
+    expect(after.files).toEqual(['blocks/c.parquet']);
+    expect(after.retained).toEqual(['blocks/a.parquet', 'blocks/b.parquet']);
+    for (const f of ['a', 'b', 'c']) expect(existsSync(join(lake, 'blocks', `${f}.parquet`)), f).toBe(true);
+    // Within the hour nothing goes; the table keeps its retention.
+    expect(await next.expireRetained('blocks')).toBe(0);
+    const m = await icebergReader(next.objects, lakeUri(next)).current('blocks');
+    expect(m!.metadata.properties[RETENTION_KEY]).toBe('3600000');
   });
 });
