@@ -76,8 +76,15 @@ export class IcebergTables {
     }
     while (await this.o.objects.head(`${table}/${METADATA}/${versionFile(n + 1)}`)) n++;
     if (n === 0) return undefined;
-    const got = await this.o.objects.get(`${table}/${METADATA}/${versionFile(n)}`);
-    if (!got) throw new Error(`${table}: ${METADATA}/${versionFile(n)} is missing`);
+    let got = await this.o.objects.get(`${table}/${METADATA}/${versionFile(n)}`);
+    if (!got) {
+      // A hint left far behind (its writer was slow, or killed before writing it) names a version
+      // since deleted as old: the newest one listed, and any made after the listing.
+      n = Math.max(0, ...(await this.o.objects.list(`${table}/${METADATA}/v`)).map((x) => versionOf(x.key) ?? 0));
+      while (await this.o.objects.head(`${table}/${METADATA}/${versionFile(n + 1)}`)) n++;
+      got = n > 0 ? await this.o.objects.get(`${table}/${METADATA}/${versionFile(n)}`) : undefined;
+      if (!got) throw new Error(`${table}: ${METADATA}/${versionFile(n)} is missing`);
+    }
     return { version: n, metadata: JSON.parse(got.body.toString('utf8')) as TableMetadata };
   }
 
@@ -101,7 +108,8 @@ export class IcebergTables {
 
   /** A table's retention in ms (RETENTION_KEY): how long the files a commit removes stay for older snapshots. */
   async retention(table: string): Promise<number> {
-    return retentionOf((await this.current(table))?.metadata);
+    // What this process published last carries it (only `compact`, holding the lake, changes it).
+    return retentionOf(this.last.get(table)?.metadata ?? (await this.current(table))?.metadata);
   }
 
   /**

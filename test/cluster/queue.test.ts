@@ -77,6 +77,11 @@ function worker(
  * killed with SIGKILL and a new one started. Returns the run's result and the kills that landed
  * while it ran.
  */
+/** The error lines the workers wrote so far (a killed one's too): what explains a failed run. */
+function workerErrors(): string {
+  return outputs.flatMap((o) => o.split('\n').filter((l) => l.includes('"level":50'))).slice(-20).join('\n');
+}
+
 async function clusterRun(lake: string, env: Record<string, string> = {}) {
   const workers = [worker(lake, env), worker(lake, env), worker(lake, env)];
   let running = true;
@@ -128,7 +133,7 @@ describe('run --queue with three workers, killed and replaced', () => {
     const lake = join(root, 'disk');
     const { result, kills, codes } = await clusterRun(lake);
     console.log(`queued run on disk: ${kills} workers killed and replaced during the run`);
-    expect(result.code, aboveInfo(result.stderr)).toBe(0);
+    expect(result.code, `${aboveInfo(result.stderr)}\nworkers' errors:\n${workerErrors()}`).toBe(0);
     expect(kills).toBeGreaterThanOrEqual(2);
     expect(codes).toEqual([0, 0, 0]);
     expect(differences(await lakeContents(lake))).toEqual([]);
@@ -143,7 +148,7 @@ describe('run --queue with three workers, killed and replaced', () => {
     const lake = `s3://${BUCKET}/queued`;
     const { result, kills, codes } = await clusterRun(lake, env);
     console.log(`queued run on s3: ${kills} workers killed and replaced during the run`);
-    expect(result.code, aboveInfo(result.stderr)).toBe(0);
+    expect(result.code, `${aboveInfo(result.stderr)}\nworkers' errors:\n${workerErrors()}`).toBe(0);
     expect(kills).toBeGreaterThanOrEqual(2);
     expect(codes).toEqual([0, 0, 0]);
     const restore = useEnv(env);
@@ -248,7 +253,7 @@ describe('run --queue: the database going away', () => {
       await pgdb.start();
     });
     expect(stopped).toBe(true);
-    expect(result.code, aboveInfo(result.stderr)).toBe(0);
+    expect(result.code, `${aboveInfo(result.stderr)}\nworkers' errors:\n${workerErrors()}`).toBe(0);
     expect(result.stderr).toContain("the queue's database is away: waiting for it");
     // Ended by itself, not by a later run.
     expect(result.stderr).not.toContain('the run was ended by a later run');

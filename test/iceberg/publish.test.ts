@@ -1,7 +1,7 @@
 // A commit rolled forward after a kill is published once: the process that began it may have
 // published it already, and a later commit that removed files may have expired its snapshot since.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -105,5 +105,20 @@ describe('a compaction with a retention, killed before it published', () => {
     expect(await next.expireRetained('blocks')).toBe(0);
     const m = await icebergReader(next.objects, lakeUri(next)).current('blocks');
     expect(m!.metadata.properties[RETENTION_KEY]).toBe('3600000');
+  });
+});
+
+describe('a version hint left far behind', () => {
+  it('naming a version since deleted as old: the reader finds the newest one all the same', async () => {
+    const files = Array.from({ length: 25 }, (_, i) => `f${i}.parquet`);
+    const lake = await lakeWith(files);
+    const p = publisherOf(lake);
+    for (const [i, f] of files.entries()) await p.publish(change(`c${i}`, [f]));
+    expect(existsSync(join(lake, 'blocks/metadata/v2.metadata.json'))).toBe(false);
+    writeFileSync(join(lake, 'blocks/metadata/version-hint.text'), '2');
+    const store = new StateStore(lake);
+    const cur = await icebergReader(store.objects, lakeUri(store)).current('blocks');
+    expect(cur!.version).toBe(25);
+    expect((await snapshotFiles(lake)).length).toBe(25);
   });
 });
