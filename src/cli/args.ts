@@ -75,7 +75,6 @@ export function checkPostgresUrl(flag: string, v: string | undefined): string | 
   return v;
 }
 
-/** A whole-number flag given as text (yargs would turn `abc` into NaN, and the message with it). */
 const UNIT_MS: Record<string, number> = { s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** `--flag 30m` (s, m, h, d; 0 alone is none) in ms; undefined when not given. */
@@ -86,6 +85,7 @@ export function durationMs(flag: string, v: string | undefined): number | undefi
   return Number(m[1]) * (m[2] ? UNIT_MS[m[2]]! : 0);
 }
 
+/** A whole-number flag given as text (yargs would turn `abc` into NaN, and the message with it). */
 export function wholeNumber(flag: string, v: string | undefined, min: number): number | undefined {
   if (v === undefined) return undefined;
   const n = /^\s*\d+\s*$/.test(v) ? Number(v) : NaN;

@@ -67,22 +67,23 @@ export class IcebergTables {
 
   /** The newest metadata of a table: the version hint, then any later version a writer made before writing the hint. */
   async current(table: string): Promise<Current | undefined> {
-    const hint = await this.o.objects.get(`${table}/${METADATA}/${HINT}`);
+    const dir = `${table}/${METADATA}`;
+    const onFrom = async (n: number) => {
+      while (await this.o.objects.head(`${dir}/${versionFile(n + 1)}`)) n++;
+      return n;
+    };
+    const listed = async () => Math.max(0, ...(await this.o.objects.list(`${dir}/v`)).map((x) => versionOf(x.key) ?? 0));
+    const hint = await this.o.objects.get(`${dir}/${HINT}`);
     let n = hint ? Number(hint.body.toString('utf8').trim()) : 0;
     if (!Number.isSafeInteger(n) || n < 0) n = 0;
-    if (n === 0) {
-      const versions = (await this.o.objects.list(`${table}/${METADATA}/v`)).map((x) => versionOf(x.key) ?? 0);
-      n = Math.max(0, ...versions);
-    }
-    while (await this.o.objects.head(`${table}/${METADATA}/${versionFile(n + 1)}`)) n++;
+    n = await onFrom(n > 0 ? n : await listed());
     if (n === 0) return undefined;
-    let got = await this.o.objects.get(`${table}/${METADATA}/${versionFile(n)}`);
+    let got = await this.o.objects.get(`${dir}/${versionFile(n)}`);
     if (!got) {
       // A hint left far behind (its writer was slow, or killed before writing it) names a version
       // since deleted as old: the newest one listed, and any made after the listing.
-      n = Math.max(0, ...(await this.o.objects.list(`${table}/${METADATA}/v`)).map((x) => versionOf(x.key) ?? 0));
-      while (await this.o.objects.head(`${table}/${METADATA}/${versionFile(n + 1)}`)) n++;
-      got = n > 0 ? await this.o.objects.get(`${table}/${METADATA}/${versionFile(n)}`) : undefined;
+      n = await onFrom(await listed());
+      got = n > 0 ? await this.o.objects.get(`${dir}/${versionFile(n)}`) : undefined;
       if (!got) throw new Error(`${table}: ${METADATA}/${versionFile(n)} is missing`);
     }
     return { version: n, metadata: JSON.parse(got.body.toString('utf8')) as TableMetadata };
@@ -153,15 +154,7 @@ export class IcebergTables {
         await Promise.all([this.hint(table, version), this.tidy(table, version, garbage)]);
         metadata = made.metadata;
       }
-      const named = new Set<string>();
-      const seen = new Set<string>();
-      for (const snap of metadata.snapshots)
-        for (const mf of readManifestList(await this.read(snap['manifest-list']))) {
-          if (seen.has(mf.path)) continue;
-          seen.add(mf.path);
-          for (const e of readManifest(await this.read(mf.path)).entries) if (e.status !== 2) named.add(this.keyOf(e.file.path));
-        }
-      return named;
+      return new Set([...(await this.liveFiles(metadata.snapshots))].map((f) => this.keyOf(f)));
     }
   }
 
@@ -226,9 +219,21 @@ export class IcebergTables {
   private async holds(cur: Current, change: TableChange): Promise<boolean> {
     const snap = currentSnapshot(cur.metadata);
     if (!snap || cur.metadata.location !== this.uriOf(change.table)) return false;
-    const named = new Set<string>();
-    for (const mf of readManifestList(await this.read(snap['manifest-list']))) for (const e of readManifest(await this.read(mf.path)).entries) if (e.status !== 2) named.add(e.file.path);
+    const named = await this.liveFiles([snap]);
     return change.added.length ? change.added.every((f) => named.has(this.uriOf(f))) : change.removed.every((f) => !named.has(this.uriOf(f)));
+  }
+
+  /** The data files (URIs) that snapshots of this lake's table name, each manifest they share read once. */
+  private async liveFiles(snapshots: Snapshot[]): Promise<Set<string>> {
+    const named = new Set<string>();
+    const seen = new Set<string>();
+    for (const snap of snapshots)
+      for (const mf of readManifestList(await this.read(snap['manifest-list']))) {
+        if (seen.has(mf.path)) continue;
+        seen.add(mf.path);
+        for (const e of readManifest(await this.read(mf.path)).entries) if (e.status !== 2) named.add(e.file.path);
+      }
+    return named;
   }
 
   private async hint(table: string, version: number): Promise<void> {
@@ -485,7 +490,7 @@ export function icebergPublisher(store: StateStore, o: { uri?: string; serialize
     uri: o.uri ?? lakeUri(store),
     decl: declOf,
     local: (files) => store.local(files),
-    committed: (t) => store.all().filter((s) => s.table === t).flatMap(committedBefore),
+    committed: (t) => store.statesOf(t).flatMap(committedBefore),
     // One connection for the process's publishes (they take turns per table, and a connection
     // serves one query at a time anyway).
     conn: () => (conn ??= duck().then((d) => d.connect())),

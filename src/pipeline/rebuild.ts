@@ -198,7 +198,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
   const t0 = performance.now();
   const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, sentTwice: 0, rows: 0, rejects: 0, seconds: 0 };
   await withLockedWriter(lake, { onNote: (note) => o.logger.warn(note) }, async (store, writer) => {
-    const states = store.all().filter((s) => s.table === table && s.partition !== TABLE_PARTITION);
+    const states = store.statesOf(table).filter((s) => s.partition !== TABLE_PARTITION);
     if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);
     if (!states.some((s) => s.files.some((f) => f.startsWith(`${RAW}/`))))
       throw new UsageError(`rebuild: ${table} has no raw pages in ${store.lake} (runs with --no-raw keep none); run the pipeline instead`);

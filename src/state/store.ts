@@ -259,9 +259,11 @@ export class StateStore {
     // With a retention, the data files the commit removes stay for the table's older snapshots.
     const retainMs = !o.expiry && this.publisher && gone.some((f) => isTableData(next.table, f)) ? await this.publisher.retention(next.table) : 0;
     const retains = retainMs > 0 ? gone.filter((f) => isTableData(next.table, f)) : [];
-    gone = gone.filter((f) => !retains.includes(f));
+    const kept = new Set(retains);
+    gone = gone.filter((f) => !kept.has(f));
+    const deleted = new Set(gone);
     // A caller's state carries what its partition retains; one made afresh gets it from the store.
-    const retained = [...new Set([...(next.retained ?? this.load(next.table, next.partition).retained ?? []), ...retains])].filter((f) => !gone.includes(f));
+    const retained = [...new Set([...(next.retained ?? this.load(next.table, next.partition).retained ?? []), ...retains])].filter((f) => !deleted.has(f));
     const { retained: _, ...rest } = next;
     const state: PartitionState = {
       ...rest,
@@ -414,9 +416,7 @@ export class StateStore {
 
   /** Every committed file of a table, as the state lists them. */
   committedFiles(table: string): string[] {
-    return this.all()
-      .filter((s) => s.table === table)
-      .flatMap((s) => s.files);
+    return this.statesOf(table).flatMap((s) => s.files);
   }
 
   isLakeDir(): boolean {
