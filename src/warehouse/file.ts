@@ -127,25 +127,34 @@ function removeStale(file: string): void {
   }
 }
 
-async function comment(conn: DuckDBConnection, what: string, text: string): Promise<void> {
-  await conn.run(`COMMENT ON ${what} IS ${sqlString(text)}`);
+/** `COMMENT ON what IS 'text'`. */
+function comment(what: string, text: string): string {
+  return `COMMENT ON ${what} IS ${sqlString(text)}`;
 }
 
 async function build(conn: DuckDBConnection, lake: string): Promise<Omit<WarehouseResult, 'file'>> {
   // Every footer read once here, so that a tool's query reads them once, not twice (the file is
   // rewritten after each run, compaction and rebuild, which are what add files).
   for (const sql of await viewSql(lake, undefined, await oneSchemaTables(conn, lake))) await conn.run(sql);
+  // The comments (a thousand and more, most of them columns') go to DuckDB as one batch of
+  // statements at the end: one call each cost most of the file's build time.
+  const comments: string[] = [];
+  // Only columns the files have: a table's files from before a column was declared lack it.
+  const have = new Map<string, string[]>();
+  const columns = await conn.runAndReadAll(`SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'`);
+  for (const r of columns.getRowObjects()) {
+    const table = String(r.table_name);
+    have.set(table, [...(have.get(table) ?? []), String(r.column_name)]);
+  }
   for (const decl of LAKE_TABLES) {
-    await comment(conn, `VIEW ${ident(decl.table)}`, decl.doc);
-    // Only columns the files have: a table's files from before a column was declared lack it.
-    const have = (await conn.runAndReadAll(`SELECT column_name FROM duckdb_columns() WHERE table_name = ${sqlString(decl.table)}`)).getRowObjects().map((r) => String(r.column_name));
-    for (const name of have) {
+    comments.push(comment(`VIEW ${ident(decl.table)}`, decl.doc));
+    for (const name of have.get(decl.table) ?? []) {
       const doc = columnDoc(decl, name);
-      if (doc) await comment(conn, `COLUMN ${ident(decl.table)}.${ident(name)}`, doc);
+      if (doc) comments.push(comment(`COLUMN ${ident(decl.table)}.${ident(name)}`, doc));
     }
   }
-  await comment(conn, `VIEW ${REJECTS}`, 'rows that broke their schema, with the reason and the raw JSON');
-  await comment(conn, `VIEW ${RUNS}`, 'run reports (_runs/*.json in the lake), one row per run');
+  comments.push(comment(`VIEW ${REJECTS}`, 'rows that broke their schema, with the reason and the raw JSON'));
+  comments.push(comment(`VIEW ${RUNS}`, 'run reports (_runs/*.json in the lake), one row per run'));
   const taken = new Set([...LAKE_TABLES.map((d) => d.table), REJECTS, RUNS, MARKER]);
   const skipped: WarehouseResult['skipped'] = [];
   let queries = 0;
@@ -161,11 +170,12 @@ async function build(conn: DuckDBConnection, lake: string): Promise<Omit<Warehou
       skipped.push({ name: q.name, why: message });
       continue;
     }
-    await comment(conn, `VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`);
+    comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
     queries++;
   }
   await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version`);
-  await comment(conn, `TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild, and `chainlake warehouse` rewrites it');
+  comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild, and `chainlake warehouse` rewrites it'));
+  await conn.run(comments.join(';\n'));
   return { tables: LAKE_TABLES.length + 2, queries, skipped };
 }
 
