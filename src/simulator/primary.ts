@@ -172,7 +172,22 @@ export interface TimeRange {
   endTimestamp?: number;
 }
 
-const cb58 = (r: Rng) => cb58Encode(r.bytes(32));
+/**
+ * cb58 of the next 32 bytes of r, remembered: a listing derives the same ids again for every page
+ * and query that shows them (three in four encodings were of bytes encoded before).
+ */
+const CB58 = new Map<string, string>();
+function cb58(r: Rng): string {
+  const bytes = r.bytes(32);
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  let id = CB58.get(key);
+  if (id === undefined) {
+    // Bounded: a long-running simulator forgets and starts again rather than grow.
+    if (CB58.size >= 100_000) CB58.clear();
+    CB58.set(key, (id = cb58Encode(bytes)));
+  }
+  return id;
+}
 
 /** The C-Chain of each network in the EVM world (evm.ts): its blocks carry the C-Chain's atomic transactions. */
 const C_EVM_CHAIN: Record<StakingNetwork, (typeof CHAINS)[number]> = {
