@@ -6,7 +6,10 @@
 // objects downloaded into a folder, to compare with a local lake.
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { copyFileSync, createWriteStream, existsSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { Readable, Transform } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import S3rver from 's3rver';
@@ -22,9 +25,68 @@ export interface S3Server {
   close(): Promise<void>;
 }
 
+/** The part of s3rver's filesystem store that writes objects (lib/stores/filesystem.js). */
+interface S3rverStore {
+  getResourcePath(bucket: string, key: string, resource: string): string;
+  putMetadata(bucket: string, key: string, metadata: Record<string, string>, md5?: string): Promise<void>;
+  getMetadata(bucket: string, key: string): Promise<Record<string, unknown>>;
+  putObject(object: { bucket: string; key: string; content: Buffer | Readable; metadata: Record<string, string> }): Promise<{ size: number; md5: string }>;
+  copyObject(srcBucket: string, srcKey: string, destBucket: string, destKey: string, replacementMetadata?: Record<string, string>): Promise<Record<string, unknown>>;
+}
+
+/**
+ * s3rver writes an object in place: a GET while a PUT or a copy is under way, or after a PUT cut
+ * off by a killed writer, reads the object truncated (even empty), with a Content-Length to match.
+ * S3 never serves that: a PUT is atomic, a reader sees the old object or the new one, and a PUT cut
+ * off leaves the old one. Here its store writes each object to a file of its own and renames it
+ * over the object once whole, as S3 behaves (the object first, then its ETag: a reader in between
+ * sees the new bytes under the old ETag, and fetches them again when it sees the new one).
+ */
+function atomicWrites(store: S3rverStore): void {
+  const land = async (objectPath: string, write: (tmp: string) => Promise<void>): Promise<void> => {
+    mkdirSync(dirname(objectPath), { recursive: true });
+    const tmp = `${objectPath}.put-${randomUUID()}`;
+    try {
+      await write(tmp);
+      renameSync(tmp, objectPath);
+    } catch (err) {
+      rmSync(tmp, { force: true });
+      throw err;
+    }
+  };
+  store.putObject = async function (object) {
+    const md5 = createHash('md5');
+    let size = 0;
+    await land(this.getResourcePath(object.bucket, object.key, 'object'), async (tmp) => {
+      const count = new Transform({
+        transform(chunk: Buffer, _enc, done) {
+          md5.update(chunk);
+          size += chunk.length;
+          done(null, chunk);
+        },
+      });
+      await pipeline(Buffer.isBuffer(object.content) ? Readable.from([object.content]) : object.content, count, createWriteStream(tmp));
+    });
+    const digest = md5.digest('hex');
+    await this.putMetadata(object.bucket, object.key, object.metadata, digest);
+    return { size, md5: digest };
+  };
+  store.copyObject = async function (srcBucket, srcKey, destBucket, destKey, replacementMetadata) {
+    const from = (resource: string) => this.getResourcePath(srcBucket, srcKey, resource);
+    const to = (resource: string) => this.getResourcePath(destBucket, destKey, resource);
+    if (from('object') !== to('object')) {
+      await land(to('object'), async (tmp) => copyFileSync(from('object'), tmp));
+      if (!replacementMetadata) for (const r of ['object.md5', 'metadata.json']) if (existsSync(from(r))) copyFileSync(from(r), to(r));
+    }
+    if (replacementMetadata) await this.putMetadata(destBucket, destKey, replacementMetadata);
+    return this.getMetadata(destBucket, destKey);
+  };
+}
+
 export async function startS3(): Promise<S3Server> {
   const dir = mkdtempSync(join(tmpdir(), 'cl-s3rver-'));
   const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: BUCKET }] });
+  atomicWrites((server as unknown as { store: S3rverStore }).store);
   const { port } = (await server.run()) as AddressInfo;
   return { endpoint: `http://127.0.0.1:${port}`, dir, close: () => server.close() };
 }
