@@ -184,6 +184,14 @@ export class Client implements ClientPort {
   private firstAnswer?: Promise<void>;
   private answered?: () => void;
   private readonly clock: Clock;
+  /** When the service last answered anything (any status), on this.clock. */
+  private lastAnswer = -Infinity;
+  /**
+   * Set when a request used up all its tries without the service answering anything, to it or to
+   * any other request, meanwhile: the service is down or unreachable, and every other request of
+   * the run would spend its own tries (minutes a partition) to learn the same. They fail at once.
+   */
+  private unreachable?: string;
 
   constructor(
     readonly service: Service,
@@ -277,7 +285,9 @@ export class Client implements ClientPort {
     const flow = o.flow ?? flowOf(path, query);
     let last = '';
     let attempts = 0;
+    const started = this.clock.now();
     const once = async (): Promise<unknown> => {
+      if (this.unreachable) throw new AbortError(new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service): not sent: ${this.unreachable}`, undefined, o.endpoint, true));
       this.active++;
       try {
         const grant = await this.scheduler.acquire(weight, flow, o.signal);
@@ -326,8 +336,12 @@ export class Client implements ClientPort {
     } catch (err) {
       if (err instanceof ServiceError) throw err;
       if (o.signal?.aborted) throw err;
+      const why = last || this.redact((err as Error).message);
+      if (attempts > 1 && this.lastAnswer < started && !this.unreachable) {
+        this.unreachable = `the ${this.service} service (sources.${this.service}.url) answered nothing for ${Math.round((this.clock.now() - started) / 1000)} s, ${attempts} tries of ${shown} (last error: ${why}); check that it is up and reachable, then rerun`;
+      }
       throw new ServiceError(
-        `${shown} (${o.endpoint} on the ${this.service} service) failed after ${attempts} tries; last error: ${last || this.redact((err as Error).message)}`,
+        `${shown} (${o.endpoint} on the ${this.service} service) failed after ${attempts} tries; last error: ${why}`,
         undefined,
         o.endpoint,
         true,
@@ -451,6 +465,7 @@ export class Client implements ClientPort {
     const sent = this.clock.now();
     try {
       res = await this.exchange(method, url, headers, body, shown, o, deadline.signal);
+      this.lastAnswer = this.clock.now();
       grant.answer(res.status, res.header);
       if (res.status < 300) this.observe(this.clock.now() - sent, o.weight ?? 1);
     } catch (err) {

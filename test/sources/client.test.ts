@@ -69,6 +69,23 @@ describe('client retry rules', () => {
     const err: any = await new Client('data', source(s.url, { retries: 3 }), fast).get('/v1/y', {}, { endpoint: '/v1/y', stats: newRequestStats() }).catch((e) => e);
     expect(err.message).toMatch(/GET \/v1\/y \(\/v1\/y on the data service\) failed after 4 tries; last error: .*503 down for good/);
     expect(s.requests.length).toBe(4);
+    // A service that answers (even 503) is up: the next request is sent as usual.
+    await new Client('data', source(s.url, { retries: 0 }), fast).get('/v1/y', {}, { endpoint: '/v1/y', stats: newRequestStats() }).catch(() => undefined);
+    expect(s.requests.length).toBe(5);
+  });
+
+  it('a service that answers nothing: once a request has used up its tries, the others fail at once, unsent, saying why', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, {}));
+    const url = s.url;
+    await s.close(); // nothing listens there now: every connection is refused
+    const c = new Client('data', source(url, { retries: 2 }), fast);
+    const stats = newRequestStats();
+    const first: any = await c.get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
+    expect(first.message).toMatch(/GET \/v1\/a \(\/v1\/a on the data service\) failed after 3 tries; last error: .*ECONNREFUSED/);
+    const second: any = await c.get('/v1/b', {}, { endpoint: '/v1/b', stats }).catch((e) => e);
+    expect(second).toBeInstanceOf(ServiceError);
+    expect(second.message).toMatch(/^GET \/v1\/b \(\/v1\/b on the data service\): not sent: the data service \(sources\.data\.url\) answered nothing for \d+ s, 3 tries of GET \/v1\/a \(last error: .*ECONNREFUSED\); check that it is up and reachable, then rerun$/);
+    expect(stats.requests).toBe(3);
   });
 
   it('times out a slow answer and retries it', async () => {
