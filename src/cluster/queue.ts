@@ -334,18 +334,27 @@ export class JobLease {
    */
   async guard<T>(commit: () => Promise<T>): Promise<T> {
     if (this.lostReason) throw new LeaseLost(`${this.lostReason}: not committing`);
+    // A connection the server drops while checked out reports it here (and to the query under way,
+    // if one is): the next query only says the client "is not queryable", so the cause is kept.
+    let dropped: Error | undefined;
+    const onError = (e: Error) => (dropped ??= e);
+    const begun = Date.now();
     const db = async <R>(f: () => Promise<R>): Promise<R> => {
       try {
         return await f();
       } catch (e) {
         if (unavailable(e)) throw new QueueUnavailable(`the queue's database ${this.q.where} did not answer during a commit: ${errorMessage(e)}`);
+        if (dropped) {
+          const held = Date.now() - begun;
+          // The server closes a transaction idle past the bound (a frozen worker's): the lease was free to go meanwhile.
+          const why = held > this.boundMs ? `; a commit must end within the job's lease bound of ${this.boundMs / 1000} s (CHAINLAKE_JOB_LEASE_SECONDS), and this one took ${(held / 1000).toFixed(1)} s` : '';
+          throw new Error(`the queue's database ${this.q.where} closed the connection guarding a commit (${errorMessage(dropped)})${why}`);
+        }
         throw e;
       }
     };
     const c = await this.q.connect();
-    // A connection the server drops while checked out reports it here as well as to the query under way.
-    const ignore = () => undefined;
-    c.on('error', ignore);
+    c.on('error', onError);
     let ok = false;
     try {
       await db(() => c.query('BEGIN'));
@@ -368,7 +377,7 @@ export class JobLease {
       return out;
     } finally {
       if (!ok) await c.query('ROLLBACK').catch(() => undefined);
-      c.off('error', ignore);
+      c.off('error', onError);
       c.release(!ok);
     }
   }

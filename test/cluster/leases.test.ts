@@ -54,6 +54,16 @@ describe('job leases', () => {
     expect(await q.lease('a/t/p1', 'run-a', 60_000, never)).toBeDefined();
   });
 
+  it('a commit that outlasts the lease bound: the server closes its guard, and the error says so', async () => {
+    const queue = queueName('/lakes/slow');
+    await q.beginRun(queue, 'run-slow', 60_000);
+    // A bound of 1 s: the guard's transaction may stay idle that long, then the server closes it.
+    const lease = await q.lease('slow/t/p', 'run-slow', 1_000, never);
+    const slow = lease!.guard(() => new Promise((r) => setTimeout(r, 3_000)));
+    await expect(slow).rejects.toThrow(/closed the connection guarding a commit \(.*idle-in-transaction.*\); a commit must end within the job's lease bound of 1 s \(CHAINLAKE_JOB_LEASE_SECONDS\), and this one took \d+\.\d s/);
+    await lease!.release();
+  });
+
   it('a takeover waits for a commit under way, which completes', async () => {
     const queue = queueName('/lakes/b');
     await q.beginRun(queue, 'run-b', 60_000);
