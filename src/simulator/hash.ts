@@ -1,6 +1,7 @@
 // Deterministic hashing and a small PRNG. Every simulated item is a pure function of
 // (seed, partition, index), so any item can be produced without producing the ones before it.
 import { createHash } from 'node:crypto';
+import { cb58Encode } from '../ids.js';
 
 /** murmur3 finaliser: good avalanche for 32-bit keys. */
 export function mix32(x: number): number {
@@ -99,4 +100,23 @@ export function toHex(bytes: Uint8Array): string {
 /** Seed-independent bytes for identities (contract addresses, node ids) named by a label. */
 export function labelBytes(label: string, n: number): Uint8Array {
   return new Uint8Array(createHash('sha256').update('chainlake-sim:' + label).digest().subarray(0, n));
+}
+
+const IDS = new Map<string, string>();
+
+/**
+ * The cb58 id of the next 32 bytes of r (a transaction, block or UTXO id), remembered: a listing
+ * derives the same ids again for every page and query that shows them (three in four encodings
+ * were of bytes encoded before).
+ */
+export function id32(r: Rng): string {
+  const bytes = r.bytes(32);
+  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
+  let id = IDS.get(key);
+  if (id === undefined) {
+    // Bounded: a long-running simulator forgets and starts again rather than grow.
+    if (IDS.size >= 100_000) IDS.clear();
+    IDS.set(key, (id = cb58Encode(bytes)));
+  }
+  return id;
 }

@@ -8,7 +8,7 @@ import { cb58Encode, encodePrimaryAddress } from '../ids.js';
 import { ExactNumber } from '../json.js';
 import { invalidParams, serverError } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
-import { Rng, labelBytes } from './hash.js';
+import { Rng, id32, labelBytes } from './hash.js';
 import { nodeIdOf } from './staking.js';
 import { EVM_VM_ID, LAKESIDE_SUBNET_ID, PRIMARY_NETWORK_ID, SUBNET_EVM_VM_ID, X_CHAIN_ID, type Blockchain, type GenesisConfig, type Subnet } from './subnets.js';
 import { encodeUtxo, type SimUtxo } from './utxo_codec.js';
@@ -50,7 +50,6 @@ function iso(seconds: number, nanos = 0): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, `.${String(nanos).padStart(9, '0')}Z`);
 }
 
-const id32 = (r: Rng) => cb58Encode(r.bytes(32));
 
 export function xAddress(i: number): string {
   return encodePrimaryAddress('mainnet', labelBytes(`xaddr:${i}`, 20), 'X');

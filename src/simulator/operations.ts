@@ -8,10 +8,9 @@ import { createHash, createHmac } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { gzipSync } from 'node:zlib';
-import { cb58Encode } from '../ids.js';
 import { EVM_EXPORT, EXPORT_TYPES, dateOfDay, dayOf, exportRequestProblems, type ExportRequest } from '../requests.js';
 import { badRequest, notFound } from './errors.js';
-import { Rng } from './hash.js';
+import { Rng, id32 } from './hash.js';
 import type { World } from './world.js';
 
 /** Days one export holds; a longer range is truncated and continues from nextDate. */
@@ -195,7 +194,7 @@ function exportCsv(seed: number, r: ExportRequest, first: number, last: number):
         const n = rng.int(4);
         for (let i = 0; i < n; i++) {
           const at = day * 86_400 + rng.int(86_400);
-          const hash = evm ? `0x${rng.hex(32)}` : cb58Encode(rng.bytes(32));
+          const hash = evm ? `0x${rng.hex(32)}` : id32(rng);
           const other = evm ? `0x${rng.hex(20)}` : '';
           const direction = rng.chance(0.5) ? 'in' : 'out';
           const amount = rng.bigBelow(10n ** 21n).toString();

@@ -9,7 +9,7 @@ import { cb58Encode, encodeNodeId, isBlockchainId, isEvmAddress, nodeIdProblem, 
 import { ExactNumber } from '../json.js';
 import { badRequest, notFound } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
-import { Rng, hashKey, labelBytes, toHex } from './hash.js';
+import { Rng, hashKey, id32, labelBytes, toHex } from './hash.js';
 import { lowerBound } from './listing.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
@@ -172,23 +172,6 @@ export interface TimeRange {
   endTimestamp?: number;
 }
 
-/**
- * cb58 of the next 32 bytes of r, remembered: a listing derives the same ids again for every page
- * and query that shows them (three in four encodings were of bytes encoded before).
- */
-const CB58 = new Map<string, string>();
-function cb58(r: Rng): string {
-  const bytes = r.bytes(32);
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-  let id = CB58.get(key);
-  if (id === undefined) {
-    // Bounded: a long-running simulator forgets and starts again rather than grow.
-    if (CB58.size >= 100_000) CB58.clear();
-    CB58.set(key, (id = cb58Encode(bytes)));
-  }
-  return id;
-}
-
 /** The C-Chain of each network in the EVM world (evm.ts): its blocks carry the C-Chain's atomic transactions. */
 const C_EVM_CHAIN: Record<StakingNetwork, (typeof CHAINS)[number]> = {
   mainnet: CHAINS.find((c) => c.blockchainId === C_CHAIN.mainnet)!,
@@ -202,7 +185,7 @@ export function xBlockHeight(net: StakingNetwork, i: number, phase: 0 | 1 | 2): 
 }
 
 export function xBlockHash(seed: number, net: StakingNetwork, height: number): string {
-  return cb58(Rng.of(seed, 'xblockhash', net, height));
+  return id32(Rng.of(seed, 'xblockhash', net, height));
 }
 
 /** An L1 validation's id (seed-independent, so a pipeline can name it). */
@@ -397,7 +380,7 @@ export class PrimaryWorld {
   }
 
   blockHash(net: StakingNetwork, i: number): string {
-    return cb58(Rng.of(this.seed, 'pblockhash', net, i));
+    return id32(Rng.of(this.seed, 'pblockhash', net, i));
   }
 
   /**
@@ -416,7 +399,7 @@ export class PrimaryWorld {
    */
   peerTx(net: StakingNetwork, h: Header): { txHash: string; timestamp: number; blockHeight: number; blockHash: string } {
     const imports = h.type === 'ExportTx';
-    const txHash = cb58(Rng.of(this.seed, 'ppeertx', net, h.block, h.k));
+    const txHash = id32(Rng.of(this.seed, 'ppeertx', net, h.block, h.k));
     const ts = this.blockTime(net, h.block);
     if (this.peerOf(net, h) === 'x') {
       const blockHeight = xBlockHeight(net, h.block, imports ? 2 : 0);
@@ -429,7 +412,7 @@ export class PrimaryWorld {
   }
 
   private txHash(net: StakingNetwork, i: number, k: number): string {
-    return cb58(Rng.of(this.seed, 'ptx', net, i, k));
+    return id32(Rng.of(this.seed, 'ptx', net, i, k));
   }
 
   block(net: StakingNetwork, i: number): PrimaryNetworkBlock {
@@ -442,7 +425,7 @@ export class PrimaryWorld {
     const b: PrimaryNetworkBlock = {
       blockNumber: String(height),
       blockHash: this.blockHash(net, i),
-      parentHash: i === 0 ? cb58(Rng.of(this.seed, 'pblockhash', net, -1)) : this.blockHash(net, i - 1),
+      parentHash: i === 0 ? id32(Rng.of(this.seed, 'pblockhash', net, -1)) : this.blockHash(net, i - 1),
       blockTimestamp: ts,
       blockType: kind === 'proposal' ? 'BanffProposalBlock' : kind === 'commit' ? 'BanffCommitBlock' : 'BanffStandardBlock',
       txCount: txs.length,
@@ -456,8 +439,8 @@ export class PrimaryWorld {
     // Commit and abort blocks are not built by the proposer VM: they carry no proposer.
     if (kind !== 'commit') {
       b.proposerDetails = {
-        proposerId: cb58(Rng.of(this.seed, 'pproposer', net, i)),
-        proposerParentId: cb58(Rng.of(this.seed, 'pproposer', net, i - 1)),
+        proposerId: id32(Rng.of(this.seed, 'pproposer', net, i)),
+        proposerParentId: id32(Rng.of(this.seed, 'pproposer', net, i - 1)),
         proposerNodeId: nodeIdOf(net, this.proposerOf(net, i)!),
         proposerPChainHeight: height - 1 - r.int(3),
         proposerTimestamp: ts,
@@ -498,7 +481,7 @@ export class PrimaryWorld {
       const n = outIndex++;
       emitted.push({
         addresses: [address], asset: avax(net, amount), consumedOnChainId: to, createdOnChainId: P,
-        utxoId: cb58(Rng.of(this.seed, 'putxo', txHash, n)), amount: amount.toString(), assetId: AVAX_ASSET_ID[net],
+        utxoId: id32(Rng.of(this.seed, 'putxo', txHash, n)), amount: amount.toString(), assetId: AVAX_ASSET_ID[net],
         blockNumber, blockTimestamp: ts, outputIndex: n, txHash, utxoType: 'TRANSFER', threshold: 1, platformLocktime: 0, staked: false,
         ...extra,
       });
@@ -514,9 +497,9 @@ export class PrimaryWorld {
         const made = Rng.of(this.seed, 'pprev', net, i, h.k, u);
         consumed.push({
           addresses: [address], asset: avax(net, amount), consumedOnChainId: P, createdOnChainId: P,
-          utxoId: cb58(made), amount: amount.toString(), assetId: AVAX_ASSET_ID[net],
+          utxoId: id32(made), amount: amount.toString(), assetId: AVAX_ASSET_ID[net],
           blockNumber: String(Math.max(1, BASE_HEIGHT[net] + i - Math.floor(age / P_BLOCK_SECONDS))), blockTimestamp: ts - age,
-          outputIndex: made.int(4), txHash: cb58(made), utxoType: 'TRANSFER', threshold: 1, platformLocktime: 0, staked: false,
+          outputIndex: made.int(4), txHash: id32(made), utxoType: 'TRANSFER', threshold: 1, platformLocktime: 0, staked: false,
           consumingTxHash: txHash, consumingBlockNumber: blockNumber, consumingBlockTimestamp: ts,
         });
       }
@@ -555,7 +538,7 @@ export class PrimaryWorld {
           left -= part;
           consumed.push({
             addresses: [owner], asset: avax(net, part), consumedOnChainId: P, createdOnChainId: source,
-            utxoId: cb58(Rng.of(this.seed, 'ppeerutxo', peer.txHash, u)), amount: part.toString(), assetId: AVAX_ASSET_ID[net],
+            utxoId: id32(Rng.of(this.seed, 'ppeerutxo', peer.txHash, u)), amount: part.toString(), assetId: AVAX_ASSET_ID[net],
             blockNumber: String(peer.blockHeight), blockTimestamp: peer.timestamp, outputIndex: u, txHash: peer.txHash,
             utxoType: 'TRANSFER', threshold: 1, platformLocktime: 0, staked: false,
             consumingTxHash: txHash, consumingBlockNumber: blockNumber, consumingBlockTimestamp: ts,
@@ -599,7 +582,7 @@ export class PrimaryWorld {
         // The stake comes back and the reward is minted: nothing is consumed and nothing burned.
         burned = 0n;
         const stake = amountOf(25, 1_000_000);
-        const staking = cb58(Rng.of(this.seed, 'pstaking', net, i));
+        const staking = id32(Rng.of(this.seed, 'pstaking', net, i));
         const started = ts - r.range(14 * DAY, 365 * DAY);
         emit(owner, stake, { txHash: staking, utxoStartTimestamp: started, utxoEndTimestamp: ts });
         const delegation = r.chance(0.7);

@@ -8,7 +8,7 @@
 import { cb58Encode, isEvmAddress, type Network } from '../ids.js';
 import { badRequest } from './errors.js';
 import { WORLD_NOW } from './evm.js';
-import { Rng, labelBytes } from './hash.js';
+import { Rng, id32, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { lowerBound } from './listing.js';
 import { networkParam } from './params.js';
@@ -303,7 +303,7 @@ export class AtomicWorld {
   /** The X-Chain's own transactions: transfers of AVAX or of another asset, and new assets. */
   private own(net: StakingNetwork, h: XcHeader): XChainTransaction {
     const r = Rng.of(this.seed, 'xownbody', net, h.block, h.k);
-    const txHash = cb58Encode(Rng.of(this.seed, 'xowntx', net, h.block, h.k).bytes(32));
+    const txHash = id32(Rng.of(this.seed, 'xowntx', net, h.block, h.k));
     const blockHeight = xBlockHeight(net, h.block, 1);
     const ts = h.time;
     const from = poolAddress(net, h.addrs[0]!);
@@ -356,7 +356,7 @@ export class AtomicWorld {
   private output(net: StakingNetwork, txHash: string, index: number, address: string, a: AssetAmount, ts: number): XcUtxo {
     const here = this.chainId[net];
     return {
-      addresses: [address], asset: a, consumedOnChainId: here, createdOnChainId: here, utxoId: cb58Encode(Rng.of(this.seed, 'xcutxo', txHash, index).bytes(32)),
+      addresses: [address], asset: a, consumedOnChainId: here, createdOnChainId: here, utxoId: id32(Rng.of(this.seed, 'xcutxo', txHash, index)),
       creationTxHash: txHash, locktime: 0, outputIndex: String(index), threshold: 1, timestamp: ts, utxoType: 'TRANSFER',
     };
   }
@@ -366,7 +366,7 @@ export class AtomicWorld {
     const here = this.chainId[net];
     const made = Rng.of(this.seed, 'xcprev', txHash, n);
     return {
-      addresses: [address], asset: a, consumedOnChainId: here, createdOnChainId: here, utxoId: cb58Encode(made.bytes(32)), creationTxHash: cb58Encode(made.bytes(32)),
+      addresses: [address], asset: a, consumedOnChainId: here, createdOnChainId: here, utxoId: id32(made), creationTxHash: id32(made),
       locktime: 0, outputIndex: String(made.int(4)), threshold: 1, timestamp: ts - r.range(600, 90 * DAY), utxoType: 'TRANSFER',
       consumingTxHash: txHash, consumingTxTimestamp: ts, credentials: [credential(r)],
     };

@@ -3,7 +3,7 @@
 // listings agree with each other (a completed delegation yields a DELEGATOR reward to the
 // delegator and a VALIDATOR_FEE reward to the validator's owner, sharing txHash and rewardTxHash).
 import { cb58Encode, encodeNodeId, encodePrimaryAddress, type Network } from '../ids.js';
-import { Rng, hashKey, labelBytes } from './hash.js';
+import { Rng, hashKey, id32, labelBytes } from './hash.js';
 import { WORLD_NOW, type Money } from './evm.js';
 import { fromArray, mapListing, type Listing } from './listing.js';
 
@@ -184,7 +184,7 @@ export function addressBody(s: string): string {
 }
 
 function cb58Hash(seed: number, ...parts: Array<string | number>): string {
-  return cb58Encode(Rng.of(seed, 'cb58', ...parts).bytes(32));
+  return id32(Rng.of(seed, 'cb58', ...parts));
 }
 
 function rewardFor(stake: bigint, aprBp: bigint, seconds: number): bigint {

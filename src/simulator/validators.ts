@@ -8,7 +8,7 @@ import { ExactNumber } from '../json.js';
 import { cb58Encode, encodeNodeId, isBlockchainId, nodeIdProblem, type Network } from '../ids.js';
 import { badRequest } from './errors.js';
 import { WORLD_NOW } from './evm.js';
-import { Rng, hashKey, labelBytes, toHex } from './hash.js';
+import { Rng, hashKey, id32, labelBytes, toHex } from './hash.js';
 import { fromArray, iterate, type Listing } from './listing.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
@@ -264,9 +264,9 @@ export class ValidatorWorld {
         schedule.forEach((t, k) => {
           const r = Rng.of(this.seed, 'subnet-validation', net, i, k);
           out.push({
-            txHash: cb58Encode(r.bytes(32)), nodeId: nodes[(i + k) % nodes.length]!, subnetId: s.subnetId,
+            txHash: id32(r), nodeId: nodes[(i + k) % nodes.length]!, subnetId: s.subnetId,
             stake: BigInt(r.range(1, 200)), start: t.start, end: t.end, delegations: [],
-            ...(t.removeAt !== undefined ? { removeAt: t.removeAt, removeTxHash: cb58Encode(r.bytes(32)) } : {}),
+            ...(t.removeAt !== undefined ? { removeAt: t.removeAt, removeTxHash: id32(r) } : {}),
           });
         });
       });
