@@ -72,16 +72,16 @@ function worker(
   return { child, done, ready, heard, said };
 }
 
-/**
- * A queued run with three workers; while it runs, every 1.5 to 3 s one worker picked at random is
- * killed with SIGKILL and a new one started. Returns the run's result and the kills that landed
- * while it ran.
- */
 /** The error lines the workers wrote so far (a killed one's too): what explains a failed run. */
 function workerErrors(): string {
   return outputs.flatMap((o) => o.split('\n').filter((l) => l.includes('"level":50'))).slice(-20).join('\n');
 }
 
+/**
+ * A queued run with three workers; while it runs, every 1.5 to 3 s one worker picked at random is
+ * killed with SIGKILL and a new one started. Returns the run's result and the kills that landed
+ * while it ran.
+ */
 async function clusterRun(lake: string, env: Record<string, string> = {}) {
   const workers = [worker(lake, env), worker(lake, env), worker(lake, env)];
   let running = true;
@@ -133,7 +133,7 @@ describe('run --queue with three workers, killed and replaced', () => {
     const lake = join(root, 'disk');
     const { result, kills, codes } = await clusterRun(lake);
     console.log(`queued run on disk: ${kills} workers killed and replaced during the run`);
-    expect(result.code, `${aboveInfo(result.stderr)}\nworkers' errors:\n${workerErrors()}`).toBe(0);
+    expect(result.code, whyFailed(result.stderr)).toBe(0);
     expect(kills).toBeGreaterThanOrEqual(2);
     expect(codes).toEqual([0, 0, 0]);
     expect(differences(await lakeContents(lake))).toEqual([]);
@@ -148,7 +148,7 @@ describe('run --queue with three workers, killed and replaced', () => {
     const lake = `s3://${BUCKET}/queued`;
     const { result, kills, codes } = await clusterRun(lake, env);
     console.log(`queued run on s3: ${kills} workers killed and replaced during the run`);
-    expect(result.code, `${aboveInfo(result.stderr)}\nworkers' errors:\n${workerErrors()}`).toBe(0);
+    expect(result.code, whyFailed(result.stderr)).toBe(0);
     expect(kills).toBeGreaterThanOrEqual(2);
     expect(codes).toEqual([0, 0, 0]);
     const restore = useEnv(env);
@@ -194,6 +194,11 @@ function differences(tables: Record<string, string[]>): string[] {
 /** What a run said above info (warnings, errors, the failed partitions): what explains its exit code. */
 function aboveInfo(stderr: string): string {
   return stderr.split('\n').filter((l) => l.trim() && !l.includes('"level":30')).join('\n').slice(-4000);
+}
+
+/** What explains a queued run's exit code: its own lines above info, and its workers' errors. */
+function whyFailed(stderr: string): string {
+  return `${aboveInfo(stderr)}\nworkers' errors:\n${workerErrors()}`;
 }
 
 async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>, runLease = LEASE_SECONDS) {
@@ -253,7 +258,7 @@ describe('run --queue: the database going away', () => {
       await pgdb.start();
     });
     expect(stopped).toBe(true);
-    expect(result.code, `${aboveInfo(result.stderr)}\nworkers' errors:\n${workerErrors()}`).toBe(0);
+    expect(result.code, whyFailed(result.stderr)).toBe(0);
     expect(result.stderr).toContain("the queue's database is away: waiting for it");
     // Ended by itself, not by a later run.
     expect(result.stderr).not.toContain('the run was ended by a later run');
