@@ -144,7 +144,9 @@ async function build(conn: DuckDBConnection, lake: string): Promise<Omit<Warehou
   const columns = await conn.runAndReadAll(`SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'`);
   for (const r of columns.getRowObjects()) {
     const table = String(r.table_name);
-    have.set(table, [...(have.get(table) ?? []), String(r.column_name)]);
+    let names = have.get(table);
+    if (!names) have.set(table, (names = []));
+    names.push(String(r.column_name));
   }
   for (const decl of LAKE_TABLES) {
     comments.push(comment(`VIEW ${ident(decl.table)}`, decl.doc));
