@@ -123,11 +123,15 @@ async function cmdReport(a: ArgsOf<typeof reportFlags>): Promise<number> {
 
 export const reportCommand = commandOf('report', 'write one self-contained HTML report with charts of the lake', reportFlags, cmdReport);
 
-const warehouseFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'DuckDB file to write (default: warehouse.duckdb next to the lake)' });
+const warehouseFlags = (y: Argv<Globals>) =>
+  y.option('out', { type: 'string', requiresArg: true, describe: 'DuckDB file to write (default: warehouse.duckdb next to the lake)' }).option('rows', {
+    type: 'boolean',
+    describe: "hold a copy of every table's rows in the file, where queries run at DuckDB's own speed; later runs, compact and rebuild keep it up to date (--no-rows: views over the Parquet files only; default: as the file is)",
+  });
 
 async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
   const { writeWarehouse } = await import('../warehouse/file.js');
-  process.stdout.write(wroteWarehouse(await writeWarehouse(await readLake(givenLake(a)), { out: a.out, flag: '--out' })) + '\n');
+  process.stdout.write(wroteWarehouse(await writeWarehouse(await readLake(givenLake(a)), { out: a.out, flag: '--out', ...(a.rows === undefined ? {} : { rows: a.rows }) })) + '\n');
   return 0;
 }
 

@@ -4,6 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { readableLake } from '../state/cache.js';
+import { isObjectUrl } from '../state/s3.js';
 import { writeQuery } from '../warehouse/query.js';
 import { commandOf, checkLake, givenLake, type ArgsOf, type Globals } from './args.js';
 
@@ -11,7 +12,12 @@ const queryFlags = (y: Argv<Globals>) =>
   y
     .positional('sql', { type: 'string', describe: 'SQL to run' })
     .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
-    .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' } as const);
+    .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' } as const)
+    .option('warehouse', {
+      type: 'string',
+      requiresArg: true,
+      describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: warehouse.duckdb next to a local lake; --no-warehouse: the Parquet files only)",
+    });
 
 async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   // SQL given after `--` (main.ts puts there one that opens with a comment).
@@ -30,8 +36,14 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
   const { openWarehouse, viewsFor } = await import('../warehouse/views.js');
+  const { defaultWarehousePath } = await import('../warehouse/rows.js');
+  const given = checkLake(givenLake(a));
+  const lake = await readableLake(given);
+  // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
+  const flag = a.warehouse as string | false | undefined;
+  const rowsFrom = flag === false ? undefined : (flag ?? (isObjectUrl(given) ? undefined : defaultWarehousePath(lake)));
   // Only the views the SQL names: each binds its table's files when it is made.
-  const conn = await openWarehouse(await readableLake(checkLake(givenLake(a))), {}, viewsFor(sql));
+  const conn = await openWarehouse(lake, {}, viewsFor(sql), rowsFrom);
   try {
     // Chunk by chunk (batch by batch for Arrow) as DuckDB produces them, waiting for stdout to
     // drain: a result of any size goes out in bounded memory.

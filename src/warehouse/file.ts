@@ -1,12 +1,14 @@
 // The warehouse as a file (docs/warehouse.md): a DuckDB database that analysts open with
-// their own tools (the DuckDB CLI, Python, DBeaver, dashboards). It holds views and one small
-// marker table, never the lake's rows: a view per lake table over its Parquet files by absolute
-// path (viewSql, as `chainlake query` builds them), `_runs`, `_rejects`, and every bundled query of
-// sql/ as a view of its file's name. It is built whole in a temporary file next to the target and
-// renamed over it: a reader sees the old file or the new one, and a connection open on the old
-// file keeps reading it. Only a file that carries the marker is replaced, so a database of the
-// user's that happens to sit at the path is never overwritten.
-import { closeSync, existsSync, lstatSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
+// their own tools (the DuckDB CLI, Python, DBeaver, dashboards). By default it holds views and one
+// small marker table, never the lake's rows: a view per lake table over its Parquet files by
+// absolute path (viewSql, as `chainlake query` builds them), `_runs`, `_rejects`, and every bundled
+// query of sql/ as a view of its file's name. With rows (`chainlake warehouse --rows`, kept by
+// later rewrites until `--no-rows`) each table's view reads a copy of its rows in the file instead
+// (warehouse/rows.ts). It is built in a temporary file next to the target (a file with rows: a copy
+// of the old one, brought up to date) and renamed over it: a reader sees the old file or the new
+// one, and a connection open on the old file keeps reading it. Only a file that carries the marker
+// is replaced, so a database of the user's that happens to sit at the path is never overwritten.
+import { closeSync, constants, copyFileSync, existsSync, lstatSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
@@ -18,19 +20,18 @@ import { columnDoc } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, oneSchemaTables, viewSql } from './views.js';
+import { defaultWarehousePath, FILES, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
+
+export { defaultWarehousePath };
 
 /** The table that marks a file as a warehouse chainlake wrote (and may replace). */
 export const MARKER = '_chainlake';
 
-export function defaultWarehousePath(lake: string): string {
-  return join(dirname(resolve(lake)), 'warehouse.duckdb');
-}
-
 /** DuckDB's main header starts with an 8-byte checksum and then these bytes. */
 const DUCKDB_MAGIC = Buffer.from('DUCK');
 
-type Found = { kind: 'absent' | 'ours' } | { kind: 'foreign' | 'busy'; why: string };
+type Found = { kind: 'absent' } | { kind: 'ours'; rows: boolean } | { kind: 'foreign' | 'busy'; why: string };
 
 function hasDuckdbMagic(file: string): boolean {
   const fd = openSync(file, 'r');
@@ -65,8 +66,9 @@ async function inspect(file: string): Promise<Found> {
   try {
     const conn = await db.connect();
     try {
-      const r = await conn.runAndReadAll(`SELECT count(*) AS n FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name = ${sqlString(MARKER)}`);
-      return Number(r.getRowObjects()[0]!.n) > 0 ? { kind: 'ours' } : { kind: 'foreign', why: `is a DuckDB database without chainlake's ${MARKER} table` };
+      const r = await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name IN (${sqlString(MARKER)}, ${sqlString(FILES)})`);
+      const names = new Set(r.getRows().map(([t]) => String(t)));
+      return names.has(MARKER) ? { kind: 'ours', rows: names.has(FILES) } : { kind: 'foreign', why: `is a DuckDB database without chainlake's ${MARKER} table` };
     } finally {
       conn.closeSync();
     }
@@ -114,6 +116,8 @@ export interface WarehouseResult {
   queries: number;
   /** Bundled queries that cannot be views of this lake yet (e.g. runs_recent before any run). */
   skipped: Array<{ name: string; why: string }>;
+  /** With rows: what the rewrite changed in them. */
+  rows?: RowsSync;
 }
 
 /** Temporary files of writers that are gone (killed mid-write): `.<name>.tmp-<pid>` and its WAL. */
@@ -132,10 +136,21 @@ function comment(what: string, text: string): string {
   return `COMMENT ON ${what} IS ${sqlString(text)}`;
 }
 
-async function build(conn: DuckDBConnection, lake: string): Promise<Omit<WarehouseResult, 'file'>> {
+async function build(conn: DuckDBConnection, lake: string, withRows: boolean): Promise<Omit<WarehouseResult, 'file'>> {
+  let rows: RowsSync | undefined;
+  let only: Set<string> | undefined;
+  if (withRows) {
+    // The old file's views and marker go (the copy keeps its rows and ledger): made again below.
+    const views = await conn.runAndReadAll(`SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() AND schema_name = 'main'`);
+    for (const [v] of views.getRows()) await conn.run(`DROP VIEW ${ident(String(v))}`);
+    await conn.run(`DROP TABLE IF EXISTS ${MARKER}`);
+    const { holding, ...changed } = await syncRows(conn, lake, LAKE_TABLES);
+    rows = changed;
+    only = new Set([...LAKE_TABLES.map((d) => d.table).filter((t) => !holding.has(t)), REJECTS, RUNS]);
+  }
   // Every footer read once here, so that a tool's query reads them once, not twice (the file is
   // rewritten after each run, compaction and rebuild, which are what add files).
-  for (const sql of await viewSql(lake, undefined, await oneSchemaTables(conn, lake))) await conn.run(sql);
+  for (const sql of await viewSql(lake, only, await oneSchemaTables(conn, lake, only))) await conn.run(sql);
   // The comments (a thousand and more, most of them columns') go to DuckDB as one batch of
   // statements at the end: one call each cost most of the file's build time.
   const comments: string[] = [];
@@ -177,17 +192,19 @@ async function build(conn: DuckDBConnection, lake: string): Promise<Omit<Warehou
   }
   await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version`);
   comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild, and `chainlake warehouse` rewrites it'));
+  if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
-  return { tables: LAKE_TABLES.length + 2, queries, skipped };
+  return { tables: LAKE_TABLES.length + 2, queries, skipped, ...(rows ? { rows } : {}) };
 }
 
 /**
  * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder, then
  * renamed over it. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
- * named by `flag`, if one was.
+ * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
+ * when not given, as the old file does.
  */
-export async function writeWarehouse(lake: string, o: { out?: string; flag: string }): Promise<WarehouseResult> {
+export async function writeWarehouse(lake: string, o: { out?: string; flag: string; rows?: boolean }): Promise<WarehouseResult> {
   const file = targetOf(lake, o.out, o.flag);
   const label = labelOf(file, o.flag, o.out !== undefined);
   const found = await inspect(file);
@@ -200,7 +217,11 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
     rmSync(`${tmp}.wal`, { force: true });
   };
   clean();
+  const withRows = o.rows ?? (found.kind === 'ours' && found.rows);
   try {
+    // Rows are brought up to date in a copy of the old file, unless a writer left a WAL beside it
+    // (its last changes are not in the file alone): then they are copied whole.
+    if (withRows && found.kind === 'ours' && found.rows && !existsSync(`${file}.wal`)) copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
     const db = await DuckDBInstance.create(tmp, querySettings(engineOptions()));
     let built;
     try {
@@ -208,7 +229,7 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
       try {
         // One transaction: the many small catalog changes are written once, at the commit.
         await conn.run('BEGIN');
-        built = await build(conn, lake);
+        built = await build(conn, lake, withRows);
         await conn.run('COMMIT');
         await conn.run('CHECKPOINT');
       } finally {

@@ -8,6 +8,7 @@ import { existingFolder } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
 import { connectWarehouse, LAKE_TABLES, lakeDatabase } from './views.js';
+import { defaultWarehousePath } from './rows.js';
 
 export interface Lake {
   /** The lake folder, as given. */
@@ -22,14 +23,28 @@ export interface Lake {
   close(): void;
 }
 
+export interface LakeOptions extends EngineOptions {
+  /**
+   * The warehouse file whose copies of the tables' rows (`chainlake warehouse --rows`) to read
+   * where they hold exactly the lake's committed files (default: warehouse.duckdb next to the lake;
+   * false: the Parquet files only). A table whose copy is stale or absent reads its files.
+   */
+  warehouse?: string | false;
+}
+
 /**
  * Opens the lake at `path` (a folder `chainlake run` writes) for reading: every table is a view of
  * its name. `options`: DuckDB's memory limit, threads and spill folder, over CHAINLAKE_DUCKDB_*
  * (src/load/limits.ts; by default a quarter of the machine's memory, at most 2 GiB, spilling to the
- * system's temporary folder).
+ * system's temporary folder), and the warehouse file to read rows from. Tables read from the
+ * warehouse file's rows are as they were when the lake was opened; those read from Parquet files
+ * see files committed later.
  */
-export async function openLake(path: string, options: EngineOptions = {}): Promise<Lake> {
-  const db = await lakeDatabase(existingFolder(path, 'openLake:'), options, undefined, true);
+export async function openLake(path: string, options: LakeOptions = {}): Promise<Lake> {
+  const { warehouse, ...engine } = options;
+  const lake = existingFolder(path, 'openLake:');
+  const rowsFrom = warehouse === false ? undefined : (warehouse ?? defaultWarehousePath(lake));
+  const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...(rowsFrom ? { rowsFrom } : {}) });
   return new OpenLake(path, db);
 }
 

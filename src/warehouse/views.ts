@@ -11,6 +11,7 @@ import { landedColumns } from '../transform/columns.js';
 import { committedBefore, REJECTS, RUNS, STATE, StateStore } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
 import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
+import { currentRows, ROWS_DB, rowsView } from './rows.js';
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
@@ -63,13 +64,18 @@ export async function oneSchemaTables(conn: DuckDBConnection, lake: string, only
 /**
  * The statements that make the lake's views (`only`: those of these names). `oneSchema`: tables
  * known to have one schema in all their files (oneSchemaTables), read without union_by_name.
+ * `rows`: tables read from the copy of their rows in the warehouse file attached as ROWS_DB.
  */
-export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<string>): Promise<string[]> {
+export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<string>, rows?: Set<string>): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
   const store = existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
   for (const decl of LAKE_TABLES) {
     if (only && !only.has(decl.table)) continue;
+    if (rows?.has(decl.table)) {
+      out.push(rowsView(decl.table, ROWS_DB));
+      continue;
+    }
     const dir = join(root, decl.table);
     if (hasParquet(dir)) {
       const byName = oneSchema?.has(decl.table) ? '' : 'union_by_name = true, ';
@@ -111,29 +117,45 @@ export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDBConnec
   return conn;
 }
 
+export interface LakeDatabaseOptions {
+  /** Only the views of these names (viewsFor). */
+  only?: Set<string>;
+  /**
+   * Every footer read at once, so that tables of one schema need no lining up by name at each
+   * query (the library, whose lake serves many queries; a one-query process would read them twice).
+   */
+  lineUpOnce?: boolean;
+  /** A warehouse file whose copies of tables' rows to read where they are current (warehouse/rows.ts). */
+  rowsFrom?: string;
+}
+
 /**
  * An in-memory DuckDB with the lake's views, which every connection to it sees; its memory,
  * threads and spill folder from `engine` over the environment (load/limits.ts).
  */
-export async function lakeDatabase(lake: string, engine: EngineOptions = {}, only?: Set<string>, lineUpOnce = false): Promise<DuckDBInstance> {
+export async function lakeDatabase(lake: string, engine: EngineOptions = {}, o: LakeDatabaseOptions = {}): Promise<DuckDBInstance> {
+  const { only, lineUpOnce = false } = o;
   const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));
   const conn = await db.connect();
   // Footers read once per instance, not at each bind and scan: the lake's files never change in
   // place (a new name for every write), so a cached footer cannot go stale. Set here, not at
   // create: the Parquet reader that owns the setting loads with the first use.
   await conn.run('SET GLOBAL parquet_metadata_cache = true');
-  // `lineUpOnce` (the library, whose lake serves many queries): every footer read here once, so
-  // that tables of one schema need no lining up by name at each query. A one-query process would
-  // only read them twice.
-  const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, only) : undefined;
-  for (const sql of await viewSql(lake, only, oneSchema)) await conn.run(sql);
+  const tables = LAKE_TABLES.map((d) => d.table).filter((t) => !only || only.has(t));
+  const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables) : new Set<string>();
+  const rest = new Set([...(only ?? [...tables, '_rejects', '_runs'])].filter((t) => !rows.has(t)));
+  const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, rest) : undefined;
+  for (const sql of await viewSql(lake, only, oneSchema, rows)) await conn.run(sql);
   conn.closeSync();
   return db;
 }
 
-/** An in-memory DuckDB with the lake's views (`only`: those of these names, see viewsFor). */
-export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>): Promise<DuckDBConnection> {
-  return connectWarehouse(await lakeDatabase(lake, engine, only));
+/**
+ * An in-memory DuckDB with the lake's views (`only`: those of these names, see viewsFor;
+ * `rowsFrom`: a warehouse file whose current rows to read).
+ */
+export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>, rowsFrom?: string): Promise<DuckDBConnection> {
+  return connectWarehouse(await lakeDatabase(lake, engine, { only, ...(rowsFrom ? { rowsFrom } : {}) }));
 }
 
 /** The bundled queries' folder (sql/), found from this module so it works from src/ and dist/. */

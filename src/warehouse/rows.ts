@@ -1,0 +1,215 @@
+// The warehouse's rows (docs/warehouse.md, "Rows in the file"): with `chainlake warehouse --rows`
+// the warehouse file holds a copy of every table's committed rows in DuckDB's own storage, where a
+// query runs at DuckDB's own speed (Parquet read back costs about twice as much, and a fresh
+// process pays for every footer). The lake stays the truth: the copy is kept by file, and a file
+// ledger says which committed files it holds. Readers (`chainlake query`, the library) use a
+// table's copy only when the ledger names exactly the files the table's states commit now; any
+// other table is read from its Parquet files, so a stale copy is slower, never wrong.
+//
+// Layout inside the file, for a table T with committed files:
+//   _rows_T            its rows, each with `_file` (the lake-relative file it came from)
+//   T                  the view users query: _rows_T without `_file`
+//   _chainlake_files   (table_name, file, rows): the files the copy holds
+// A rewrite copies the old file, deletes the rows of files no longer committed, inserts the rows of
+// new ones, and renames the copy over the old file (warehouse/file.ts): a run that added a few files
+// costs their rows, not the table's.
+import { existsSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import type { DuckDBConnection } from './duckdb.js';
+import type { StreamDecl } from '../decl/stream.js';
+import { listParquet, sqlString } from '../load/paths.js';
+import { committedBefore, STATE, StateStore } from '../state/store.js';
+
+/** The ledger of the files whose rows the warehouse file holds. */
+export const FILES = '_chainlake_files';
+/** The column of a rows table naming the file each row came from. */
+export const FILE_COLUMN = '_file';
+/** The name a reader attaches the warehouse file under. */
+export const ROWS_DB = 'chainlake_rows';
+
+/** The table holding `table`'s rows. */
+export const rowsTable = (table: string): string => `_rows_${table}`;
+
+const quoted = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** The warehouse file of a lake when none is named: warehouse.duckdb in the lake's parent folder. */
+export function defaultWarehousePath(lake: string): string {
+  return join(dirname(resolve(lake)), 'warehouse.duckdb');
+}
+
+/**
+ * Each table's committed data files, lake-relative, in the order its states list them (a
+ * partition's files in block order): the files its view reads. A table with files on disk and no
+ * states (a lake from before states listed every file) has its folder's files.
+ */
+export function committedFiles(lake: string, tables: readonly string[]): Map<string, string[]> {
+  const root = resolve(lake);
+  const store = existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
+  const out = new Map<string, string[]>();
+  for (const table of tables) {
+    const states = store?.statesOf(table) ?? [];
+    const dir = join(root, table);
+    out.set(table, states.length ? states.flatMap(committedBefore) : existsSync(dir) ? listParquet(dir).map((f) => relative(root, f)) : []);
+  }
+  return out;
+}
+
+/** The view of a table's copy, in database `db` (the file's own when not given). */
+export function rowsView(table: string, db?: string): string {
+  const from = db ? `${db}.main.${quoted(rowsTable(table))}` : quoted(rowsTable(table));
+  return `CREATE OR REPLACE VIEW ${quoted(table)} AS SELECT * EXCLUDE (${FILE_COLUMN}) FROM ${from}`;
+}
+
+export interface RowsSync {
+  /** Tables whose rows the file holds. */
+  tables: number;
+  /** Files whose rows were inserted, and deleted, by this rewrite. */
+  added: number;
+  removed: number;
+  /** Tables copied whole (new, or most of their rows replaced, or a column's type changed). */
+  copied: number;
+}
+
+type Ledger = Map<string, Map<string, bigint>>;
+
+async function ledgerOf(conn: DuckDBConnection, db?: string): Promise<Ledger | undefined> {
+  const at = db ? `${db}.main.${FILES}` : FILES;
+  let rows;
+  try {
+    rows = (await conn.runAndReadAll(`SELECT table_name, file, rows FROM ${at}`)).getRows();
+  } catch {
+    return undefined;
+  }
+  const out: Ledger = new Map();
+  for (const [t, f, n] of rows) {
+    let files = out.get(String(t));
+    if (!files) out.set(String(t), (files = new Map()));
+    files.set(String(f), BigInt(n as bigint));
+  }
+  return out;
+}
+
+const list = (root: string, files: readonly string[]) => `[${files.map((f) => sqlString(join(root, f))).join(', ')}]`;
+
+/** The rows of `files` (lake-relative) with the file each came from, columns lined up by name. */
+function rowsOf(root: string, files: readonly string[]): string {
+  return `SELECT * EXCLUDE (${FILE_COLUMN}), substr(${FILE_COLUMN}, ${root.length + 2}) AS ${FILE_COLUMN} FROM read_parquet(${list(root, files)}, union_by_name = true, hive_partitioning = false, filename = '${FILE_COLUMN}')`;
+}
+
+/** Each file's row count, from its footer. */
+async function rowCounts(conn: DuckDBConnection, root: string, files: readonly string[]): Promise<Map<string, bigint>> {
+  const r = await conn.runAndReadAll(`SELECT file_name, num_rows FROM parquet_file_metadata(${list(root, files)})`);
+  return new Map(r.getRows().map(([f, n]) => [relative(root, String(f)), BigInt(n as bigint)]));
+}
+
+async function columnsOf(conn: DuckDBConnection, sql: string): Promise<Map<string, string>> {
+  const r = await conn.runAndReadAll(`DESCRIBE ${sql}`);
+  return new Map(r.getRows().map(([name, type]) => [String(name), String(type)]));
+}
+
+/**
+ * Brings the rows of the file `conn` writes (inside the caller's transaction) to the lake's
+ * committed files: deletes those of files no longer committed, inserts those of new ones, and
+ * makes each table's view over its rows (an empty view for a table without files is the caller's).
+ * Returns what changed; the tables with rows are `holding`.
+ */
+export async function syncRows(conn: DuckDBConnection, lake: string, tables: readonly StreamDecl[]): Promise<RowsSync & { holding: Set<string> }> {
+  const root = resolve(lake);
+  const want = committedFiles(root, tables.map((d) => d.table));
+  const ledger = (await ledgerOf(conn)) ?? new Map<string, Map<string, bigint>>();
+  await conn.run(`CREATE TABLE IF NOT EXISTS ${FILES} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, rows BIGINT NOT NULL)`);
+  const out = { tables: 0, added: 0, removed: 0, copied: 0, holding: new Set<string>() };
+  for (const decl of tables) {
+    const t = decl.table;
+    const files = want.get(t) ?? [];
+    const held = ledger.get(t) ?? new Map<string, bigint>();
+    const rows = quoted(rowsTable(t));
+    const forget = async () => {
+      await conn.run(`DROP TABLE IF EXISTS ${rows}`);
+      await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)}`);
+    };
+    if (!files.length) {
+      out.removed += held.size;
+      await forget();
+      continue;
+    }
+    const keep = new Set(files);
+    const gone = [...held.keys()].filter((f) => !keep.has(f));
+    const fresh = files.filter((f) => !held.has(f));
+    const counts = fresh.length ? await rowCounts(conn, root, fresh) : new Map<string, bigint>();
+    let total = 0n;
+    let dropped = 0n;
+    for (const [f, n] of held) keep.has(f) ? (total += n) : (dropped += n);
+    // Copied whole when new, when most of its rows go (a compaction: deleting them would leave the
+    // storage full of holes, and inserting is the work either way), or when a column changes type.
+    let whole = held.size === 0 || dropped > total;
+    if (!whole && fresh.length) {
+      const have = await columnsOf(conn, `SELECT * FROM ${rows}`);
+      for (const [name, type] of await columnsOf(conn, rowsOf(root, fresh))) {
+        const was = have.get(name);
+        if (was === undefined) await conn.run(`ALTER TABLE ${rows} ADD COLUMN ${quoted(name)} ${type}`);
+        else if (was !== type) whole = true;
+      }
+    }
+    if (whole) {
+      await forget();
+      await conn.run(`CREATE TABLE ${rows} AS ${rowsOf(root, files)}`);
+      const all = await rowCounts(conn, root, files);
+      await conn.run(`INSERT INTO ${FILES} SELECT * FROM (VALUES ${files.map((f) => `(${sqlString(t)}, ${sqlString(f)}, ${all.get(f) ?? 0n})`).join(', ')})`);
+      out.copied++;
+      out.added += files.length;
+      out.removed += held.size;
+    } else {
+      if (gone.length) {
+        const names = gone.map(sqlString).join(', ');
+        await conn.run(`DELETE FROM ${rows} WHERE ${FILE_COLUMN} IN (${names})`);
+        await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names})`);
+      }
+      if (fresh.length) {
+        await conn.run(`INSERT INTO ${rows} BY NAME ${rowsOf(root, fresh)}`);
+        await conn.run(`INSERT INTO ${FILES} SELECT * FROM (VALUES ${fresh.map((f) => `(${sqlString(t)}, ${sqlString(f)}, ${counts.get(f) ?? 0n})`).join(', ')})`);
+      }
+      out.added += fresh.length;
+      out.removed += gone.length;
+    }
+    await conn.run(rowsView(t));
+    out.tables++;
+    out.holding.add(t);
+  }
+  // A table this version does not declare (renamed or gone): its copy goes.
+  const declared = new Set(tables.map((d) => d.table));
+  for (const [t, held] of ledger) {
+    if (declared.has(t)) continue;
+    out.removed += held.size;
+    await conn.run(`DROP TABLE IF EXISTS ${quoted(rowsTable(t))}`);
+    await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)}`);
+  }
+  return out;
+}
+
+/**
+ * The tables of `tables` whose rows the warehouse `file` holds for exactly the files the lake
+ * commits now, with the file attached (read-only, as ROWS_DB) to `conn` when there is one; none
+ * (and nothing attached) when the file is absent, is not a warehouse with rows, or cannot be
+ * opened (a program holding it open for writing).
+ */
+export async function currentRows(conn: DuckDBConnection, lake: string, file: string, tables: readonly string[]): Promise<Set<string>> {
+  const served = new Set<string>();
+  if (!tables.length || !existsSync(file)) return served;
+  try {
+    await conn.run(`ATTACH ${sqlString(file)} AS ${ROWS_DB} (READ_ONLY)`);
+  } catch {
+    return served;
+  }
+  const ledger = await ledgerOf(conn, ROWS_DB);
+  if (ledger) {
+    const now = committedFiles(lake, tables);
+    for (const t of tables) {
+      const files = now.get(t) ?? [];
+      const held = ledger.get(t);
+      if (files.length && held && held.size === files.length && files.every((f) => held.has(f))) served.add(t);
+    }
+  }
+  if (!served.size) await conn.run(`DETACH ${ROWS_DB}`);
+  return served;
+}

@@ -1,0 +1,221 @@
+// The warehouse file with rows (`chainlake warehouse --rows`, warehouse/rows.ts): every table's
+// committed rows copied into DuckDB's own storage, equal to what its Parquet files hold after each
+// change of the lake (files added, files gone, a column added, a column's type changed, most rows
+// replaced), and read by `chainlake query` and the library only while they hold exactly the files
+// the lake commits: a stale copy is never read.
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { writeWarehouse } from '../../src/warehouse/file.js';
+import { FILES } from '../../src/warehouse/rows.js';
+import { LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
+import { openLake } from '../../src/index.js';
+import { cli, sharedDemoLake } from '../lake-fixture.js';
+
+let dir: string;
+let lake: string;
+let file: string;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'cl-rows-'));
+  lake = join(dir, 'lake');
+  file = join(dir, 'warehouse.duckdb');
+  cpSync(await sharedDemoLake(), lake, { recursive: true });
+});
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const one = async (conn: DuckDBConnection, sql: string) => (await conn.runAndReadAll(sql)).getRowObjectsJson()[0]!;
+
+/** Each table's rows in warehouse file `wh` against its Parquet files in `at`: names, types and rows (as multisets) equal. */
+async function expectSameRows(tables = LAKE_TABLES.map((d) => d.table), at = lake, wh = file): Promise<void> {
+  const conn = await openWarehouse(at);
+  try {
+    await conn.run(`ATTACH '${wh}' AS w (READ_ONLY)`);
+    for (const t of tables) {
+      const cols = async (from: string) => (await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${from}`)).getRows().map(([n, ty]) => `${String(n)} ${String(ty)}`);
+      expect(await cols(`w.main."${t}"`), t).toEqual(await cols(`"${t}"`));
+      const r = await one(conn, `SELECT (SELECT count(*) FROM "${t}") AS n, (SELECT count(*) FROM w.main."${t}") AS m,
+        (SELECT count(*) FROM (SELECT * FROM "${t}" EXCEPT ALL SELECT * FROM w.main."${t}")) AS missing,
+        (SELECT count(*) FROM (SELECT * FROM w.main."${t}" EXCEPT ALL SELECT * FROM "${t}")) AS extra`);
+      expect(r, t).toEqual({ n: r.n, m: r.n, missing: '0', extra: '0' });
+    }
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/** The ledger of the warehouse file: table -> files. */
+async function ledger(): Promise<Record<string, string[]>> {
+  const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+  try {
+    const conn = await db.connect();
+    const rows = (await conn.runAndReadAll(`SELECT table_name, list(file ORDER BY file) AS files FROM ${FILES} GROUP BY 1 ORDER BY 1`)).getRowObjectsJson();
+    conn.closeSync();
+    return Object.fromEntries(rows.map((r) => [String(r.table_name), r.files as string[]]));
+  } finally {
+    db.closeSync();
+  }
+}
+
+// erc_transfers' partition states, changed by hand as a commit changes them (its file list).
+const stateDir = () => join(lake, '_state', 'erc_transfers');
+const states = () => readdirSync(stateDir()).sort();
+const readState = (f: string) => JSON.parse(readFileSync(join(stateDir(), f), 'utf8')) as { files: string[] };
+const writeState = (f: string, s: unknown) => writeFileSync(join(stateDir(), f), JSON.stringify(s));
+const parquetOf = (s: { files: string[] }) => s.files.filter((f) => f.endsWith('.parquet'));
+
+/** Writes the rows of `select` (over the lake's views) as a new committed file of erc_transfers' first partition. */
+async function commitFile(name: string, select: string): Promise<string> {
+  const rel = `erc_transfers/chain=43114/${name}.parquet`;
+  const conn = await openWarehouse(lake);
+  try {
+    await conn.run(`COPY (${select}) TO '${join(lake, rel)}' (FORMAT parquet)`);
+  } finally {
+    conn.closeSync();
+  }
+  const first = states()[0]!;
+  const s = readState(first);
+  writeState(first, { ...s, files: [...s.files, rel] });
+  return rel;
+}
+
+const VIEW_SQL = "SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database()";
+
+describe('the warehouse file with rows', () => {
+  it("holds every table's committed rows, exactly (amounts, types, columns), and their files in its ledger", async () => {
+    const r = await writeWarehouse(lake, { flag: '--out', rows: true });
+    expect(r.file).toBe(file);
+    expect(r.rows).toMatchObject({ removed: 0 });
+    expect(r.rows!.tables).toBe(r.rows!.copied);
+    expect(r.rows!.tables).toBeGreaterThan(10);
+    const held = await ledger();
+    expect(Object.keys(held).length).toBe(r.rows!.tables);
+    for (const t of Object.keys(held)) expect(readdirSync(lake)).toContain(t);
+    expect(held.erc_transfers).toEqual(states().flatMap((f) => parquetOf(readState(f))).sort());
+    await expectSameRows();
+  });
+
+  it('is read by `chainlake query` and the library while current, and never once the lake has moved on', async () => {
+    const viewOf = (args: string[] = []) => {
+      const q = cli(['query', '--lake', lake, '--format', 'json', ...args, VIEW_SQL]);
+      expect(q).toMatchObject({ code: 0, stderr: '' });
+      return String((JSON.parse(q.stdout) as Array<{ sql: string }>)[0]!.sql);
+    };
+    const count = (args: string[] = []) => Number((JSON.parse(cli(['query', '--lake', lake, '--format', 'json', ...args, 'SELECT count(*) AS n FROM erc_transfers']).stdout) as Array<{ n: string }>)[0]!.n);
+    expect(viewOf()).toContain('chainlake_rows.main._rows_erc_transfers');
+    expect(viewOf(['--no-warehouse'])).toContain('read_parquet');
+    const n = count();
+    expect(count(['--no-warehouse'])).toBe(n);
+    const lib = await openLake(lake);
+    try {
+      expect(String((await lib.query(VIEW_SQL)).get(0)!.sql)).toContain('chainlake_rows');
+    } finally {
+      lib.close();
+    }
+
+    // A commit the file does not hold yet: the table is read from its files, with the new rows.
+    await commitFile('after', 'SELECT * FROM erc_transfers LIMIT 4');
+    expect(viewOf()).toContain('read_parquet');
+    expect(count()).toBe(n + 4);
+    const stale = await openLake(lake);
+    try {
+      expect(Number((await stale.query('SELECT count(*) AS n FROM erc_transfers')).get(0)!.n)).toBe(n + 4);
+      // Tables the commit did not touch are still read from the file.
+      expect(String((await stale.query(VIEW_SQL.replace('erc_transfers', 'delegators'))).get(0)!.sql)).toContain('chainlake_rows');
+    } finally {
+      stale.close();
+    }
+    // A file elsewhere, named with --warehouse (the library's `warehouse`), is read the same way.
+    const elsewhere = join(dir, 'elsewhere.duckdb');
+    expect(cli(['warehouse', '--lake', lake, '--out', elsewhere, '--rows'])).toMatchObject({ code: 0 });
+    expect(viewOf()).toContain('read_parquet');
+    expect(viewOf(['--warehouse', elsewhere])).toContain('chainlake_rows');
+    expect(count(['--warehouse', elsewhere])).toBe(n + 4);
+    const named = await openLake(lake, { warehouse: elsewhere });
+    try {
+      expect(String((await named.query(VIEW_SQL)).get(0)!.sql)).toContain('chainlake_rows');
+    } finally {
+      named.close();
+    }
+    await writeWarehouse(lake, { flag: '--out' });
+    expect(viewOf()).toContain('chainlake_rows');
+  });
+
+  it('a rewrite inserts the rows of new files only, deletes those of files gone, and adds a column a new file has', async () => {
+    const extra = await commitFile('extra-a', 'SELECT *, 42::INTEGER AS added_later FROM erc_transfers ORDER BY block_number LIMIT 7');
+    let r = await writeWarehouse(lake, { flag: '--out' });
+    // Still a file with rows (not asked again); nothing else changed, so one file's rows were inserted.
+    expect(r.rows).toEqual({ tables: expect.any(Number), added: 1, removed: 0, copied: 0 });
+    expect((await ledger()).erc_transfers).toContain(extra);
+    await expectSameRows(['erc_transfers']);
+
+    // A partition's file no longer committed (and gone from the folder): its rows go, the others stay.
+    const last = states().at(-1)!;
+    const s = readState(last);
+    const gone = parquetOf(s)[0]!;
+    writeState(last, { ...s, files: s.files.filter((f) => f !== gone) });
+    rmSync(join(lake, gone));
+    r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r.rows).toMatchObject({ added: 0, removed: 1, copied: 0 });
+    expect((await ledger()).erc_transfers).not.toContain(gone);
+    await expectSameRows(['erc_transfers']);
+  });
+
+  it('a table most of whose rows are replaced, or whose column changes type, is copied whole', async () => {
+    // Every file of the table merged into one, as a compaction does.
+    const before = states().flatMap((f) => parquetOf(readState(f)));
+    const rel = 'erc_transfers/chain=43114/merged.parquet';
+    const conn = await openWarehouse(lake);
+    try {
+      await conn.run(`COPY (SELECT * FROM erc_transfers ORDER BY block_number, log_index) TO '${join(lake, rel)}' (FORMAT parquet)`);
+    } finally {
+      conn.closeSync();
+    }
+    states().forEach((f, i) => {
+      const s = readState(f);
+      writeState(f, { ...s, files: [...s.files.filter((x) => !x.endsWith('.parquet')), ...(i === 0 ? [rel] : [])] });
+    });
+    for (const f of before) rmSync(join(lake, f));
+    let r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r.rows).toMatchObject({ added: 1, removed: before.length, copied: 1 });
+    await expectSameRows(['erc_transfers']);
+
+    // A file whose block_number is text: the copy's column cannot take it as it is.
+    await commitFile('retyped', 'SELECT * REPLACE (CAST(block_number AS VARCHAR) AS block_number) FROM erc_transfers LIMIT 3');
+    r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r.rows).toMatchObject({ added: 2, removed: 1, copied: 1 });
+    await expectSameRows(['erc_transfers']);
+  });
+
+  it('--no-rows makes it views only again', async () => {
+    const r = cli(['warehouse', '--lake', lake, '--no-rows']);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    expect(r.stdout).not.toContain('with the rows of');
+    const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+    try {
+      const conn = await db.connect();
+      expect(await one(conn, `SELECT count(*) AS n FROM duckdb_tables() WHERE starts_with(table_name, '_rows_') OR table_name = '${FILES}'`)).toEqual({ n: '0' });
+      conn.closeSync();
+    } finally {
+      db.closeSync();
+    }
+    const q = cli(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
+    expect(q.stdout).toContain('read_parquet');
+  });
+});
+
+describe('a lake with rows in its warehouse file, compacted', () => {
+  it('compact keeps the file one with rows, equal to the lake', async () => {
+    const other = join(dir, 'other');
+    cpSync(await sharedDemoLake(), join(other, 'lake'), { recursive: true });
+    const at = join(other, 'lake');
+    const wh = join(other, 'warehouse.duckdb');
+    expect(cli(['warehouse', '--lake', at, '--rows'])).toMatchObject({ code: 0, stderr: '' });
+    const compacted = cli(['compact', '--lake', at, '--target-rows', '100000000']);
+    expect(compacted).toMatchObject({ code: 0 });
+    expect(compacted.stdout).toContain('with the rows of');
+    await expectSameRows(undefined, at, wh);
+  });
+});
