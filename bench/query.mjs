@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Analytics on a big lake (issue 24): every bundled query and four ad-hoc ones, timed through
 // `chainlake query`, the library (openLake) and the warehouse file, against the same rows in one
-// native DuckDB table; on the lake as a run leaves it and after `chainlake compact`. Prints the
-// table and peak RSS; asserts nothing.
+// native DuckDB table; on the lake as a run leaves it and after `chainlake compact`; each way over
+// the Parquet files (the warehouse file of views) and over a warehouse file with the rows
+// (`chainlake warehouse --rows`, whose write is timed too). Prints the tables and peak RSS;
+// asserts nothing.
 //   1. builds (or, with the same --rows, reuses) a lake of about --rows erc_transfers rows: the
 //      simulator scaled up (bench/common.mjs), its contracts of chain 43114 fetched as block ranges
 //      at once (chunks), as a backfill is; `chainlake run` writes it as users get it;
@@ -23,6 +25,12 @@ const LAKE_ROOT = resolve(arg('lake', join(root, 'data', 'bench-query')));
 const REPEAT = Number(arg('repeat', '3'));
 const ONLY = arg('only', '')?.split(',').filter(Boolean) ?? [];
 const CHUNKS = 8;
+/**
+ * Every DuckDB of the bench (the native table, the warehouse file) under the memory limit that
+ * chainlake gives a query by default here (src/load/limits.ts), so that each way has the same
+ * bound; a query that needs more spills in all of them alike.
+ */
+const MEMORY = `${Math.min(2048, Math.max(512, Math.floor(totalmem() / 4 / 2 ** 20)))}MiB`;
 
 /** The lake of ROWS rows under LAKE_ROOT/run, built once; a marker says with what. */
 async function buildLake() {
@@ -75,10 +83,17 @@ const readLake = (lake) => `read_parquet('${join(lake, 'erc_transfers', '**', '*
 async function reference(lake, duckdb) {
   const file = join(LAKE_ROOT, 'native.duckdb');
   const fresh = !existsSync(file);
-  const db = await duckdb.DuckDBInstance.create(file);
+  if (fresh) {
+    const made = await duckdb.DuckDBInstance.create(file, { memory_limit: MEMORY });
+    const c = await made.connect();
+    await c.run(`CREATE TABLE erc_transfers AS SELECT * FROM ${readLake(lake)} ORDER BY block_number, log_index`);
+    c.closeSync();
+    made.closeSync();
+  }
+  // Read-only, as the other processes that open it (nativeProcess) need it.
+  const db = await duckdb.DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: MEMORY });
   const conn = await db.connect();
   await conn.run("SET TimeZone = 'UTC'");
-  if (fresh) await conn.run(`CREATE TABLE erc_transfers AS SELECT * FROM ${readLake(lake)} ORDER BY block_number, log_index`);
   const one = async (sql) => (await conn.runAndReadAll(sql)).getRowObjectsJson()[0];
   const busiest = await one(`SELECT a AS address, count(*) AS n FROM (SELECT from_address AS a FROM erc_transfers UNION ALL SELECT to_address FROM erc_transfers) GROUP BY a ORDER BY abs(n - 150000), a LIMIT 1`);
   const token = await one(`SELECT token_address AS token FROM erc_transfers GROUP BY 1 ORDER BY count(*) DESC LIMIT 1`);
@@ -98,16 +113,38 @@ async function duckSeconds(conn, sql) {
   return { seconds: (performance.now() - t0) / 1000, rows };
 }
 
-/** The CLI: `chainlake query --file --format arrow` of the SQL, to nowhere; wall time and peak RSS. */
-function cliRun(lake, sql) {
+/** The CLI: `chainlake query --file --format arrow` of the SQL, to nowhere (`warehouse`: its --warehouse flags); wall time and peak RSS. */
+function cliRun(lake, sql, warehouse) {
   const file = join(LAKE_ROOT, 'query.sql');
   writeFileSync(file, sql);
   const t0 = performance.now();
-  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', process.execPath, bin, 'query', '--lake', lake, '--format', 'arrow', '--file', file], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
+  const r = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', process.execPath, bin, 'query', '--lake', lake, '--format', 'arrow', ...warehouse, '--file', file], { stdio: ['ignore', 'ignore', 'pipe'], maxBuffer: 1 << 26 });
   const seconds = (performance.now() - t0) / 1000;
   const err = String(r.stderr);
   if (r.status !== 0) throw new Error(`chainlake query exited ${r.status}: ${err.slice(-2000)}`);
   return { seconds, rssMB: Number(/maxrss_kb=(\d+)/.exec(err)?.[1] ?? NaN) / 1024 };
+}
+
+/**
+ * The native table from a fresh process, as `chainlake query` runs (Node, DuckDB, the file opened
+ * read-only, the query to its last row, nothing converted): what DuckDB itself costs when each
+ * query is a process of its own, its buffers cold. Wall time.
+ */
+const NATIVE_PROCESS = `
+import { readFileSync } from 'node:fs';
+const { DuckDBInstance } = await import('@duckdb/node-api');
+const [file, sqlFile, memory] = process.argv.slice(1);
+const conn = await (await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: memory })).connect();
+await conn.run("SET TimeZone = 'UTC'");
+await conn.runAndReadAll(readFileSync(sqlFile, 'utf8'));`;
+
+function nativeProcess(sql) {
+  const file = join(LAKE_ROOT, 'native-query.sql');
+  writeFileSync(file, sql);
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', NATIVE_PROCESS, join(LAKE_ROOT, 'native.duckdb'), file, MEMORY], { cwd: root, stdio: ['ignore', 'ignore', 'pipe'] });
+  if (r.status !== 0) throw new Error(`the native table in a process: ${r.stderr}`);
+  return (performance.now() - t0) / 1000;
 }
 
 /** A copy of `lake` under LAKE_ROOT/name, changed by `make` (a timed CLI) once; reused after. */
@@ -122,60 +159,94 @@ async function derived(name, lake, make) {
   return dir;
 }
 
+/** `chainlake warehouse` of `lake` into `file` (`--rows` or not), timed, with peak RSS. */
+function writeWarehouseFile(lake, file, rows) {
+  const t0 = performance.now();
+  const w = spawnSync('/usr/bin/time', ['-f', 'maxrss_kb=%M', process.execPath, bin, 'warehouse', '--lake', lake, '--out', file, rows ? '--rows' : '--no-rows'], { encoding: 'utf8' });
+  if (w.status !== 0) throw new Error(`chainlake warehouse exited ${w.status}: ${w.stderr}`);
+  return { seconds: (performance.now() - t0) / 1000, rssMB: Number(/maxrss_kb=(\d+)/.exec(w.stderr)?.[1] ?? NaN) / 1024 };
+}
+
+/**
+ * The ways a query is timed besides the native table, over the Parquet files (a warehouse file of
+ * views; the library and the CLI told not to read rows) and over a warehouse file with the rows.
+ */
+async function waysOf(label, lake, duckdb, openLake) {
+  const ways = [];
+  for (const rows of [false, true]) {
+    const file = join(LAKE_ROOT, `${label}.${rows ? 'rows' : 'views'}.duckdb`);
+    // A file with rows kept from a run before is brought up to date, as after a run.
+    if (!rows) rmSync(file, { force: true });
+    const written = writeWarehouseFile(lake, file, rows);
+    const db = await duckdb.DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: MEMORY });
+    const conn = await db.connect();
+    await conn.run("SET TimeZone = 'UTC'");
+    const library = await openLake(lake, { warehouse: rows ? file : false });
+    ways.push({ rows, file, written, db, conn, library, cliFlags: rows ? ['--warehouse', file] : ['--no-warehouse'] });
+  }
+  return ways;
+}
+
 /** Every query each way, the minimum of REPEAT rounds, interleaved. */
 async function timeAll(label, lake, ref, duckdb, openLake) {
-  const warehouseFile = join(LAKE_ROOT, `${label}.warehouse.duckdb`);
-  rmSync(warehouseFile, { force: true });
-  const w = spawnSync(process.execPath, [bin, 'warehouse', '--lake', lake, '--out', warehouseFile], { encoding: 'utf8' });
-  if (w.status !== 0) throw new Error(`chainlake warehouse exited ${w.status}: ${w.stderr}`);
-  const whDb = await duckdb.DuckDBInstance.create(warehouseFile, { access_mode: 'READ_ONLY' });
-  const wh = await whDb.connect();
-  await wh.run("SET TimeZone = 'UTC'");
-  const library = await openLake(lake);
+  const ways = await waysOf(label, lake, duckdb, openLake);
   const files = spawnSync('find', [join(lake, 'erc_transfers'), '-name', '*.parquet'], { encoding: 'utf8' }).stdout.trim().split('\n').length;
   const qs = queries(ref.params);
-  const best = new Map(qs.map((q) => [q.name, { native: Infinity, warehouse: Infinity, library: Infinity, cli: Infinity, cliRss: 0, rows: 0 }]));
+  const best = new Map(qs.map((q) => [q.name, { native: Infinity, nativeProcess: Infinity, rows: 0, ways: ways.map(() => ({ warehouse: Infinity, library: Infinity, cli: Infinity, cliRss: 0 })) }]));
   let startup = Infinity;
+  let bare = Infinity;
   for (let round = 0; round < REPEAT; round++) {
-    startup = Math.min(startup, cliRun(lake, 'SELECT 1').seconds);
+    startup = Math.min(startup, cliRun(lake, 'SELECT 1', []).seconds);
+    bare = Math.min(bare, bareStartup(1));
     for (const q of qs) {
       process.stderr.write(`  ${label}, round ${round + 1}: ${q.name}\n`);
       const b = best.get(q.name);
       const n = await duckSeconds(ref.conn, q.sql);
       b.native = Math.min(b.native, n.seconds);
       b.rows = n.rows;
-      b.warehouse = Math.min(b.warehouse, (await duckSeconds(wh, q.sql)).seconds);
-      const t0 = performance.now();
-      const table = await library.query(q.sql);
-      b.library = Math.min(b.library, (performance.now() - t0) / 1000);
-      if (table.numRows !== n.rows) throw new Error(`${q.name}: the library gave ${table.numRows} rows, the native table ${n.rows}`);
-      const c = cliRun(lake, q.sql);
-      b.cli = Math.min(b.cli, c.seconds);
-      b.cliRss = Math.max(b.cliRss, c.rssMB);
+      b.nativeProcess = Math.min(b.nativeProcess, nativeProcess(q.sql));
+      for (const [i, w] of ways.entries()) {
+        const m = b.ways[i];
+        m.warehouse = Math.min(m.warehouse, (await duckSeconds(w.conn, q.sql)).seconds);
+        const t0 = performance.now();
+        const table = await w.library.query(q.sql);
+        m.library = Math.min(m.library, (performance.now() - t0) / 1000);
+        if (table.numRows !== n.rows) throw new Error(`${q.name}: the library gave ${table.numRows} rows, the native table ${n.rows}`);
+        const c = cliRun(lake, q.sql, w.cliFlags);
+        m.cli = Math.min(m.cli, c.seconds);
+        m.cliRss = Math.max(m.cliRss, c.rssMB);
+      }
     }
   }
-  library.close();
-  wh.closeSync();
-  whDb.closeSync();
-  console.log(`\n${label}: ${files} files; chainlake query start-up (SELECT 1) ${startup.toFixed(2)} s`);
-  console.log('| query | rows | native | warehouse file | library | chainlake query (less start-up) | query peak RSS |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|');
+  for (const w of ways) {
+    w.library.close();
+    w.conn.closeSync();
+    w.db.closeSync();
+  }
+  const rowsWay = ways.find((w) => w.rows);
+  // What each later run pays when it brings the file with rows up to date (here: nothing new).
+  const again = writeWarehouseFile(lake, rowsWay.file, true);
+  console.log(`\n${label}: ${files} files; chainlake query start-up (SELECT 1) ${startup.toFixed(2)} s, Node with DuckDB ${bare.toFixed(2)} s; \`chainlake warehouse --rows\` ${rowsWay.written.seconds.toFixed(1)} s (peak RSS ${fmt(rowsWay.written.rssMB)} MB), again with nothing new ${again.seconds.toFixed(1)} s (${fmt(again.rssMB)} MB)`);
+  console.log('The warehouse file and the library against the native table in the bench\'s process; `chainlake query` (less its `SELECT 1`) against the native table in a process of its own (less Node with DuckDB\'s start-up).');
+  console.log('| query | rows | native | native, a process | over Parquet: warehouse file | library | chainlake query | peak RSS | with rows: warehouse file | library | chainlake query | peak RSS |');
+  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   const out = [];
   for (const q of qs) {
     const b = best.get(q.name);
-    const x = (t) => `${t.toFixed(3)} s (${(t / b.native).toFixed(2)}x)`;
-    const cli = Math.max(0, b.cli - startup);
-    console.log(`| ${q.name} | ${fmt(b.rows)} | ${b.native.toFixed(3)} s | ${x(b.warehouse)} | ${x(b.library)} | ${x(cli)} | ${fmt(b.cliRss)} MB |`);
-    out.push({ query: q.name, rows: b.rows, native: b.native, warehouse: b.warehouse, library: b.library, cli, cliRssMB: b.cliRss });
+    const own = Math.max(0.001, b.nativeProcess - bare);
+    const x = (t, ref = b.native) => `${t.toFixed(3)} s (${(t / ref).toFixed(2)}x)`;
+    const cells = b.ways.map((m) => `${x(m.warehouse)} | ${x(m.library)} | ${x(Math.max(0, m.cli - startup), own)} | ${fmt(m.cliRss)} MB`);
+    console.log(`| ${q.name} | ${fmt(b.rows)} | ${b.native.toFixed(3)} s | ${own.toFixed(3)} s | ${cells.join(' | ')} |`);
+    out.push({ query: q.name, rows: b.rows, native: b.native, nativeProcess: own, ways: ways.map((w, i) => ({ rows: w.rows, warehouse: b.ways[i].warehouse, library: b.ways[i].library, cli: Math.max(0, b.ways[i].cli - startup), cliRssMB: b.ways[i].cliRss })) });
   }
-  return { label, files, startup, queries: out };
+  return { label, files, startup, bare, rowsWrite: rowsWay.written, rowsRewrite: again, queries: out };
 }
 
 /** Node alone with DuckDB: import, open in memory, SELECT 1 (the floor of any CLI start-up). */
-function bareStartup() {
+function bareStartup(times = 5) {
   const code = "const { DuckDBInstance } = await import('@duckdb/node-api'); const c = await (await DuckDBInstance.create(':memory:')).connect(); await c.run('SELECT 1');";
   let best = Infinity;
-  for (let i = 0; i < 5; i++) {
+  for (let i = 0; i < times; i++) {
     const t0 = performance.now();
     const r = spawnSync(process.execPath, ['--input-type=module', '-e', code], { cwd: root });
     if (r.status !== 0) throw new Error(`node + duckdb: ${r.stderr}`);

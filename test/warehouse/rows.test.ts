@@ -10,7 +10,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeWarehouse } from '../../src/warehouse/file.js';
 import { FILES } from '../../src/warehouse/rows.js';
-import { LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
+import { bundledQueries, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { openLake } from '../../src/index.js';
 import { cli, sharedDemoLake } from '../lake-fixture.js';
 
@@ -95,6 +95,26 @@ describe('the warehouse file with rows', () => {
     for (const t of Object.keys(held)) expect(readdirSync(lake)).toContain(t);
     expect(held.erc_transfers).toEqual(states().flatMap((f) => parquetOf(readState(f))).sort());
     await expectSameRows();
+  });
+
+  it("gives every bundled query's rows as the Parquet files do", async () => {
+    const conn = await openWarehouse(lake);
+    try {
+      await conn.run(`ATTACH '${file}' AS w (READ_ONLY)`);
+      const views = new Set((await conn.runAndReadAll("SELECT view_name FROM duckdb_views() WHERE database_name = 'w'")).getRows().map(([v]) => String(v)));
+      let compared = 0;
+      for (const q of bundledQueries()) {
+        if (!views.has(q.name)) continue;
+        const r = await one(conn, `WITH p AS (${q.sql}) SELECT (SELECT count(*) FROM p) AS n, (SELECT count(*) FROM w.main."${q.name}") AS m,
+          (SELECT count(*) FROM (SELECT * FROM p EXCEPT ALL SELECT * FROM w.main."${q.name}")) AS missing,
+          (SELECT count(*) FROM (SELECT * FROM w.main."${q.name}" EXCEPT ALL SELECT * FROM p)) AS extra`);
+        expect(r, q.name).toEqual({ n: r.n, m: r.n, missing: '0', extra: '0' });
+        compared++;
+      }
+      expect(compared).toBeGreaterThan(10);
+    } finally {
+      conn.closeSync();
+    }
   });
 
   it('is read by `chainlake query` and the library while current, and never once the lake has moved on', async () => {
