@@ -60,9 +60,9 @@ check: build
 report: build
 	$(CHAINLAKE) report --lake $(LAKE) $(if $(OUT),--out $(OUT))
 
-## warehouse: make warehouse [OUT=file.duckdb] (default: warehouse.duckdb next to the lake)
+## warehouse: make warehouse [OUT=file.duckdb] [ROWS=1|0] (default: warehouse.duckdb next to the lake; ROWS=1: with the rows, 0: views only)
 warehouse: build
-	$(CHAINLAKE) warehouse --lake $(LAKE) $(if $(OUT),--out $(OUT))
+	$(CHAINLAKE) warehouse --lake $(LAKE) $(if $(OUT),--out $(OUT)) $(if $(filter 1 yes true,$(ROWS)),--rows,$(if $(filter 0 no false,$(ROWS)),--no-rows))
 
 ## export: make export TABLE=erc_transfers TO=/tmp/transfers.parquet [WHERE="block_number > 1"] [COLUMNS=a,b]
 export: build
