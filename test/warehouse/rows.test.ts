@@ -3,6 +3,8 @@
 // change of the lake (files added, files gone, a column added, a column's type changed, most rows
 // replaced), and read by `chainlake query` and the library only while they hold exactly the files
 // the lake commits: a stale copy is never read.
+import { spawn } from 'node:child_process';
+import { once } from 'node:events';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -83,6 +85,22 @@ async function commitFile(name: string, select: string): Promise<string> {
 
 const VIEW_SQL = "SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database()";
 
+/** erc_transfers' view in a `chainlake query` process, with `args`. */
+function viewOf(args: string[] = []): string {
+  const q = cli(['query', '--lake', lake, '--format', 'json', ...args, VIEW_SQL]);
+  expect(q).toMatchObject({ code: 0, stderr: '' });
+  return String((JSON.parse(q.stdout) as Array<{ sql: string }>)[0]!.sql);
+}
+
+/** A program holding a DuckDB file open for writing (its lock) until its stdin ends. */
+const HOLDER = `
+const { DuckDBInstance } = await import('@duckdb/node-api');
+const db = await DuckDBInstance.create(process.argv[1]);
+await db.connect();
+process.stdout.write('holding\\n');
+process.stdin.resume();
+process.stdin.on('end', () => { db.closeSync(); process.exit(0); });`;
+
 describe('the warehouse file with rows', () => {
   it("holds every table's committed rows, exactly (amounts, types, columns), and their files in its ledger", async () => {
     const r = await writeWarehouse(lake, { flag: '--out', rows: true });
@@ -118,11 +136,6 @@ describe('the warehouse file with rows', () => {
   });
 
   it('is read by `chainlake query` and the library while current, and never once the lake has moved on', async () => {
-    const viewOf = (args: string[] = []) => {
-      const q = cli(['query', '--lake', lake, '--format', 'json', ...args, VIEW_SQL]);
-      expect(q).toMatchObject({ code: 0, stderr: '' });
-      return String((JSON.parse(q.stdout) as Array<{ sql: string }>)[0]!.sql);
-    };
     const count = (args: string[] = []) => Number((JSON.parse(cli(['query', '--lake', lake, '--format', 'json', ...args, 'SELECT count(*) AS n FROM erc_transfers']).stdout) as Array<{ n: string }>)[0]!.n);
     expect(viewOf()).toContain('chainlake_rows.main._rows_erc_transfers');
     expect(viewOf(['--no-warehouse'])).toContain('read_parquet');
@@ -160,6 +173,24 @@ describe('the warehouse file with rows', () => {
       named.close();
     }
     await writeWarehouse(lake, { flag: '--out' });
+    expect(viewOf()).toContain('chainlake_rows');
+  });
+
+  it('held open for writing by another program (DBeaver\'s default), it is not read: the Parquet files are, and the query succeeds', async () => {
+    const holder = spawn(process.execPath, ['--input-type=module', '-e', HOLDER, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+    try {
+      const [line] = (await once(holder.stdout, 'data')) as [Buffer];
+      expect(String(line)).toContain('holding');
+      const q = cli(['query', '--lake', lake, '--format', 'json', `${VIEW_SQL}; SELECT count(*) AS n FROM erc_transfers`]);
+      expect(q).toMatchObject({ code: 0, stderr: '' });
+      const viewed = cli(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
+      expect(viewed.stdout).toContain('read_parquet');
+      const plain = cli(['query', '--lake', lake, '--no-warehouse', '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
+      expect(JSON.parse(q.stdout)).toEqual(JSON.parse(plain.stdout));
+    } finally {
+      holder.stdin!.end();
+      await once(holder, 'exit');
+    }
     expect(viewOf()).toContain('chainlake_rows');
   });
 
