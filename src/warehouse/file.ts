@@ -16,11 +16,12 @@ import { VERSION } from '../version.js';
 import { sqlString } from '../load/paths.js';
 import { alive } from '../state/process.js';
 import { REJECTS, RUNS } from '../state/store.js';
-import { columnDoc } from '../transform/columns.js';
+import { createHash } from 'node:crypto';
+import { columnDoc, landedColumns } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
-import { bundledQueries, LAKE_TABLES, oneSchemaTables, viewSql } from './views.js';
-import { defaultWarehousePath, FILES, syncRows, type RowsSync } from './rows.js';
+import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewSql } from './views.js';
+import { defaultWarehousePath, FILES, rowsCurrent, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
 
 export { defaultWarehousePath };
@@ -118,6 +119,8 @@ export interface WarehouseResult {
   skipped: Array<{ name: string; why: string }>;
   /** With rows: what the rewrite changed in them. */
   rows?: RowsSync;
+  /** The file was left as it was: it already held what a rewrite would write. */
+  unchanged?: true;
 }
 
 /** Temporary files of writers that are gone (killed mid-write): `.<name>.tmp-<pid>` and its WAL. */
@@ -190,7 +193,7 @@ async function build(conn: DuckDBConnection, lake: string, withRows: boolean): P
     comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
     queries++;
   }
-  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version`);
+  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build`);
   comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild, and `chainlake warehouse` rewrites it'));
   if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
@@ -198,11 +201,50 @@ async function build(conn: DuckDBConnection, lake: string, withRows: boolean): P
 }
 
 /**
+ * What this build of chainlake writes into every warehouse file besides the lake's own: the bundled
+ * queries and the tables' declared columns and docs. A file written with another is rewritten.
+ */
+function fingerprint(): string {
+  const tables = LAKE_TABLES.map((d) => [d.table, d.doc, landedColumns(d).map(([n, t]) => [n, t, columnDoc(d, n)])]);
+  return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables])).digest('hex').slice(0, 16);
+}
+
+/**
+ * What a file with rows holds, when a rewrite would leave it as it is: its rows are those of the
+ * lake's committed files, it was written by this build for this lake, every bundled query is a
+ * view in it, and `_runs` and `_rejects` read files where the lake has them. Copying a big file
+ * for nothing at every run that finds nothing new is what this spares.
+ */
+async function unchanged(file: string, lake: string): Promise<Omit<WarehouseResult, 'file'> | undefined> {
+  const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', ...querySettings(engineOptions()) });
+  try {
+    const conn = await db.connect();
+    try {
+      // A file from before the marker had its build: rewritten.
+      const marker = (await conn.runAndReadAll(`SELECT lake, build FROM ${MARKER}`).catch(() => undefined))?.getRows()[0];
+      if (!marker || marker[0] !== resolve(lake) || marker[1] !== fingerprint()) return undefined;
+      const views = new Map((await conn.runAndReadAll(`SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND database_name = current_database() AND schema_name = 'main'`)).getRows().map(([v, sql]) => [String(v), String(sql)]));
+      const queries = bundledQueries();
+      if (!queries.every((q) => views.has(q.name))) return undefined;
+      const has = sourcesOf(lake);
+      if (has.runs !== (views.get(RUNS) ?? '').includes('read_json(') || has.rejects !== (views.get(REJECTS) ?? '').includes('read_parquet(')) return undefined;
+      if (!(await rowsCurrent(conn, lake, LAKE_TABLES.map((d) => d.table)))) return undefined;
+      const tables = Number((await conn.runAndReadAll(`SELECT count(DISTINCT table_name) FROM ${FILES}`)).getRows()[0]![0]);
+      return { tables: LAKE_TABLES.length + 2, queries: queries.length, skipped: [], rows: { tables, added: 0, removed: 0, copied: 0 }, unchanged: true };
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    db.closeSync();
+  }
+}
+
+/**
  * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder, then
  * renamed over it. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
  * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
- * when not given, as the old file does.
+ * when not given, as the old file does. A file with rows that would not change is left as it is.
  */
 export async function writeWarehouse(lake: string, o: { out?: string; flag: string; rows?: boolean }): Promise<WarehouseResult> {
   const file = targetOf(lake, o.out, o.flag);
@@ -219,6 +261,10 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
   clean();
   const withRows = o.rows ?? (found.kind === 'ours' && found.rows);
   try {
+    if (withRows && found.kind === 'ours' && found.rows && !existsSync(`${file}.wal`)) {
+      const same = await unchanged(file, lake);
+      if (same) return { file, ...same };
+    }
     // Rows are brought up to date in a copy of the old file, unless a writer left a WAL beside it
     // (its last changes are not in the file alone): then they are copied whole.
     if (withRows && found.kind === 'ours' && found.rows && !existsSync(`${file}.wal`)) copyFileSync(file, tmp, constants.COPYFILE_FICLONE);

@@ -72,6 +72,22 @@ export interface RowsSync {
 
 type Ledger = Map<string, Map<string, bigint>>;
 
+/** Whether a copy that holds `held` holds exactly `files`. */
+function holdsExactly(held: ReadonlyMap<string, bigint> | undefined, files: readonly string[]): boolean {
+  return (held?.size ?? 0) === files.length && files.every((f) => held!.has(f));
+}
+
+/**
+ * Whether the rows of the warehouse file `conn` writes hold exactly the lake's committed files,
+ * table by table, and no table besides `tables`: a rewrite would change no row.
+ */
+export async function rowsCurrent(conn: DuckDBConnection, lake: string, tables: readonly string[]): Promise<boolean> {
+  const ledger = await ledgerOf(conn);
+  if (!ledger) return false;
+  const now = committedFiles(lake, tables);
+  return [...ledger.keys()].every((t) => now.has(t)) && tables.every((t) => holdsExactly(ledger.get(t), now.get(t) ?? []));
+}
+
 async function ledgerOf(conn: DuckDBConnection, db?: string): Promise<Ledger | undefined> {
   const at = db ? `${db}.main.${FILES}` : FILES;
   let rows;
@@ -206,8 +222,7 @@ export async function currentRows(conn: DuckDBConnection, lake: string, file: st
     const now = committedFiles(lake, tables);
     for (const t of tables) {
       const files = now.get(t) ?? [];
-      const held = ledger.get(t);
-      if (files.length && held && held.size === files.length && files.every((f) => held.has(f))) served.add(t);
+      if (files.length && holdsExactly(ledger.get(t), files)) served.add(t);
     }
   }
   if (!served.size) await conn.run(`DETACH ${ROWS_DB}`);

@@ -90,9 +90,10 @@ export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<
     }
   }
   const rejects = join(root, REJECTS);
+  const has = sourcesOf(root);
   if (!only || only.has('_rejects')) {
     out.push(
-      hasParquet(rejects)
+      has.rejects
         ? `CREATE OR REPLACE VIEW _rejects AS SELECT * FROM read_parquet(${parquetGlob(rejects)}, union_by_name = true, hive_partitioning = false)`
         : `CREATE OR REPLACE VIEW _rejects AS SELECT NULL::VARCHAR AS table_name, NULL::VARCHAR AS partition_id, NULL::VARCHAR AS run_id, NULL::VARCHAR AS reason, NULL::VARCHAR AS raw_json, NULL::TIMESTAMPTZ AS rejected_at WHERE false`,
     );
@@ -100,13 +101,20 @@ export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<
   const runs = join(root, RUNS);
   if (!only || only.has('_runs')) {
     out.push(
-      // A run killed between making the folder and writing its first report leaves it without one.
-      existsSync(runs) && readdirSync(runs).some((f) => f.endsWith('.json'))
+      has.runs
         ? `CREATE OR REPLACE VIEW _runs AS SELECT * FROM read_json(${sqlString(join(runs, '*.json'))}, union_by_name = true)`
         : `CREATE OR REPLACE VIEW _runs AS SELECT NULL::VARCHAR AS runId, NULL::VARCHAR AS pipeline, NULL::VARCHAR AS status WHERE false`,
     );
   }
   return out;
+}
+
+/** Whether the lake has files for `_rejects` and `_runs` (their views are empty placeholders until it has). */
+export function sourcesOf(lake: string): { rejects: boolean; runs: boolean } {
+  const root = resolve(lake);
+  const runs = join(root, RUNS);
+  // A run killed between making the folder and writing its first report leaves it without one.
+  return { rejects: hasParquet(join(root, REJECTS)), runs: existsSync(runs) && readdirSync(runs).some((f) => f.endsWith('.json')) };
 }
 
 /** A connection to a lake's database (the zone is a setting of each connection). */
