@@ -24,6 +24,7 @@ export const nodeBlocks: StreamDecl = {
       doc: 'Unix seconds; blocks at or after (the first run; later runs start from the newest committed block); required, as a large validator has proposed hundreds of thousands',
     },
     endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; blocks up to' },
+    chunks: platformBlocks.options.chunks!,
   },
   check: timeRangeCheck,
   partitions: (s) => {

@@ -1,5 +1,6 @@
 import type { StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
+import { TX_TIME_CURSOR, TX_TIME_OPTIONS } from './platform_reads.js';
 
 export const platformBlocks: StreamDecl = {
   table: 'platform_blocks',
@@ -16,6 +17,7 @@ export const platformBlocks: StreamDecl = {
       doc: 'Unix seconds; blocks at or after (the first run; later runs start from the newest committed block); required, as the chain has millions',
     },
     endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; blocks up to' },
+    chunks: TX_TIME_OPTIONS.chunks!,
   },
   check: timeRangeCheck,
   partitions: (s) => {
@@ -25,7 +27,8 @@ export const platformBlocks: StreamDecl = {
   },
   refresh: 'merge',
   mergeScope: 'partition',
-  timeCursor: { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  // As the transaction listings: a backfill of more than a week is fetched as time ranges at once.
+  timeCursor: TX_TIME_CURSOR,
   exactNumbers: ['l1ValidatorsAccruedFees'],
   key: ['network', 'block_number'],
   keyDoc: 'network included, as fuji and testnet name the same network',

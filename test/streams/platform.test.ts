@@ -202,6 +202,32 @@ describe('a backfill', () => {
   });
 });
 
+describe('a backfill of platform_blocks', () => {
+  it('more than a week from startTimestamp: fetched as time ranges at once, each block landed once as served', async () => {
+    const seed = 11;
+    const start = DEMO.now - 8 * 86_400;
+    const only = (url: string) => {
+      const p = demo(url);
+      p.streams = p.streams.filter((s) => s.table === 'platform_blocks').map((s) => ({ ...s, startTimestamp: start, endTimestamp: DEMO.now, chunks: 2 }));
+      return p;
+    };
+    const { sim, lake, report } = await runOnSimulator(seed, only, 25);
+    try {
+      expectCleanRun(report, { drift: false });
+      // More than a page over the 8 days: 2 ranges (none shorter than a week but the last): a week, and the day left.
+      expect(report.streams[0]!.chunks).toBe(2);
+      const bl = primaryWorld(seed).listBlocks('mainnet', { startTimestamp: start, endTimestamp: DEMO.now }, DEMO.now);
+      expect(bl.length).toBeGreaterThan(8 * 86_400 / P_BLOCK_SECONDS - 10);
+      const got = await rows(lake, `SELECT count(*) AS n, count(DISTINCT block_number) AS distinct_blocks FROM platform_blocks`);
+      expect(got).toEqual([{ n: String(bl.length), distinct_blocks: String(bl.length) }]);
+      const blocks = Array.from({ length: bl.length }, (_, k) => blockLine(bl.at(k)));
+      expect(sorted((await rows(lake, BLOCK_SQL)).map(blockRow))).toEqual(sorted(blocks));
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('a moving clock', () => {
   it('fetches from the newest committed time on and lands only what is new', async () => {
     const clock = { t: DEMO.now as number };
