@@ -174,15 +174,18 @@ describe('platform-chain tables on the demo pipeline', () => {
   });
 });
 
+/** The demo pipeline on `url` with only `table`'s entry, changed by `entry`. */
+const onlyEntry = (table: string, entry: Record<string, unknown>) => (url: string) => {
+  const p = demo(url);
+  p.streams = p.streams.filter((s) => s.table === table).map((s) => ({ ...s, ...entry }));
+  return p;
+};
+
 describe('a backfill', () => {
   it('more than a week from startTimestamp: fetched as time ranges at once, each transaction landed once as served', async () => {
     const seed = 11;
     const start = DEMO.now - 40 * 86_400;
-    const only = (url: string) => {
-      const p = demo(url);
-      p.streams = p.streams.filter((s) => s.table === 'platform_transactions').map((s) => ({ ...s, addresses: [PRIMARY_DEMO.addresses[0]], l1ValidationIds: undefined, startTimestamp: start, endTimestamp: DEMO.now, chunks: 4, pageSize: 5 }));
-      return p;
-    };
+    const only = onlyEntry('platform_transactions', { addresses: [PRIMARY_DEMO.addresses[0]], l1ValidationIds: undefined, startTimestamp: start, endTimestamp: DEMO.now, chunks: 4, pageSize: 5 });
     const { sim, lake, report } = await runOnSimulator(seed, only, 25);
     try {
       expectCleanRun(report, { drift: false });
@@ -206,12 +209,7 @@ describe('a backfill of platform_blocks', () => {
   it('more than a week from startTimestamp: fetched as time ranges at once, each block landed once as served', async () => {
     const seed = 11;
     const start = DEMO.now - 8 * 86_400;
-    const only = (url: string) => {
-      const p = demo(url);
-      p.streams = p.streams.filter((s) => s.table === 'platform_blocks').map((s) => ({ ...s, startTimestamp: start, endTimestamp: DEMO.now, chunks: 2 }));
-      return p;
-    };
-    const { sim, lake, report } = await runOnSimulator(seed, only, 25);
+    const { sim, lake, report } = await runOnSimulator(seed, onlyEntry('platform_blocks', { startTimestamp: start, endTimestamp: DEMO.now, chunks: 2 }), 25);
     try {
       expectCleanRun(report, { drift: false });
       // More than a page over the 8 days: 2 ranges (none shorter than a week but the last): a week, and the day left.
