@@ -6,6 +6,7 @@
 import { join } from 'node:path';
 import PQueue from 'p-queue';
 import { Client, type ClientOptions } from '../sources/client.js';
+import { Reachability } from '../sources/reach.js';
 import type { SharedBudgetFactory } from '../sources/shared.js';
 import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
@@ -65,8 +66,10 @@ export type Clients = Record<Service, Client>;
 
 export function newClients(p: Pipeline, o: Pick<RunOptions, 'client' | 'sharedBudget'> & Partial<Pick<RunOptions, 'logger'>>): Clients {
   const onWait = o.logger && ((w: { service: Service; cause: string; until: string; seconds: number }) => o.logger!.warn(w, `requests to the ${w.service} service wait ${w.seconds} s (${w.cause}), until ${w.until}`));
+  // Services at one address learn together that it is down (sources/reach.ts).
+  const reach = new Reachability();
   // Only the data service is sent the key: the others' budgets are the service's, whoever asks.
-  const client = (s: Service) => new Client(s, p.sources[s], { ...(onWait ? { onWait } : {}), ...o.client, shared: o.sharedBudget?.(s, s === 'data' ? p.sources.data.apiKey : undefined) });
+  const client = (s: Service) => new Client(s, p.sources[s], { ...(onWait ? { onWait } : {}), reach, ...o.client, shared: o.sharedBudget?.(s, s === 'data' ? p.sources.data.apiKey : undefined) });
   return { data: client('data'), metrics: client('metrics'), node: client('node') };
 }
 

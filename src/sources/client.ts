@@ -21,6 +21,7 @@ import { FairScheduler, ServiceClosed, type Grant, type WaitCause } from './sche
 import { Deadline } from './deadline.js';
 import { abortable, type SharedBudgetPort } from './shared.js';
 import { open, readBody, TooLarge, Truncated, type Exchange } from './http.js';
+import { Reachability } from './reach.js';
 
 /** How to reach one service (a pipeline's `sources` entry, checked by config/pipeline.ts). */
 export interface SourceConfig {
@@ -132,6 +133,8 @@ export interface ClientOptions {
   onWait?: (wait: { service: Service; cause: WaitCause; until: string; seconds: number }) => void;
   /** What the budget reads and waits on (the machine's clock by default; a fake one in tests). */
   clock?: Clock;
+  /** Shared with the run's other clients (sources/reach.ts); left out, this client's alone. */
+  reach?: Reachability;
 }
 
 /** The budget in force for a service, for reports and logs. */
@@ -184,14 +187,14 @@ export class Client implements ClientPort {
   private firstAnswer?: Promise<void>;
   private answered?: () => void;
   private readonly clock: Clock;
-  /** When the service last answered anything (any status), on this.clock. */
-  private lastAnswer = -Infinity;
   /**
-   * Set when a request used up all its tries without the service answering anything, to it or to
-   * any other request, meanwhile: the service is down or unreachable, and every other request of
-   * the run would spend its own tries (minutes a partition) to learn the same. They fail at once.
+   * When the service's address last answered anything (any status), on this.clock, and whether it
+   * is down: a request used up all its tries without the address answering anything, to it or to
+   * any other request, meanwhile. Every other request of the run would spend its own tries
+   * (minutes a partition) to learn the same: they fail at once.
    */
-  private unreachable?: string;
+  private readonly reach: Reachability;
+  private readonly origin: string;
 
   constructor(
     readonly service: Service,
@@ -204,6 +207,8 @@ export class Client implements ClientPort {
     });
     const maxPauseMs = (src.maxRetryAfterSeconds ?? DEFAULT_MAX_RETRY_AFTER_S) * 1000;
     const clock = (this.clock = opts.clock ?? realClock);
+    this.reach = opts.reach ?? new Reachability();
+    this.origin = new URL(src.url).origin;
     const shared = opts.shared;
     this.scheduler = new FairScheduler(
       new RateBudget({ cuPerMinute: src.cuPerMinute, cuPerDay: src.cuPerDay, shared: shared !== undefined, maxPauseMs, ...(shared?.paused ? { pause: shared.paused } : {}) }),
@@ -287,7 +292,8 @@ export class Client implements ClientPort {
     let attempts = 0;
     const started = this.clock.now();
     const once = async (): Promise<unknown> => {
-      if (this.unreachable) throw new AbortError(new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service): not sent: ${this.unreachable}`, undefined, o.endpoint, true));
+      const down = this.reach.notSent(this.origin, this.service);
+      if (down) throw new AbortError(new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service): not sent: ${down}`, undefined, o.endpoint, true));
       this.active++;
       try {
         const grant = await this.scheduler.acquire(weight, flow, o.signal);
@@ -337,8 +343,8 @@ export class Client implements ClientPort {
       if (err instanceof ServiceError) throw err;
       if (o.signal?.aborted) throw err;
       const why = last || this.redact((err as Error).message);
-      if (attempts > 1 && this.lastAnswer < started && !this.unreachable) {
-        this.unreachable = `the ${this.service} service (sources.${this.service}.url) answered nothing for ${Math.round((this.clock.now() - started) / 1000)} s, ${attempts} tries of ${shown} (last error: ${why}); check that it is up and reachable, then rerun`;
+      if (attempts > 1 && this.reach.lastAnswer(this.origin) < started) {
+        this.reach.markDown(this.origin, this.service, `the ${this.service} service (sources.${this.service}.url) answered nothing for ${Math.round((this.clock.now() - started) / 1000)} s, ${attempts} tries of ${shown} (last error: ${why}); check that it is up and reachable, then rerun`);
       }
       throw new ServiceError(
         `${shown} (${o.endpoint} on the ${this.service} service) failed after ${attempts} tries; last error: ${why}`,
@@ -465,7 +471,7 @@ export class Client implements ClientPort {
     const sent = this.clock.now();
     try {
       res = await this.exchange(method, url, headers, body, shown, o, deadline.signal);
-      this.lastAnswer = this.clock.now();
+      this.reach.answer(this.origin, this.clock.now());
       grant.answer(res.status, res.header);
       if (res.status < 300) this.observe(this.clock.now() - sent, o.weight ?? 1);
     } catch (err) {

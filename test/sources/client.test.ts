@@ -1,5 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { Reachability } from '../../src/sources/reach.js';
 import { Client } from '../../src/sources/client.js';
 import { newRequestStats } from '../../src/decl/request.js';
 import { ServiceError } from '../../src/errors.js';
@@ -86,6 +87,30 @@ describe('client retry rules', () => {
     expect(second).toBeInstanceOf(ServiceError);
     expect(second.message).toMatch(/^GET \/v1\/b \(\/v1\/b on the data service\): not sent: the data service \(sources\.data\.url\) answered nothing for \d+ s, 3 tries of GET \/v1\/a \(last error: .*ECONNREFUSED\); check that it is up and reachable, then rerun$/);
     expect(stats.requests).toBe(3);
+  });
+
+  it("services at one address learn together that it answers nothing: a run's other clients do not send either", async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, {}));
+    const url = s.url;
+    await s.close();
+    const reach = new Reachability();
+    const data = new Client('data', source(url, { retries: 2 }), { ...fast, reach });
+    const metrics = new Client('metrics', source(url, { retries: 2 }), { ...fast, reach });
+    const stats = newRequestStats();
+    const first: any = await data.get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
+    expect(first.message).toMatch(/failed after 3 tries; last error: .*ECONNREFUSED/);
+    const other: any = await metrics.get('/v2/m', {}, { endpoint: '/v2/m', stats }).catch((e) => e);
+    expect(other).toBeInstanceOf(ServiceError);
+    expect(other.message).toMatch(/^GET \/v2\/m \(\/v2\/m on the metrics service\): not sent: the data service \(sources\.data\.url\) answered nothing for \d+ s, 3 tries of GET \/v1\/a \(last error: .*ECONNREFUSED\); check that it is up and reachable, then rerun \(the metrics service is at the same address\)$/);
+    expect(stats.requests).toBe(3);
+    // A client of another run (its own reachability), or at another address, still sends.
+    const s2 = await scriptedServer((_req, res) => json(res, 200, { ok: true }));
+    close = s2.close;
+    const node = new Client('node', source(s2.url, { retries: 2 }), { ...fast, reach });
+    expect(await node.get('/ext/x', {}, { endpoint: '/ext/x', stats })).toEqual({ ok: true });
+    const later = await new Client('data', source(url, { retries: 0 }), fast).get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
+    expect(later.message).toMatch(/failed after 1 tries; last error: .*ECONNREFUSED/);
+    expect(stats.requests).toBe(5);
   });
 
   it('times out a slow answer and retries it', async () => {

@@ -1,0 +1,32 @@
+// What a run's clients know of the addresses they send to: when each last answered anything, and
+// which answered nothing while a request used up its tries (sources/client.ts). Shared by the
+// run's clients, so that services at one address (the simulator's one port; a gateway in front of
+// several services) learn together that it is down, and each does not spend its own tries to
+// learn the same. A run has its own: what an address did in another run says nothing of now.
+
+export class Reachability {
+  private readonly answered = new Map<string, number>();
+  private readonly down = new Map<string, { service: string; why: string }>();
+
+  /** `origin` answered (any status) at `t`. */
+  answer(origin: string, t: number): void {
+    this.answered.set(origin, Math.max(t, this.answered.get(origin) ?? -Infinity));
+  }
+
+  /** When `origin` last answered anything, or -Infinity. */
+  lastAnswer(origin: string): number {
+    return this.answered.get(origin) ?? -Infinity;
+  }
+
+  /** `origin` is down, as `service` found (`why`, for every later request); the first finding stays. */
+  markDown(origin: string, service: string, why: string): void {
+    if (!this.down.has(origin)) this.down.set(origin, { service, why });
+  }
+
+  /** Why a request of `service` to `origin` is not sent, or undefined while the address is not known to be down. */
+  notSent(origin: string, service: string): string | undefined {
+    const d = this.down.get(origin);
+    if (!d) return undefined;
+    return d.service === service ? d.why : `${d.why} (the ${service} service is at the same address)`;
+  }
+}
