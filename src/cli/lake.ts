@@ -135,4 +135,4 @@ async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
   return 0;
 }
 
-export const warehouseCommand = commandOf('warehouse', 'write a DuckDB database file of views over the lake (tables, _runs, _rejects, the bundled queries) for other tools to open', warehouseFlags, cmdWarehouse);
+export const warehouseCommand = commandOf('warehouse', 'write a DuckDB database file of views over the lake (tables, _runs, _rejects, the bundled queries) for other tools to open; with --rows, holding a copy of the rows', warehouseFlags, cmdWarehouse);
