@@ -108,7 +108,7 @@ describe('client retry rules', () => {
     close = s2.close;
     const node = new Client('node', source(s2.url, { retries: 2 }), { ...fast, reach });
     expect(await node.get('/ext/x', {}, { endpoint: '/ext/x', stats })).toEqual({ ok: true });
-    const later = await new Client('data', source(url, { retries: 0 }), fast).get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
+    const later: any = await new Client('data', source(url, { retries: 0 }), fast).get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
     expect(later.message).toMatch(/failed after 1 tries; last error: .*ECONNREFUSED/);
     expect(stats.requests).toBe(5);
   });
