@@ -145,6 +145,13 @@ export interface BudgetState {
   cuPerDay: number | null;
 }
 
+/** Why retrying stopped: the address was found down meanwhile (sources/reach.ts). */
+class AddressDown extends Error {
+  constructor() {
+    super('the address was found down');
+  }
+}
+
 /** Requests under way at once when the pipeline sets no `concurrency`: at least, and at most. */
 export const AUTO_INFLIGHT = { min: 4, max: 64 } as const;
 /** Headroom over budget rate x latency: latency varies from request to request. */
@@ -291,6 +298,14 @@ export class Client implements ClientPort {
     let last = '';
     let attempts = 0;
     const started = this.clock.now();
+    // Retrying stops on the run's signal, and when the address is found down (by this request's
+    // neighbours): a try asleep in its backoff wakes then instead of when the backoff ends. One
+    // listener each, removed when the request settles.
+    const stop = new AbortController();
+    const onRun = () => stop.abort(o.signal!.reason);
+    o.signal?.addEventListener('abort', onRun, { once: true });
+    if (o.signal?.aborted) onRun();
+    const leave = this.reach.onDown(this.origin, () => stop.abort(new AddressDown()));
     const once = async (): Promise<unknown> => {
       const down = this.reach.notSent(this.origin, this.service);
       if (down) throw new AbortError(new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service): not sent: ${down}`, undefined, o.endpoint, true));
@@ -329,7 +344,7 @@ export class Client implements ClientPort {
           minTimeout: this.opts.minBackoffMs ?? 500,
           maxTimeout: this.opts.maxBackoffMs ?? 30_000,
           randomize: true,
-          signal: o.signal,
+          signal: stop.signal,
           onFailedAttempt: ({ error, retriesLeft }) => {
             last = this.redact(error.message);
             const e = error as unknown as Retryable;
@@ -342,6 +357,9 @@ export class Client implements ClientPort {
     } catch (err) {
       if (err instanceof ServiceError) throw err;
       if (o.signal?.aborted) throw err;
+      if (err instanceof AddressDown) {
+        throw new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service) stopped after ${attempts} tries (last error: ${last}): ${this.reach.notSent(this.origin, this.service)}`, undefined, o.endpoint, true);
+      }
       const why = last || this.redact((err as Error).message);
       if (attempts > 1 && this.reach.lastAnswer(this.origin) < started) {
         this.reach.markDown(this.origin, this.service, `the ${this.service} service (sources.${this.service}.url) answered nothing for ${Math.round((this.clock.now() - started) / 1000)} s, ${attempts} tries of ${shown} (last error: ${why}); check that it is up and reachable, then rerun`);
@@ -352,6 +370,9 @@ export class Client implements ClientPort {
         o.endpoint,
         true,
       );
+    } finally {
+      o.signal?.removeEventListener('abort', onRun);
+      leave();
     }
   }
 

@@ -7,6 +7,7 @@
 export class Reachability {
   private readonly answered = new Map<string, number>();
   private readonly down = new Map<string, { service: string; why: string }>();
+  private readonly waiting = new Map<string, Set<() => void>>();
 
   /** `origin` answered (any status) at `t`. */
   answer(origin: string, t: number): void {
@@ -18,9 +19,26 @@ export class Reachability {
     return this.answered.get(origin) ?? -Infinity;
   }
 
-  /** `origin` is down, as `service` found (`why`, for every later request); the first finding stays. */
+  /** `origin` is down, as `service` found (`why`, for every later request); the first finding stays, and wakes those waiting on it. */
   markDown(origin: string, service: string, why: string): void {
-    if (!this.down.has(origin)) this.down.set(origin, { service, why });
+    if (this.down.has(origin)) return;
+    this.down.set(origin, { service, why });
+    for (const wake of this.waiting.get(origin) ?? []) wake();
+    this.waiting.delete(origin);
+  }
+
+  /**
+   * Calls `wake` once if `origin` is found down (a request asleep before its next try, which would
+   * otherwise learn it when it wakes, up to its longest backoff later); returns what stops waiting.
+   */
+  onDown(origin: string, wake: () => void): () => void {
+    let set = this.waiting.get(origin);
+    if (!set) this.waiting.set(origin, (set = new Set()));
+    set.add(wake);
+    return () => {
+      set.delete(wake);
+      if (!set.size && this.waiting.get(origin) === set) this.waiting.delete(origin);
+    };
   }
 
   /** Why a request of `service` to `origin` is not sent, or undefined while the address is not known to be down. */

@@ -113,6 +113,25 @@ describe('client retry rules', () => {
     expect(stats.requests).toBe(5);
   });
 
+  it('a request asleep before its next try wakes when the address is found down, and fails saying why', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 200, {}));
+    const url = s.url;
+    await s.close();
+    const reach = new Reachability();
+    // Its backoff is ten minutes: without waking it, it would still be asleep when the test times out.
+    const slow = new Client('metrics', source(url, { retries: 3 }), { minBackoffMs: 600_000, maxBackoffMs: 600_000, reach });
+    const sleeper = newRequestStats();
+    const asleep = slow.get('/v2/s', {}, { endpoint: '/v2/s', stats: sleeper }).catch((e) => e);
+    while (Object.values(sleeper.faults).reduce((a, b) => a + b, 0) < 1) await new Promise((r) => setTimeout(r, 5));
+    const data = new Client('data', source(url, { retries: 1 }), { ...fast, reach });
+    const first: any = await data.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats() }).catch((e) => e);
+    expect(first.message).toMatch(/failed after 2 tries; last error: .*ECONNREFUSED/);
+    const woken: any = await asleep;
+    expect(woken).toBeInstanceOf(ServiceError);
+    expect(woken.message).toMatch(/^GET \/v2\/s \(\/v2\/s on the metrics service\) stopped after 1 tries \(last error: .*ECONNREFUSED.*\): the data service \(sources\.data\.url\) answered nothing for \d+ s, 2 tries of GET \/v1\/a .*\(the metrics service is at the same address\)$/);
+    expect(sleeper.requests).toBe(1);
+  });
+
   it('times out a slow answer and retries it', async () => {
     const s = await scriptedServer((_req, res, n) => (n === 1 ? setTimeout(() => json(res, 200, { items: ['late'] }), 1500) : json(res, 200, { items: ['ok'] })));
     close = s.close;
