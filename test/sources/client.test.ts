@@ -9,6 +9,13 @@ import { json, scriptedServer, source } from '../helpers.js';
 import { FakeClock } from './fake-clock.js';
 
 const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
+
+/** A loopback address nothing listens at any more: every connection is refused. */
+async function refusedUrl(): Promise<string> {
+  const s = await scriptedServer((_req, res) => json(res, 200, {}));
+  await s.close();
+  return s.url;
+}
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await close?.();
@@ -76,9 +83,7 @@ describe('client retry rules', () => {
   });
 
   it('a service that answers nothing: once a request has used up its tries, the others fail at once, unsent, saying why', async () => {
-    const s = await scriptedServer((_req, res) => json(res, 200, {}));
-    const url = s.url;
-    await s.close(); // nothing listens there now: every connection is refused
+    const url = await refusedUrl();
     const c = new Client('data', source(url, { retries: 2 }), fast);
     const stats = newRequestStats();
     const first: any = await c.get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
@@ -90,9 +95,7 @@ describe('client retry rules', () => {
   });
 
   it("services at one address learn together that it answers nothing: a run's other clients do not send either", async () => {
-    const s = await scriptedServer((_req, res) => json(res, 200, {}));
-    const url = s.url;
-    await s.close();
+    const url = await refusedUrl();
     const reach = new Reachability();
     const data = new Client('data', source(url, { retries: 2 }), { ...fast, reach });
     const metrics = new Client('metrics', source(url, { retries: 2 }), { ...fast, reach });
@@ -114,9 +117,7 @@ describe('client retry rules', () => {
   });
 
   it('a request asleep before its next try wakes when the address is found down, and fails saying why', async () => {
-    const s = await scriptedServer((_req, res) => json(res, 200, {}));
-    const url = s.url;
-    await s.close();
+    const url = await refusedUrl();
     const reach = new Reachability();
     // Its backoff is ten minutes: without waking it, it would still be asleep when the test times out.
     const slow = new Client('metrics', source(url, { retries: 3 }), { minBackoffMs: 600_000, maxBackoffMs: 600_000, reach });
