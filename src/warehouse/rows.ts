@@ -109,7 +109,8 @@ const list = (root: string, files: readonly string[]) => `[${files.map((f) => sq
 
 /** The rows of `files` (lake-relative) with the file each came from, columns lined up by name. */
 function rowsOf(root: string, files: readonly string[]): string {
-  return `SELECT * EXCLUDE (${FILE_COLUMN}), substr(${FILE_COLUMN}, ${root.length + 2}) AS ${FILE_COLUMN} FROM read_parquet(${list(root, files)}, union_by_name = true, hive_partitioning = false, filename = '${FILE_COLUMN}')`;
+  // The root's length as DuckDB counts characters (a JavaScript length counts UTF-16 units).
+  return `SELECT * EXCLUDE (${FILE_COLUMN}), substr(${FILE_COLUMN}, length(${sqlString(root)}) + 2) AS ${FILE_COLUMN} FROM read_parquet(${list(root, files)}, union_by_name = true, hive_partitioning = false, filename = '${FILE_COLUMN}')`;
 }
 
 /** Each file's row count, from its footer. */

@@ -21,7 +21,8 @@ let lake: string;
 let file: string;
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'cl-rows-'));
+  // Not ASCII, and a character outside the BMP: the copy's file names are cut from DuckDB's paths.
+  dir = mkdtempSync(join(tmpdir(), 'cl-rows-é😀-'));
   lake = join(dir, 'lake');
   file = join(dir, 'warehouse.duckdb');
   cpSync(await sharedDemoLake(), lake, { recursive: true });
