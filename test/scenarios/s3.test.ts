@@ -75,7 +75,7 @@ describe('a lake on S3', { timeout: 300_000 }, () => {
     expect(l.lock).toBe(false);
   });
 
-  it('query answers the bundled queries as on the local lake; status, check, export and the warehouse file work', async () => {
+  it('query answers the bundled queries as on the local lake; status, check, export and the warehouse file (with the rows too) work', async () => {
     const dir = 'sql';
     const files = readdirSync(dir).filter((x) => x.endsWith('.sql'));
     // `chainlake query` on an s3:// lake copies what changed into its cache and queries the copy:
@@ -128,6 +128,21 @@ describe('a lake on S3', { timeout: 300_000 }, () => {
     expect(readFileSync(out, 'utf8').trim().split('\n').length - 1).toBe(localTables.erc_transfers!.length);
     const wh = await runCli(['warehouse', '--lake', URL_MAIN, '--out', join(tmp('cl-wh-'), 'w.duckdb')], env);
     expect(wh.code, wh.stderr).toBe(0);
+    // With the rows: written from the lake's copy, and read by `query --warehouse` while current
+    // (an s3:// lake's file is the one named: none by default).
+    const withRows = join(tmp('cl-wh-'), 'rows.duckdb');
+    const rowsWh = await runCli(['warehouse', '--lake', URL_MAIN, '--out', withRows, '--rows'], env);
+    expect(rowsWh.code, rowsWh.stderr).toBe(0);
+    expect(rowsWh.stdout).toContain('with the rows of');
+    const viewSql = "SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database(); SELECT (SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database()) AS v, (SELECT count(*) FROM erc_transfers) AS n";
+    const [fromRows, fromFiles] = await Promise.all([runCli(['query', '--lake', URL_MAIN, '--warehouse', withRows, '--format', 'json', viewSql], env), runCli(['query', '--lake', URL_MAIN, '--format', 'json', viewSql], env)]);
+    expect(fromRows.code, fromRows.stderr).toBe(0);
+    const [r] = JSON.parse(fromRows.stdout) as Array<{ v: string; n: string }>;
+    const [f] = JSON.parse(fromFiles.stdout) as Array<{ v: string; n: string }>;
+    expect(r!.v).toContain('chainlake_rows');
+    expect(f!.v).toContain('read_parquet');
+    expect(Number(r!.n)).toBe(localTables.erc_transfers!.length);
+    expect(f!.n).toBe(r!.n);
     const missing = await runCli(['check', '--lake', `s3://${BUCKET}/nothing-here`], env);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toContain(`--lake s3://${BUCKET}/nothing-here: no lake there`);
