@@ -202,6 +202,8 @@ export class Client implements ClientPort {
    */
   private readonly reach: Reachability;
   private readonly origin: string;
+  /** The retries under way, by the signal they follow (follow). */
+  private readonly followers = new Map<AbortSignal, { stops: Set<AbortController>; onAbort: () => void }>();
 
   constructor(
     readonly service: Service,
@@ -299,12 +301,9 @@ export class Client implements ClientPort {
     let attempts = 0;
     const started = this.clock.now();
     // Retrying stops on the run's signal, and when the address is found down (by this request's
-    // neighbours): a try asleep in its backoff wakes then instead of when the backoff ends. One
-    // listener each, removed when the request settles.
+    // neighbours): a try asleep in its backoff wakes then instead of when the backoff ends.
     const stop = new AbortController();
-    const onRun = () => stop.abort(o.signal!.reason);
-    o.signal?.addEventListener('abort', onRun, { once: true });
-    if (o.signal?.aborted) onRun();
+    const unfollow = this.follow(o.signal, stop);
     const leave = this.reach.onDown(this.origin, () => stop.abort(new AddressDown()));
     const once = async (): Promise<unknown> => {
       const down = this.reach.notSent(this.origin, this.service);
@@ -371,9 +370,37 @@ export class Client implements ClientPort {
         true,
       );
     } finally {
-      o.signal?.removeEventListener('abort', onRun);
+      unfollow();
       leave();
     }
+  }
+
+  /**
+   * Aborts `stop` when `signal` aborts; returns what stops following. One listener on a signal for
+   * all the requests that follow it, removed with the last of them: a listener each would pass the
+   * ten at which Node warns (on stderr) of a leak.
+   */
+  private follow(signal: AbortSignal | undefined, stop: AbortController): () => void {
+    if (!signal) return () => undefined;
+    if (signal.aborted) {
+      stop.abort(signal.reason);
+      return () => undefined;
+    }
+    let f = this.followers.get(signal);
+    if (!f) {
+      const stops = new Set<AbortController>();
+      f = { stops, onAbort: () => stops.forEach((c) => c.abort(signal.reason)) };
+      this.followers.set(signal, f);
+      signal.addEventListener('abort', f.onAbort, { once: true });
+    }
+    const mine = f;
+    mine.stops.add(stop);
+    return () => {
+      mine.stops.delete(stop);
+      if (mine.stops.size || this.followers.get(signal) !== mine) return;
+      this.followers.delete(signal);
+      signal.removeEventListener('abort', mine.onAbort);
+    };
   }
 
   private closedError(c: ServiceClosed, shown: string, endpoint: string): ServiceError {
