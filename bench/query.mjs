@@ -19,6 +19,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } fr
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { arg, bin, fmt, plan, root, startSim, timed, transfersPipeline } from './common.mjs';
+import { defaultQueryMemory } from '../dist/load/limits.js';
 
 const ROWS = Number(arg('rows', '10000000'));
 const LAKE_ROOT = resolve(arg('lake', join(root, 'data', 'bench-query')));
@@ -30,7 +31,7 @@ const CHUNKS = 8;
  * chainlake gives a query by default here (src/load/limits.ts), so that each way has the same
  * bound; a query that needs more spills in all of them alike.
  */
-const MEMORY = `${Math.min(2048, Math.max(512, Math.floor(totalmem() / 4 / 2 ** 20)))}MiB`;
+const MEMORY = defaultQueryMemory();
 
 /** The lake of ROWS rows under LAKE_ROOT/run, built once; a marker says with what. */
 async function buildLake() {

@@ -36,12 +36,12 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
   const { openWarehouse, viewsFor } = await import('../warehouse/views.js');
-  const { defaultWarehousePath } = await import('../warehouse/rows.js');
+  const { rowsFileOf } = await import('../warehouse/rows.js');
   const given = checkLake(givenLake(a));
   const lake = await readableLake(given);
   // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
   const flag = a.warehouse as string | false | undefined;
-  const rowsFrom = flag === false ? undefined : (flag ?? (isObjectUrl(given) ? undefined : defaultWarehousePath(lake)));
+  const rowsFrom = rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined));
   // Only the views the SQL names: each binds its table's files when it is made.
   const conn = await openWarehouse(lake, {}, viewsFor(sql), rowsFrom);
   try {

@@ -259,15 +259,18 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
     rmSync(`${tmp}.wal`, { force: true });
   };
   clean();
-  const withRows = o.rows ?? (found.kind === 'ours' && found.rows);
+  const hadRows = found.kind === 'ours' && found.rows;
+  const withRows = o.rows ?? hadRows;
+  // Rows are brought up to date from the old file (left as it is when nothing would change, else
+  // in a copy of it), unless a writer left a WAL beside it (its last changes are not in the file
+  // alone): then they are copied whole.
+  const fromOld = withRows && hadRows && !existsSync(`${file}.wal`);
   try {
-    if (withRows && found.kind === 'ours' && found.rows && !existsSync(`${file}.wal`)) {
+    if (fromOld) {
       const same = await unchanged(file, lake);
       if (same) return { file, ...same };
+      copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
     }
-    // Rows are brought up to date in a copy of the old file, unless a writer left a WAL beside it
-    // (its last changes are not in the file alone): then they are copied whole.
-    if (withRows && found.kind === 'ours' && found.rows && !existsSync(`${file}.wal`)) copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
     const db = await DuckDBInstance.create(tmp, querySettings(engineOptions()));
     let built;
     try {

@@ -8,7 +8,7 @@ import { existingFolder } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
 import { connectWarehouse, LAKE_TABLES, lakeDatabase } from './views.js';
-import { defaultWarehousePath } from './rows.js';
+import { rowsFileOf } from './rows.js';
 
 export interface Lake {
   /** The lake folder, as given. */
@@ -43,7 +43,7 @@ export interface LakeOptions extends EngineOptions {
 export async function openLake(path: string, options: LakeOptions = {}): Promise<Lake> {
   const { warehouse, ...engine } = options;
   const lake = existingFolder(path, 'openLake:');
-  const rowsFrom = warehouse === false ? undefined : (warehouse ?? defaultWarehousePath(lake));
+  const rowsFrom = rowsFileOf(lake, warehouse);
   const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...(rowsFrom ? { rowsFrom } : {}) });
   return new OpenLake(path, db);
 }

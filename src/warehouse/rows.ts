@@ -38,6 +38,14 @@ export function defaultWarehousePath(lake: string): string {
 }
 
 /**
+ * The warehouse file a reader of `lake` takes rows from: the one `given` names, none for false,
+ * else the default one (warehouse.duckdb next to the lake).
+ */
+export function rowsFileOf(lake: string, given: string | false | undefined): string | undefined {
+  return given === false ? undefined : (given ?? defaultWarehousePath(lake));
+}
+
+/**
  * Each table's committed data files, lake-relative, in the order its states list them (a
  * partition's files in block order): the files its view reads. A table with files on disk and no
  * states (a lake from before states listed every file) has its folder's files.
@@ -136,24 +144,34 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
   const ledger = (await ledgerOf(conn)) ?? new Map<string, Map<string, bigint>>();
   await conn.run(`CREATE TABLE IF NOT EXISTS ${FILES} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, rows BIGINT NOT NULL)`);
   const out = { tables: 0, added: 0, removed: 0, copied: 0, holding: new Set<string>() };
+  /** A table's copy and its files in the ledger, gone. */
+  const forget = async (t: string) => {
+    await conn.run(`DROP TABLE IF EXISTS ${quoted(rowsTable(t))}`);
+    await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)}`);
+  };
+  // A table this version does not declare (renamed or gone) is forgotten with the rest.
+  const declared = new Set(tables.map((d) => d.table));
+  for (const [t, held] of ledger) {
+    if (declared.has(t)) continue;
+    out.removed += held.size;
+    await forget(t);
+  }
   for (const decl of tables) {
     const t = decl.table;
     const files = want.get(t) ?? [];
     const held = ledger.get(t) ?? new Map<string, bigint>();
     const rows = quoted(rowsTable(t));
-    const forget = async () => {
-      await conn.run(`DROP TABLE IF EXISTS ${rows}`);
-      await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)}`);
-    };
     if (!files.length) {
       out.removed += held.size;
-      await forget();
+      await forget(t);
       continue;
     }
     const keep = new Set(files);
     const gone = [...held.keys()].filter((f) => !keep.has(f));
     const fresh = files.filter((f) => !held.has(f));
-    const counts = fresh.length ? await rowCounts(conn, root, fresh) : new Map<string, bigint>();
+    // Row counts: the ledger's for the files it holds, the footers' for new ones.
+    const counts = new Map([...held, ...(fresh.length ? await rowCounts(conn, root, fresh) : [])]);
+    const record = (names: string[]) => conn.run(`INSERT INTO ${FILES} SELECT * FROM (VALUES ${names.map((f) => `(${sqlString(t)}, ${sqlString(f)}, ${counts.get(f) ?? 0n})`).join(', ')})`);
     let total = 0n;
     let dropped = 0n;
     for (const [f, n] of held) keep.has(f) ? (total += n) : (dropped += n);
@@ -169,10 +187,9 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       }
     }
     if (whole) {
-      await forget();
+      await forget(t);
       await conn.run(`CREATE TABLE ${rows} AS ${rowsOf(root, files)}`);
-      const all = await rowCounts(conn, root, files);
-      await conn.run(`INSERT INTO ${FILES} SELECT * FROM (VALUES ${files.map((f) => `(${sqlString(t)}, ${sqlString(f)}, ${all.get(f) ?? 0n})`).join(', ')})`);
+      await record(files);
       out.copied++;
       out.added += files.length;
       out.removed += held.size;
@@ -184,7 +201,7 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       }
       if (fresh.length) {
         await conn.run(`INSERT INTO ${rows} BY NAME ${rowsOf(root, fresh)}`);
-        await conn.run(`INSERT INTO ${FILES} SELECT * FROM (VALUES ${fresh.map((f) => `(${sqlString(t)}, ${sqlString(f)}, ${counts.get(f) ?? 0n})`).join(', ')})`);
+        await record(fresh);
       }
       out.added += fresh.length;
       out.removed += gone.length;
@@ -192,14 +209,6 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     await conn.run(rowsView(t));
     out.tables++;
     out.holding.add(t);
-  }
-  // A table this version does not declare (renamed or gone): its copy goes.
-  const declared = new Set(tables.map((d) => d.table));
-  for (const [t, held] of ledger) {
-    if (declared.has(t)) continue;
-    out.removed += held.size;
-    await conn.run(`DROP TABLE IF EXISTS ${quoted(rowsTable(t))}`);
-    await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)}`);
   }
   return out;
 }
