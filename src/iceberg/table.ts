@@ -504,6 +504,7 @@ export function icebergPublisher(store: StateStore, o: { uri?: string; serialize
     expire: (table, retainMs) => tables.expire(table, retainMs),
     adopt: (table) => tables.adopt(table),
     sweep: (table) => tables.sweep(table),
+    tidy: async (table) => (await store.objects.clearDeadTemps?.(`${table}/${METADATA}/`)) ?? 0,
     fieldIds: (decl) => {
       if (declOf(decl.table) !== decl) return Promise.resolve(new Map());
       // A table's ids change only with its declaration, which a process does not change.

@@ -2,9 +2,10 @@
 // machine (DiskObjects) or a bucket prefix of an S3-compatible store (s3.ts). The commit protocol
 // (store.ts) is written once against this; the disk moves a file by renaming it, a store without
 // rename by a server-side copy and a delete.
-import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
+import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { RunError } from '../errors.js';
+import { alive } from './process.js';
 
 export interface ObjectInfo {
   key: string;
@@ -42,6 +43,11 @@ export interface ObjectStore {
   move(from: string, to: string): Promise<string | undefined>;
   /** Removes an object; removing one that is not there is no error. */
   delete(key: string): Promise<void>;
+  /**
+   * Removes what writers killed mid-write left under `prefix` (their temporary files), sparing
+   * those of writers still running; how many went. A store whose writes leave nothing has none.
+   */
+  clearDeadTemps?(prefix: string): Promise<number>;
 }
 
 function fsyncPath(path: string): void {
@@ -53,10 +59,24 @@ function fsyncPath(path: string): void {
   }
 }
 
+/**
+ * The temporary file a writer of this process makes beside `path` before renaming or linking it
+ * into place: `<path>.tmp-<pid>`, with a random tail where the process may make several at once.
+ */
+export function tempOf(path: string, several = false): string {
+  return `${path}.tmp-${process.pid}${several ? `-${Math.random().toString(36).slice(2, 8)}` : ''}`;
+}
+
+/** The pid of the process that made a temporary file named by tempOf; undefined for any other name. */
+export function tempWriter(name: string): number | undefined {
+  const m = /\.tmp-(\d{1,10})(?:-[0-9a-z]+)?$/.exec(name);
+  return m ? Number(m[1]) : undefined;
+}
+
 /** Writes a file so that a reader sees the old or the new content, never a part; `sync: false` leaves it to the system when it reaches the disk. */
 export function writeAtomic(path: string, content: string | Buffer, o: { sync?: boolean } = {}): void {
   mkdirSync(dirname(path), { recursive: true });
-  const tmp = `${path}.tmp-${process.pid}`;
+  const tmp = tempOf(path);
   const fd = openSync(tmp, 'w');
   try {
     writeFileSync(fd, content);
@@ -142,7 +162,7 @@ export class DiskObjects implements ObjectStore {
     for (const k of o.durable ?? []) fsyncPath(this.path(k));
     const target = this.path(key);
     mkdirSync(dirname(target), { recursive: true });
-    const made = createByLink(target, `${target}.tmp-${process.pid}-${Math.random().toString(36).slice(2, 8)}`, body, `${key} in ${this.root}`);
+    const made = createByLink(target, tempOf(target, true), body, `${key} in ${this.root}`);
     if (made) fsyncPath(dirname(target));
     return made;
   }
@@ -153,7 +173,7 @@ export class DiskObjects implements ObjectStore {
     if (resolve(file) === target) fsyncPath(target);
     else {
       mkdirSync(dirname(target), { recursive: true });
-      const tmp = `${target}.tmp-${process.pid}`;
+      const tmp = tempOf(target);
       copyFileSync(file, tmp);
       fsyncPath(tmp);
       renameSync(tmp, target);
@@ -172,18 +192,20 @@ export class DiskObjects implements ObjectStore {
     if (!existsSync(p)) return undefined;
     if (resolve(file) !== p) {
       mkdirSync(dirname(file), { recursive: true });
-      copyFileSync(p, `${file}.tmp-${process.pid}`);
-      renameSync(`${file}.tmp-${process.pid}`, file);
+      copyFileSync(p, tempOf(file));
+      renameSync(tempOf(file), file);
     }
     return this.etagOf(p);
   }
 
   async list(prefix: string): Promise<ObjectInfo[]> {
+    return this.keys(prefix).map((key) => ({ key, ...this.info(this.path(key)) }));
+  }
+
+  private keys(prefix: string): string[] {
     // The folder of the prefix is walked; keys are then filtered by the whole prefix.
     const dir = this.path(prefix.includes('/') ? prefix.slice(0, prefix.lastIndexOf('/')) : '.');
-    return walkFiles(this.root, dir)
-      .filter((k) => k.startsWith(prefix))
-      .map((key) => ({ key, ...this.info(this.path(key)) }));
+    return walkFiles(this.root, dir).filter((k) => k.startsWith(prefix));
   }
 
   async head(key: string): Promise<ObjectInfo | undefined> {
@@ -203,6 +225,19 @@ export class DiskObjects implements ObjectStore {
   async delete(key: string): Promise<void> {
     const p = this.path(key);
     if (existsSync(p)) unlinkSync(p);
+  }
+
+  async clearDeadTemps(prefix: string): Promise<number> {
+    let n = 0;
+    for (const key of this.keys(prefix)) {
+      const pid = tempWriter(key);
+      // A pid names a process of this host; a writer on another host sharing the folder would
+      // have its temporary file taken and its write fail (it is tried again), never a wrong file.
+      if (pid === undefined || pid === process.pid || alive(pid)) continue;
+      rmSync(this.path(key), { force: true });
+      n++;
+    }
+    return n;
   }
 
   /** Makes the moves into these folders durable (a rename is only on disk once its folder is). */

@@ -11,7 +11,7 @@ import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type * as Sdk from '@aws-sdk/client-s3';
 import { RunError, UsageError } from '../errors.js';
-import type { ObjectInfo, ObjectStore } from './objects.js';
+import { tempOf, type ObjectInfo, type ObjectStore } from './objects.js';
 import type { LeaseBackend } from './lease.js';
 
 /** A lake given as a URL rather than a folder (`s3://bucket/prefix`). */
@@ -211,7 +211,7 @@ export class S3Objects implements ObjectStore {
 
   async download(rel: string, file: string): Promise<string | undefined> {
     mkdirSync(dirname(file), { recursive: true });
-    const tmp = `${file}.tmp-${process.pid}`;
+    const tmp = tempOf(file);
     // The SDK retries the request; a body cut off midway is fetched again here.
     for (let attempt = 1; ; attempt++) {
       try {

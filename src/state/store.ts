@@ -93,6 +93,8 @@ export interface TablePublisher {
   adopt(table: string): Promise<boolean>;
   /** Deletes what a publish cut short left in the table's metadata (while the caller holds the lake); how many went. */
   sweep(table: string): Promise<number>;
+  /** Deletes the temporary files of publishers killed mid-write, beside any publishing now; how many went. */
+  tidy(table: string): Promise<number>;
   /** Per column name, what DuckDB's FIELD_IDS option gives it in the table's next files. */
   fieldIds(decl: StreamDecl): Promise<Map<string, string>>;
 }
@@ -382,6 +384,7 @@ export class StateStore {
           await this.finish(state, true);
           rolledForward++;
         }
+        await this.publisher?.tidy(table);
       }
     }
     if (this.mirror) {

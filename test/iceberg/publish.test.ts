@@ -1,7 +1,8 @@
 // A commit rolled forward after a kill is published once: the process that began it may have
 // published it already, and a later commit that removed files may have expired its snapshot since.
 import { describe, expect, it } from 'vitest';
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { tmpdir } from 'node:os';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -120,5 +121,25 @@ describe('a version hint left far behind', () => {
     const cur = await icebergReader(store.objects, lakeUri(store)).current('blocks');
     expect(cur!.version).toBe(25);
     expect((await snapshotFiles(lake)).length).toBe(25);
+  });
+});
+
+describe('a publish killed while writing its temporary file', () => {
+  it('leaves it to the next start, which deletes it; a temporary file of a writer still running stays', async () => {
+    const lake = await lakeWith(['s.parquet']);
+    const store = new StateStore(lake, { publisher: icebergPublisher });
+    await store.commit({ ...store.load('blocks', 'p'), values: { chain_id: '43114' }, files: ['blocks/a.parquet'], rows: 1 }, [['blocks/s.parquet', 'blocks/a.parquet']]);
+    const meta = join(lake, 'blocks/metadata');
+    const before = readdirSync(meta).sort();
+    // A pid that ran and ended: the writer killed between its write and its link or rename.
+    const dead = spawnSync(process.execPath, ['-e', '']).pid;
+    const live = process.ppid;
+    const litter = [`v2.metadata.json.tmp-${dead}-k3x9q1`, `version-hint.text.tmp-${dead}`];
+    const kept = [`v2.metadata.json.tmp-${live}-a1b2c3`, 'v2.metadata.json.tmp-x', 'notes.tmp-12ab'];
+    for (const f of [...litter, ...kept]) writeFileSync(join(meta, f), '{');
+    const next = new StateStore(lake, { publisher: icebergPublisher });
+    expect((await next.recover()).rolledForward).toBe(0);
+    expect(readdirSync(meta).sort()).toEqual([...before, ...kept].sort());
+    expect(await snapshotFiles(lake)).toEqual(['blocks/a.parquet']);
   });
 });
