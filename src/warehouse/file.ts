@@ -20,7 +20,7 @@ import { createHash } from 'node:crypto';
 import { columnDoc, landedColumns } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
-import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewSql } from './views.js';
+import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewInputs, viewSql } from './views.js';
 import { defaultWarehousePath, FILES, rowsCurrent, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
 
@@ -193,8 +193,8 @@ async function build(conn: DuckDBConnection, lake: string, withRows: boolean): P
     comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
     queries++;
   }
-  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build`);
-  comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild, and `chainlake warehouse` rewrites it'));
+  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(viewInputs(lake))} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
+  comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild that changed the lake, and `chainlake warehouse` rewrites it; inputs and skipped say what it was made from'));
   if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
   return { tables: LAKE_TABLES.length + 2, queries, skipped, ...(rows ? { rows } : {}) };
@@ -210,27 +210,32 @@ function fingerprint(): string {
 }
 
 /**
- * What a file with rows holds, when a rewrite would leave it as it is: its rows are those of the
- * lake's committed files, it was written by this build for this lake, every bundled query is a
- * view in it, and `_runs` and `_rejects` read files where the lake has them. Copying a big file
+ * What the file holds, when a rewrite would leave it as it is: it was written by this build for
+ * this lake, every bundled query is a view in it (but those that could not be then), and the lake
+ * is as it was for it. With rows: they are those of the lake's committed files, and `_runs` and
+ * `_rejects` read files where the lake has them. Views only: the lake's committed files and
+ * sources are those it was written from (viewInputs). Copying a big file, or reading every footer,
  * for nothing at every run that finds nothing new is what this spares.
  */
-async function unchanged(file: string, lake: string): Promise<Omit<WarehouseResult, 'file'> | undefined> {
+async function unchanged(file: string, lake: string, withRows: boolean): Promise<Omit<WarehouseResult, 'file'> | undefined> {
   const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', ...querySettings(engineOptions()) });
   try {
     const conn = await db.connect();
     try {
-      // A file from before the marker had its build: rewritten.
-      const marker = (await conn.runAndReadAll(`SELECT lake, build FROM ${MARKER}`).catch(() => undefined))?.getRows()[0];
+      // A file from before the marker had its build, its inputs or its skipped queries: rewritten.
+      const marker = (await conn.runAndReadAll(`SELECT lake, build, inputs, skipped FROM ${MARKER}`).catch(() => undefined))?.getRows()[0];
       if (!marker || marker[0] !== resolve(lake) || marker[1] !== fingerprint()) return undefined;
+      const skipped = JSON.parse(String(marker[3])) as WarehouseResult['skipped'];
       const views = new Map((await conn.runAndReadAll(`SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND database_name = current_database() AND schema_name = 'main'`)).getRows().map(([v, sql]) => [String(v), String(sql)]));
-      const queries = bundledQueries();
+      const queries = bundledQueries().filter((q) => !skipped.some((s) => s.name === q.name));
       if (!queries.every((q) => views.has(q.name))) return undefined;
+      const same = { tables: LAKE_TABLES.length + 2, queries: queries.length, skipped, unchanged: true as const };
+      if (!withRows) return marker[2] === viewInputs(lake) ? same : undefined;
       const has = sourcesOf(lake);
       if (has.runs !== (views.get(RUNS) ?? '').includes('read_json(') || has.rejects !== (views.get(REJECTS) ?? '').includes('read_parquet(')) return undefined;
       if (!(await rowsCurrent(conn, lake, LAKE_TABLES.map((d) => d.table)))) return undefined;
       const tables = Number((await conn.runAndReadAll(`SELECT count(DISTINCT table_name) FROM ${FILES}`)).getRows()[0]![0]);
-      return { tables: LAKE_TABLES.length + 2, queries: queries.length, skipped: [], rows: { tables, added: 0, removed: 0, copied: 0 }, unchanged: true };
+      return { ...same, rows: { tables, added: 0, removed: 0, copied: 0 } };
     } finally {
       conn.closeSync();
     }
@@ -244,7 +249,7 @@ async function unchanged(file: string, lake: string): Promise<Omit<WarehouseResu
  * renamed over it. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
  * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
- * when not given, as the old file does. A file with rows that would not change is left as it is.
+ * when not given, as the old file does. A file that would not change is left as it is.
  */
 export async function writeWarehouse(lake: string, o: { out?: string; flag: string; rows?: boolean }): Promise<WarehouseResult> {
   const file = targetOf(lake, o.out, o.flag);
@@ -266,11 +271,11 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
   // alone): then they are copied whole.
   const fromOld = withRows && hadRows && !existsSync(`${file}.wal`);
   try {
-    if (fromOld) {
-      const same = await unchanged(file, lake);
+    if (found.kind === 'ours' && withRows === hadRows && !existsSync(`${file}.wal`)) {
+      const same = await unchanged(file, lake, withRows);
       if (same) return { file, ...same };
-      copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
     }
+    if (fromOld) copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
     const db = await DuckDBInstance.create(tmp, querySettings(engineOptions()));
     let built;
     try {

@@ -3,6 +3,7 @@
 // empty view of the declared columns, so queries do not break on a fresh lake.
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { createHash } from 'node:crypto';
 import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
@@ -107,6 +108,22 @@ export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<
     );
   }
   return out;
+}
+
+/**
+ * A digest of what a lake's views (viewSql) are made from, by which a views-only warehouse file
+ * knows it is current: the Parquet files in each table's folder and `_rejects` (a view reads its
+ * folder, so new files show without a rewrite, but whether they share one schema, and so how the
+ * view reads them and which columns it has, follows the files), the files a table's states commit
+ * (a view reads those where the folder keeps older snapshots' files too), and whether `_runs` has
+ * reports (their view reads every one, so new reports need no rewrite).
+ */
+export function viewInputs(lake: string): string {
+  const root = resolve(lake);
+  const store = existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
+  const files = (dir: string) => (existsSync(join(root, dir)) ? listParquet(join(root, dir)).map((f) => f.slice(root.length)) : []);
+  const tables = LAKE_TABLES.map((d) => [d.table, files(d.table), store?.statesOf(d.table).flatMap(committedBefore).sort() ?? []]);
+  return createHash('sha256').update(JSON.stringify([tables, files(REJECTS), sourcesOf(root).runs])).digest('hex');
 }
 
 /** Whether the lake has files for `_rejects` and `_runs` (their views are empty placeholders until it has). */

@@ -14,6 +14,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { METRICS } from '../../src/streams/chain_metrics.js';
 import { openWarehouse, LAKE_TABLES } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
+import { writeWarehouse } from '../../src/warehouse/file.js';
 import { cli, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
 
 type Row = Record<string, unknown>;
@@ -178,6 +179,41 @@ describe('chainlake warehouse', () => {
     for (const r of rows!) expect(BigInt(r.value as string)).toBe(BigInt(r.value_raw as string));
   });
 
+  it('a rewrite that would change nothing leaves the file as it is; a new file in a table folder, or the first run report, is rewritten in', async () => {
+    const copy = join(dir, 'unchanged');
+    const at = join(copy, 'lake');
+    cpSync(lake, at, { recursive: true });
+    const out = join(copy, 'warehouse.duckdb');
+    const write = async () => (await writeWarehouse(at, { flag: '--out' })).unchanged;
+    const stat = () => `${statSync(out).ino}/${statSync(out).mtimeMs}`;
+    expect(await write()).toBeUndefined();
+    const first = stat();
+    expect(await write()).toBe(true);
+    const same = cli(['warehouse', '--lake', at]);
+    expect(same).toMatchObject({ code: 0, stderr: '' });
+    expect(same.stdout).toBe(`the warehouse file ${out} is up to date: it was written for the lake's committed files as they are, so it was left as it is\n`);
+    // Another run's report: the _runs view reads every report there is, so nothing to rewrite.
+    const runs = join(at, '_runs');
+    const reports = readdirSync(runs).filter((f) => f.endsWith('.json'));
+    cpSync(join(runs, reports[0]!), join(runs, `z-${reports[0]}`));
+    expect(await write()).toBe(true);
+    expect(stat()).toBe(first);
+    expect(rowsOf(read(out, [countSql('_runs')])[0])[0]!.n).toBe(String(reports.length + 1));
+    // The lake's first report (the view was a placeholder without one): rewritten.
+    rmSync(runs, { recursive: true });
+    expect(await write()).toBeUndefined();
+    cpSync(join(lake, '_runs'), runs, { recursive: true });
+    expect(await write()).toBeUndefined();
+    expect(await write()).toBe(true);
+    // A new file in a table's folder: rewritten, and read.
+    const n = Number(rowsOf(read(out, [countSql('avg_tps')])[0])[0]!.n);
+    const [one] = readdirSync(join(at, 'avg_tps'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.parquet'));
+    cpSync(join(at, 'avg_tps', one!), join(at, 'avg_tps', `${one!.replace(/\.parquet$/, '')}-again.parquet`));
+    expect(await write()).toBeUndefined();
+    expect(Number(rowsOf(read(out, [countSql('avg_tps')])[0])[0]!.n)).toBeGreaterThan(n);
+    expect(await write()).toBe(true);
+  });
+
   it('carries its marker and the queries\' comments', () => {
     const [marker, comments] = read(file, [
       `SELECT lake, chainlake_version, written_at <= now() AS past FROM _chainlake`,
@@ -294,21 +330,27 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
   });
 
-  it('compact and rebuild rewrite it; --warehouse names another file and --no-warehouse skips it', () => {
+  it('compact and rebuild rewrite it when the lake changed, else leave it; --warehouse names another file and --no-warehouse skips it', () => {
     const mark = () => rowsOf(read(file, ['SELECT written_at FROM _chainlake'])[0])[0]!.written_at as string;
+    expect(cli(['compact', '--lake', lake]).code).toBe(0);
     const before = mark();
-    const compacted = cli(['compact', '--lake', lake]);
-    expect(compacted.code).toBe(0);
-    expect(compacted.stdout).toContain(`wrote the warehouse file ${file} (`);
-    const afterCompact = mark();
-    expect(afterCompact > before).toBe(true);
+    // Compacted already: nothing to merge, and the file is the lake's as it is.
+    const idle = cli(['compact', '--lake', lake]);
+    expect(idle.code).toBe(0);
+    expect(idle.stdout).toContain(`the warehouse file ${file} is up to date`);
+    expect(mark()).toBe(before);
 
     const other = join(dir, 'other.duckdb');
     const rebuilt = cli(['rebuild', 'avg_tps', '--lake', lake, '--warehouse', other]);
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.stdout).toContain(`wrote the warehouse file ${other} (`);
-    expect(mark()).toBe(afterCompact);
+    expect(mark()).toBe(before);
     expect(Number(rowsOf(read(other, [countSql('avg_tps')])[0])[0]!.n)).toBeGreaterThan(0);
+    // The rebuild's new files are not what the default file was written for: the next command rewrites it.
+    const compacted = cli(['compact', '--lake', lake]);
+    expect(compacted.code).toBe(0);
+    expect(compacted.stdout).toContain(`wrote the warehouse file ${file} (`);
+    expect(mark() > before).toBe(true);
 
     const mtime = statSync(file).mtimeMs;
     const skipped = cli(['compact', '--lake', lake, '--no-warehouse']);
