@@ -21,6 +21,7 @@ const UNIT = [
   'test/pipeline/series.test.ts',
   'test/state/lease.test.ts',
   'test/cluster/url.test.ts',
+  'test/cluster/offset.test.ts',
   'test/cli/docs.test.ts',
   'test/pipeline/spec.test.ts',
 ];

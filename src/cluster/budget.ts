@@ -19,6 +19,7 @@ import { realClock, type Clock } from '../sources/clock.js';
 import { Pause } from '../sources/pause.js';
 import { abortable } from '../sources/shared.js';
 import { redactUrl } from './url.js';
+import { bestOffset, record, sampleOf, type OffsetSample } from './offset.js';
 import { MIGRATION_START, openPool, unavailable } from './pg.js';
 
 /** One statement, idempotent, safe to run from many processes at once (an advisory lock orders them). */
@@ -203,8 +204,9 @@ export class SharedBudget {
   private windowMs: number;
   private readonly share: number;
   private slice: Slice | undefined;
-  /** The database's clock less ours, from the last answer. */
+  /** The database's clock less ours: from the shortest of the recent round trips (offset.ts). */
   private offset = 0;
+  private trips: OffsetSample[] = [];
   /** This process's spending in the window it spent in last, and its pace in the one before. */
   private spent: Spending | undefined;
   private pace: number | undefined;
@@ -319,7 +321,7 @@ export class SharedBudget {
     const sentAt = this.clock.now();
     this.paused.extend(sentAt + ms);
     const { rows } = await this.query<{ paused_until_ms: string; now_ms: string }>(PAUSE, [this.hash, this.o.service, Math.ceil(ms)]);
-    const offset = Number(rows[0]!.now_ms) - (sentAt + this.clock.now()) / 2;
+    const offset = this.timed(sentAt, Number(rows[0]!.now_ms));
     this.paused.extend(Number(rows[0]!.paused_until_ms) - offset);
     return this.paused.until;
   }
@@ -378,9 +380,7 @@ export class SharedBudget {
       return;
     }
     this.keep(r);
-    // The database's clock against ours, taken halfway through the round trip.
-    const offset = Number(r.now_ms) - (sentAt + this.clock.now()) / 2;
-    this.offset = offset;
+    const offset = this.timed(sentAt, Number(r.now_ms));
     const start = Number(r.start_ms);
     const endsAt = start + this.windowMs - offset;
     const granted = r.granted === null ? 0 : Number(r.granted);
@@ -399,6 +399,12 @@ export class SharedBudget {
       // The next claim is for the next window, as early as what it grants reaches the service in it.
       this.fullUntil = endsAt - lead;
     }
+  }
+
+  /** The offset after a query sent at `sentAt` (our clock) read the database's clock as `dbNow`. */
+  private timed(sentAt: number, dbNow: number): number {
+    this.trips = record(this.trips, sampleOf(sentAt, dbNow, this.clock.now()));
+    return (this.offset = bestOffset(this.trips));
   }
 
   private keep(r: { learnt_cu: string | null; learnt_window_ms: string | null } | undefined): void {

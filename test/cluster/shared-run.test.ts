@@ -81,7 +81,7 @@ describe('two runs on one key with --budget-db', () => {
     const each = proxies.map((p) => p.sent.filter((a) => a.status !== 429 && a.remaining !== undefined).length);
     console.log(
       `shared budget: ${all.length} data requests, ${limited} 429s (${((100 * limited) / all.length).toFixed(2)}%), requests per process ${each.join(' / ')}, ` +
-        `CU of ${QUOTA} in the windows both ran: ${both.map(([, cu]) => cu).join(', ')}; 429s at answers ${proxies.map((p) => p.sent.flatMap((a, i) => (a.status === 429 ? [i] : [])).join(',')).join(' / ')}`,
+        `CU of ${QUOTA} in the windows both ran: ${both.map(([, cu]) => cu).join(', ')}; 429s (answer, ms into its window when sent on) ${proxies.map((p) => p.sent.flatMap((a, i) => (a.status === 429 ? [`${i} at ${a.at % (WINDOW_S * 1000)}`] : [])).join(', ')).join(' / ')}`,
     );
     // Without the shared budget each learns the whole quota alone and they 429 each other; with
     // it, even before the budget is known (the first request goes alone), at most 1%.
