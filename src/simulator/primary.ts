@@ -316,8 +316,9 @@ export class PrimaryWorld {
   }
 
   /**
-   * The staking transactions of a query's addresses whose stake is still locked at time t (end
-   * after t), in serving order: the same transactions, whole, as listTransactions gives.
+   * The staking transactions of a query's addresses (of the network, without any) whose stake is
+   * still locked at time t (end after t), in serving order: the same transactions, whole, as
+   * listTransactions gives.
    */
   listStaking(network: Network, q: PrimaryTxQuery, t = WORLD_NOW): { length: number; at(k: number): PChainTransaction } {
     const net = stakingNetwork(network);
@@ -782,13 +783,15 @@ export function utxoPage<T extends { consumedUtxos?: readonly unknown[]; emitted
   return end < listing.length ? { items, nextPageToken: issue(end) } : { items };
 }
 
-/** The active staking transactions of addresses: the path takes the P-Chain only (the OpenAPI's PChainId). */
+/**
+ * The active staking transactions of addresses, or of the whole network without them (the
+ * OpenAPI's `addresses` is optional): the path takes the P-Chain only (the OpenAPI's PChainId).
+ */
 function stakingTransactions(ctx: RouteContext): unknown {
   const network = networkParam(ctx.params[0]!);
   const chain = ctx.params[1]!;
   if (chain !== P_CHAIN_ID && chain !== 'p-chain') throw badRequest(`blockchainId must be one of: ${P_CHAIN_ID}, p-chain`);
   const { query, pageSize } = txFilters(ctx.query, network);
-  if (!query.addresses) throw badRequest('addresses is required: the service lists the staking transactions of given addresses');
   const key = JSON.stringify(['primaryStaking', network, query]);
   const { offset, t, at } = listingPosition(ctx, key);
   const { items, nextPageToken } = page(primaryWorld(ctx.world.seed).listStaking(network, query, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));

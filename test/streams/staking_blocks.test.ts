@@ -255,11 +255,29 @@ describe('the simulator answers as production', () => {
     expect(bt).toEqual([...bt].sort((x, y) => y - x));
   });
 
+  it('lists the whole network\'s active staking transactions without addresses, as the OpenAPI has it optional', async () => {
+    const r = await get(`${STAKING}?pageSize=100`);
+    expect(r.status).toBe(200);
+    expect(r.body.transactions).toHaveLength(100);
+    expect(typeof r.body.nextPageToken).toBe('string');
+    const types = new Set(['AddValidatorTx', 'AddDelegatorTx', 'AddPermissionlessValidatorTx', 'AddPermissionlessDelegatorTx']);
+    for (const t of r.body.transactions as Array<{ txType: string; endTimestamp: number }>) {
+      expect(types.has(t.txType), t.txType).toBe(true);
+      expect(t.endTimestamp).toBeGreaterThan(DEMO.now);
+    }
+    // Every address's own listing is in the network's, and the network's has more.
+    const world = primaryWorld(seed);
+    const network = new Set(all(world.listStaking('mainnet', {}, DEMO.now)).map((t) => t.txHash));
+    const own = ADDRESSES.flatMap((a) => stakes(seed, a, DEMO.now)).map((t) => t.txHash);
+    expect(own.length).toBeGreaterThan(0);
+    expect(own.filter((h) => !network.has(h))).toEqual([]);
+    expect(network.size).toBeGreaterThan(new Set(own).size);
+  });
+
   it('answers 400 naming the parameter', async () => {
     const a = ADDRESSES[0]!;
     const n = NODES[0]!;
     const cases: Array<[string, RegExp]> = [
-      [STAKING, /^addresses is required/],
       [`${STAKING}?addresses=P-fuji1x`, /^addresses: "P-fuji1x"/],
       [`${STAKING}?addresses=${a}&txTypes=AddValidatorTx,Nope`, /^txTypes: "Nope" must be one of/],
       [`${STAKING}?addresses=${a}&startTimestamp=10&endTimestamp=5`, /^startTimestamp must not be greater than endTimestamp/],
