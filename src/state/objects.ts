@@ -5,7 +5,8 @@
 import { closeSync, copyFileSync, existsSync, fsyncSync, linkSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { RunError } from '../errors.js';
-import { alive } from './process.js';
+import { createHash } from 'node:crypto';
+import { alive, thisProcess } from './process.js';
 
 export interface ObjectInfo {
   key: string;
@@ -44,8 +45,9 @@ export interface ObjectStore {
   /** Removes an object; removing one that is not there is no error. */
   delete(key: string): Promise<void>;
   /**
-   * Removes what writers killed mid-write left under `prefix` (their temporary files), sparing
-   * those of writers still running; how many went. A store whose writes leave nothing has none.
+   * Removes what writers of this host killed mid-write left under `prefix` (their temporary
+   * files), sparing those of writers still running and of other hosts; how many went. A store
+   * whose writes leave nothing has none.
    */
   clearDeadTemps?(prefix: string): Promise<number>;
 }
@@ -60,17 +62,33 @@ function fsyncPath(path: string): void {
 }
 
 /**
+ * This host's mark in temporary names: of its name and its boot and pid namespace (a container
+ * numbers its pids apart), so that a folder shared by several machines (NFS) tells whose pid a
+ * temporary file names.
+ */
+export function hostTag(): string {
+  const me = thisProcess();
+  return (tag ??= createHash('sha256').update(`${me.host}\n${me.space ?? ''}`).digest('hex').slice(0, 8));
+}
+let tag: string | undefined;
+
+/**
  * The temporary file a writer of this process makes beside `path` before renaming or linking it
- * into place: `<path>.tmp-<pid>`, with a random tail where the process may make several at once.
+ * into place: `<path>.tmp-<pid>-<host tag>`, with a random tail where the process may make several
+ * at once.
  */
 export function tempOf(path: string, several = false): string {
-  return `${path}.tmp-${process.pid}${several ? `-${Math.random().toString(36).slice(2, 8)}` : ''}`;
+  return `${path}.tmp-${process.pid}-${hostTag()}${several ? `-${Math.random().toString(36).slice(2, 8)}` : ''}`;
 }
 
-/** The pid of the process that made a temporary file named by tempOf; undefined for any other name. */
-export function tempWriter(name: string): number | undefined {
-  const m = /\.tmp-(\d{1,10})(?:-[0-9a-z]+)?$/.exec(name);
-  return m ? Number(m[1]) : undefined;
+/**
+ * Who made a temporary file named by tempOf: its pid and host tag (none in names from before the
+ * tag, whose pids were this host's); undefined for any other name.
+ */
+export function tempWriter(name: string): { pid: number; host?: string } | undefined {
+  const m = /\.tmp-(\d{1,10})(?:-([0-9a-f]{8}))?(?:-[0-9a-z]{1,6})?$/.exec(name);
+  if (!m) return undefined;
+  return { pid: Number(m[1]), ...(m[2] ? { host: m[2] } : {}) };
 }
 
 /** Writes a file so that a reader sees the old or the new content, never a part; `sync: false` leaves it to the system when it reaches the disk. */
@@ -230,10 +248,10 @@ export class DiskObjects implements ObjectStore {
   async clearDeadTemps(prefix: string): Promise<number> {
     let n = 0;
     for (const key of this.keys(prefix)) {
-      const pid = tempWriter(key);
-      // A pid names a process of this host; a writer on another host sharing the folder would
-      // have its temporary file taken and its write fail (it is tried again), never a wrong file.
-      if (pid === undefined || pid === process.pid || alive(pid)) continue;
+      const writer = tempWriter(key);
+      // Another machine's (a folder shared over NFS) is left: its pid is not one of this host's.
+      if (!writer || (writer.host !== undefined && writer.host !== hostTag())) continue;
+      if (writer.pid === process.pid || alive(writer.pid)) continue;
       rmSync(this.path(key), { force: true });
       n++;
     }

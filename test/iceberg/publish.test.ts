@@ -9,6 +9,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { StateStore, type TableChange } from '../../src/state/store.js';
 import { icebergPublisher, icebergReader, lakeUri } from '../../src/iceberg/table.js';
 import { RETENTION_KEY } from '../../src/iceberg/metadata.js';
+import { hostTag, tempOf, tempWriter } from '../../src/state/objects.js';
 
 async function lakeWith(files: string[]): Promise<string> {
   const dir = mkdtempSync(join(tmpdir(), 'cl-publish-'));
@@ -125,6 +126,14 @@ describe('a version hint left far behind', () => {
 });
 
 describe('a publish killed while writing its temporary file', () => {
+  it('names the temporary file by its writer\'s pid and host, read back', () => {
+    expect(tempWriter(tempOf('/l/t/metadata/v3.metadata.json'))).toEqual({ pid: process.pid, host: hostTag() });
+    expect(tempWriter(tempOf('/l/t/metadata/v3.metadata.json', true))).toEqual({ pid: process.pid, host: hostTag() });
+    expect(tempWriter('v3.metadata.json.tmp-42-k3x9q1')).toEqual({ pid: 42 });
+    expect(tempWriter('v3.metadata.json')).toBeUndefined();
+  });
+
+
   it('leaves it to the next start, which deletes it; a temporary file of a writer still running stays', async () => {
     const lake = await lakeWith(['s.parquet']);
     const store = new StateStore(lake, { publisher: icebergPublisher });
@@ -134,8 +143,12 @@ describe('a publish killed while writing its temporary file', () => {
     // A pid that ran and ended: the writer killed between its write and its link or rename.
     const dead = spawnSync(process.execPath, ['-e', '']).pid;
     const live = process.ppid;
-    const litter = [`v2.metadata.json.tmp-${dead}-k3x9q1`, `version-hint.text.tmp-${dead}`];
-    const kept = [`v2.metadata.json.tmp-${live}-a1b2c3`, 'v2.metadata.json.tmp-x', 'notes.tmp-12ab'];
+    const here = hostTag();
+    const elsewhere = here === '0badf00d' ? '0badf00e' : '0badf00d';
+    // This host's, and one named before names had the host (its pid was this host's).
+    const litter = [`v2.metadata.json.tmp-${dead}-${here}-k3x9q1`, `version-hint.text.tmp-${dead}-${here}`, `snap-1-1-x.avro.tmp-${dead}`];
+    // A writer still running; another machine's sharing the folder (its pids are not ours); not a temporary name.
+    const kept = [`v2.metadata.json.tmp-${live}-${here}-a1b2c3`, `v2.metadata.json.tmp-${dead}-${elsewhere}-a1b2c3`, `version-hint.text.tmp-${dead}-${elsewhere}`, 'v2.metadata.json.tmp-x', 'notes.tmp-12ab'];
     for (const f of [...litter, ...kept]) writeFileSync(join(meta, f), '{');
     const next = new StateStore(lake, { publisher: icebergPublisher });
     expect((await next.recover()).rolledForward).toBe(0);
