@@ -140,6 +140,9 @@ function comment(what: string, text: string): string {
 }
 
 async function build(conn: DuckDBConnection, lake: string, withRows: boolean): Promise<Omit<WarehouseResult, 'file'>> {
+  // Read before the views are made: a commit meanwhile (by a command that holds the lake now)
+  // then differs from the file's inputs, and the next rewrite is made, not skipped.
+  const inputs = viewInputs(lake);
   let rows: RowsSync | undefined;
   let only: Set<string> | undefined;
   if (withRows) {
@@ -193,7 +196,7 @@ async function build(conn: DuckDBConnection, lake: string, withRows: boolean): P
     comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
     queries++;
   }
-  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(viewInputs(lake))} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
+  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(inputs)} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
   comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild that changed the lake, and `chainlake warehouse` rewrites it; inputs and skipped say what it was made from'));
   if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
