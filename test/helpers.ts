@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { parse, stringify } from 'yaml';
 import type { SourceConfig } from '../src/sources/client.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
-import { expect, vi } from 'vitest';
+import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { RunReport } from '../src/pipeline/report.js';
 import type { Pipeline } from '../src/config/pipeline.js';
 import { stringifyExact } from '../src/json.js';
@@ -203,6 +203,22 @@ export async function runOnSimulator(seed: number, of: (url: string) => Pipeline
   const lake = mkdtempSync(join(tmpdir(), 'cl-sim-run-'));
   const p = of(sim.url);
   return { sim, lake, p, report: await runPipeline(p, { lake, logger: quiet, flushRows }) };
+}
+
+/**
+ * A describe block's run: runOnSimulator before its tests (the simulator closed after them), and a
+ * first test that every partition completed without rejects or drift. Read its fields in tests.
+ */
+export function simulatorRun(seed: number, of: (url: string) => Pipeline, flushRows: number): { sim: Simulator; lake: string; p: Pipeline; report: RunReport } {
+  const run = {} as { sim: Simulator; lake: string; p: Pipeline; report: RunReport };
+  beforeAll(async () => {
+    Object.assign(run, await runOnSimulator(seed, of, flushRows));
+  });
+  afterAll(async () => {
+    await run.sim?.close();
+  });
+  it('completes every partition without rejects or drift', () => expectCleanRun(run.report, { drift: false }));
+  return run;
 }
 
 /** A second run of `p` into `lake`, the world not moved: it succeeds and `tables` gain no row. */

@@ -11,12 +11,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPipeline, loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { parseExact } from '../../src/json.js';
 import { runPipeline } from '../../src/pipeline/run.js';
-import type { RunReport } from '../../src/pipeline/report.js';
 import { P_BLOCK_SECONDS, P_CHAIN_ID, PRIMARY_DEMO, UTXO_PAGE_LIMIT, primaryWorld, type PChainTransaction, type PChainUtxo, type PrimaryTxQuery } from '../../src/simulator/primary.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
-import { expectCleanRun, lakeRows, line, quiet, sorted, runOnSimulator, expectStillRerun } from '../helpers.js';
+import { expectCleanRun, lakeRows, line, quiet, sorted, runOnSimulator, simulatorRun, expectStillRerun } from '../helpers.js';
 
 const TABLES = ['platform_transactions', 'platform_inputs', 'platform_outputs', 'platform_blocks'];
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-platform-'));
@@ -104,23 +103,11 @@ async function expectLakeAsServed(lake: string, p: Pipeline, seed: number, t: nu
 
 describe('platform-chain tables on the demo pipeline', () => {
   const seed = 11;
-  let sim: Simulator;
-  let lake: string;
-  let p: Pipeline;
-  let report: RunReport;
-
-  beforeAll(async () => {
-    ({ sim, lake, p, report } = await runOnSimulator(seed, demo, 25));
-  });
-  afterAll(async () => {
-    await sim?.close();
-  });
-
-  it('completes every partition without rejects or drift', () => expectCleanRun(report, { drift: false }));
+  const run = simulatorRun(seed, demo, 25);
 
   it('lands every transaction, consumed and emitted UTXO and block as served, amounts exact', async () => {
-    await expectLakeAsServed(lake, p, seed, DEMO.now);
-    const [t] = await rows(lake, `SELECT count(*) n, count(DISTINCT tx_type) ntypes, count(*) FILTER (WHERE amount_staked IS NOT NULL) staked,
+    await expectLakeAsServed(run.lake, run.p, seed, DEMO.now);
+    const [t] = await rows(run.lake, `SELECT count(*) n, count(DISTINCT tx_type) ntypes, count(*) FILTER (WHERE amount_staked IS NOT NULL) staked,
       count(*) FILTER (WHERE value::VARCHAR <> value_raw OR amount_burned::VARCHAR <> amount_burned_raw) AS off,
       count(*) FILTER (WHERE l1_validator_details::VARCHAR LIKE '%9007199254740993%') exact_weight FROM platform_transactions`);
     expect(Number(t!.ntypes)).toBeGreaterThanOrEqual(5);
@@ -128,30 +115,30 @@ describe('platform-chain tables on the demo pipeline', () => {
     expect(t!.off).toBe('0');
     // The L1 partition is validation 0, whose weight is past 2^53: its digits survive.
     expect(Number(t!.exact_weight)).toBeGreaterThan(0);
-    const [types] = await rows(lake, `SELECT typeof(amount) a, typeof(platform_locktime) l, typeof(addresses) ad FROM platform_outputs LIMIT 1`);
+    const [types] = await rows(run.lake, `SELECT typeof(amount) a, typeof(platform_locktime) l, typeof(addresses) ad FROM platform_outputs LIMIT 1`);
     expect(types).toEqual({ a: 'DECIMAL(38,0)', l: 'DECIMAL(20,0)', ad: 'VARCHAR[]' });
   });
 
   it('keys are unique though partitions list the same transactions, and the UTXOs add up', async () => {
     for (const [table, key] of [['platform_transactions', 'tx_hash'], ['platform_inputs', 'tx_hash, utxo_id'], ['platform_outputs', 'tx_hash, utxo_id'], ['platform_blocks', 'block_number']]) {
-      const [k] = await rows(lake, `SELECT count(*) n, count(DISTINCT (network, ${key})) d FROM ${table}`);
+      const [k] = await rows(run.lake, `SELECT count(*) n, count(DISTINCT (network, ${key})) d FROM ${table}`);
       expect(k!.n, table).toBe(k!.d);
     }
     // What a transaction consumes is what it emits plus what it burns, but where AVAX enters: a
     // reward is minted, a disabled L1 validator's balance comes back.
-    const off = await rows(lake, `
+    const off = await rows(run.lake, `
       WITH i AS (SELECT tx_hash, sum(amount) s FROM platform_inputs GROUP BY 1), o AS (SELECT tx_hash, sum(amount) s FROM platform_outputs GROUP BY 1)
       SELECT t.tx_hash FROM platform_transactions t LEFT JOIN i USING (tx_hash) LEFT JOIN o USING (tx_hash)
       WHERE t.tx_type NOT IN ('RewardValidatorTx', 'DisableL1ValidatorTx')
         AND coalesce(i.s, 0) <> coalesce(o.s, 0) + coalesce(t.amount_burned, 0) + coalesce(t.amount_l1_validator_balance_burned, 0)`);
     expect(off).toEqual([]);
-    const [c] = await rows(lake, `SELECT count(*) n FROM platform_transactions WHERE input_count > 0`);
+    const [c] = await rows(run.lake, `SELECT count(*) n FROM platform_transactions WHERE input_count > 0`);
     expect(Number(c!.n)).toBeGreaterThan(0);
   });
 
   it('sql/platform_activity_daily.sql: each transaction once, its owners and exact nAVAX, per UTC day and type', async () => {
-    const got = await rows(lake, readFileSync('sql/platform_activity_daily.sql', 'utf8'));
-    const txs = served(seed, queriesOf(p.streams.find((s) => s.table === 'platform_transactions')!), DEMO.now);
+    const got = await rows(run.lake, readFileSync('sql/platform_activity_daily.sql', 'utf8'));
+    const txs = served(seed, queriesOf(run.p.streams.find((s) => s.table === 'platform_transactions')!), DEMO.now);
     const groups = new Map<string, { txs: number; owners: Set<string>; burned: bigint; staked: bigint; l1: bigint }>();
     for (const t of txs) {
       const key = line('mainnet', new Date(t.blockTimestamp * 1000).toISOString().slice(0, 10), t.txType);
@@ -169,8 +156,8 @@ describe('platform-chain tables on the demo pipeline', () => {
   });
 
   it('a rerun of the still world adds nothing', async () => {
-    await expectStillRerun(lake, p, TABLES);
-    await expectLakeAsServed(lake, p, seed, DEMO.now);
+    await expectStillRerun(run.lake, run.p, TABLES);
+    await expectLakeAsServed(run.lake, run.p, seed, DEMO.now);
   });
 });
 

@@ -11,14 +11,13 @@ import { ListCChainAtomicTransactionsResponse$inboundSchema, ListXChainTransacti
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
-import type { RunReport } from '../../src/pipeline/report.js';
 import { C_CHAIN, PRIMARY_DEMO, UTXO_PAGE_LIMIT, X_CHAIN, type PrimaryTxQuery } from '../../src/simulator/primary.js';
 import { XC_DEMO, atomicWorld, type CChainAtomicTransaction, type XChainTransaction, type XcChain, type XcUtxo } from '../../src/simulator/primary_xc.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { AVAX_ASSET_ID } from '../../src/simulator/staking.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
-import { expectCleanRun, lakeRows, line, quiet, sorted, runOnSimulator, expectStillRerun } from '../helpers.js';
+import { lakeRows, line, quiet, sorted, simulatorRun, expectStillRerun } from '../helpers.js';
 
 const X_TABLES = ['xchain_transactions', 'xchain_inputs', 'xchain_outputs'];
 const C_TABLES = ['cchain_atomic_transactions', 'cchain_atomic_utxos'];
@@ -119,34 +118,22 @@ async function expectLakeAsServed(lake: string, p: Pipeline, seed: number, t: nu
 
 describe('X- and C-Chain tables', () => {
   const seed = 12;
-  let sim: Simulator;
-  let lake: string;
-  let p: Pipeline;
-  let report: RunReport;
-
-  beforeAll(async () => {
-    ({ sim, lake, p, report } = await runOnSimulator(seed, pipeline, 40));
-  });
-  afterAll(async () => {
-    await sim?.close();
-  });
-
-  it('completes every partition without rejects or drift', () => expectCleanRun(report, { drift: false }));
+  const run = simulatorRun(seed, pipeline, 40);
 
   it('lands every transaction and UTXO as served, amounts exact', async () => {
-    await expectLakeAsServed(lake, p, seed, DEMO.now);
-    const [x] = await rows(lake, `SELECT count(DISTINCT tx_type) ntypes, count(*) FILTER (WHERE created_asset_id IS NOT NULL) created,
+    await expectLakeAsServed(run.lake, run.p, seed, DEMO.now);
+    const [x] = await rows(run.lake, `SELECT count(DISTINCT tx_type) ntypes, count(*) FILTER (WHERE created_asset_id IS NOT NULL) created,
       count(*) FILTER (WHERE len(asset_ids_unlocked) > 1) multi, count(*) FILTER (WHERE avax_unlocked::VARCHAR <> avax_unlocked_raw) AS off FROM xchain_transactions`);
     expect(x).toEqual({ ntypes: '4', created: expect.anything(), multi: expect.anything(), off: '0' });
     expect(Number(x!.created)).toBeGreaterThan(0);
     expect(Number(x!.multi)).toBeGreaterThan(0);
     // An 18-decimal asset's uint64 amounts pass 2^53 and keep every digit.
-    const [big] = await rows(lake, `SELECT count(*) n, count(*) FILTER (WHERE amount::VARCHAR <> amount_raw) AS off FROM xchain_outputs WHERE amount > 9007199254740993`);
+    const [big] = await rows(run.lake, `SELECT count(*) n, count(*) FILTER (WHERE amount::VARCHAR <> amount_raw) AS off FROM xchain_outputs WHERE amount > 9007199254740993`);
     expect(Number(big!.n)).toBeGreaterThan(0);
     expect(big!.off).toBe('0');
-    const [types] = await rows(lake, `SELECT typeof(amount) a, typeof(locktime) l, typeof(output_index) i FROM xchain_inputs LIMIT 1`);
+    const [types] = await rows(run.lake, `SELECT typeof(amount) a, typeof(locktime) l, typeof(output_index) i FROM xchain_inputs LIMIT 1`);
     expect(types).toEqual({ a: 'DECIMAL(38,0)', l: 'DECIMAL(20,0)', i: 'BIGINT' });
-    const [c] = await rows(lake, `SELECT count(*) FILTER (WHERE tx_type = 'ImportTx') imports, count(*) FILTER (WHERE tx_type = 'ExportTx') exports,
+    const [c] = await rows(run.lake, `SELECT count(*) FILTER (WHERE tx_type = 'ImportTx') imports, count(*) FILTER (WHERE tx_type = 'ExportTx') exports,
       count(*) FILTER (WHERE list_contains(evm_addresses, '${XC_DEMO.evmAddresses[0]}')) mine FROM cchain_atomic_transactions`);
     expect(Number(c!.imports)).toBeGreaterThan(0);
     expect(Number(c!.exports)).toBeGreaterThan(0);
@@ -156,11 +143,11 @@ describe('X- and C-Chain tables', () => {
   it('keys are unique, and each transaction adds up: inputs = outputs + the fee', async () => {
     for (const [table, key] of [['xchain_transactions', 'tx_hash'], ['xchain_inputs', 'tx_hash, utxo_id'], ['xchain_outputs', 'tx_hash, utxo_id'],
       ['cchain_atomic_transactions', 'tx_hash'], ['cchain_atomic_utxos', 'tx_hash, utxo_id']]) {
-      const [k] = await rows(lake, `SELECT count(*) n, count(DISTINCT (network, ${key})) d FROM ${table}`);
+      const [k] = await rows(run.lake, `SELECT count(*) n, count(DISTINCT (network, ${key})) d FROM ${table}`);
       expect(k!.n, table).toBe(k!.d);
     }
     // Per asset, what its inputs unlock is what its outputs create, but AVAX (the fee) and a new asset (minted).
-    const off = await rows(lake, `
+    const off = await rows(run.lake, `
       WITH i AS (SELECT tx_hash, asset_id, sum(amount) s FROM xchain_inputs GROUP BY ALL), o AS (SELECT tx_hash, asset_id, sum(amount) s FROM xchain_outputs GROUP BY ALL),
         io AS (SELECT tx_hash, asset_id, coalesce(i.s, 0) unlocked, coalesce(o.s, 0) created FROM i FULL JOIN o USING (tx_hash, asset_id))
       SELECT tx_hash, asset_id, unlocked, created FROM io JOIN xchain_transactions t USING (tx_hash)
@@ -168,7 +155,7 @@ describe('X- and C-Chain tables', () => {
         AND unlocked <> created + CASE WHEN asset_id = '${AVAX_ASSET_ID.mainnet}' THEN t.avax_unlocked - t.avax_created ELSE 0 END`);
     expect(off).toEqual([]);
     // A C-Chain import credits what it takes less the fee; an export debits what it puts out plus the fee.
-    const coff = await rows(lake, `
+    const coff = await rows(run.lake, `
       WITH u AS (SELECT tx_hash, sum(amount) s FROM cchain_atomic_utxos GROUP BY 1)
       SELECT tx_hash FROM cchain_atomic_transactions JOIN u USING (tx_hash)
       WHERE CASE tx_type WHEN 'ImportTx' THEN u.s - evm_avax ELSE evm_avax - u.s END <> avax_unlocked - avax_created OR avax_unlocked <= avax_created`);
@@ -178,7 +165,7 @@ describe('X- and C-Chain tables', () => {
   it('agrees with the P-Chain tables: what one chain exports is what the other imports', async () => {
     // The P-Chain imports of owner 0 from the X-Chain (and the C-Chain) take the outputs of its exports there.
     for (const [chain, table, flag] of [[X_CHAIN.mainnet, 'xchain_outputs', ''], [C_CHAIN.mainnet, 'cchain_atomic_utxos', 'AND NOT o.imported']] as const) {
-      const got = await rows(lake, `
+      const got = await rows(run.lake, `
         SELECT i.utxo_id, i.amount_raw a, o.amount_raw b, i.spent_tx_hash = o.tx_hash same_tx, o.consumed_on_chain_id dest, o.consuming_tx_hash = i.tx_hash spent
         FROM platform_inputs i LEFT JOIN ${table} o ON o.utxo_id = i.utxo_id ${flag}
         WHERE i.created_on_chain_id = '${chain}' AND list_contains(i.addresses, '${OWNER}') AND epoch(i.created_block_timestamp) >= ${chain === X_CHAIN.mainnet ? X_START : C_START}`);
@@ -186,7 +173,7 @@ describe('X- and C-Chain tables', () => {
       for (const r of got) expect(r, table).toEqual({ utxo_id: r.utxo_id, a: r.a, b: r.a, same_tx: true, dest: '11111111111111111111111111111111LpoYY', spent: true });
     }
     // And the C-Chain imports of owner 0 take what the P-Chain exported to it.
-    const got = await rows(lake, `
+    const got = await rows(run.lake, `
       SELECT o.utxo_id, o.amount_raw a, u.amount_raw b, u.creation_tx_hash = o.tx_hash same_tx FROM platform_outputs o LEFT JOIN cchain_atomic_utxos u ON u.utxo_id = o.utxo_id AND u.imported
       WHERE o.consumed_on_chain_id = '${C_CHAIN.mainnet}' AND list_contains(o.addresses, '${OWNER}') AND epoch(o.block_timestamp) < ${DEMO.now - 10}`);
     expect(got.length).toBeGreaterThan(0);
@@ -194,8 +181,8 @@ describe('X- and C-Chain tables', () => {
   });
 
   it('a rerun of the still world adds nothing', async () => {
-    await expectStillRerun(lake, p, TABLES);
-    await expectLakeAsServed(lake, p, seed, DEMO.now);
+    await expectStillRerun(run.lake, run.p, TABLES);
+    await expectLakeAsServed(run.lake, run.p, seed, DEMO.now);
   });
 });
 

@@ -10,7 +10,6 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { checkPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
-import type { RunReport } from '../../src/pipeline/report.js';
 import { P_CHAIN_ID, PRIMARY_DEMO, STAKING_TX_TYPES, primaryWorld, type PChainTransaction, type PrimaryNetworkBlock, type PrimaryTxQuery } from '../../src/simulator/primary.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { nodeIdOf } from '../../src/simulator/staking.js';
@@ -18,7 +17,7 @@ import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
 import { STAKING_TX_TYPES as DECLARED_STAKING_TYPES } from '../../src/streams/staking_transactions.js';
 import { officialProblems } from '../official.js';
-import { expectCleanRun, lakeRows as rows, line, quiet, recordingProxy, sorted, runOnSimulator } from '../helpers.js';
+import { lakeRows as rows, line, quiet, recordingProxy, sorted, simulatorRun } from '../helpers.js';
 
 const DAY = 86_400;
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-staking-'));
@@ -72,64 +71,52 @@ const nodeBlocks = (seed: number, node: string, t: number, start = BLOCKS_START)
 
 describe('staking_transactions and node_blocks on the simulator', () => {
   const seed = 21;
-  let sim: Simulator;
-  let lake: string;
-  let p: Pipeline;
-  let report: RunReport;
-
-  beforeAll(async () => {
-    ({ sim, lake, p, report } = await runOnSimulator(seed, pipeline, 200));
-  });
-  afterAll(async () => {
-    await sim?.close();
-  });
-
-  it('completes every partition without rejects or drift', () => expectCleanRun(report, { drift: false }));
+  const run = simulatorRun(seed, pipeline, 200);
 
   it('lands each address\'s active staking transactions and each node\'s blocks as served, amounts exact', async () => {
     const want = ADDRESSES.flatMap((a) => stakes(seed, a, DEMO.now).map((t) => stakeLine(a, t)));
     expect(want.length).toBeGreaterThan(500);
-    expect(sorted((await rows(lake, STAKE_SQL)).map(stakeRow))).toEqual(sorted(want));
+    expect(sorted((await rows(run.lake, STAKE_SQL)).map(stakeRow))).toEqual(sorted(want));
     const blocks = NODES.flatMap((n) => nodeBlocks(seed, n, DEMO.now).map((b) => blockLine(n, b)));
     expect(blocks.length).toBeGreaterThan(600);
-    expect(sorted((await rows(lake, BLOCK_SQL)).map(blockRow))).toEqual(sorted(blocks));
-    const [s] = await rows(lake, `SELECT count(*) n, count(DISTINCT tx_type) ntypes, count(*) FILTER (WHERE amount_staked::VARCHAR <> amount_staked_raw OR estimated_reward::VARCHAR <> estimated_reward_raw) AS off,
+    expect(sorted((await rows(run.lake, BLOCK_SQL)).map(blockRow))).toEqual(sorted(blocks));
+    const [s] = await rows(run.lake, `SELECT count(*) n, count(DISTINCT tx_type) ntypes, count(*) FILTER (WHERE amount_staked::VARCHAR <> amount_staked_raw OR estimated_reward::VARCHAR <> estimated_reward_raw) AS off,
       count(*) FILTER (WHERE NOT list_contains(addresses, replace(address, 'P-', '')) AND list_contains(reward_addresses, replace(address, 'P-', ''))) by_reward,
       count(*) FILTER (WHERE end_timestamp <= to_timestamp(${DEMO.now})) ended, min(typeof(amount_staked)) ty FROM staking_transactions`);
     expect(s).toMatchObject({ ntypes: '2', off: '0', ended: '0', ty: 'DECIMAL(38,0)' });
     // An address lists the stakes it is rewarded by as well as those it owns: a row per address.
     expect(Number(s!.by_reward)).toBeGreaterThan(0);
-    const [b] = await rows(lake, `SELECT count(*) FILTER (WHERE proposer_node_id <> node_id) other, count(*) FILTER (WHERE l1_validators_accrued_fees::VARCHAR <> l1_validators_accrued_fees_raw) AS off FROM node_blocks`);
+    const [b] = await rows(run.lake, `SELECT count(*) FILTER (WHERE proposer_node_id <> node_id) other, count(*) FILTER (WHERE l1_validators_accrued_fees::VARCHAR <> l1_validators_accrued_fees_raw) AS off FROM node_blocks`);
     expect(b).toEqual({ other: '0', off: '0' });
   });
 
   it('agrees with platform_transactions and platform_blocks of the same world', async () => {
     // Since TX_START every staking transaction is still active: both tables hold the same ones, whole.
     const staking = `SELECT * EXCLUDE (address) FROM staking_transactions WHERE block_timestamp >= to_timestamp(${TX_START})`;
-    expect(await rows(lake, `SELECT count(*) n FROM (${staking} EXCEPT SELECT * FROM platform_transactions)`)).toEqual([{ n: '0' }]);
-    expect(await rows(lake, `SELECT count(*) n FROM (SELECT * FROM platform_transactions EXCEPT ${staking})`)).toEqual([{ n: '0' }]);
-    const [n] = await rows(lake, `SELECT count(*) n FROM platform_transactions`);
+    expect(await rows(run.lake, `SELECT count(*) n FROM (${staking} EXCEPT SELECT * FROM platform_transactions)`)).toEqual([{ n: '0' }]);
+    expect(await rows(run.lake, `SELECT count(*) n FROM (SELECT * FROM platform_transactions EXCEPT ${staking})`)).toEqual([{ n: '0' }]);
+    const [n] = await rows(run.lake, `SELECT count(*) n FROM platform_transactions`);
     expect(Number(n!.n)).toBeGreaterThan(50);
     // The chain's blocks the two nodes proposed are exactly the nodes' listings.
     const proposed = `SELECT * FROM platform_blocks WHERE proposer_node_id IN (${NODES.map((x) => `'${x}'`).join(', ')})`;
-    expect(await rows(lake, `SELECT count(*) n FROM (SELECT * EXCLUDE (node_id) FROM node_blocks EXCEPT ${proposed})`)).toEqual([{ n: '0' }]);
-    expect(await rows(lake, `SELECT count(*) n FROM (${proposed} EXCEPT SELECT * EXCLUDE (node_id) FROM node_blocks)`)).toEqual([{ n: '0' }]);
+    expect(await rows(run.lake, `SELECT count(*) n FROM (SELECT * EXCLUDE (node_id) FROM node_blocks EXCEPT ${proposed})`)).toEqual([{ n: '0' }]);
+    expect(await rows(run.lake, `SELECT count(*) n FROM (${proposed} EXCEPT SELECT * EXCLUDE (node_id) FROM node_blocks)`)).toEqual([{ n: '0' }]);
   });
 
   it('keys are unique, though one transaction is listed for two addresses', async () => {
-    const [k] = await rows(lake, `SELECT count(*) n, count(DISTINCT (network, address, tx_hash)) d, count(DISTINCT tx_hash) txs FROM staking_transactions`);
+    const [k] = await rows(run.lake, `SELECT count(*) n, count(DISTINCT (network, address, tx_hash)) d, count(DISTINCT tx_hash) txs FROM staking_transactions`);
     expect(k!.n).toBe(k!.d);
-    const [b] = await rows(lake, `SELECT count(*) n, count(DISTINCT (network, node_id, block_number)) d FROM node_blocks`);
+    const [b] = await rows(run.lake, `SELECT count(*) n, count(DISTINCT (network, node_id, block_number)) d FROM node_blocks`);
     expect(b!.n).toBe(b!.d);
   });
 
   it('a rerun of the still world adds nothing', async () => {
-    const count = () => rows(lake, `SELECT (SELECT count(*) FROM staking_transactions) s, (SELECT count(*) FROM node_blocks) b`);
+    const count = () => rows(run.lake, `SELECT (SELECT count(*) FROM staking_transactions) s, (SELECT count(*) FROM node_blocks) b`);
     const before = await count();
-    const second = await runPipeline(p, { lake, logger: quiet });
+    const second = await runPipeline(run.p, { lake: run.lake, logger: quiet });
     expect(second.status).toBe('ok');
     expect(await count()).toEqual(before);
-    expect(sorted((await rows(lake, STAKE_SQL)).map(stakeRow))).toEqual(sorted(ADDRESSES.flatMap((a) => stakes(seed, a, DEMO.now).map((t) => stakeLine(a, t)))));
+    expect(sorted((await rows(run.lake, STAKE_SQL)).map(stakeRow))).toEqual(sorted(ADDRESSES.flatMap((a) => stakes(seed, a, DEMO.now).map((t) => stakeLine(a, t)))));
   });
 });
 
