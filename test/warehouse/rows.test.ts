@@ -3,8 +3,6 @@
 // change of the lake (files added, files gone, a column added, a column's type changed, most rows
 // replaced), and read by `chainlake query` and the library only while they hold exactly the files
 // the lake commits: a stale copy is never read.
-import { spawn } from 'node:child_process';
-import { once } from 'node:events';
 import { cpSync, mkdtempSync, renameSync, statSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -15,6 +13,7 @@ import { FILES } from '../../src/warehouse/rows.js';
 import { bundledQueries, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { openLake } from '../../src/index.js';
 import { cli, sharedDemoLake } from '../lake-fixture.js';
+import { openReader } from './reader.js';
 
 let dir: string;
 let lake: string;
@@ -94,14 +93,6 @@ function viewOf(args: string[] = []): string {
 }
 
 /** A program holding a DuckDB file open for writing (its lock) until its stdin ends. */
-const HOLDER = `
-const { DuckDBInstance } = await import('@duckdb/node-api');
-const db = await DuckDBInstance.create(process.argv[1]);
-await db.connect();
-process.stdout.write('holding\\n');
-process.stdin.resume();
-process.stdin.on('end', () => { db.closeSync(); process.exit(0); });`;
-
 describe('the warehouse file with rows', () => {
   it("holds every table's committed rows, exactly (amounts, types, columns), and their files in its ledger", async () => {
     const r = await writeWarehouse(lake, { flag: '--out', rows: true });
@@ -215,10 +206,8 @@ describe('the warehouse file with rows', () => {
   });
 
   it('held open for writing by another program (DBeaver\'s default), it is not read: the Parquet files are, and the query succeeds', async () => {
-    const holder = spawn(process.execPath, ['--input-type=module', '-e', HOLDER, file], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const holder = await openReader(file, 'READ_WRITE');
     try {
-      const [line] = (await once(holder.stdout, 'data')) as [Buffer];
-      expect(String(line)).toContain('holding');
       const q = cli(['query', '--lake', lake, '--format', 'json', `${VIEW_SQL}; SELECT count(*) AS n FROM erc_transfers`]);
       expect(q).toMatchObject({ code: 0, stderr: '' });
       const viewed = cli(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
@@ -226,8 +215,7 @@ describe('the warehouse file with rows', () => {
       const plain = cli(['query', '--lake', lake, '--no-warehouse', '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
       expect(JSON.parse(q.stdout)).toEqual(JSON.parse(plain.stdout));
     } finally {
-      holder.stdin!.end();
-      await once(holder, 'exit');
+      await holder.close();
     }
     expect(viewOf()).toContain('chainlake_rows');
   });

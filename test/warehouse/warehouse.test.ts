@@ -3,11 +3,9 @@
 // only @duckdb/node-api, opened read-only, in a time zone other than UTC. What it shows is what
 // `chainlake query` shows. Someone else's file at the path is never replaced, and a connection open
 // on the old file keeps working across a rewrite.
-import { spawn, spawnSync, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parse, stringify } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -16,77 +14,12 @@ import { openWarehouse, LAKE_TABLES } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
 import { writeWarehouse } from '../../src/warehouse/file.js';
 import { cli, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
+import { openReader, read, rowsOf, ZONE, type Row } from './reader.js';
 
-type Row = Record<string, unknown>;
-type Answer = { rows: Row[] } | { error: string };
 
 const SQL_FILES = readdirSync('sql').filter((f) => f.endsWith('.sql')).sort();
 const VIEWS = [...LAKE_TABLES.map((d) => d.table), '_runs', '_rejects'];
 const VERSION = (JSON.parse(readFileSync('package.json', 'utf8')) as { version: string }).version;
-/** Not UTC, and five hours off it: a day boundary in UTC is the evening before here. */
-const ZONE = 'America/New_York';
-
-// The reader: nothing of chainlake, only the DuckDB client an analyst's script would use. It
-// answers each line of stdin (SQL, or `reopen` for a new instance on the same path) with a line of
-// JSON, so one test can hold a connection open while the file is rewritten.
-const READER = `
-import { DuckDBInstance } from '@duckdb/node-api';
-import { createInterface } from 'node:readline';
-const { file, zone, mode } = JSON.parse(process.argv[1]);
-let db, conn;
-async function open() {
-  conn?.closeSync();
-  db?.closeSync();
-  db = await DuckDBInstance.create(file, { access_mode: mode });
-  conn = await db.connect();
-  await conn.run("SET TimeZone = '" + zone + "'");
-}
-const answer = async (sql) => {
-  try {
-    if (sql === 'reopen') { await open(); return { rows: [] }; }
-    return { rows: (await conn.runAndReadAll(sql)).getRowObjectsJson() };
-  } catch (e) {
-    return { error: e.message };
-  }
-};
-try { await open(); } catch (e) { process.stdout.write(JSON.stringify({ error: e.message }) + '\\n'); process.exit(3); }
-process.stdout.write(JSON.stringify({ ready: true }) + '\\n');
-for await (const line of createInterface({ input: process.stdin })) process.stdout.write(JSON.stringify(await answer(JSON.parse(line))) + '\\n');
-`;
-
-/** Runs `sqls` on `file` in a new process, read-only, in ZONE. */
-function read(file: string, sqls: string[]): Answer[] {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', READER, JSON.stringify({ file, zone: ZONE, mode: 'READ_ONLY' })], { input: sqls.map((s) => JSON.stringify(s)).join('\n') + '\n', encoding: 'utf8', timeout: 60_000 });
-  const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Answer & { ready?: boolean });
-  if (!lines[0]?.ready) throw new Error(`the reader did not open ${file}: ${r.stdout}${r.stderr}`);
-  return lines.slice(1);
-}
-
-function rowsOf(a: Answer | undefined): Row[] {
-  if (!a || 'error' in a) throw new Error(`the reader failed: ${a ? a.error : 'no answer'}`);
-  return a.rows;
-}
-
-/** A reader that stays open: `ask` sends one SQL line (or `reopen`) and waits for its answer. */
-async function openReader(file: string, mode: 'READ_ONLY' | 'READ_WRITE'): Promise<{ ask(sql: string): Promise<Answer>; close(): Promise<void> }> {
-  const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--input-type=module', '-e', READER, JSON.stringify({ file, zone: ZONE, mode })]);
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const next = async () => JSON.parse(((await lines.next()).value as string | undefined) ?? 'null') as (Answer & { ready?: boolean }) | null;
-  const first = await next();
-  if (!first?.ready) throw new Error(`the reader did not open ${file}: ${JSON.stringify(first)}`);
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  return {
-    async ask(sql) {
-      child.stdin.write(JSON.stringify(sql) + '\n');
-      return (await next())!;
-    },
-    async close() {
-      child.stdin.end();
-      await exited;
-    },
-  };
-}
-
 const readers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (readers.length) await readers.pop()!.close();
