@@ -21,13 +21,11 @@ import { columnDoc, landedColumns } from '../transform/columns.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewInputs, viewSql } from './views.js';
-import { defaultWarehousePath, FILES, rowsCurrent, syncRows, type RowsSync } from './rows.js';
+import { defaultWarehousePath, FILES, MARKER, rowsCurrent, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
 
-export { defaultWarehousePath };
+export { defaultWarehousePath, MARKER };
 
-/** The table that marks a file as a warehouse chainlake wrote (and may replace). */
-export const MARKER = '_chainlake';
 
 /** DuckDB's main header starts with an 8-byte checksum and then these bytes. */
 const DUCKDB_MAGIC = Buffer.from('DUCK');

@@ -27,7 +27,8 @@ export interface LakeOptions extends EngineOptions {
   /**
    * The warehouse file whose copies of the tables' rows (`chainlake warehouse --rows`) to read
    * where they hold exactly the lake's committed files (default: warehouse.duckdb next to the lake;
-   * false: the Parquet files only). A table whose copy is stale or absent reads its files.
+   * false: the Parquet files only). A table whose copy is stale or absent reads its files. A file
+   * named that is missing or is not a warehouse chainlake wrote rejects the open, naming it.
    */
   warehouse?: string | false;
 }
@@ -44,7 +45,7 @@ export async function openLake(path: string, options: LakeOptions = {}): Promise
   const { warehouse, ...engine } = options;
   const lake = existingFolder(path, 'openLake:');
   const rowsFrom = rowsFileOf(lake, warehouse);
-  const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...(rowsFrom ? { rowsFrom } : {}) });
+  const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...(rowsFrom ? { rowsFrom } : {}), ...(typeof warehouse === 'string' ? { rowsNamed: 'openLake: warehouse' } : {}) });
   return new OpenLake(path, db);
 }
 

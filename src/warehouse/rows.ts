@@ -17,6 +17,7 @@ import { existsSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
+import { UsageError } from '../errors.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { committedBefore, STATE, StateStore } from '../state/store.js';
 
@@ -26,6 +27,8 @@ export const FILES = '_chainlake_files';
 export const FILE_COLUMN = '_file';
 /** The name a reader attaches the warehouse file under. */
 export const ROWS_DB = 'chainlake_rows';
+/** The table that marks a file as a warehouse chainlake wrote (and may replace). */
+export const MARKER = '_chainlake';
 
 /** The table holding `table`'s rows. */
 export const rowsTable = (table: string): string => `_rows_${table}`;
@@ -217,15 +220,32 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
  * The tables of `tables` whose rows the warehouse `file` holds for exactly the files the lake
  * commits now, with the file attached (read-only, as ROWS_DB) to `conn` when there is one; none
  * (and nothing attached) when the file is absent, is not a warehouse with rows, or cannot be
- * opened (a program holding it open for writing).
+ * opened (a program holding it open for writing). A file the user named (`named`: how, for the
+ * message) that is absent, is not a DuckDB database or is not a warehouse chainlake wrote is an
+ * error: the default file may be any of these, a file asked for by name is a mistake.
  */
-export async function currentRows(conn: DuckDBConnection, lake: string, file: string, tables: readonly string[]): Promise<Set<string>> {
+export async function currentRows(conn: DuckDBConnection, lake: string, file: string, tables: readonly string[], named?: string): Promise<Set<string>> {
   const served = new Set<string>();
-  if (!tables.length || !existsSync(file)) return served;
+  const wrong = (why: string) => new UsageError(`${named} ${file}: ${why}; name a file \`chainlake warehouse\` wrote`);
+  if (!existsSync(file)) {
+    if (named) throw wrong('no such file');
+    return served;
+  }
+  if (!tables.length && !named) return served;
   try {
     await conn.run(`ATTACH ${sqlString(file)} AS ${ROWS_DB} (READ_ONLY)`);
-  } catch {
+  } catch (err) {
+    const message = (err as Error).message.split('\n')[0]!;
+    // Held open for writing elsewhere: its rows may be changing, so the Parquet files are read.
+    if (named && !/lock/i.test(message)) throw wrong(`cannot be read as a DuckDB database (${message})`);
     return served;
+  }
+  if (named) {
+    const marked = (await conn.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE database_name = ${sqlString(ROWS_DB)} AND schema_name = 'main' AND table_name = ${sqlString(MARKER)}`)).getRows()[0]![0];
+    if (Number(marked) === 0) {
+      await conn.run(`DETACH ${ROWS_DB}`);
+      throw wrong(`is a DuckDB database without chainlake's ${MARKER} table`);
+    }
   }
   const ledger = await ledgerOf(conn, ROWS_DB);
   if (ledger) {

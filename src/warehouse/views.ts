@@ -152,6 +152,8 @@ export interface LakeDatabaseOptions {
   lineUpOnce?: boolean;
   /** A warehouse file whose copies of tables' rows to read where they are current (warehouse/rows.ts). */
   rowsFrom?: string;
+  /** How the user named `rowsFrom` (`--warehouse`), when they did: then it must be a warehouse file. */
+  rowsNamed?: string;
 }
 
 /**
@@ -167,7 +169,7 @@ export async function lakeDatabase(lake: string, engine: EngineOptions = {}, o: 
   // create: the Parquet reader that owns the setting loads with the first use.
   await conn.run('SET GLOBAL parquet_metadata_cache = true');
   const tables = LAKE_TABLES.map((d) => d.table).filter((t) => !only || only.has(t));
-  const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables) : new Set<string>();
+  const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables, o.rowsNamed) : new Set<string>();
   const rest = new Set([...(only ?? [...tables, '_rejects', '_runs'])].filter((t) => !rows.has(t)));
   const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, rest) : undefined;
   for (const sql of await viewSql(lake, only, oneSchema, rows)) await conn.run(sql);
@@ -179,8 +181,8 @@ export async function lakeDatabase(lake: string, engine: EngineOptions = {}, o: 
  * An in-memory DuckDB with the lake's views (`only`: those of these names, see viewsFor;
  * `rowsFrom`: a warehouse file whose current rows to read).
  */
-export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>, rowsFrom?: string): Promise<DuckDBConnection> {
-  return connectWarehouse(await lakeDatabase(lake, engine, { only, ...(rowsFrom ? { rowsFrom } : {}) }));
+export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>, rows: Pick<LakeDatabaseOptions, 'rowsFrom' | 'rowsNamed'> = {}): Promise<DuckDBConnection> {
+  return connectWarehouse(await lakeDatabase(lake, engine, { only, ...rows }));
 }
 
 /** The bundled queries' folder (sql/), found from this module so it works from src/ and dist/. */

@@ -205,6 +205,49 @@ describe('the warehouse file with rows', () => {
     expect(viewOf()).toContain('chainlake_rows');
   });
 
+  it('named by --warehouse or openLake, a file that is missing, is not DuckDB\'s or is not a warehouse is an error naming it (exit 2); not named, the default may be any of these', async () => {
+    const place = mkdtempSync(join(tmpdir(), 'cl-rows-named-'));
+    const missing = join(place, 'missing.duckdb');
+    const text = join(place, 'notes.duckdb');
+    writeFileSync(text, 'not a database');
+    const foreign = join(place, 'mine.duckdb');
+    const db = await DuckDBInstance.create(foreign);
+    try {
+      const conn = await db.connect();
+      await conn.run('CREATE TABLE mine AS SELECT 42 AS answer');
+      conn.closeSync();
+    } finally {
+      db.closeSync();
+    }
+    const cases: Array<[string, string]> = [
+      [missing, 'no such file'],
+      [text, 'cannot be read as a DuckDB database'],
+      [foreign, "is a DuckDB database without chainlake's _chainlake table"],
+    ];
+    for (const [f, why] of cases) {
+      const r = cli(['query', '--lake', lake, '--warehouse', f, 'SELECT 1']);
+      expect(r.code, f).toBe(2);
+      expect(r.stderr).toContain(`--warehouse ${f}: ${why}`);
+      expect(r.stdout).toBe('');
+      await expect(openLake(lake, { warehouse: f })).rejects.toThrow(`openLake: warehouse ${f}: ${why}`);
+    }
+    // The foreign file is as it was.
+    const again = await DuckDBInstance.create(foreign, { access_mode: 'READ_ONLY' });
+    try {
+      const conn = await again.connect();
+      expect((await conn.runAndReadAll('SELECT answer FROM mine')).getRows()).toEqual([[42]]);
+      conn.closeSync();
+    } finally {
+      again.closeSync();
+    }
+    // A lake whose default file is none of chainlake's: read from its Parquet files, as before.
+    const other = mkdtempSync(join(tmpdir(), 'cl-rows-default-'));
+    cpSync(lake, join(other, 'lake'), { recursive: true });
+    writeFileSync(join(other, 'warehouse.duckdb'), 'not a database');
+    const plain = cli(['query', '--lake', join(other, 'lake'), '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
+    expect(plain).toMatchObject({ code: 0, stderr: '' });
+  });
+
   it('held open for writing by another program (DBeaver\'s default), it is not read: the Parquet files are, and the query succeeds', async () => {
     const holder = await openReader(file, 'READ_WRITE');
     try {
@@ -212,6 +255,8 @@ describe('the warehouse file with rows', () => {
       expect(q).toMatchObject({ code: 0, stderr: '' });
       const viewed = cli(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
       expect(viewed.stdout).toContain('read_parquet');
+      // Named, it is not read either: held, not wrong.
+      expect(cli(['query', '--lake', lake, '--warehouse', file, '--format', 'json', VIEW_SQL]).stdout).toContain('read_parquet');
       const plain = cli(['query', '--lake', lake, '--no-warehouse', '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
       expect(JSON.parse(q.stdout)).toEqual(JSON.parse(plain.stdout));
     } finally {
