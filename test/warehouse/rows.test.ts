@@ -83,6 +83,21 @@ async function commitFile(name: string, select: string): Promise<string> {
   return rel;
 }
 
+/** Runs one statement on a DuckDB file of its own, and gives its rows. */
+async function onFile(path: string, sql: string, mode: 'READ_ONLY' | 'READ_WRITE' = 'READ_WRITE'): Promise<unknown[][]> {
+  const db = await DuckDBInstance.create(path, { access_mode: mode });
+  try {
+    const conn = await db.connect();
+    try {
+      return (await conn.runAndReadAll(sql)).getRows();
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    db.closeSync();
+  }
+}
+
 const VIEW_SQL = "SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database()";
 
 /** erc_transfers' view in a `chainlake query` process, with `args`. */
@@ -149,14 +164,7 @@ describe('the warehouse file with rows', () => {
     expect((await writeWarehouse(lake, { flag: '--out' })).unchanged).toBeUndefined();
     expect((await writeWarehouse(lake, { flag: '--out' })).unchanged).toBe(true);
     // Another build (its bundled queries or declarations differ): rewritten.
-    const db = await DuckDBInstance.create(file);
-    try {
-      const conn = await db.connect();
-      await conn.run("UPDATE _chainlake SET build = 'another'");
-      conn.closeSync();
-    } finally {
-      db.closeSync();
-    }
+    await onFile(file, "UPDATE _chainlake SET build = 'another'");
     expect((await writeWarehouse(lake, { flag: '--out' })).unchanged).toBeUndefined();
     // Once written by this build, it is up to date again (new commits: the tests below).
     const at = stat();
@@ -211,14 +219,7 @@ describe('the warehouse file with rows', () => {
     const text = join(place, 'notes.duckdb');
     writeFileSync(text, 'not a database');
     const foreign = join(place, 'mine.duckdb');
-    const db = await DuckDBInstance.create(foreign);
-    try {
-      const conn = await db.connect();
-      await conn.run('CREATE TABLE mine AS SELECT 42 AS answer');
-      conn.closeSync();
-    } finally {
-      db.closeSync();
-    }
+    await onFile(foreign, 'CREATE TABLE mine AS SELECT 42 AS answer');
     const cases: Array<[string, string]> = [
       [missing, 'no such file'],
       [text, 'cannot be read as a DuckDB database'],
@@ -232,14 +233,7 @@ describe('the warehouse file with rows', () => {
       await expect(openLake(lake, { warehouse: f })).rejects.toThrow(`openLake: warehouse ${f}: ${why}`);
     }
     // The foreign file is as it was.
-    const again = await DuckDBInstance.create(foreign, { access_mode: 'READ_ONLY' });
-    try {
-      const conn = await again.connect();
-      expect((await conn.runAndReadAll('SELECT answer FROM mine')).getRows()).toEqual([[42]]);
-      conn.closeSync();
-    } finally {
-      again.closeSync();
-    }
+    expect(await onFile(foreign, 'SELECT answer FROM mine', 'READ_ONLY')).toEqual([[42]]);
     // A lake whose default file is none of chainlake's: read from its Parquet files, as before.
     const other = mkdtempSync(join(tmpdir(), 'cl-rows-default-'));
     cpSync(lake, join(other, 'lake'), { recursive: true });
