@@ -35,6 +35,19 @@ export function sqlAfterDashes(argv: string[]): string[] {
   return i < 0 || !argv.includes('query') || argv.includes('--') ? argv : [...argv.slice(0, i), ...argv.slice(i + 1), '--', argv[i]!];
 }
 
+/** The options that take several values; any other given twice is a mistake, not "the last one". */
+const LISTS = new Set(['_', '$0', 'full-refresh', 'tables']);
+
+/** Refuses an option given more than once (yargs would pass on an array where one value goes). */
+function onceEach(argv: Record<string, unknown>): void {
+  for (const [name, value] of Object.entries(argv)) {
+    // yargs keeps a camelCase copy of each dashed name: the dashed one is reported.
+    if (!Array.isArray(value) || LISTS.has(name) || /[A-Z]/.test(name)) continue;
+    // Not the values: one may hold a secret (--budget-db's password).
+    throw new UsageError(`--${name} given ${value.length} times: give it once`);
+  }
+}
+
 export async function main(argv: string[]): Promise<void> {
   // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -65,6 +78,7 @@ export async function main(argv: string[]): Promise<void> {
       .command(simCommand(exit))
       .command(exportOpCommand(exit))
       .command(aggregateSignaturesCommand(exit))
+      .middleware(onceEach, true)
       .demandCommand(1, 'give a command: run, query, status, tables, check, report, warehouse, export, rebuild, compact, sim, export-op or aggregate-signatures')
       .strict()
       .help()
