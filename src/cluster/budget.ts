@@ -326,6 +326,16 @@ export class SharedBudget {
     return this.paused.until;
   }
 
+  /**
+   * A request sent without taking from this budget (a process's first, before the budget was
+   * known) that reached the service in the current window: counted in it (up to its cap), or its
+   * CU would be granted again to the others and the window's last request would get a 429.
+   */
+  async counted(weight: number): Promise<void> {
+    await this.switching;
+    if (weight > 0) await this.query(CARRY, [this.hash, this.o.service, this.windowMs, this.cuPerWindow, Math.min(Math.ceil(weight), this.cuPerWindow)]);
+  }
+
   /** A budget learnt from the service (its headers, or what got through before a 429), per window (this one's by default). */
   async learn(cuPerWindow: number, windowMs = this.windowMs): Promise<void> {
     await this.query(LEARN, [this.hash, this.o.service, Math.floor(cuPerWindow), windowMs]);

@@ -56,6 +56,10 @@ class SharedBudgetClient implements SharedBudgetPort {
     await (await this.open(w)).learn(w.cuPerWindow, w.windowMs);
   }
 
+  async counted(w: SharedWindow, weight: number): Promise<void> {
+    await (await this.open(w)).counted(weight);
+  }
+
   async close(): Promise<void> {
     const b = this.budget;
     this.budget = undefined;

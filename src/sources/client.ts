@@ -317,9 +317,9 @@ export class Client implements ClientPort {
             // A 429 may have come while this request waited for a slot.
             await this.scheduler.waitPause(o.signal);
             // Taken in the slot, so that it is sent at once: the shared window is the one it reaches.
-            await this.takeShared(weight, o.signal);
+            const alone = await this.takeShared(weight, o.signal);
             grant.sent();
-            return this.attempt(method, url, body, shown, o, grant);
+            return this.attempt(method, url, body, shown, o, grant, alone);
           });
         } finally {
           grant.finish();
@@ -414,17 +414,20 @@ export class Client implements ClientPort {
     );
   }
 
-  /** After the local grant: the request's weight from the budget shared with the other processes. */
-  private async takeShared(weight: number, signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * After the local grant: the request's weight from the budget shared with the other processes.
+   * True for the request that goes alone while no budget is known, which no shared window counts.
+   */
+  private async takeShared(weight: number, signal: AbortSignal | undefined): Promise<boolean> {
     const b = this.scheduler.budget;
-    if (!this.opts.shared) return;
+    if (!this.opts.shared) return false;
     if (b.limit === Infinity && !this.firstAnswer) {
       this.firstAnswer = new Promise((resolve) => (this.answered = resolve));
-      return;
+      return true;
     }
     if (b.limit === Infinity) await abortable(this.firstAnswer!, signal);
     // Still nothing known: the service announces nothing, and a 429 will teach it, as locally.
-    if (b.limit === Infinity) return;
+    if (b.limit === Infinity) return false;
     // A request reaches the service before its answer comes back: the latency seen (with the
     // margin for how it varies) bounds the lead.
     const o = { leadMs: (this.latencyMs ?? 0) * INFLIGHT_MARGIN, ...(signal ? { signal } : {}) };
@@ -434,10 +437,11 @@ export class Client implements ClientPort {
     // has no room for more listings (room()) until a window passes without waiting.
     const now = this.clock.now();
     if (now - asked > SHARED_WAIT_MS) this.sharedFullUntil = now + b.windowMs;
+    return false;
   }
 
   /** What an answer taught the local budget, every process learns: a 429's pause, a budget announced or learnt. */
-  private async shareAnswer(status: number, announced: boolean): Promise<void> {
+  private async shareAnswer(status: number, announced: boolean, uncounted: number): Promise<void> {
     const shared = this.opts.shared;
     if (!shared) return;
     const b = this.scheduler.budget;
@@ -451,6 +455,10 @@ export class Client implements ClientPort {
     if ((announced || b.source === 'learnt' || this.sharedLimit !== undefined) && limit !== this.sharedLimit && b.limit < Infinity) {
       this.sharedLimit = limit;
       await this.sharedStep(() => shared.learn({ windowMs: b.windowMs, cuPerWindow: b.limit }));
+    }
+    // The request that went alone took nothing from the shared window it reached (a 429 is not counted).
+    if (uncounted > 0 && status !== 429 && b.limit < Infinity && shared.counted) {
+      await this.sharedStep(() => shared.counted!({ windowMs: b.windowMs, cuPerWindow: b.limit }, uncounted));
     }
   }
 
@@ -509,7 +517,7 @@ export class Client implements ClientPort {
     return this.src.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
   }
 
-  private async attempt(method: string, url: string, body: string | undefined, shown: string, o: GetOptions, grant: Grant): Promise<unknown> {
+  private async attempt(method: string, url: string, body: string | undefined, shown: string, o: GetOptions, grant: Grant, alone = false): Promise<unknown> {
     o.stats.requests++;
     const headers: Record<string, string> = { accept: 'application/json' };
     if (body !== undefined) headers['content-type'] = 'application/json';
@@ -538,7 +546,7 @@ export class Client implements ClientPort {
       deadline.done();
       this.answered?.();
     }
-    await this.shareAnswer(res.status, res.header('ratelimit-limit') !== null || res.header('ratelimit-policy') !== null);
+    await this.shareAnswer(res.status, res.header('ratelimit-limit') !== null || res.header('ratelimit-policy') !== null, alone ? (o.weight ?? 1) : 0);
     if (res.status === 429) {
       throw new Retryable(`${shown}: 429 Too Many Requests`, '429');
     }

@@ -28,6 +28,12 @@ export interface SharedBudgetPort {
   pause(ms: number): Promise<number>;
   /** A budget announced by the service or learnt from its 429s, for every process of the key. */
   learn(window: SharedWindow): Promise<void>;
+  /**
+   * A request of `weight` CU that took nothing from the shared budget (sent alone, before the
+   * budget was known) has reached the service in its current window: it is counted there now, or
+   * the others would be granted its CU again.
+   */
+  counted?(window: SharedWindow, weight: number): Promise<void>;
   /** Gives back what this process holds and disconnects. */
   close(): Promise<void>;
 }

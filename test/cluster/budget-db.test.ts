@@ -61,6 +61,26 @@ describe('the shared budget on PostgreSQL: caps, learnt budgets and the database
     }
   });
 
+  it.concurrent('a request sent alone before the budget was known is counted in the current window once answered, up to its cap', async () => {
+    const key = 'key-' + randomBytes(8).toString('hex');
+    const budget = await SharedBudget.open(pg.db.url, { service: 'data', key, cuPerWindow: BUDGET, windowMs: 60_000 });
+    try {
+      const used = async () => (await pg.sql.query<{ used: string }>('SELECT used FROM chainlake.budget_windows WHERE key_hash = $1', [keyHash(key)])).rows.map((r) => Number(r.used));
+      await budget.counted(30);
+      await budget.counted(20);
+      // Summed over the key's windows: the same whether or not a minute ended between the calls.
+      expect((await used()).reduce((a, b) => a + b, 0)).toBe(50);
+      const { windowStart } = await budget.take(5);
+      expect((await used()).reduce((a, b) => a + b, 0)).toBeGreaterThanOrEqual(55);
+      expect(windowStart).toBeGreaterThan(0);
+      // Never past the window's cap.
+      await budget.counted(10 * BUDGET);
+      expect(Math.max(...(await used()))).toBe(BUDGET);
+    } finally {
+      await budget.close();
+    }
+  });
+
   it.concurrent('a request taken near the end of a window is counted in the window it reaches the service in', async () => {
     const key = 'key-' + randomBytes(8).toString('hex');
     const budget = await SharedBudget.open(pg.db.url, { service: 'data', key, cuPerWindow: BUDGET, windowMs: WINDOW_MS });

@@ -20,6 +20,7 @@ class RecordingPort implements SharedBudgetPort {
   takes: Array<{ weight: number; window: SharedWindow; sentBefore: number }> = [];
   pauses: number[] = [];
   learnt: SharedWindow[] = [];
+  counteds: Array<{ window: SharedWindow; weight: number }> = [];
   failTake?: Error;
   constructor(
     private readonly sent: () => number,
@@ -35,6 +36,9 @@ class RecordingPort implements SharedBudgetPort {
   }
   async learn(window: SharedWindow): Promise<void> {
     this.learnt.push(window);
+  }
+  async counted(window: SharedWindow, weight: number): Promise<void> {
+    this.counteds.push({ window, weight });
   }
   async close(): Promise<void> {}
 }
@@ -59,10 +63,26 @@ describe('client with a shared budget', () => {
     await c.get('/v1/x', { i: '0' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 10 });
     expect(port.takes).toEqual([]);
     expect(port.learnt).toEqual([{ windowMs: 2000, cuPerWindow: 300 }]);
+    // It took nothing from the shared window it reached: counted there once answered.
+    expect(port.counteds).toEqual([{ window: { windowMs: 2000, cuPerWindow: 300 }, weight: 10 }]);
     await c.get('/v1/x', { i: '1' }, { endpoint: '/v1/x', stats: newRequestStats(), weight: 10 });
     expect(port.takes.map((t) => t.window)).toEqual([{ windowMs: 2000, cuPerWindow: 300 }]);
-    // Announced once, written once.
+    // Announced once, written once; the request that took its weight is not counted again.
     expect(port.learnt).toHaveLength(1);
+    expect(port.counteds).toHaveLength(1);
+  });
+
+  it('a first request that goes alone and gets a 429 is not counted in the shared window (the service did not count it)', async () => {
+    const s = await scriptedServer((_req, res, n) =>
+      n === 1 ? json(res, 429, { message: 'slow down' }, { 'retry-after': '0', 'ratelimit-policy': '300;w=2', 'ratelimit-limit': '300', 'ratelimit-remaining': '0' }) : json(res, 200, { ok: true }, { 'ratelimit-policy': '300;w=2', 'ratelimit-limit': '300', 'ratelimit-remaining': '250' }),
+    );
+    close = s.close;
+    const port = new RecordingPort(() => s.requests.length);
+    const c = new Client('data', source(s.url, { retries: 2 }), { ...fast, shared: port });
+    expect(await c.get('/v1/x', {}, { endpoint: '/v1/x', stats: newRequestStats(), weight: 10 })).toEqual({ ok: true });
+    expect(port.counteds).toEqual([]);
+    // Its retry took its weight from the budget the 429 announced.
+    expect(port.takes.map((t) => t.weight)).toEqual([10]);
   });
 
   it('while no budget is known, the first request goes alone: the others wait for its answer and take from the budget it announces', async () => {
