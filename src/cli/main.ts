@@ -35,17 +35,18 @@ export function sqlAfterDashes(argv: string[]): string[] {
   return i < 0 || !argv.includes('query') || argv.includes('--') ? argv : [...argv.slice(0, i), ...argv.slice(i + 1), '--', argv[i]!];
 }
 
-/** The options that take several values; any other given twice is a mistake, not "the last one". */
-const LISTS = new Set(['_', '$0', 'full-refresh', 'tables']);
+/**
+ * The options that take several values (a repeated comma list adds to it: export-op's); any
+ * other given twice is a mistake, not "the last one". `_`, `$0` and `--` are yargs' own.
+ */
+const LISTS = new Set(['_', '$0', '--', 'full-refresh', 'tables', 'addresses', 'include-chains', 'c-chain-evm-addresses']);
 
-/** Refuses an option given more than once (yargs would pass on an array where one value goes). */
+/** Refuses every option given more than once (yargs would pass on an array where one value goes). */
 function onceEach(argv: Record<string, unknown>): void {
-  for (const [name, value] of Object.entries(argv)) {
-    // yargs keeps a camelCase copy of each dashed name: the dashed one is reported.
-    if (!Array.isArray(value) || LISTS.has(name) || /[A-Z]/.test(name)) continue;
-    // Not the values: one may hold a secret (--budget-db's password).
-    throw new UsageError(`--${name} given ${value.length} times: give it once`);
-  }
+  // yargs keeps a camelCase copy of each dashed name: the dashed one is reported. Not the values:
+  // one may hold a secret (--budget-db's password).
+  const twice = Object.entries(argv).filter(([name, value]) => Array.isArray(value) && !LISTS.has(name) && !/[A-Z]/.test(name));
+  if (twice.length) throw new UsageError(twice.map(([name, value]) => `--${name}: given ${(value as unknown[]).length} times; give it once`).join('\n'));
 }
 
 export async function main(argv: string[]): Promise<void> {

@@ -89,7 +89,7 @@ function listFlag(flag: string, v: unknown, problems: string[]): string[] | unde
   return items.filter((x) => x !== '');
 }
 
-/** One value of a flag that takes one: a repeated flag is a mistake, not a list. */
+/** One value of a flag that takes one (given twice, main.ts's onceEach refused it already). */
 function oneFlag(flag: string, v: unknown, problems: string[]): string | undefined {
   if (v === undefined) return undefined;
   if (Array.isArray(v)) {

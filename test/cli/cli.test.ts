@@ -38,12 +38,14 @@ describe('chainlake CLI usage errors', () => {
   });
 
   it('exits 2 on an option given twice, without its values (one may hold a password); a list option takes several', () => {
-    expect(cli(['status', '--lake', 'data/lake', '--lake', dir])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --lake given 2 times: give it once\n' });
+    expect(cli(['status', '--lake', 'data/lake', '--lake', dir])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --lake: given 2 times; give it once\n' });
     const secret = 'postgres://u:pw-DO-NOT-SHOW@127.0.0.1:1/db';
     const twice = cli(['run', 'pipelines/demo.yaml', '--simulator', '--lake', join(dir, 'twice'), '--budget-db', secret, '--budget-db', secret]);
-    expect(twice).toMatchObject({ code: 2, stderr: 'chainlake: --budget-db given 2 times: give it once\n' });
+    expect(twice).toMatchObject({ code: 2, stderr: 'chainlake: --budget-db: given 2 times; give it once\n' });
     expect(existsSync(join(dir, 'twice'))).toBe(false);
-    expect(cli(['query', '--format', 'csv', '--format', 'json', 'SELECT 1'])).toMatchObject({ code: 2, stderr: 'chainlake: --format given 2 times: give it once\n' });
+    expect(cli(['query', '--format', 'csv', '--format', 'json', '--file', 'a.sql', '--file', 'b.sql', '--file', 'c.sql'])).toMatchObject({ code: 2, stderr: 'chainlake: --format: given 2 times; give it once\n--file: given 3 times; give it once\n' });
+    // compact's tables are a list: the lake is what is wrong here.
+    expect(cli(['compact', 'erc_transfers', 'blocks', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${join(dir, 'none')}: no such folder\n` });
   });
 
   it('exits 2 on a bad pipeline, naming the place, and writes nothing', () => {
