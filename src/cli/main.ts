@@ -41,6 +41,13 @@ export function sqlAfterDashes(argv: string[]): string[] {
  */
 const LISTS = new Set(['_', '$0', '--', 'full-refresh', 'tables', 'addresses', 'include-chains', 'c-chain-evm-addresses']);
 
+/** Refuses a flag given with its negation (`--rows --no-rows`), where yargs keeps the last. */
+export function contradictions(argv: readonly string[]): string[] {
+  const end = argv.indexOf('--');
+  const names = new Set((end < 0 ? argv : argv.slice(0, end)).flatMap((x) => /^--([a-z][a-z0-9-]*)(?:=|$)/.exec(x)?.[1] ?? []));
+  return [...names].filter((n) => n.startsWith('no-') && names.has(n.slice(3))).map((n) => `--${n.slice(3)} and --${n}: give one of them`);
+}
+
 /** Refuses every option given more than once (yargs would pass on an array where one value goes). */
 function onceEach(argv: Record<string, unknown>): void {
   // yargs keeps a camelCase copy of each dashed name: the dashed one is reported. Not the values:
@@ -60,6 +67,8 @@ export async function main(argv: string[]): Promise<void> {
     code = c;
   };
   try {
+    const both = contradictions(sqlAfterDashes(argv));
+    if (both.length) throw new UsageError(both.join('\n'));
     await yargs(sqlAfterDashes(argv))
       .scriptName('chainlake')
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')

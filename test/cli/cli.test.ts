@@ -44,6 +44,10 @@ describe('chainlake CLI usage errors', () => {
     expect(twice).toMatchObject({ code: 2, stderr: 'chainlake: --budget-db: given 2 times; give it once\n' });
     expect(existsSync(join(dir, 'twice'))).toBe(false);
     expect(cli(['query', '--format', 'csv', '--format', 'json', '--file', 'a.sql', '--file', 'b.sql', '--file', 'c.sql'])).toMatchObject({ code: 2, stderr: 'chainlake: --format: given 2 times; give it once\n--file: given 3 times; give it once\n' });
+    expect(cli(['warehouse', '--rows', '--no-rows', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: 'chainlake: --rows and --no-rows: give one of them\n' });
+    expect(cli(['query', '--warehouse=x.duckdb', '--no-warehouse', 'SELECT 1'])).toMatchObject({ code: 2, stderr: 'chainlake: --warehouse and --no-warehouse: give one of them\n' });
+    // SQL after -- is not read for flags.
+    expect(cli(['query', '--no-warehouse', '--format', 'csv', '--', '-- --warehouse\nSELECT 1 AS x'])).toMatchObject({ code: 0, stdout: 'x\n1\n' });
     // compact's tables are a list: the lake is what is wrong here.
     expect(cli(['compact', 'erc_transfers', 'blocks', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${join(dir, 'none')}: no such folder\n` });
   });
