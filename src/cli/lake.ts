@@ -2,8 +2,9 @@
 // Each handler imports what it runs (DuckDB, pino) when it runs: start-up (main.ts).
 import type { Argv } from 'yargs';
 import { inertJson } from '../text.js';
+import { UsageError } from '../errors.js';
 import { StateStore } from '../state/store.js';
-import { readableLake } from '../state/cache.js';
+import { holdsLake, readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
 import { commandOf, checkLake, existingLake, givenLake, readLake, wholeNumber, durationMs, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
@@ -101,6 +102,9 @@ async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
   const { openWarehouse } = await import('../warehouse/views.js');
   const given = givenLake(a);
   const lake = await readLake(given);
+  // Every check would pass on a folder that holds no lake (a mistyped --lake), as it does not on
+  // a bucket prefix (readLake).
+  if (!isObjectUrl(given) && !holdsLake(lake)) throw new UsageError(`--lake ${given}: no lake there (no partition state and no run report in this folder)`);
   // On object storage the tables' metadata is read where engines read it: in the store.
   const store = isObjectUrl(given) ? await (await import('../state/s3.js')).S3Objects.open(given) : undefined;
   const results = await runChecks(await openWarehouse(lake), lake, undefined, store ? { objects: store, uri: store.where } : {});

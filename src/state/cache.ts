@@ -173,6 +173,11 @@ export function existingFolder(lake: string, label: string): string {
  * a commit whose moves are still pending is read from its staging key. `mustExist`: a prefix with
  * no object at all is a usage error (a typo), not an empty lake.
  */
+/** Whether a local folder holds a lake: a partition state or a run report, as an s3:// lake must (syncOnce). */
+export function holdsLake(dir: string): boolean {
+  return existsSync(join(dir, '_state')) || existsSync(join(dir, '_runs'));
+}
+
 export async function readableLake(lake: string, o: { data?: boolean; mustExist?: boolean } = {}): Promise<string> {
   if (!isObjectUrl(lake)) return lake;
   const s3 = await S3Objects.open(lake);

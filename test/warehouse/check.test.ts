@@ -95,12 +95,16 @@ describe('chainlake check on a clean lake', () => {
     expect(failures(await checks(dir))).toEqual([]);
   });
 
-  it('prints the table and exits 0; exits 2 on a lake that does not exist', () => {
+  it('prints the table and exits 0; exits 2 on a lake that does not exist, or a folder that holds none', () => {
     const r = cli(['check', '--lake', lake]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^status\s+table\s+check\s+detail/);
     expect(r.stdout).toMatch(/\d+ passed, 0 failed, \d+ skipped/);
     expect(cli(['check', '--lake', join(lake, 'nope')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
+    // A mistyped --lake naming some other folder: every check would pass there.
+    const other = mkdtempSync(join(tmpdir(), 'cl-not-a-lake-'));
+    mkdirSync(join(other, 'erc_transfers'));
+    expect(cli(['check', '--lake', other])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${other}: no lake there (no partition state and no run report in this folder)\n` });
   });
 
   it('--format json: one document with the counts and every check whole; exit 0', async () => {
