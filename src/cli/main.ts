@@ -67,9 +67,10 @@ export async function main(argv: string[]): Promise<void> {
     code = c;
   };
   try {
-    const both = contradictions(sqlAfterDashes(argv));
+    const args = sqlAfterDashes(argv);
+    const both = contradictions(args);
     if (both.length) throw new UsageError(both.join('\n'));
-    await yargs(sqlAfterDashes(argv))
+    await yargs(args)
       .scriptName('chainlake')
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
       // A run's lake may come from its pipeline; every other command reads the default (givenLake).

@@ -35,8 +35,8 @@ function sourceFlags<T>(y: Argv<T>) {
  */
 async function dataSource(a: SourceArgs): Promise<SourceConfig> {
   const problems: string[] = [];
-  const pipeline = oneFlag('pipeline', a.pipeline, problems);
-  const dataUrl = oneFlag('data-url', a.dataUrl, problems);
+  const pipeline = oneFlag(a.pipeline);
+  const dataUrl = oneFlag(a.dataUrl);
   fail(problems);
   const { DEFAULT_URLS, loadPipeline, SOURCE_DEFAULTS } = await import('../config/pipeline.js');
   const src: SourceConfig = pipeline
@@ -90,13 +90,8 @@ function listFlag(flag: string, v: unknown, problems: string[]): string[] | unde
 }
 
 /** One value of a flag that takes one (given twice, main.ts's onceEach refused it already). */
-function oneFlag(flag: string, v: unknown, problems: string[]): string | undefined {
-  if (v === undefined) return undefined;
-  if (Array.isArray(v)) {
-    problems.push(`--${flag}: given ${v.length} times; give it once`);
-    return undefined;
-  }
-  return String(v);
+function oneFlag(v: unknown): string | undefined {
+  return v === undefined ? undefined : String(v);
 }
 
 const EXPORT_FLAGS: Record<string, string> = {
@@ -121,9 +116,9 @@ interface StartArgs extends SourceArgs, Globals {
 
 export function exportRequestOf(a: StartArgs): ExportRequest {
   const problems: string[] = [];
-  const type = oneFlag('type', a.type, problems) ?? EVM_EXPORT;
-  const firstDate = oneFlag('first-date', a.firstDate, problems);
-  const lastDate = oneFlag('last-date', a.lastDate, problems);
+  const type = oneFlag(a.type) ?? EVM_EXPORT;
+  const firstDate = oneFlag(a.firstDate);
+  const lastDate = oneFlag(a.lastDate);
   if (firstDate === undefined) problems.push('--first-date is required (YYYY-MM-DD)');
   if (lastDate === undefined) problems.push('--last-date is required (YYYY-MM-DD)');
   const addresses = listFlag('addresses', a.addresses, problems);
@@ -141,9 +136,7 @@ export function exportRequestOf(a: StartArgs): ExportRequest {
 }
 
 function maxWaitMs(v: unknown): number {
-  const problems: string[] = [];
-  const s = oneFlag('max-wait', v, problems) ?? '21600';
-  fail(problems);
+  const s = oneFlag(v) ?? '21600';
   const n = Number(s);
   if (!/^\d+(\.\d+)?$/.test(s) || !(n > 0)) throw new UsageError(`--max-wait ${JSON.stringify(s)}: a number of seconds > 0`);
   return n * 1000;
@@ -182,7 +175,7 @@ async function cmdStart(a: StartArgs): Promise<number> {
 async function cmdStatus(a: SourceArgs & Globals & { operationId?: unknown; wait?: boolean; maxWait?: unknown }): Promise<number> {
   const lake = checkLake(givenLake(a));
   const problems: string[] = [];
-  const id = oneFlag('operationId', a.operationId, problems);
+  const id = oneFlag(a.operationId);
   if (id !== undefined && !/^[\x21-\x7e]{1,200}$/.test(id)) problems.push(`operationId ${JSON.stringify(id)}: not an operation id (printable, no spaces)`);
   fail(problems);
   const maxWait = maxWaitMs(a.maxWait);
@@ -249,12 +242,12 @@ interface SignatureArgs extends SourceArgs {
 
 export function signatureRequestOf(a: SignatureArgs): { network: Network; request: SignatureRequest } {
   const problems: string[] = [];
-  const network = oneFlag('network', a.network, problems);
+  const network = oneFlag(a.network);
   if (network === undefined) problems.push(`--network is required (${NETWORKS.join(', ')})`);
   else if (!(NETWORKS as readonly string[]).includes(network)) problems.push(`--network: ${JSON.stringify(network)} is not one of ${NETWORKS.join(', ')}`);
-  const text = (f: 'message' | 'justification' | 'signingSubnetId') => oneFlag(SIGNATURE_FLAGS[f]!.slice(2), a[f], problems);
+  const text = (f: 'message' | 'justification' | 'signingSubnetId') => oneFlag(a[f]);
   const whole = (f: 'quorumPercentage' | 'quorumPercentageBuffer' | 'pChainHeight', what: string) => {
-    const s = oneFlag(SIGNATURE_FLAGS[f]!.slice(2), a[f], problems);
+    const s = oneFlag(a[f]);
     if (s === undefined) return undefined;
     if (/^\d{1,15}$/.test(s)) return Number(s);
     problems.push(`${SIGNATURE_FLAGS[f]}: ${JSON.stringify(s)} is not ${what}`);

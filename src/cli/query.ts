@@ -41,9 +41,8 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   const lake = await readableLake(given);
   // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
   const flag = a.warehouse as string | false | undefined;
-  const rowsFrom = rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined));
   // Only the views the SQL names: each binds its table's files when it is made.
-  const conn = await openWarehouse(lake, {}, viewsFor(sql), { ...(rowsFrom ? { rowsFrom } : {}), ...(typeof flag === 'string' ? { rowsNamed: '--warehouse' } : {}) });
+  const conn = await openWarehouse(lake, {}, viewsFor(sql), rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'));
   try {
     // Chunk by chunk (batch by batch for Arrow) as DuckDB produces them, waiting for stdout to
     // drain: a result of any size goes out in bounded memory.

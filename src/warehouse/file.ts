@@ -267,12 +267,13 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
   clean();
   const hadRows = found.kind === 'ours' && found.rows;
   const withRows = o.rows ?? hadRows;
-  // Rows are brought up to date from the old file (left as it is when nothing would change, else
-  // in a copy of it), unless a writer left a WAL beside it (its last changes are not in the file
-  // alone): then they are copied whole.
-  const fromOld = withRows && hadRows && !existsSync(`${file}.wal`);
+  // The old file is left as it is when nothing would change, and its rows are brought up to date
+  // in a copy of it, unless a writer left a WAL beside it (its last changes are not in the file
+  // alone): then it is written anew, its rows copied whole.
+  const whole = found.kind === 'ours' && !existsSync(`${file}.wal`);
+  const fromOld = whole && withRows && hadRows;
   try {
-    if (found.kind === 'ours' && withRows === hadRows && !existsSync(`${file}.wal`)) {
+    if (whole && withRows === hadRows) {
       const same = await unchanged(file, lake, withRows);
       if (same) return { file, ...same };
     }

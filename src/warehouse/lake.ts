@@ -44,8 +44,7 @@ export interface LakeOptions extends EngineOptions {
 export async function openLake(path: string, options: LakeOptions = {}): Promise<Lake> {
   const { warehouse, ...engine } = options;
   const lake = existingFolder(path, 'openLake:');
-  const rowsFrom = rowsFileOf(lake, warehouse);
-  const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...(rowsFrom ? { rowsFrom } : {}), ...(typeof warehouse === 'string' ? { rowsNamed: 'openLake: warehouse' } : {}) });
+  const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...rowsFileOf(lake, warehouse, 'openLake: warehouse') });
   return new OpenLake(path, db);
 }
 

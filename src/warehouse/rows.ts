@@ -41,11 +41,13 @@ export function defaultWarehousePath(lake: string): string {
 }
 
 /**
- * The warehouse file a reader of `lake` takes rows from: the one `given` names, none for false,
- * else the default one (warehouse.duckdb next to the lake).
+ * The warehouse file a reader of `lake` takes rows from (lakeDatabase's options): the one `given`
+ * names, which must then be a warehouse (`label` says how it was named, for the message), none
+ * for false, else the default one (warehouse.duckdb next to the lake).
  */
-export function rowsFileOf(lake: string, given: string | false | undefined): string | undefined {
-  return given === false ? undefined : (given ?? defaultWarehousePath(lake));
+export function rowsFileOf(lake: string, given: string | false | undefined, label: string): { rowsFrom?: string; rowsNamed?: string } {
+  if (given === false) return {};
+  return given === undefined ? { rowsFrom: defaultWarehousePath(lake) } : { rowsFrom: given, rowsNamed: label };
 }
 
 /**
