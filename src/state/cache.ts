@@ -166,6 +166,11 @@ export function existingFolder(lake: string, label: string): string {
   return lake;
 }
 
+/** Whether a local folder holds a lake: a partition state or a run report, as an s3:// lake must (syncOnce). */
+export function holdsLake(dir: string): boolean {
+  return existsSync(join(dir, '_state')) || existsSync(join(dir, '_runs'));
+}
+
 /**
  * The local folder to read `lake` from: the folder itself, or for an s3:// lake its read copy,
  * brought up to date first: the state objects and run reports, and (with `data`, the default) the
@@ -173,11 +178,6 @@ export function existingFolder(lake: string, label: string): string {
  * a commit whose moves are still pending is read from its staging key. `mustExist`: a prefix with
  * no object at all is a usage error (a typo), not an empty lake.
  */
-/** Whether a local folder holds a lake: a partition state or a run report, as an s3:// lake must (syncOnce). */
-export function holdsLake(dir: string): boolean {
-  return existsSync(join(dir, '_state')) || existsSync(join(dir, '_runs'));
-}
-
 export async function readableLake(lake: string, o: { data?: boolean; mustExist?: boolean } = {}): Promise<string> {
   if (!isObjectUrl(lake)) return lake;
   const s3 = await S3Objects.open(lake);
