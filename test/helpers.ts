@@ -35,6 +35,16 @@ export async function scriptedServer(handler: Handler): Promise<{ url: string; r
   };
 }
 
+/**
+ * Answers a request for a chain's latest block (the head a block-ranged listing ends at) with
+ * block `head`, for a scripted data service; false for any other request.
+ */
+export function answerHead(req: IncomingMessage, res: ServerResponse, head: number): boolean {
+  if (!/^\/v1\/chains\/[^/]+\/blocks$/.test(new URL(req.url!, 'http://x').pathname)) return false;
+  json(res, 200, { blocks: [{ blockNumber: String(head), blockTimestamp: 1_700_000_000 + head, blockHash: `0xhead${head}` }] });
+  return true;
+}
+
 export function json(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));

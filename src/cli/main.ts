@@ -14,6 +14,7 @@ import { exportCommand } from './export.js';
 import { checkCommand, compactCommand, rebuildCommand, reportCommand, statusCommand, warehouseCommand } from './lake.js';
 import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
 import { queryCommand } from './query.js';
+import { resetCommand } from './reset.js';
 import { runCommand, workerCommand } from './run.js';
 import { simCommand } from './sim.js';
 import { tablesCommand } from './tables.js';
@@ -39,7 +40,7 @@ export function sqlAfterDashes(argv: string[]): string[] {
  * The options that take several values (a repeated comma list adds to it: export-op's); any
  * other given twice is a mistake, not "the last one". `_`, `$0` and `--` are yargs' own.
  */
-const LISTS = new Set(['_', '$0', '--', 'full-refresh', 'tables', 'addresses', 'include-chains', 'c-chain-evm-addresses']);
+const LISTS = new Set(['_', '$0', '--', 'full-refresh', 'tables', 'partition', 'addresses', 'include-chains', 'c-chain-evm-addresses']);
 
 /** Refuses a flag given with its negation (`--rows --no-rows`), where yargs keeps the last. */
 export function contradictions(argv: readonly string[]): string[] {
@@ -80,6 +81,7 @@ export async function main(argv: string[]): Promise<void> {
       .command(queryCommand(exit))
       .command(rebuildCommand(exit))
       .command(compactCommand(exit))
+      .command(resetCommand(exit))
       .command(statusCommand(exit))
       .command(tablesCommand(exit))
       .command(checkCommand(exit))
@@ -90,7 +92,7 @@ export async function main(argv: string[]): Promise<void> {
       .command(exportOpCommand(exit))
       .command(aggregateSignaturesCommand(exit))
       .middleware(onceEach, true)
-      .demandCommand(1, 'give a command: run, query, status, tables, check, report, warehouse, export, rebuild, compact, sim, export-op or aggregate-signatures')
+      .demandCommand(1, 'give a command: run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
       .strict()
       .help()
       .version(VERSION)

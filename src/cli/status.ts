@@ -3,7 +3,7 @@
 // addresses) are shortened in the middle of their longest parts, cursors and times are given
 // shorter. `--format json` prints every partition whole, for scripts.
 import type { PartitionState } from '../state/store.js';
-import { highest, listingsOf, type Cursor } from '../state/cursor.js';
+import { coveredRange, highest, isoSeconds, latestTime, listingsOf, type Cursor } from '../state/cursor.js';
 import { minute, textTable } from '../pipeline/report.js';
 import { inert } from '../text.js';
 
@@ -68,6 +68,25 @@ export function cursorText(c: Cursor, short: boolean): string {
   return '-';
 }
 
+/**
+ * What is wrong with a partition's cursor, if anything: ahead of the chain's head its last run
+ * found (rows above the head were committed, or the chain went back), or a series' newest point
+ * in the future. Either way the next runs fetch nothing until the chain or the clock catches up.
+ */
+export function cursorProblem(s: PartitionState, nowSeconds: number): string | undefined {
+  const c = s.rebuild?.cursor ?? s.cursor;
+  if (s.head) {
+    const high = coveredRange(c).high;
+    if (high !== undefined && high > s.head.block) {
+      const at = c.nextBlock !== undefined ? `next block ${c.nextBlock}` : `rows up to block ${high}`;
+      return `the cursor (${at}) is ahead of the chain's head (block ${s.head.block}, seen ${minute(Date.parse(s.head.at))}); move it back: chainlake reset ${s.table} --partition '${s.partition}' --to-block ${s.head.block + 1}`;
+    }
+  }
+  if (c.newest !== undefined && c.newest > latestTime(nowSeconds))
+    return `the newest point (${isoSeconds(c.newest)}) is in the future; move it back: chainlake reset ${s.table} --partition '${s.partition}' --to-time ${nowSeconds}`;
+  return undefined;
+}
+
 function lastRunText(s: PartitionState, short: boolean): string {
   if (!s.lastRun) return '-';
   const at = minute(Date.parse(s.lastRun.at));
@@ -75,8 +94,12 @@ function lastRunText(s: PartitionState, short: boolean): string {
   return short && s.lastRun.status === 'complete' ? at : `${at} ${s.lastRun.status}`;
 }
 
-/** The partitions as a text table of at most `width` columns (as far as ids can shrink). */
-export function statusTable(states: PartitionState[], width: number): string {
+/**
+ * The partitions as a text table of at most `width` columns (as far as ids can shrink); a cursor
+ * past what exists is marked `!` and said whole under the table.
+ */
+export function statusTable(states: PartitionState[], width: number, nowSeconds = Math.floor(Date.now() / 1000)): string {
+  const problems = states.map((s) => cursorProblem(s, nowSeconds));
   // Rejects are a column only when there are any.
   const rejects = states.some((s) => s.rejects > 0 || (s.rebuild?.rejects ?? 0) > 0);
   const header = ['partition', 'cursor', 'rows', ...(rejects ? ['rejects'] : []), 'files', 'last run (UTC)'];
@@ -84,7 +107,7 @@ export function statusTable(states: PartitionState[], width: number): string {
     states.map((s) => {
       const rebuilding = s.rebuild ? (short ? ' +rebuild' : ` (full refresh in progress: ${s.rebuild.rows} rows)`) : '';
       // Partitions may be named by what a service listed: inert before measuring, then shortened.
-      const cursor = inert(cursorText(s.cursor, short) + rebuilding);
+      const cursor = inert((problems[states.indexOf(s)] ? '! ' : '') + cursorText(s.cursor, short) + rebuilding);
       return [
         shortenId(inert(`${s.table}/${s.partition}`), idWidth),
         cursor.length > cursorWidth ? cursor.slice(0, cursorWidth - 1) + ELLIPSIS : cursor,
@@ -104,11 +127,12 @@ export function statusTable(states: PartitionState[], width: number): string {
     const cursorWidth = Math.min(widest(rows, 1), Math.max(12, rest - 20));
     rows = build(true, Math.max(20, rest - cursorWidth), cursorWidth);
   }
-  return textTable(header, rows);
+  const said = states.flatMap((s, i) => (problems[i] ? [inert(`  ${s.table}/${s.partition}: ${problems[i]}`)] : []));
+  return [textTable(header, rows), ...(said.length ? ['', `! ${said.length === 1 ? 'a cursor' : `${said.length} cursors`} past what exists (the next runs fetch nothing there):`, ...said] : [])].join('\n');
 }
 
 /** Every partition whole: full ids, the cursor as stored, counts and the last run. */
-export function statusJson(lake: string, states: PartitionState[]): object {
+export function statusJson(lake: string, states: PartitionState[], nowSeconds = Math.floor(Date.now() / 1000)): object {
   return {
     lake,
     partitions: states.map((s) => ({
@@ -120,6 +144,8 @@ export function statusJson(lake: string, states: PartitionState[]): object {
       rejects: s.rejects,
       files: s.files.length,
       lastRun: s.lastRun ?? null,
+      ...(s.head ? { head: s.head } : {}),
+      ...(cursorProblem(s, nowSeconds) ? { problem: cursorProblem(s, nowSeconds) } : {}),
       ...(s.rebuild ? { rebuild: { cursor: s.rebuild.cursor, rows: s.rebuild.rows, rejects: s.rebuild.rejects, files: s.rebuild.files.length } } : {}),
     })),
   };

@@ -166,6 +166,11 @@ export interface StreamDecl {
     start?: string;
     startOption?: string;
     /**
+     * The pipeline key that ends the time range (Unix seconds, exclusive): a row at or after it is
+     * not committed, however the service reads the parameter.
+     */
+    endOption?: string;
+    /**
      * The query parameter ending a range, and the seconds between two points of a partition's
      * series (its query): with both, a series with a known start is fetched as ranges of a page
      * each, at once (at most the stream's `chunks`).
@@ -197,6 +202,8 @@ export interface StreamDecl {
     end: string;
     startOption: string;
     endOption: string;
+    /** The column of a row's block time: a row whose time lies in the future is not committed. */
+    time?: string;
     perBlock?: boolean;
     /**
      * The chain's newest block. With it a window without an endBlock ends at the head found when

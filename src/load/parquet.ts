@@ -186,8 +186,9 @@ export class ParquetWriter {
    * the whole group in memory (an ORDER BY ran out at 192 MB with spilling on and took 645 MB at
    * 512). DuckDB cuts row groups by bytes only when the order may change: here by rows, half its
    * default, which keeps a group's memory down and its block range narrow.
+   * `keep`: a condition on a row that keeps it (a reset takes back the rows it does not hold).
    */
-  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl): Promise<WrittenFile[]> {
+  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl, keep?: string): Promise<WrittenFile[]> {
     const file = this.newFile(dir, stem, sub);
     // By name: files written before a column was added lack it (NULL there), as the views read them.
     const read = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false)`;
@@ -196,7 +197,7 @@ export class ParquetWriter {
     await copies.add(async () => {
       await this.conn.run('SET preserve_insertion_order = true');
       try {
-        await this.conn.run(`COPY (SELECT * FROM ${read}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP}${ids})`);
+        await this.conn.run(`COPY (SELECT * FROM ${read}${keep ? ` WHERE ${keep}` : ''}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP}${ids})`);
       } finally {
         await this.conn.run('SET preserve_insertion_order = false');
       }

@@ -13,7 +13,7 @@ import { PageTokenError } from '../extract/paginate.js';
 import type { Moves, Staged } from './batch.js';
 import type { PartitionRun } from './partition.js';
 import { chunkTag } from '../state/names.js';
-import { nextWindow, openWindow, WindowMachine, type Track, type WindowConfig } from './window.js';
+import { headNote, nextWindow, openWindow, WindowMachine, type Track, type WindowConfig } from './window.js';
 
 /** The part of a partition's state a window moves: the table's own, or a full refresh's shadow. */
 function trackOf(state: PartitionState): Track {
@@ -38,10 +38,22 @@ export async function append(p: PartitionRun): Promise<void> {
     query: { ...partition.query, ...p.pageSize },
     pageSize: Number(p.pageSize.pageSize ?? 1),
     rebuilding,
+    findsHead: bc.head !== undefined,
+    now: Math.floor(Date.now() / 1000),
   };
   const track = trackOf(p.state);
   const next = nextWindow(track.cursor, wc);
-  const window = next.needsHead ? openWindow(track.cursor, wc, await bc.head!(p.context())) : next.window;
+  let window = next.window;
+  if (next.needsHead) {
+    const head = await bc.head!(p.context());
+    const note = headNote(track.cursor, wc, head);
+    if (note) p.note(note);
+    // Kept with the partition's next commit, so that `status` can set its cursor against it.
+    const seen = p.state.head?.block !== head;
+    p.state = { ...p.state, head: { block: head, at: new Date().toISOString() } };
+    window = openWindow(track.cursor, wc, head);
+    if (!window && seen) p.commit(p.state, []);
+  }
   if (!window) return;
   await new WindowRun(p, WindowMachine.of(track, window, wc), rebuilding, chunks).run();
   if (rebuilding) swapRebuild(p);
@@ -159,6 +171,6 @@ function swapRebuild(p: PartitionRun): void {
   const rb = p.state.rebuild!;
   const moves: Moves = rb.files.map((f) => [f, f.slice(REBUILD.length + 1)]);
   const files = moves.map(([, t]) => t);
-  p.commit({ ...p.state, files, cursor: rb.cursor, rebuild: undefined, rows: rb.rows, rejects: rb.rejects, lastRun: p.lastRun(true) }, moves, p.state.files);
+  p.commit({ ...p.state, files, cursor: rb.cursor, rebuild: undefined, rawIncomplete: undefined, rows: rb.rows, rejects: rb.rejects, lastRun: p.lastRun(true) }, moves, p.state.files);
 }
 

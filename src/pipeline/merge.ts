@@ -7,8 +7,8 @@ import PQueue from 'p-queue';
 import { DEFAULT_CHUNKS, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { slug, TABLE_PARTITION, type StateStore } from '../state/store.js';
-import { dataFilesOf, newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, timeOf, timeRanges } from './series.js';
-import type { Cursor } from '../state/cursor.js';
+import { dataFilesOf, newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, TimeGate, timeOf, timeRanges } from './series.js';
+import { isoSeconds, latestTime, type Cursor } from '../state/cursor.js';
 import { nextSeq, stemText } from '../state/names.js';
 import { Transformer } from '../transform/rows.js';
 import { PageTokenError } from '../extract/paginate.js';
@@ -39,10 +39,11 @@ interface Fetched {
  * listing of one page is landed as such; one with more pages is left (nothing kept) for the
  * caller to fetch in time ranges.
  */
-async function fetchListing(p: PartitionRun, query: Record<string, string>, newest: number | undefined, batches: BatchPath, probe = false): Promise<Fetched> {
+async function fetchListing(p: PartitionRun, query: Record<string, string>, newest: number | undefined, batches: BatchPath, probe = false, gate?: TimeGate): Promise<Fetched> {
   const { decl, partition } = p.job;
   const tc = decl.timeCursor;
-  const listing = new SeriesListing(newest, tc?.start !== undefined, timeOf(decl), tc?.settled);
+  const listing = new SeriesListing(newest, tc?.start !== undefined, timeOf(decl), tc?.settled, gate);
+  batches.transformer.gate = gate;
   let fresh: Staged[] = [];
   let restarts = 0;
   for (;;) {
@@ -61,7 +62,7 @@ async function fetchListing(p: PartitionRun, query: Record<string, string>, newe
       p.restarted(err, ++restarts);
       fresh = [];
       listing.restart();
-      batches.restart(new Transformer(decl, partition));
+      batches.restart(new Transformer(decl, partition, {}, gate));
     }
   }
 }
@@ -74,18 +75,21 @@ export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)
   const query = seriesQuery(decl, { ...partition.query, ...p.pageSize }, newest);
   const limit = (cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS;
   const ranges = limit > 1 ? timeRanges(decl, query, now, limit) : [query];
+  const gateOf = (q: Record<string, string>) => (tc ? TimeGate.of(decl, cfg, query, q, now) : undefined);
+  if (tc && newest !== undefined && newest > latestTime(now))
+    p.note(`the newest committed point (${isoSeconds(newest)}) is in the future: points before it are not fetched again; if it came from a wrong row, move it back with \`chainlake reset\``);
   const atOnce = (rs: Array<Record<string, string>>): Promise<Fetched[]> => {
     // Each range its own listing and batch path, its raw pages named for it (rebuild replays them apart).
     p.job.report.chunks += rs.length;
     const queue = new PQueue({ concurrency: limit });
-    return Promise.all(rs.map((q) => queue.add(() => fetchListing(p, q, newest, p.newBatchPath(new Transformer(decl, partition), { kind: 'range', start: Number(q[tc!.start!]) })))));
+    return Promise.all(rs.map((q) => queue.add(() => fetchListing(p, q, newest, p.newBatchPath(new Transformer(decl, partition), { kind: 'range', start: Number(q[tc!.start!]) }), false, gateOf(q)))));
   };
   let fetched: Fetched[];
-  if (ranges.length === 1) fetched = [await fetchListing(p, query, newest, p.batches)];
+  if (ranges.length === 1) fetched = [await fetchListing(p, query, newest, p.batches, false, gateOf(query))];
   else if (tc?.span) {
     // A listing at no regular interval: a partition whose listing fits in a page costs that page;
     // a longer one is fetched again in ranges at once (its first page asked twice).
-    const head = await fetchListing(p, query, newest, p.batches, true);
+    const head = await fetchListing(p, query, newest, p.batches, true, gateOf(query));
     fetched = head.more ? await atOnce(ranges) : [head];
   } else fetched = await atOnce(ranges);
   const fresh = fetched.flatMap((f) => f.fresh);
@@ -93,7 +97,8 @@ export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)
   const sideMoves = fresh.flatMap((f) => f.side);
   const rows = fresh.reduce((n, f) => n + f.rows, 0);
   const rejected = fresh.reduce((n, f) => n + f.rejected, 0);
-  const cursor: Cursor = { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), newest) } : {}) };
+  const until = tc?.endOption === undefined ? undefined : (cfg[tc.endOption] as number | undefined);
+  const cursor: Cursor = { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), newest) } : {}), ...(until === undefined ? {} : { until }) };
   const whole = p.fullRefresh || decl.refresh === 'replace';
   const state = p.state;
   if (decl.mergeScope === 'table') {
@@ -108,7 +113,7 @@ export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)
   const moves: Moves = [...merged.map((f): [string, string] => [f.staged, `${decl.table}/${f.rel}`]), ...sideMoves];
   const plan = partitionMerge(state.files, moves.map(([, t]) => t), merged.length > 0, whole);
   const total = plan.replaced ? await p.writer.countRowsOf(merged.map((f) => f.staged)) : state.rows;
-  p.commit({ ...state, files: plan.files, cursor, rows: total, rejects: rejected, lastRun: p.lastRun(true) }, moves, plan.deletes);
+  p.commit({ ...state, files: plan.files, cursor, rows: total, rejects: rejected, lastRun: p.lastRun(true), ...(whole ? { rawIncomplete: undefined } : {}) }, moves, plan.deletes);
   return undefined;
 }
 

@@ -153,6 +153,13 @@ export class PartitionRun {
   }
 
   private readonly writes = new PQueue({ concurrency: 1 });
+  private saidOutside = false;
+
+  /** Something the run says of the partition that is not an error: in the report and the log. */
+  note(message: string): void {
+    this.job.report.notes.push(`${this.job.partition.id}: ${message}`);
+    this.o.logger.warn({ table: this.table, partition: this.job.partition.id }, message);
+  }
 
   private async write(base: string, batches: BatchPath): Promise<Staged> {
     const { decl, partition, report } = this.job;
@@ -165,6 +172,13 @@ export class PartitionRun {
     report.over38 += batch.over38;
     report.skipped += batch.skipped;
     report.sentTwice += batch.sentTwice;
+    if (batch.outside) {
+      report.outside += batch.outside;
+      report.outsideFirst ??= batch.outsideFirst;
+      // Said once a partition: a service that sends such rows mostly sends many.
+      if (!this.saidOutside) this.o.logger.warn({ table: decl.table, partition: partition.id, outside: batch.outside, first: batch.outsideFirst }, 'rows outside what was asked or can exist, dropped (never committed)');
+      this.saidOutside = true;
+    }
     if (batch.sentTwice) this.o.logger.warn({ table: decl.table, partition: partition.id, sentTwice: batch.sentTwice }, 'rows sent twice by the service, dropped');
     for (const [k, n] of Object.entries(batch.extraFields)) report.extraFields[k] = (report.extraFields[k] ?? 0) + n;
     if (batch.rejects.length) this.o.logger.warn({ table: decl.table, partition: partition.id, rejects: batch.rejects.length, first: batch.rejects[0]!.reason }, 'rows rejected');

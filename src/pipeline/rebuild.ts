@@ -14,9 +14,10 @@ import { UsageError } from '../errors.js';
 import { withLockedWriter } from './session.js';
 import { BatchPath, type Moves } from './batch.js';
 import { Transformer } from '../transform/rows.js';
-import { highest } from '../state/cursor.js';
-import { compareNames, nextSeq, readName, stemText, type ReadName } from '../state/names.js';
-import { ListingGate } from './window.js';
+import { coveredRange, highest, latestTime, type BlockKeys } from '../state/cursor.js';
+import { compareNames, isTableData, nextSeq, readName, stemText, type ReadName } from '../state/names.js';
+import { ListingGate, type WindowBounds } from './window.js';
+import { TimeGate } from './series.js';
 import { commitTable } from './merge.js';
 
 export interface RebuildReport {
@@ -30,6 +31,8 @@ export interface RebuildReport {
   skipped: number;
   /** Rows the service sent twice, dropped as the run dropped them. */
   sentTwice: number;
+  /** Rows outside what the run committed or what can exist (window.ts, series.ts), dropped as the run dropped them. */
+  outside: number;
   /** Rows of the rebuilt table. */
   rows: number;
   rejects: number;
@@ -67,13 +70,21 @@ interface Replayed {
 async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   let seq = nextSeq(state.files);
-  // An append stream's rows pass the gate its listing passed them through in the run (window.ts).
-  let gate = new ListingGate(undefined);
-  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false, seq: () => seq++ }, new Transformer(decl, partition, {}, gate));
+  // An append stream's rows pass the gate its listing passed them through in the run (window.ts),
+  // within what the run committed: no block above the cursor's, no time in the future. A series'
+  // rows within the end its last fetch kept to, and not in the future.
+  const now = Math.floor(Date.now() / 1000);
+  const high = coveredRange(state.cursor).high;
+  const bounds: WindowBounds = { start: 0, ...(high === undefined ? {} : { end: high + 1 }), maxTime: latestTime(now) };
+  const blocks = decl.blockCursor !== undefined;
+  const series = blocks || !decl.timeCursor ? undefined : new TimeGate({ end: state.cursor.until, maxTime: latestTime(now) });
+  const gateOf = (range?: { from: number; to: number }, o: { skip?: BlockKeys; top?: BlockKeys } = {}) => new ListingGate(range, { ...o, bounds });
+  let gate = gateOf();
+  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false, seq: () => seq++ }, new Transformer(decl, partition, {}, blocks ? gate : series));
   // Another listing follows (a window, a chunk, a range): its own gate, carry and recent pages.
   const listing = (g: ListingGate) => {
     gate = g;
-    batches.transformer.gate = g;
+    if (blocks) batches.transformer.gate = g;
     batches.transformer.endListing();
   };
   const final = decl.refresh === 'append' && !decl.extract;
@@ -84,6 +95,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     report.replayed += closed.batch.rows;
     report.skipped += closed.batch.skipped;
     report.sentTwice += closed.batch.sentTwice;
+    report.outside += closed.batch.outside;
     report.rejects += closed.batch.rejects.length;
     out.rejected += closed.batch.rejects.length;
     const previous = writing;
@@ -152,7 +164,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       else if (lastPageEndsWindow && out.final && nextToken(body) === undefined) {
         // The window ended: the next starts at its newest block, skipping the rows of it seen already.
         const top = gate.getTop();
-        listing(new ListingGate(undefined, { skip: top, top }));
+        listing(gateOf(undefined, { skip: top, top }));
       }
       if (batches.transformer.rows >= flushRows) await flush();
     }
@@ -163,7 +175,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       // A series' ranges (merge tables) each with its own carry.
       if (range !== undefined && seg.range !== range) {
         await flush();
-        listing(new ListingGate(undefined));
+        listing(gateOf());
       }
       range = seg.range;
       await replayFile(seg.file, true);
@@ -176,7 +188,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     const tops = [skip];
     for (const [end, files] of seg) {
       // Rows at or above the chunk's end were dropped by the run as another chunk's.
-      listing(new ListingGate({ from: 0, to: end === 'head' ? Infinity : end }, { skip }));
+      listing(gateOf({ from: 0, to: end === 'head' ? Infinity : end }, { skip }));
       for (const { file, floor } of files) {
         gate.floor = floor;
         await replayFile(file, false);
@@ -185,7 +197,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       await flush();
     }
     const top = highest(tops);
-    listing(new ListingGate(undefined, { skip: top, top }));
+    listing(gateOf(undefined, { skip: top, top }));
   }
   await flush();
   await writing;
@@ -196,12 +208,16 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
 export async function rebuildTable(lake: string, table: string, o: { logger: Logger; flushRows?: number; signal?: AbortSignal }): Promise<RebuildReport> {
   const decl = streamOf('rebuild', table);
   const t0 = performance.now();
-  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, sentTwice: 0, rows: 0, rejects: 0, seconds: 0 };
+  const report: RebuildReport = { table, partitions: 0, rawFiles: 0, pages: 0, replayed: 0, skipped: 0, sentTwice: 0, outside: 0, rows: 0, rejects: 0, seconds: 0 };
   await withLockedWriter(lake, { onNote: (note) => o.logger.warn(note) }, async (store, writer) => {
     const states = store.statesOf(table).filter((s) => s.partition !== TABLE_PARTITION);
     if (states.some((s) => s.rebuild)) throw new UsageError(`rebuild: a --full-refresh of ${table} is in progress; finish it with \`chainlake run ... --full-refresh ${table}\` first`);
     if (!states.some((s) => s.files.some((f) => f.startsWith(`${RAW}/`))))
       throw new UsageError(`rebuild: ${table} has no raw pages in ${store.lake} (runs with --no-raw keep none); run the pipeline instead`);
+    // A partition whose rows are not all in its raw pages would lose them.
+    const lacking = states.filter((s) => s.rawIncomplete || (s.files.some((f) => isTableData(table, f)) && !s.files.some((f) => f.startsWith(`${RAW}/`))));
+    if (lacking.length)
+      throw new UsageError(`rebuild: ${lacking.length === 1 ? 'the partition' : `${lacking.length} partitions`} ${lacking.slice(0, 3).map((s) => s.partition).join(', ')}${lacking.length > 3 ? ', ...' : ''} of ${table} hold rows that no raw page keeps (a \`chainlake reset\`, or runs that kept none): a rebuild would lose them; refetch with \`chainlake run ... --full-refresh ${table}\``);
     const flushRows = o.flushRows ?? 10_000;
     const replayed: Replayed[] = [];
     for (const state of states) {

@@ -20,6 +20,15 @@ export interface StreamReport extends RequestStats {
    * block range the listing asked for: dropped, the table keeps one. Absent in reports of older runs.
    */
   sentTwice: number;
+  /**
+   * Rows outside what the run asked for or what can exist (above a window's end or the chain's
+   * head, below its start, a time in the future): dropped, never committed, never moving a
+   * cursor; `outsideFirst` says why the first one was. Absent in reports of older runs.
+   */
+  outside: number;
+  outsideFirst?: string;
+  /** What the run says of a partition that is neither an error nor a skip (a cursor ahead of the chain's head). */
+  notes: string[];
   /** Listings restarted from their first page after a refused (expired) page token. */
   restarts: number;
   /** Block ranges fetched as listings of their own (chunks of a window), and those split off a chunk under way. */
@@ -49,7 +58,7 @@ export interface RunReport {
 }
 
 export function newStreamReport(table: string): StreamReport {
-  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, sentTwice: 0, restarts: 0, chunks: 0, splits: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
+  return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, sentTwice: 0, outside: 0, notes: [], restarts: 0, chunks: 0, splits: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
 }
 
 export function saveReport(lake: string, r: RunReport): string {
@@ -114,12 +123,16 @@ export function formatReport(r: RunReport): string {
   // Reports of runs before chunks have no counts of them.
   const chunked = r.streams.filter((s) => (s.splits ?? 0) > 0).map((s) => `  ${s.table}: ${s.chunks} block ranges, ${s.splits} split off a range under way`);
   const twice = r.streams.filter((s) => (s.sentTwice ?? 0) > 0).map((s) => `  ${s.table}: ${s.sentTwice} rows`);
+  const outside = r.streams.filter((s) => (s.outside ?? 0) > 0).map((s) => `  ${s.table}: ${s.outside} rows${s.outsideFirst ? ` (the first: ${s.outsideFirst})` : ''}`);
+  const notes = r.streams.flatMap((s) => (s.notes ?? []).map((n) => `  ${s.table}: ${n}`));
   const faults = r.streams.filter((s) => Object.keys(s.faults).length).map((s) => `  ${s.table}: ${Object.entries(s.faults).map(([k, n]) => `${k} x${n}`).join(', ')}`);
   return [
     head,
     textTable(['table', 'partitions', 'requests', 'pages', 'rows', 'retries', '429s', 'restarts', 'rejects', '>38 digits', 'seconds'], rows),
     ...(chunked.length ? ['listings fetched as block ranges at once:', ...chunked] : []),
     ...(twice.length ? ['sent twice by the service (dropped, the table keeps one):', ...twice] : []),
+    ...(outside.length ? ['outside what was asked or can exist (dropped, never committed; the service sent them):', ...outside] : []),
+    ...(notes.length ? ['notes:', ...notes] : []),
     ...(faults.length ? ['failed attempts by kind (retried):', ...faults] : []),
     ...(drift.length ? ['fields the declarations do not read (ignored):', ...drift] : []),
     ...(skips.length ? ['skipped (the source does not serve them; no rows, not a failure):', ...skips] : []),

@@ -3,7 +3,8 @@
 // merge keeps, adds and deletes. merge.ts does the I/O around them. No clock: `now` is an argument.
 import type { StreamDecl } from '../decl/stream.js';
 import { RAW, REBUILD, REJECTS } from '../state/store.js';
-import { getter } from '../transform/rows.js';
+import { getter, KEEP, OUTSIDE, UNASKED, type RowGate, type Verdict } from '../transform/rows.js';
+import { FUTURE_SECONDS, isoSeconds, latestTime } from '../state/cursor.js';
 
 const isRaw = (f: string) => f.startsWith(`${RAW}/`) || f.startsWith(`${REBUILD}/${RAW}/`);
 const isRejects = (f: string) => f.startsWith(`${REJECTS}/`) || f.startsWith(`${REBUILD}/${REJECTS}/`);
@@ -25,12 +26,59 @@ export function timeRanges(decl: StreamDecl, query: Record<string, string>, now:
   const out: Array<Record<string, string>> = [];
   for (let a = from; a < to; a += span) {
     const q = { ...query, [tc.start]: String(a) };
-    // A second before the next range's first point: the range holds the same points whether the
-    // service reads its end as inclusive or exclusive. The last range keeps the query's end.
-    if (a + span < to) q[tc.end] = String(a + span - 1);
+    // Each range ends where the next begins. A service that reads the end as inclusive sends the
+    // next range's first point too; the range's gate leaves it to that range (TimeGate).
+    if (a + span < to) q[tc.end] = String(a + span);
     out.push(q);
   }
   return out;
+}
+
+/**
+ * Which points of a listing of a series (or any listing with a time cursor) are its own: those
+ * before the pipeline's end (`end`, exclusive, however the service reads it) and not in the
+ * future (`maxTime`); of a range fetched beside others, those in its range [from, to) (a point of
+ * another range is OUTSIDE: that range keeps it). A point after the end or in the future is
+ * UNASKED: never committed, so the newest point, where the next run starts, never passes what
+ * exists. Points below the start are the service's to round (usage metrics round it to the day).
+ */
+export class TimeGate implements RowGate {
+  unasked?: string;
+
+  constructor(readonly bounds: { start?: number; from?: number; to?: number; end?: number; maxTime?: number }) {}
+
+  /** The gate of one listing of `decl` for `query` (its range) in a fetch configured by `cfg`, at `now` (Unix seconds). */
+  static of(decl: StreamDecl, cfg: Record<string, unknown>, fetch: Record<string, string>, query: Record<string, string>, now: number): TimeGate {
+    const tc = decl.timeCursor;
+    const num = (v: unknown) => (v === undefined || v === null || v === '' ? undefined : Number(v));
+    return new TimeGate({
+      start: tc?.start ? num(fetch[tc.start]) : undefined,
+      from: tc?.start ? num(query[tc.start]) : undefined,
+      to: tc?.end && query[tc.end] !== fetch[tc.end] ? num(query[tc.end]) : undefined,
+      end: tc?.endOption ? num(cfg[tc.endOption]) : undefined,
+      maxTime: latestTime(now),
+    });
+  }
+
+  /** A point's verdict (Unix seconds; NaN: no time, kept). */
+  verdict(t: number): Verdict {
+    if (Number.isNaN(t)) return KEEP;
+    const b = this.bounds;
+    if (b.maxTime !== undefined && t > b.maxTime) {
+      this.unasked = `time ${isoSeconds(t)} is in the future (now ${isoSeconds(b.maxTime - FUTURE_SECONDS)})`;
+      return UNASKED;
+    }
+    if (b.end !== undefined && t >= b.end) {
+      this.unasked = `time ${isoSeconds(t)} is at or after the end asked, ${isoSeconds(b.end)} (exclusive)`;
+      return UNASKED;
+    }
+    if ((b.to !== undefined && t >= b.to) || (b.from !== undefined && t < b.from && (b.start === undefined || t >= b.start))) return OUTSIDE;
+    return KEEP;
+  }
+
+  admit(_block: number, _key: string, time: number): Verdict {
+    return this.verdict(time);
+  }
 }
 
 /** The query of a partition's next fetch: a series with a start parameter resumes at its newest committed point. */
@@ -51,12 +99,16 @@ export class SeriesListing {
   /** The oldest point of an item sent that has not settled (timeCursor.settled). */
   private held?: number;
 
-  /** `timeOf`: an item's point, NaN for none; undefined for a listing that is no series. */
+  /**
+   * `timeOf`: an item's point, NaN for none; undefined for a listing that is no series. `gate`:
+   * the points it keeps; the others tell nothing of where the listing stands.
+   */
   constructor(
     private readonly newest: number | undefined,
     private readonly hasStart: boolean,
     private readonly timeOf?: (item: unknown) => number,
     private readonly settled?: (item: Record<string, unknown>) => boolean,
+    private readonly gate?: TimeGate,
   ) {}
 
   /** Where the next run pages back to: the newest point sent, or the oldest unsettled one if older. */
@@ -70,7 +122,7 @@ export class SeriesListing {
     if (this.timeOf) {
       for (const item of items) {
         const t = this.timeOf(item);
-        if (!Number.isFinite(t)) continue;
+        if (!Number.isFinite(t) || (this.gate && this.gate.verdict(t) !== KEEP)) continue;
         this.top = this.top === undefined ? t : Math.max(this.top, t);
         oldest = oldest === undefined ? t : Math.min(oldest, t);
         if (this.settled && !this.settled(item as Record<string, unknown>)) this.held = this.held === undefined ? t : Math.min(this.held, t);

@@ -5,15 +5,37 @@
 // listing keeps (its gate), where its committed rows end, when a chunk gives half its blocks to a
 // new one, and the checkpoint that a killed run resumes from. `rebuild` replays raw pages through
 // the same gates. The rules of the cursor itself are state/cursor.ts.
-import { afterWindow, highest, listingRange, splitPoint, windowToFetch, skipAt, chunkedWindow, type BlockKeys, type BlockParams, type Carry, type ChunkedWindow, type Cursor, type Listing } from '../state/cursor.js';
-import { BELOW, KEEP, OUTSIDE, SKIPPED, type RowGate, type Verdict } from '../transform/rows.js';
+import { afterWindow, highest, listingRange, splitPoint, windowToFetch, skipAt, chunkedWindow, FUTURE_SECONDS, isoSeconds, latestTime, type BlockKeys, type BlockParams, type Carry, type ChunkedWindow, type Cursor, type Listing } from '../state/cursor.js';
+import { BELOW, KEEP, OUTSIDE, SKIPPED, UNASKED, type RowGate, type Verdict } from '../transform/rows.js';
+
+/**
+ * What a window may hold at all: blocks from its start to its end (the pipeline's endBlock, or the
+ * chain's head pinned when it began, plus one) and block times up to `maxTime` (the run's clock
+ * and a tolerance). A row outside them is no row of the window (a broken index, a proxy serving
+ * a wrong page): never committed, so it can never move the cursor past what exists.
+ */
+export interface WindowBounds {
+  start: number;
+  end?: number;
+  maxTime?: number;
+}
+
+/** Why a row lies outside a window's bounds, in words; undefined when it does not. */
+export function outsideBounds(b: WindowBounds | undefined, block: number, time: number): string | undefined {
+  if (!b) return undefined;
+  if (b.end !== undefined && block >= b.end) return `block ${block} is at or above the window's end ${b.end}`;
+  if (block < b.start) return `block ${block} is below the window's start ${b.start}`;
+  if (b.maxTime !== undefined && time > b.maxTime) return `block ${block}'s time ${isoSeconds(time)} is in the future (now ${isoSeconds(b.maxTime - FUTURE_SECONDS)})`;
+  return undefined;
+}
 
 /**
  * Which rows of a block-ranged listing are its own, and what they tell of the listing: the rows
  * of its range [from, to) above its floor (a split gave the blocks below to another chunk), not
  * committed already (`skip`: the first block's rows an earlier window committed), with the
  * newest block and its keys (`top`), the lowest block (`low`) and whether the listing came newest
- * first.
+ * first. A row outside the window's bounds is UNASKED, one outside the listing's range but in
+ * the window OUTSIDE (another listing of the window sends it).
  */
 export class ListingGate implements RowGate {
   /** A split moves it up while the listing pages. */
@@ -22,20 +44,30 @@ export class ListingGate implements RowGate {
   reachedFloor = false;
   newestFirst = true;
   low?: number;
+  unasked?: string;
   private readonly skip?: { block: number; keys: Set<string> };
   private top?: { block: number; keys: Set<string> };
 
   constructor(
     private readonly range: { from: number; to: number } | undefined,
-    o: { floor?: number; skip?: BlockKeys; top?: BlockKeys; low?: number } = {},
+    o: { floor?: number; skip?: BlockKeys; top?: BlockKeys; low?: number; bounds?: WindowBounds } = {},
   ) {
     this.floor = o.floor;
     this.low = o.low;
+    this.bounds = o.bounds;
     if (o.skip) this.skip = { block: o.skip.block, keys: new Set(o.skip.keys) };
     if (o.top) this.top = { block: o.top.block, keys: new Set(o.top.keys) };
   }
 
-  admit(b: number, key: string): Verdict {
+  private readonly bounds?: WindowBounds;
+
+  admit(b: number, key: string, time = NaN): Verdict {
+    const why = outsideBounds(this.bounds, b, time);
+    if (why !== undefined) {
+      if (b < this.bounds!.start) this.reachedFloor = true;
+      this.unasked = why;
+      return UNASKED;
+    }
     const r = this.range;
     if (r && (b < r.from || b >= r.to)) {
       if (b < r.from) this.reachedFloor = true;
@@ -77,6 +109,10 @@ export interface WindowConfig {
   pageSize: number;
   /** A full refresh (into the shadow state) is under way: a window is fetched even past the end block. */
   rebuilding: boolean;
+  /** The chain's head can be found: every new window ends at it, or at the end block if lower. */
+  findsHead?: boolean;
+  /** The run's clock (Unix seconds): a row whose time lies beyond it (and a tolerance) is not the window's. */
+  now?: number;
 }
 
 /** Where an append partition stands, whether it is the table's or the full refresh's shadow. */
@@ -89,27 +125,46 @@ export interface Track {
 
 /**
  * How the next window opens: none (every block to the end is committed), at once (an open window
- * to resume, or an end known), or once the chain's head is known (chunks below a head pinned now).
+ * to resume, or an end known and no head to find), or once the chain's head is known (a window
+ * never reaches past it).
  */
 export function nextWindow(cursor: Cursor, cfg: WindowConfig): { window?: ChunkedWindow; needsHead?: boolean } {
   if (cursor.window) return { window: chunkedWindow(cursor.window, cfg.bp) };
   const start = windowToFetch(cursor, cfg.startBlock, cfg.endBlock, cfg.rebuilding);
   if (start === undefined) return {};
-  if (cfg.endBlock === undefined && cfg.chunks > 1) return { needsHead: true };
+  if (cfg.findsHead || (cfg.endBlock === undefined && cfg.chunks > 1)) return { needsHead: true };
   return { window: openWindow(cursor, cfg) };
 }
 
-/** A new window from the cursor on, below `head` (the chain's newest block) when chunks need an end. */
+/**
+ * A new window from the cursor on, below `head` (the chain's newest block, pinned now: rows of
+ * blocks after the run began wait for the next run) and the end block, whichever is lower. An end
+ * block above the head ends the window at the head, as if none were given: it is done only once
+ * the chain has reached it.
+ */
 export function openWindow(cursor: Cursor, cfg: WindowConfig, head?: number): ChunkedWindow | undefined {
   const start = windowToFetch(cursor, cfg.startBlock, cfg.endBlock, cfg.rebuilding);
   if (start === undefined) return undefined;
-  // Pinned now: rows of blocks after the run began wait for the next run.
-  const end = cfg.endBlock ?? (head === undefined ? undefined : head + 1);
+  const endConfigured = cfg.endBlock !== undefined && (head === undefined || cfg.endBlock <= head + 1);
+  const end = endConfigured ? cfg.endBlock : head === undefined ? undefined : head + 1;
   if (end !== undefined && start >= end) return undefined;
   const query: Record<string, string> = { ...cfg.query };
   if (start > 0) query[cfg.bp.start] = String(start);
   if (end !== undefined) query[cfg.bp.end] = String(end);
-  return { start, end, endConfigured: cfg.endBlock !== undefined, chunks: [{ query, files: [] }], splits: 0 };
+  return { start, end, endConfigured, chunks: [{ query, files: [] }], splits: 0 };
+}
+
+/**
+ * What a run says of a window against the chain's head, when there is anything to say: a cursor
+ * ahead of the head (rows above it were committed once, or the chain went back: nothing is
+ * fetched until the head passes it), or an end block the chain has not reached.
+ */
+export function headNote(cursor: Cursor, cfg: WindowConfig, head: number): string | undefined {
+  const start = windowToFetch(cursor, cfg.startBlock, cfg.endBlock, cfg.rebuilding);
+  if (start === undefined) return undefined;
+  if (start > head + 1) return `the cursor (block ${start}) is ahead of the chain's head (block ${head}): nothing fetched; if rows above the head were committed, move it back with \`chainlake reset\``;
+  if (cfg.endBlock !== undefined && cfg.endBlock > head + 1) return `endBlock ${cfg.endBlock} is above the chain's head (block ${head}): fetched to the head; a later run goes on to endBlock`;
+  return undefined;
 }
 
 /** A batch staged for a chunk: the lake paths of its files, its rows and rejects. */
@@ -181,6 +236,8 @@ export class WindowMachine {
     private readonly bp: BlockParams,
     private readonly maxChunks: number,
     private readonly pageSize: number,
+    /** The latest time a row may have (WindowBounds.maxTime). */
+    private readonly maxTime?: number,
   ) {
     this.chunks = window.chunks.map((saved) => ({
       saved,
@@ -197,11 +254,12 @@ export class WindowMachine {
 
   /** The machine for a partition's track: its open window (resumed) or `window`, skipping what the track committed of its first block. */
   static of(track: Track, window: ChunkedWindow, cfg: WindowConfig): WindowMachine {
-    return new WindowMachine(window, skipAt(track.cursor, window.start), cfg.bp, cfg.chunks, cfg.pageSize);
+    return new WindowMachine(window, skipAt(track.cursor, window.start), cfg.bp, cfg.chunks, cfg.pageSize, cfg.now === undefined ? undefined : latestTime(cfg.now));
   }
 
   private gateOf(l: Listing, fresh = false): ListingGate {
-    return new ListingGate(listingRange({ query: l.query, files: [] }, this.bp), fresh ? { floor: l.floor, skip: this.skip } : { floor: l.floor, skip: this.skip, top: l.top, low: l.low });
+    const bounds: WindowBounds = { start: this.window.start, end: this.window.end, maxTime: this.maxTime };
+    return new ListingGate(listingRange({ query: l.query, files: [] }, this.bp), fresh ? { floor: l.floor, skip: this.skip, bounds } : { floor: l.floor, skip: this.skip, top: l.top, low: l.low, bounds });
   }
 
   get fetching(): number {

@@ -241,7 +241,7 @@ export class IcmWorld {
       const at = s.src.indexed ? s.sentAt : s.deliveredAt;
       const ts = intervalStart(at, q.timeInterval);
       if (q.startTimestamp !== undefined && ts < q.startTimestamp) continue;
-      if (q.endTimestamp !== undefined && ts > q.endTimestamp) continue;
+      if (q.endTimestamp !== undefined && ts >= q.endTimestamp) continue;
       const src = q.groupBy.includes('srcBlockchainId') || q.srcBlockchainId ? s.src.blockchainId : 'all';
       const dst = q.groupBy.includes('destBlockchainId') || q.destBlockchainId ? s.dst.blockchainId : 'all';
       const k = `${ts}|${src}|${dst}`;

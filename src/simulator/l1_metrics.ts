@@ -53,7 +53,7 @@ function jsonNumber(n: bigint): number | ExactNumber {
 
 /**
  * A series as served at `at`: `id` names the validation, node or subnet (ignored for `all`).
- * Bounds as the staking series take them: points at or after startTimestamp, at or before endTimestamp.
+ * Bounds as the staking series take them: points at or after startTimestamp, before endTimestamp.
  */
 export function listL1Metric(ctx: Pick<RouteContext, 'world'>, scope: L1Scope, id: string, metric: string, q: L1MetricRange, at: number): Listing<L1MetricPoint> {
   const measure = MEASURE[metric]!;
@@ -65,7 +65,7 @@ export function listL1Metric(ctx: Pick<RouteContext, 'world'>, scope: L1Scope, i
   let lo = Math.floor(Math.min(...fees.map((v) => v.creation)) / DAY) * DAY;
   let hi = Math.floor(at / DAY) * DAY;
   if (q.startTimestamp !== undefined) lo = Math.max(lo, Math.ceil(q.startTimestamp / DAY) * DAY);
-  if (q.endTimestamp !== undefined) hi = Math.min(hi, Math.floor(q.endTimestamp / DAY) * DAY);
+  if (q.endTimestamp !== undefined) hi = Math.min(hi, Math.floor((q.endTimestamp - 1) / DAY) * DAY);
   const paid = (v: (typeof fees)[number], t: number) => {
     const due = v.rate * BigInt(Math.max(0, t - v.creation));
     return due < v.balance ? due : v.balance;

@@ -102,7 +102,8 @@ export class SeriesWorld {
     const current = periodIndex(interval, at);
     let hi = current;
     if (q.startTimestamp !== undefined) lo = Math.max(lo, firstIndexAtOrAfter(interval, q.startTimestamp));
-    if (q.endTimestamp !== undefined) hi = Math.min(hi, periodIndex(interval, q.endTimestamp));
+    // Points before endTimestamp, as production serves them (docs/services.md, Metrics service).
+    if (q.endTimestamp !== undefined) hi = Math.min(hi, periodIndex(interval, q.endTimestamp - 1));
     const length = Math.max(0, hi - lo + 1);
     return {
       length,

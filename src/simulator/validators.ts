@@ -453,7 +453,7 @@ export class ValidatorWorld {
     let lo = SERIES_FROM;
     let hi = Math.floor(at / DAY) * DAY;
     if (q.startTimestamp !== undefined) lo = Math.max(lo, Math.ceil(q.startTimestamp / DAY) * DAY);
-    if (q.endTimestamp !== undefined) hi = Math.min(hi, Math.floor(q.endTimestamp / DAY) * DAY);
+    if (q.endTimestamp !== undefined) hi = Math.min(hi, Math.floor((q.endTimestamp - 1) / DAY) * DAY);
     const known = subnetId === PRIMARY_NETWORK_ID || this.subnets(stakingNetwork(network)).some((s) => s.subnetId === subnetId);
     const length = known && hi >= lo ? (hi - lo) / DAY + 1 : 0;
     const s = this.spans(network, subnetId, at);

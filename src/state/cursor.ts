@@ -62,6 +62,26 @@ export interface Cursor {
   newest?: number;
   /** merge: when the partition was last fetched. */
   refreshedAt?: string;
+  /** merge with a time cursor: the pipeline's end (Unix seconds, exclusive) its last fetch kept to, which `rebuild` keeps to too. */
+  until?: number;
+}
+
+/**
+ * How far past the run's clock a row's time may lie (clocks differ by seconds, rarely minutes): a
+ * later time cannot be a block's or a point's yet, and a cursor moved there would skip every row
+ * until that time comes.
+ */
+export const FUTURE_SECONDS = 15 * 60;
+
+/** The latest time a row may have when the clock reads `nowSeconds` (Unix seconds). */
+export function latestTime(nowSeconds: number): number {
+  return nowSeconds + FUTURE_SECONDS;
+}
+
+/** Unix seconds as an ISO time to the second (`2025-11-01T00:00:00Z`), or the number where it is none. */
+export function isoSeconds(t: number): string {
+  const d = new Date(t * 1000);
+  return Number.isNaN(d.getTime()) ? String(t) : d.toISOString().replace('.000Z', 'Z');
 }
 
 /** The block parameters of a listing's query (a declaration's blockCursor). */

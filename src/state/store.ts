@@ -35,6 +35,14 @@ export interface PartitionState {
   rejects: number;
   cursor: Cursor;
   lastRun?: { runId: string; at: string; status: 'complete' | 'partial' };
+  /**
+   * Rows committed before a `chainlake reset` have no raw pages any more (the reset deleted those
+   * holding rows it took back): `rebuild` cannot re-derive the partition until a whole refetch
+   * (--full-refresh) clears it.
+   */
+  rawIncomplete?: true;
+  /** The chain's newest block when the partition's last window was opened (append streams that find it), and when. */
+  head?: { block: number; at: string };
   /** A --full-refresh in progress: its files live under _rebuild/ until the rebuild swaps them in. */
   rebuild?: { cursor: Cursor; files: string[]; rows: number; rejects: number };
   /**

@@ -65,7 +65,7 @@ export const apiUsageMetrics: StreamDecl = {
   refresh: 'merge',
   mergeScope: 'partition',
   // The running interval's point grows until it ends: each run fetches again from the newest one.
-  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', endOption: 'endTimestamp' },
   key: ['time_interval', 'filters', 'timestamp', 'grouped_by', 'group_value'],
   keyDoc: 'group_value is NULL for groupedBy None, and where a request lacks the grouped field',
   columns: [

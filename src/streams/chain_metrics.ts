@@ -58,7 +58,7 @@ export const chainMetrics: StreamDecl = {
   },
   refresh: 'merge',
   mergeScope: 'partition',
-  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', step: (q) => INTERVAL_SECONDS[q.timeInterval as (typeof TIME_INTERVALS)[number]] ?? DAY },
+  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', endOption: 'endTimestamp', step: (q) => INTERVAL_SECONDS[q.timeInterval as (typeof TIME_INTERVALS)[number]] ?? DAY },
   key: ['chain_id', 'metric', 'time_interval', 'timestamp'],
   columns: [
     { name: 'chain_id', type: 'varchar', partition: 'chainId', doc: 'EVM chain id or total/mainnet/testnet' },

@@ -48,8 +48,7 @@ export async function latestBlock(x: ExtractContext, chainId: string): Promise<B
 const heads = new WeakMap<ClientPort, Map<string, Promise<number>>>();
 
 /** A chain's head, asked once per client: every window of a run on that chain ends at the same block. */
-function pinnedHead(x: ExtractContext): Promise<number> {
-  const chainId = x.partition.path.chainId!;
+function pinnedHead(x: ExtractContext, chainId = x.partition.path.chainId!): Promise<number> {
   let byChain = heads.get(x.client);
   if (!byChain) heads.set(x.client, (byChain = new Map()));
   let head = byChain.get(chainId);
@@ -62,7 +61,7 @@ function pinnedHead(x: ExtractContext): Promise<number> {
 }
 
 /** A block-ranged listing of a chain's data service, fetched in chunks below the head (StreamDecl.blockCursor.head). */
-export const CHUNKED_BLOCK_CURSOR = { ...BLOCK_CURSOR, head: pinnedHead };
+export const CHUNKED_BLOCK_CURSOR = { ...BLOCK_CURSOR, head: (x: ExtractContext) => pinnedHead(x) };
 
 /** The option of a chunked listing. */
 export const CHUNKS_OPTION: Record<string, OptionSpec> = {
@@ -82,7 +81,7 @@ export async function blockAt(x: ExtractContext, chainId: string, n: number): Pr
  * when it has none (pinned now, so a head moving during the run does not stretch the window).
  */
 export async function blockWindow(x: ExtractContext, chainId: string): Promise<{ start: number; end: number }> {
-  return windowUpTo(x, (await latestBlock(x, chainId)).number, chainId);
+  return windowUpTo(x, await pinnedHead(x, chainId), chainId);
 }
 
 /** [start, end) of the run's window on a chain whose newest block is `head`. */
@@ -168,7 +167,7 @@ export const BLOCK_WINDOW_STREAM = {
   check: blockRangeCheck,
   partitions: chainPartition,
   refresh: 'append',
-  blockCursor: { ...BLOCK_CURSOR, perBlock: true },
+  blockCursor: { ...BLOCK_CURSOR, perBlock: true, head: (x: ExtractContext) => pinnedHead(x) },
   // The item's own chainId is the EVM chain id; chain_id keeps the pipeline's form.
   knownFields: ['chainId'],
   folder: { key: 'chain', partition: 'chainId' },

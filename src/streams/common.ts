@@ -32,6 +32,7 @@ export const BLOCK_CURSOR = {
   end: 'endBlock',
   startOption: 'startBlock',
   endOption: 'endBlock',
+  time: 'block_timestamp',
 } as const;
 
 /** startTimestamp must be below endTimestamp where both are given (Unix seconds). */

@@ -44,7 +44,7 @@ export const icmMetrics: StreamDecl = {
   },
   refresh: 'merge',
   mergeScope: 'partition',
-  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', step: (q) => INTERVAL_SECONDS[q.timeInterval as (typeof TIME_INTERVALS)[number]] ?? DAY },
+  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', endOption: 'endTimestamp', step: (q) => INTERVAL_SECONDS[q.timeInterval as (typeof TIME_INTERVALS)[number]] ?? DAY },
   key: ['network', 'group_by', 'time_interval', 'src_blockchain_id', 'dest_blockchain_id', 'timestamp'],
   columns: [
     { name: 'network', type: 'varchar', partition: 'network', doc: 'mainnet, fuji or testnet' },

@@ -85,7 +85,7 @@ export const l1ValidatorMetrics: StreamDecl = {
   mergeScope: 'partition',
   // No `end` and `step`: without a page size a range cannot be cut into pages known in advance,
   // and a series comes whole in one answer anyway. Each run asks from the newest committed point.
-  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp' },
+  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', endOption: 'endTimestamp' },
   key: ['network', 'scope', 'scope_id', 'metric', 'timestamp'],
   keyDoc: "a point of a series: scope 'all' has scope_id ''",
   columns: [

@@ -60,7 +60,7 @@ export const TX_TIME_OPTIONS: Record<string, OptionSpec> = {
 };
 
 /** Where a primary-network transactions listing resumes: its newest committed transaction; a long range is cut (TX_TIME_OPTIONS.chunks). */
-export const TX_TIME_CURSOR: NonNullable<StreamDecl['timeCursor']> = { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', span: TX_RANGE_SECONDS };
+export const TX_TIME_CURSOR: NonNullable<StreamDecl['timeCursor']> = { column: 'block_timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', endOption: 'endTimestamp', span: TX_RANGE_SECONDS };
 
 /** Each of the entry's txTypes is one of `types` (`what`: "a platform-chain" and the like), and its time range is one. */
 export function txTypesCheck(s: StreamConfig, types: readonly string[], what: string): Array<[string, string]> {

@@ -49,7 +49,7 @@ export const stakingMetrics: StreamDecl = {
   },
   refresh: 'merge',
   mergeScope: 'partition',
-  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', step: () => DAY },
+  timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', endOption: 'endTimestamp', step: () => DAY },
   key: ['network', 'subnet_id', 'metric', 'timestamp'],
   columns: [
     NETWORK_COLUMN,

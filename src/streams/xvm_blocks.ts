@@ -5,6 +5,7 @@ export const xvmBlocks: StreamDecl = {
   table: 'xvm_blocks',
   doc: 'blocks of the asset chain (the avm, or xvm, namespace) by height range, one request per block (the head from getHeight)',
   ...XVM_STREAM,
+  blockCursor: { ...XVM_STREAM.blockCursor, time: 'block_time' },
   items: 'block',
   extract: xvmPages((b) => [b]),
   key: ['blockchain_id', 'block_height'],

@@ -96,7 +96,8 @@ export const XVM_STREAM = {
   check: blockRangeCheck,
   partitions: (s) => chainPartitions(s, ['X']),
   refresh: 'append',
-  blockCursor: { ...BLOCK_CURSOR, column: 'block_height', perBlock: true },
+  // Inputs and outputs carry no block time: only blocks and transactions are held to the clock.
+  blockCursor: { ...BLOCK_CURSOR, column: 'block_height', time: undefined, perBlock: true, head: (x: ExtractContext) => xvmHeight(x, x.partition.path.chain!) },
   knownFields: ['_chain', '_block'],
 } satisfies Partial<StreamDecl>;
 

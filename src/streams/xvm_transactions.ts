@@ -20,6 +20,7 @@ export const xvmTransactions: StreamDecl = {
   table: 'xvm_transactions',
   doc: 'transactions of the asset chain (xvm) by block height range, from the same blocks as xvm_blocks',
   ...XVM_STREAM,
+  blockCursor: { ...XVM_STREAM.blockCursor, time: 'block_time' },
   items: 'txs',
   extract: xvmPages(txRows),
   key: ['blockchain_id', 'tx_id'],

@@ -12,6 +12,8 @@ import { COLUMN_TYPES, stagedColumns } from './columns.js';
 export interface RowScratch {
   /** Value of the block cursor column (append streams). */
   block: number;
+  /** The row's time in Unix seconds, NaN for none: the block time of an append stream, a series' point. */
+  time: number;
   /** The row's key (the declaration's `key`) as staged text: rows a listing sends again are told by it. */
   key: string;
   /** Amounts over 38 digits in this row. */
@@ -23,6 +25,11 @@ export type RowFunction = (item: Record<string, unknown>, s: RowScratch, ctx: De
 
 function access(path: string): string {
   return 'item' + path.split('.').map((k) => `?.[${JSON.stringify(k)}]`).join('');
+}
+
+/** The column a row's time is read from, if it has one (RowScratch.time). */
+export function timeColumn(decl: StreamDecl): string | undefined {
+  return decl.blockCursor ? decl.blockCursor.time : decl.timeCursor?.column;
 }
 
 /** Compiles a declaration; `values` are the partition's values for partition columns. */
@@ -62,6 +69,11 @@ export function compileRows(decl: StreamDecl, values: Record<string, string>): R
   const names = stagedColumns(decl).map((c) => c.name);
   const fieldOf = (name: string) => fields[names.indexOf(name)]!;
   if (decl.blockCursor) lines.push(`s.block = Number(${fieldOf(decl.blockCursor.column)});`);
+  const time = timeColumn(decl);
+  if (time !== undefined) {
+    if (!names.includes(time)) throw new Error(`${decl.table}: the time column ${time} is not one of its columns`);
+    lines.push(`s.time = Number(${fieldOf(time)});`);
+  }
   if (decl.key.length) lines.push(`s.key = ${decl.key.map(fieldOf).join(" + '|' + ")};`);
   lines.push(`return ${fields.join(' + F + ')};`);
   const body = lines.join('\n');

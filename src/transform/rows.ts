@@ -31,6 +31,13 @@ export interface Batch {
    * because their block lies outside the range the listing asked for (another listing sends them).
    */
   sentTwice: number;
+  /**
+   * Rows outside what the listing asked for or what can exist (above the window's end or the
+   * chain's head, below its start, a time in the future): dropped, never committed, and the
+   * first of them said (`outsideFirst`) so that a run can tell why.
+   */
+  outside: number;
+  outsideFirst?: string;
 }
 
 /** What became of one page (Transformer.push). */
@@ -42,19 +49,26 @@ export interface PageOutcome {
   dropped: boolean;
 }
 
-/** What a listing's gate says of a row: kept, committed already, outside its range, below its floor. */
+/**
+ * What a listing's gate says of a row: kept, committed already, outside its own range (another
+ * listing of the window sends it), below its floor, or outside what was asked or can exist.
+ */
 export const KEEP = 0;
 export const SKIPPED = 1;
 export const OUTSIDE = 2;
 export const BELOW = 3;
-export type Verdict = typeof KEEP | typeof SKIPPED | typeof OUTSIDE | typeof BELOW;
+export const UNASKED = 4;
+export type Verdict = typeof KEEP | typeof SKIPPED | typeof OUTSIDE | typeof BELOW | typeof UNASKED;
 
 /**
- * Which rows of a block-ranged listing are its own (pipeline/window.ts decides): asked of each row
- * of an append stream, with its block and key, after the rows sent twice are dropped.
+ * Which rows of a listing are its own (pipeline/window.ts and series.ts decide): asked of each row
+ * of a stream with a block or time cursor, with its block (NaN for none), key and time (Unix
+ * seconds, NaN for none), after the rows sent twice are dropped.
  */
 export interface RowGate {
-  admit(block: number, key: string): Verdict;
+  admit(block: number, key: string, time: number): Verdict;
+  /** Why the last row it called UNASKED was, in words (`block 1200 is above the window's end 1100`). */
+  readonly unasked?: string;
 }
 
 /**
@@ -135,7 +149,7 @@ export function getter(path: string): (item: Record<string, unknown>) => unknown
 
 export class Transformer {
   private readonly row: RowFunction;
-  private readonly scratch: RowScratch = { block: 0, key: '', over: 0 };
+  private readonly scratch: RowScratch = { block: 0, time: NaN, key: '', over: 0 };
   private batch!: Batch;
   private carry: Carry;
   private readonly ctx: DeriveContext;
@@ -144,7 +158,7 @@ export class Transformer {
   private readonly recent = new RecentRows();
   /** A derive function counts identical siblings through the carry (ctx.seen). */
   private usesCarry = false;
-  /** Which rows of a block-ranged listing it keeps; none: every row. */
+  /** Which rows of a listing with a block or time cursor it keeps; none: every row. */
   gate?: RowGate;
 
   constructor(
@@ -175,7 +189,7 @@ export class Transformer {
   }
 
   private reset(): void {
-    this.batch = { lines: [], rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0, sentTwice: 0 };
+    this.batch = { lines: [], rows: 0, rejects: [], over38: 0, extraFields: {}, skipped: 0, sentTwice: 0, outside: 0 };
   }
 
   /** Another listing's pages follow: none of its rows is a repeat of this one's. */
@@ -235,7 +249,7 @@ export class Transformer {
     if (this.decl.explode) items = explode(items, this.decl.explode, rejects);
     const batch = this.batch;
     const s = this.scratch;
-    const gate = this.decl.blockCursor !== undefined ? this.gate : undefined;
+    const gate = this.gate;
     const keyed = this.decl.key.length > 0;
     for (const item of items) {
       if (item === null || typeof item !== 'object' || Array.isArray(item)) {
@@ -252,10 +266,14 @@ export class Transformer {
       const key = bytes ? fromBytes(s.key) : s.key;
       if (keyed && !this.recent.admit(key)) continue;
       if (gate) {
-        const v = gate.admit(s.block, key);
+        const v = gate.admit(s.block, key, s.time);
         if (v !== KEEP) {
           if (v === OUTSIDE) batch.sentTwice++;
           else if (v === SKIPPED) batch.skipped++;
+          else if (v === UNASKED) {
+            batch.outside++;
+            batch.outsideFirst ??= gate.unasked;
+          }
           continue;
         }
       }

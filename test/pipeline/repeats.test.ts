@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/pipeline/report.js';
-import { json, lakeRows, runCli, scriptedServer } from '../helpers.js';
+import type { IncomingMessage } from 'node:http';
+import { answerHead, json, lakeRows, runCli, scriptedServer } from '../helpers.js';
 import { runChecks } from '../../src/warehouse/check.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 
@@ -31,14 +32,20 @@ const internal = () => ({ blockNumber: '9', blockTimestamp: 1700000009, blockHas
  * request is a 404 (the test would fail on it).
  */
 async function service(answer: (token: string | undefined, n: number) => unknown) {
-  const s = await scriptedServer((req, res, n) => {
+  // The listing's requests; the chain's head (block HEAD) is asked apart.
+  const requests: IncomingMessage[] = [];
+  const s = await scriptedServer((req, res) => {
+    if (answerHead(req, res, HEAD)) return;
     const url = new URL(req.url!, 'http://x');
     if (!/\/(transfers|transactions:listInternals)$/.test(url.pathname)) return json(res, 404, { message: `not scripted: ${url.pathname}` });
-    json(res, 200, answer(url.searchParams.get('pageToken') ?? undefined, n));
+    requests.push(req);
+    json(res, 200, answer(url.searchParams.get('pageToken') ?? undefined, requests.length));
   });
   closers.push(s.close);
-  return s;
+  return { ...s, requests };
 }
+
+const HEAD = 1000;
 
 /** `chainlake run` of one stream entry into a new lake, committing every page (--flush-rows 1). */
 async function run(url: string, entry: Record<string, unknown>) {
@@ -127,9 +134,37 @@ describe('listings make progress or stop', () => {
     const r = await run(s.url, { table: 'erc_transfers', contracts: [CONTRACT], startBlock: 2, endBlock: 6 });
     expect(r.code, r.stdout + r.stderr).toBe(0);
     expect(s.requests).toHaveLength(2);
-    expect(r.report.streams[0]!.sentTwice).toBe(4);
+    const stream = r.report.streams[0]!;
+    expect([stream.outside, stream.sentTwice]).toEqual([4, 0]);
+    expect(stream.outsideFirst).toBe("block 7 is at or above the window's end 6");
+    expect(r.stdout).toContain("outside what was asked or can exist (dropped, never committed; the service sent them):\n  erc_transfers: 4 rows (the first: block 7 is at or above the window's end 6)");
     expect(await lakeRows(r.lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([2, 3, 4, 5].map((b) => ({ b })));
     await checkPasses(r.lake);
+  });
+
+  it('a row above the head or in the future is never committed and never moves the cursor; later runs land the new blocks', async () => {
+    for (const chunks of [1, 4]) {
+      // A broken index: block 99,999 (far above the head) and block 900 dated next century, among real rows.
+      const future = { ...transfer(900), txHash: '0xfuture', blockTimestamp: 4_102_444_800 };
+      let grown = false;
+      const s = await service(() => ({ transfers: grown ? [transfer(HEAD), transfer(999)] : [transfer(99_999), future, transfer(800), transfer(700)] }));
+      const r = await run(s.url, { table: 'erc_transfers', contracts: [CONTRACT], startBlock: 600, chunks });
+      expect(r.code, r.stdout + r.stderr).toBe(0);
+      const stream = r.report.streams[0]!;
+      expect(stream.outside, `chunks ${chunks}`).toBeGreaterThanOrEqual(2);
+      expect(stream.outsideFirst).toMatch(/^block 99999 is at or above the window's end 1001|^block 900's time 2100-01-01T00:00:00Z is in the future/);
+      expect(await lakeRows(r.lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([{ b: 700 }, { b: 800 }]);
+      const state = JSON.parse(readFileSync(join(r.lake, '_state', 'erc_transfers', readdirSync(join(r.lake, '_state', 'erc_transfers'))[0]!), 'utf8')) as { cursor: { nextBlock: number }; head: { block: number } };
+      expect(state.cursor.nextBlock).toBeLessThanOrEqual(HEAD);
+      expect(state.head.block).toBe(HEAD);
+      await checkPasses(r.lake);
+      // The next run asks from the cursor on and lands what the chain added, not nothing.
+      grown = true;
+      const file = join(r.lake, '..', 'p.yaml');
+      const again = await runCli(['run', file, '--lake', r.lake, '--flush-rows', '1', '--quiet', '--no-warehouse']);
+      expect(again.code, again.stdout + again.stderr).toBe(0);
+      expect(await lakeRows(r.lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([{ b: 700 }, { b: 800 }, { b: 999 }, { b: HEAD }]);
+    }
   });
 
   it('internal transactions: twins stay two rows; the same page under a fresh token makes no new twins and stops the listing', async () => {

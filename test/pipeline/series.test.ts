@@ -1,6 +1,8 @@
 // The decisions of a merge partition's refresh (src/pipeline/series.ts), without I/O or a clock.
 import { describe, expect, it } from 'vitest';
-import { newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, timeRanges } from '../../src/pipeline/series.js';
+import { newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, TimeGate, timeRanges } from '../../src/pipeline/series.js';
+import { KEEP, OUTSIDE, UNASKED } from '../../src/transform/rows.js';
+import { FUTURE_SECONDS } from '../../src/state/cursor.js';
 import { chainMetrics } from '../../src/streams/chain_metrics.js';
 import { STREAM_BY_TABLE } from '../../src/streams/index.js';
 
@@ -14,12 +16,14 @@ describe('a series refresh', () => {
     const now = 1_000 * HOUR + 35 * HOUR + 17;
     const ranges = timeRanges(chainMetrics, q, now);
     expect(ranges).toHaveLength(4);
-    // Every hour from the start to now falls in exactly one range, inclusive or exclusive ends alike.
+    // Every hour from the start to now is in exactly one range's gate: [start, end), each range
+    // ending where the next begins (a service reading the end as inclusive sends that point to
+    // both; the lower range's gate leaves it to the upper).
     for (let t = 1_000 * HOUR; t <= now; t += HOUR) {
-      const inside = ranges.filter((r) => Number(r.startTimestamp) <= t && (r.endTimestamp === undefined || t <= Number(r.endTimestamp)));
-      expect(inside, String(t)).toHaveLength(1);
-      expect(ranges.filter((r) => Number(r.startTimestamp) <= t && (r.endTimestamp === undefined || t < Number(r.endTimestamp)))).toHaveLength(1);
+      const kept = ranges.filter((r) => TimeGate.of(chainMetrics, {}, q, r, now).verdict(t) === KEEP);
+      expect(kept, String(t)).toHaveLength(1);
     }
+    for (const [i, r] of ranges.slice(0, -1).entries()) expect(r.endTimestamp).toBe(ranges[i + 1]!.startTimestamp);
     expect(ranges.at(-1)!.endTimestamp).toBeUndefined();
     expect(timeRanges(chainMetrics, { ...q, startTimestamp: String(now - HOUR) }, now)).toEqual([{ ...q, startTimestamp: String(now - HOUR) }]);
     expect(timeRanges(chainMetrics, { metric: 'txCount', timeInterval: 'hour', pageSize: '10' }, now)).toHaveLength(1);
@@ -33,18 +37,56 @@ describe('a series refresh', () => {
     const now = start + 400 * DAY + 5;
     const ranges = timeRanges(platformTransactions, q, now, 8);
     expect(ranges).toHaveLength(8);
-    for (const r of ranges.slice(0, -1)) expect(Number(r.endTimestamp) - Number(r.startTimestamp) + 1).toBe(Math.ceil((now - start) / 8));
-    // Every second from the start to now falls in exactly one range.
-    for (let t = start; t <= now; t += 3 * HOUR + 1) expect(ranges.filter((r) => Number(r.startTimestamp) <= t && (r.endTimestamp === undefined || t <= Number(r.endTimestamp))), String(t)).toHaveLength(1);
+    for (const r of ranges.slice(0, -1)) expect(Number(r.endTimestamp) - Number(r.startTimestamp)).toBe(Math.ceil((now - start) / 8));
+    // Every second from the start to now is kept by exactly one range, the ranges' ends included.
+    const seconds = [...ranges.map((r) => Number(r.startTimestamp)), ...ranges.map((r) => Number(r.startTimestamp) - 1)].filter((t) => t >= start);
+    for (let t = start; t <= now; t += 3 * HOUR + 1) seconds.push(t);
+    const gates = ranges.map((r) => TimeGate.of(platformTransactions, {}, q, r, now));
+    for (const t of seconds) expect(gates.filter((g) => g.verdict(t) === KEEP).length, String(t)).toBe(1);
     expect(ranges.at(-1)!.endTimestamp).toBeUndefined();
     expect(ranges.every((r) => r.addresses === 'P-avax1x' && r.pageSize === '100')).toBe(true);
     // A configured end is the last range's; ranges never shorter than the span: 3 weeks, 3 ranges.
     const three = timeRanges(platformTransactions, { ...q, endTimestamp: String(start + 3 * span) }, now, 8);
-    expect(three.map((r) => [Number(r.startTimestamp) - start, Number(r.endTimestamp) - start])).toEqual([[0, span - 1], [span, 2 * span - 1], [2 * span, 3 * span]]);
+    expect(three.map((r) => [Number(r.startTimestamp) - start, Number(r.endTimestamp) - start])).toEqual([[0, span], [span, 2 * span], [2 * span, 3 * span]]);
     // An incremental run (less than a span since the newest committed point), one chunk, or no start: the query as is.
     expect(timeRanges(platformTransactions, { ...q, startTimestamp: String(now - DAY) }, now, 8)).toHaveLength(1);
     expect(timeRanges(platformTransactions, q, now, 1)).toEqual([q]);
     expect(timeRanges(platformTransactions, { addresses: 'P-avax1x' }, now, 8)).toHaveLength(1);
+  });
+
+  it("keeps a listing's points before the pipeline's end (exclusive) and not in the future; a point of another range is that range's", () => {
+    const now = 1_761_955_200; // 2025-11-01
+    const DAY = 24 * HOUR;
+    const fetch = { startTimestamp: String(now - 30 * DAY), endTimestamp: String(now - DAY) };
+    const whole = TimeGate.of(chainMetrics, { endTimestamp: now - DAY }, fetch, fetch, now);
+    expect(whole.verdict(now - 30 * DAY)).toBe(KEEP);
+    expect(whole.verdict(now - DAY - 1)).toBe(KEEP);
+    // The end is exclusive, whether the service sends its point or not.
+    expect(whole.verdict(now - DAY)).toBe(UNASKED);
+    expect(whole.unasked).toBe('time 2025-10-31T00:00:00Z is at or after the end asked, 2025-10-31T00:00:00Z (exclusive)');
+    expect(whole.verdict(NaN)).toBe(KEEP);
+    // Without an end, the clock bounds it: a little ahead is a clock's difference, more is no point yet.
+    const open = TimeGate.of(chainMetrics, {}, { startTimestamp: '0' }, { startTimestamp: '0' }, now);
+    expect(open.verdict(now + FUTURE_SECONDS)).toBe(KEEP);
+    expect(open.verdict(now + FUTURE_SECONDS + 1)).toBe(UNASKED);
+    expect(open.unasked).toMatch(/^time 2025-11-01T00:15:01Z is in the future/);
+    expect(open.verdict(4_102_444_800)).toBe(UNASKED);
+    // A range fetched beside others: its end's point and points below its start (above the fetch's) are OUTSIDE.
+    const range = { startTimestamp: String(now - 20 * DAY), endTimestamp: String(now - 10 * DAY) };
+    const g = TimeGate.of(chainMetrics, {}, { startTimestamp: String(now - 30 * DAY) }, range, now);
+    expect(g.verdict(now - 10 * DAY)).toBe(OUTSIDE);
+    expect(g.verdict(now - 25 * DAY)).toBe(OUTSIDE);
+    expect(g.verdict(now - 20 * DAY)).toBe(KEEP);
+    // Below the fetch's start: the service's rounding (usage metrics round it down to the day), kept.
+    expect(g.verdict(now - 31 * DAY)).toBe(KEEP);
+  });
+
+  it('a listing moves its newest point only with points its gate keeps', () => {
+    const now = 1_761_955_200;
+    const gate = TimeGate.of(chainMetrics, {}, { startTimestamp: '0' }, { startTimestamp: '0' }, now);
+    const l = new SeriesListing(undefined, true, (i) => (i as { t: number }).t, undefined, gate);
+    l.paged([{ t: now - 3600 }, { t: now + 365 * 24 * HOUR }], undefined, 2, 1000);
+    expect(l.top).toBe(now - 3600);
   });
 
   it('resumes at the newest committed point, never before the configured start', () => {

@@ -3,8 +3,8 @@
 // last one committed; the table each leaves must hold every row of the range once and end with the
 // cursor of one uninterrupted listing. No I/O, no clock: hundreds of cases in milliseconds.
 import { describe, expect, it } from 'vitest';
-import { ListingGate, nextWindow, openWindow, WindowMachine, type Track, type WindowConfig } from '../../src/pipeline/window.js';
-import { KEEP, SKIPPED, OUTSIDE, BELOW } from '../../src/transform/rows.js';
+import { headNote, ListingGate, nextWindow, openWindow, WindowMachine, type Track, type WindowConfig } from '../../src/pipeline/window.js';
+import { KEEP, SKIPPED, OUTSIDE, BELOW, UNASKED } from '../../src/transform/rows.js';
 import type { BlockParams } from '../../src/state/cursor.js';
 import { seeded as random } from '../random.js';
 
@@ -45,9 +45,13 @@ class World {
     return out;
   }
 
+  /** A broken index: every listing's first page also carries this row (above the head, say), whatever its range. */
+  stray?: Row;
+
   /** One page of the listing of `query`, from `token` (an offset): newest first. */
   page(query: Record<string, string>, token?: string): { rows: Row[]; next?: string } {
     const all = this.rows(Number(query[BP.start] ?? 0), query[BP.end] === undefined ? Infinity : Number(query[BP.end]));
+    if (this.stray) all.unshift(this.stray);
     const at = token === undefined ? 0 : Number(token);
     const rows = all.slice(at, at + this.pageSize);
     return { rows, next: at + this.pageSize < all.length ? String(at + this.pageSize) : undefined };
@@ -128,7 +132,7 @@ function runOnce(lake: Lake, world: World, cfg: WindowConfig, rand: () => number
     }
     const page = world.page(query, token);
     const gate = m.gate(id);
-    for (const r of page.rows) if (gate.admit(r.block, r.key) === KEEP) c.batch.push(r);
+    for (const r of page.rows) if (gate.admit(r.block, r.key, NaN) === KEEP) c.batch.push(r);
     const after = m.paged(id, page.next, page.rows.length, c.batch.length, flushRows);
     launch();
     if (after.commit) {
@@ -225,6 +229,52 @@ describe('the window machine', () => {
     m.gate(0).admit(151, 'y');
     m.paged(0, '4', 2, 4, 100);
     expect(m.next(1)).toBeUndefined();
+  });
+
+  it('a row above the head (a broken index) is never committed: the cursor stays below the head and later runs go on', () => {
+    for (const [chunks, endBlock] of [[1, undefined], [8, undefined], [1, 1_000_000], [8, 1_000_000]] as const) {
+      const rand = random(chunks * 7 + (endBlock ?? 0));
+      const world = new World(rand, 300, 5);
+      world.stray = { block: 9_999_999, key: 'stray' };
+      const cfg = config({ chunks, findsHead: true, ...(endBlock === undefined ? {} : { endBlock }) });
+      const lake = runToEnd(world, cfg, rand, { kill: 0.01, expire: 0.01, stop: 0.01 }, 7);
+      expect(rowsOf(lake), `chunks ${chunks}`).toEqual(world.rows(0, Infinity).map((r) => r.key).sort());
+      expect(lake.track.cursor.nextBlock).toBeLessThanOrEqual(world.head);
+      // The chain grows: the next run lands the new blocks (the stray row still never).
+      for (let b = world.head + 1; b < 340; b++) world.grow(rand, b);
+      runToEnd(world, cfg, rand, { kill: 0, expire: 0, stop: 0 }, 7, lake);
+      expect(rowsOf(lake)).toEqual(world.rows(0, Infinity).map((r) => r.key).sort());
+    }
+  });
+
+  it('a window ends at the head, or at an end block below it; a cursor ahead of the head is said', () => {
+    const cfg = config({ findsHead: true, startBlock: 100 });
+    expect(nextWindow({}, cfg)).toEqual({ needsHead: true });
+    expect(openWindow({}, cfg, 499)).toMatchObject({ start: 100, end: 500, endConfigured: false });
+    expect(openWindow({}, { ...cfg, endBlock: 300 }, 499)).toMatchObject({ start: 100, end: 300, endConfigured: true });
+    // An end block the chain has not reached: to the head, and the window is not taken as reaching it.
+    expect(openWindow({}, { ...cfg, endBlock: 900 }, 499)).toMatchObject({ start: 100, end: 500, endConfigured: false });
+    expect(headNote({}, { ...cfg, endBlock: 900 }, 499)).toBe("endBlock 900 is above the chain's head (block 499): fetched to the head; a later run goes on to endBlock");
+    // A cursor past the head (rows above it committed by a run before this gate): nothing to fetch, and said.
+    expect(openWindow({ nextBlock: 9_000 }, cfg, 499)).toBeUndefined();
+    expect(headNote({ nextBlock: 9_000 }, cfg, 499)).toMatch(/^the cursor \(block 9000\) is ahead of the chain's head \(block 499\): nothing fetched; .*chainlake reset/);
+    expect(headNote({ nextBlock: 499 }, cfg, 499)).toBeUndefined();
+    expect(headNote({ nextBlock: 500 }, cfg, 499)).toBeUndefined();
+  });
+
+  it('a window gate calls rows outside the window (or in the future) UNASKED, and says why', () => {
+    const g = new ListingGate({ from: 10, to: 20 }, { bounds: { start: 5, end: 30, maxTime: 1_000 } });
+    expect(g.admit(30, 'a', 500)).toBe(UNASKED);
+    expect(g.unasked).toBe("block 30 is at or above the window's end 30");
+    expect(g.admit(4, 'b', 500)).toBe(UNASKED);
+    expect(g.reachedFloor).toBe(true);
+    expect(g.admit(15, 'c', 1_001)).toBe(UNASKED);
+    expect(g.unasked).toMatch(/^block 15's time 1970-01-01T00:16:41Z is in the future/);
+    // In the window, outside the listing's own range: another listing's.
+    expect(g.admit(25, 'd', 500)).toBe(OUTSIDE);
+    expect(g.admit(15, 'e', 1_000)).toBe(KEEP);
+    expect(g.admit(16, 'f', NaN)).toBe(KEEP);
+    expect(g.getTop()).toEqual({ block: 16, keys: ['f'] });
   });
 
   it('a gate keeps the rows of its range above its floor, skips those committed, and learns top, low and order', () => {

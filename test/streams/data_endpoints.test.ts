@@ -351,16 +351,19 @@ describe('configuration of the data-service tables', () => {
     expect(check({ table: 'chains', feature: 'nft' })).toThrow(/streams\[0\]\.feature: "nft" is not one of nftIndexing, webhooks, teleporter/);
   });
 
-  it('fails a window whose endBlock is above the head, saying so, and writes nothing', async () => {
+  it('fetches a window whose endBlock is above the head to the head, saying so, and never takes the blocks above as done', async () => {
     const sim = await startSimulator({ seed: 2 });
     try {
       const head = sim.world.headBlock('43114');
       const p = checkPipeline({ name: 'x', sources: { data: { url: sim.url } }, streams: [{ table: 'blocks', chainId: '43114', startBlock: head - 5, endBlock: head + 10 }] }, 'x.yaml');
       const lake = tmp();
       const r = await runPipeline(p, { lake, logger: quiet });
-      expect(r.status).toBe('failed');
-      expect(r.streams[0]!.errors.join()).toContain(`endBlock ${head + 10} is above the latest block ${head} of chain 43114`);
-      expect(await rows(lake, 'SELECT count(*) n FROM blocks')).toEqual([{ n: '0' }]);
+      expect(r.status).toBe('ok');
+      expect(r.streams[0]!.notes).toEqual([`43114: endBlock ${head + 10} is above the chain's head (block ${head}): fetched to the head; a later run goes on to endBlock`]);
+      expect(await rows(lake, 'SELECT count(*) n, max(block_number) top FROM blocks')).toEqual([{ n: '6', top: String(head) }]);
+      const state = new StateStore(lake).load('blocks', '43114');
+      expect(state.cursor.nextBlock).toBe(head);
+      expect(state.head?.block).toBe(head);
     } finally {
       await sim.close();
     }
