@@ -13,7 +13,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { DUST_PRICE } from '../../src/simulator/balances.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { STREAMS } from '../../src/streams/index.js';
-import { lakeRows as rows, line, quiet, scriptedServer, sorted } from '../helpers.js';
+import { lakeRows as rows, line, quiet, scriptedServer, sorted, answerHead } from '../helpers.js';
 
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-prices-'));
 
@@ -47,7 +47,8 @@ describe('prices kept as sent', () => {
       from: { address: '0x' + 'a'.repeat(40) }, to: { address: '0x' + 'b'.repeat(40) }, erc20Token: token(value),
     });
     const prices = ['0.00000012', '27.41', '0.000000123456789012345678', '1.0', '12345678901234567890.5', '"0.5"'];
-    const server = await scriptedServer((_req, res) => {
+    const server = await scriptedServer((req, res) => {
+      if (answerHead(req, res, 1000)) return;
       // Written by hand: the numbers exactly as a service would put them on the wire.
       const items = prices.map((p, i) => JSON.stringify(transfer(i, 0)).replace('"value":0}', `"value":${p}}`));
       res.writeHead(200, { 'content-type': 'application/json' });

@@ -29,12 +29,13 @@ const tmp = () => mkdtempSync(join(tmpdir(), 'cl-usage-'));
 const rows = lakeRows;
 const BLOCKS_PATH = '/v1/networks/mainnet/blockchains/p-chain/blocks';
 /**
- * The simulators' clock, stopped at noon UTC of the day the test runs: every request falls in one
- * day, one hour and one minute whenever the test runs, and a rate-limit window does not turn.
+ * The simulators' clock, stopped at noon UTC of the day before the test runs: every request falls
+ * in one day, one hour and one minute whenever the test runs, a rate-limit window does not turn,
+ * and no row is in the future (chainlake does not commit those).
  */
 const T0 = (() => {
   const now = Date.now();
-  return now - (now % 86_400_000) + 43_200_000;
+  return now - (now % 86_400_000) - 43_200_000;
 })();
 const clock = () => T0;
 
