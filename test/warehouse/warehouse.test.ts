@@ -14,6 +14,7 @@ import { openWarehouse, LAKE_TABLES } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
 import { writeWarehouse } from '../../src/warehouse/file.js';
 import { lakeFile } from '../../src/state/cache.js';
+import { StateStore } from '../../src/state/store.js';
 import { cli, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
 import { openReader, read, rowsOf, ZONE, type Row } from './reader.js';
 
@@ -217,6 +218,34 @@ describe('chainlake warehouse', () => {
     expect(r.stderr).toContain(`--out ${out}: not written:`);
     expect(readFileSync(out).equals(before)).toBe(true);
     expect(listing(dir)).toEqual(files);
+  });
+});
+
+describe("an outside reader after compact --retention and a rerun: the README's way", () => {
+  let dir: string;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the warehouse file, as the README opens it, gives exactly the committed rows; a glob over the table folder does not, and the README no longer says it does', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cl-outside-'));
+    const lake = join(dir, 'lake');
+    const pipeline = pipelineFile(dir, 'kept', ['erc_transfers']);
+    // Small batches: many files for the compaction to replace, kept for the older snapshots.
+    const run = () => expect(cli(['run', pipeline, '--simulator', '--quiet', '--flush-rows', '50', '--lake', lake])).toMatchObject({ code: 0, stderr: '' });
+    run();
+    expect(cli(['compact', '--lake', lake, '--retention', '6h']).code).toBe(0);
+    run();
+    const committed = new StateStore(lake).statesOf('erc_transfers').reduce((n, s) => n + s.rows, 0);
+    expect(committed).toBeGreaterThan(0);
+    expect((await counts(lake)).erc_transfers).toBe(committed);
+    const [globbed] = read(`${lake}.warehouse.duckdb`, [`SELECT count(*) AS n FROM read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}')`]).map(rowsOf);
+    expect(Number(globbed![0]!.n)).toBeGreaterThan(committed);
+
+    const readme = readFileSync('README.md', 'utf8');
+    expect(readme).not.toMatch(/\*\*\/\*\.parquet'\)[^.]*\s+see exactly the committed rows/);
+    const recipe = /duckdb -readonly data\/lake\.warehouse\.duckdb -c "(SELECT count\(\*\) FROM erc_transfers)"/.exec(readme);
+    expect(recipe).not.toBeNull();
+    const [answer] = read(`${lake}.warehouse.duckdb`, [recipe![1]!]).map(rowsOf);
+    expect(Object.values(answer![0]!).map(Number)).toEqual([committed]);
   });
 });
 
