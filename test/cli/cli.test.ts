@@ -110,7 +110,7 @@ describe('every reader of a lake, on a folder that does not exist or holds no la
     ['check', '--lake', lake],
   ];
 
-  it("exits 2 with check's words, printing and writing nothing", () => {
+  it("exits 2 with check's words, printing and writing nothing; a lake without the table asked for reads it as empty", () => {
     for (const [lake, why] of [
       [missing, 'no such folder'],
       [other, 'no lake there (no partition state and no run report in this folder)'],
@@ -119,18 +119,16 @@ describe('every reader of a lake, on a folder that does not exist or holds no la
     }
     expect(readdirSync(dir).sort()).toEqual(['other']);
     expect(readdirSync(other)).toEqual(['erc_transfers']);
+    // A lake without the table asked for (a run report, no partition yet) reads it as an empty table.
+    const lake = join(dir, 'new');
+    mkdirSync(join(lake, '_runs'), { recursive: true });
+    expect(cli(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toEqual({ code: 0, stdout: 'n\n0\n', stderr: '' });
+    expect(cli(['status', '--lake', lake])).toMatchObject({ code: 0, stdout: `no partitions in ${lake} yet\n` });
   });
 
   it('openLake rejects either, in the same words', async () => {
     const { openLake } = await import('../../src/warehouse/lake.js');
     await expect(openLake(missing)).rejects.toThrow(`openLake: ${missing}: no such folder`);
     await expect(openLake(other)).rejects.toThrow(`openLake: ${other}: no lake there (no partition state and no run report in this folder)`);
-  });
-
-  it('a lake without the table asked for (a run report, no partition yet) reads it as an empty table, exit 0', () => {
-    const lake = join(dir, 'new');
-    mkdirSync(join(lake, '_runs'), { recursive: true });
-    expect(cli(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toEqual({ code: 0, stdout: 'n\n0\n', stderr: '' });
-    expect(cli(['status', '--lake', lake])).toMatchObject({ code: 0, stdout: `no partitions in ${lake} yet\n` });
   });
 });
