@@ -11,8 +11,8 @@ build:
 
 ## demo: run pipelines/demo.yaml on the embedded simulator into data/lake, compact its small files,
 ## print the bundled queries, write the HTML report, and end with the data checks (a failing check
-## fails the demo). The run writes data/warehouse.duckdb (views of the lake, for the DuckDB CLI,
-## Python or DBeaver) and compact rewrites it.
+## fails the demo). The run writes data/lake.warehouse.duckdb (views of the lake, for the DuckDB CLI,
+## Python or DBeaver) and compact rewrites it; the report is data/lake.report.html.
 demo: build
 	$(CHAINLAKE) run pipelines/demo.yaml --simulator --lake $(LAKE)
 	$(DEMO_AFTER_RUN)
@@ -56,11 +56,11 @@ compact: build
 check: build
 	$(CHAINLAKE) check --lake $(LAKE)
 
-## report: make report [OUT=file.html] (default: report.html next to the lake)
+## report: make report [OUT=file.html] (default: <lake>.report.html beside the lake folder)
 report: build
 	$(CHAINLAKE) report --lake $(LAKE) $(if $(OUT),--out $(OUT))
 
-## warehouse: make warehouse [OUT=file.duckdb] [ROWS=1|0] (default: warehouse.duckdb next to the lake; ROWS=1: with the rows, 0: views only)
+## warehouse: make warehouse [OUT=file.duckdb] [ROWS=1|0] (default: <lake>.warehouse.duckdb beside the lake folder; ROWS=1: with the rows, 0: views only)
 warehouse: build
 	$(CHAINLAKE) warehouse --lake $(LAKE) $(if $(OUT),--out $(OUT)) $(if $(filter 1 yes true,$(ROWS)),--rows,$(if $(filter 0 no false,$(ROWS)),--no-rows))
 
@@ -118,4 +118,4 @@ docs: build
 	npm run build --silent
 
 clean:
-	rm -rf dist data/lake data/report.html data/warehouse.duckdb data/cluster
+	rm -rf dist data/lake data/lake.report.html data/lake.warehouse.duckdb data/report.html data/warehouse.duckdb data/cluster

@@ -3,7 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
-import { existingFolder, readableLake } from '../state/cache.js';
+import { existingLake, readableLake } from '../state/cache.js';
 import { isObjectUrl, parseS3Url } from '../state/s3.js';
 import { redactUrl } from '../cluster/url.js';
 
@@ -40,14 +40,15 @@ export function checkLake(lake: string): string {
   return lake;
 }
 
-/** check, report and export read a lake: a missing one is a typo, not an empty lake. */
-export function existingLake(lake: string): string {
-  return existingFolder(checkLake(lake), '--lake');
-}
-
-/** The local folder to read a lake from (an s3:// lake's read copy, brought up to date), which must exist. */
-export async function readLake(lake: string): Promise<string> {
-  return isObjectUrl(lake) ? readableLake(checkLake(lake), { mustExist: true }) : existingLake(lake);
+/**
+ * The local folder a reader (query, status, check, report, warehouse, export) reads `lake` from:
+ * the folder, or an s3:// lake's read copy brought up to date (`data: false`: its states and run
+ * reports only). A folder that is missing or holds no lake, or a prefix with nothing under it, is
+ * a typo, not an empty lake: exit 2, in one message each (existingLake, readableLake).
+ */
+export async function readLake(lake: string, o: { data?: boolean } = {}): Promise<string> {
+  const given = checkLake(lake);
+  return isObjectUrl(given) ? readableLake(given, { ...o, mustExist: true }) : existingLake(given, '--lake');
 }
 
 export function checkUrl(flag: string, v: string | undefined): string | undefined {

@@ -2,14 +2,13 @@
 // Each handler imports what it runs (DuckDB, pino) when it runs: start-up (main.ts).
 import type { Argv } from 'yargs';
 import { inertJson } from '../text.js';
-import { UsageError } from '../errors.js';
 import { StateStore } from '../state/store.js';
-import { holdsLake, readableLake } from '../state/cache.js';
+import { existingFolder, lakeFile } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
-import { commandOf, checkLake, existingLake, givenLake, readLake, wholeNumber, durationMs, type ArgsOf, type Globals } from './args.js';
+import { commandOf, checkLake, givenLake, readLake, wholeNumber, durationMs, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { statusJson, statusTable } from './status.js';
-import { checkWarehouse, refreshWarehouse, warehouseOption, wroteWarehouse } from './warehouse.js';
+import { checkWarehouse, refreshWarehouse, urlOf, warehouseOption, wroteWarehouse } from './warehouse.js';
 
 /**
  * `--format` of status and check (run --dry-run takes the same two): text for people, JSON for
@@ -57,7 +56,7 @@ async function cmdCompact(a: ArgsOf<typeof compactFlags>): Promise<number> {
   await checkWarehouse(checkLake(given), a.warehouse);
   const logger = makeLogger({});
   const reports = await stoppable(logger, 'the groups merged so far stay, a rerun merges the rest', (signal) =>
-    compactLake(isObjectUrl(given) ? checkLake(given) : existingLake(given), a.tables ?? [], { logger, targetRows, wait: a.wait, signal, ...(retainMs === undefined ? {} : { retainMs }) }),
+    compactLake(isObjectUrl(given) ? checkLake(given) : existingFolder(checkLake(given), '--lake'), a.tables ?? [], { logger, targetRows, wait: a.wait, signal, ...(retainMs === undefined ? {} : { retainMs }) }),
   );
   const done = reports.filter((r) => r.rowsRewritten > 0);
   for (const r of done)
@@ -76,7 +75,7 @@ const statusFlags = (y: Argv<Globals>) => y.option('format', FORMAT_OPTION);
 
 async function cmdStatus(a: ArgsOf<typeof statusFlags>): Promise<number> {
   const given = checkLake(givenLake(a));
-  const store = new StateStore(await readableLake(given, { data: false }));
+  const store = new StateStore(await readLake(given, { data: false }));
   const states = store.all();
   const where = isObjectUrl(given) ? given : store.lake;
   if (a.format === 'json') {
@@ -101,10 +100,8 @@ async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
   const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
   const { openWarehouse } = await import('../warehouse/views.js');
   const given = givenLake(a);
+  // Every check would pass on a folder that holds no lake (a mistyped --lake): readLake refuses it.
   const lake = await readLake(given);
-  // Every check would pass on a folder that holds no lake (a mistyped --lake), as it does not on
-  // a bucket prefix (readLake).
-  if (!isObjectUrl(given) && !holdsLake(lake)) throw new UsageError(`--lake ${given}: no lake there (no partition state and no run report in this folder)`);
   // On object storage the tables' metadata is read where engines read it: in the store.
   const store = isObjectUrl(given) ? await (await import('../state/s3.js')).S3Objects.open(given) : undefined;
   const results = await runChecks(await openWarehouse(lake), lake, undefined, store ? { objects: store, uri: store.where } : {});
@@ -114,13 +111,13 @@ async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
 
 export const checkCommand = commandOf('check', 'data checks over the lake (keys, amounts, block cursors, metric series); exit 1 when one fails', checkFlags, cmdCheck);
 
-const reportFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'HTML file to write (default: report.html next to the lake)' });
+const reportFlags = (y: Argv<Globals>) => y.option('out', { type: 'string', requiresArg: true, describe: 'HTML file to write (default: <lake>.report.html beside the lake folder; for an s3:// lake, in the current folder)' });
 
 async function cmdReport(a: ArgsOf<typeof reportFlags>): Promise<number> {
   const { writeReport } = await import('../warehouse/report.js');
   const given = givenLake(a);
-  // An s3:// lake has no folder to write next to: its report goes to the current folder.
-  const r = await writeReport(await readLake(given), a.out ?? (isObjectUrl(given) ? 'report.html' : undefined));
+  // An s3:// lake has no folder to write beside: its report goes to the current folder (lakeFile).
+  const r = await writeReport(await readLake(given), a.out ?? (isObjectUrl(given) ? lakeFile(checkLake(given), 'report.html') : undefined));
   process.stdout.write(`wrote ${r.file} (${r.charts} charts, ${r.tables} tables)\n`);
   return 0;
 }
@@ -128,14 +125,15 @@ async function cmdReport(a: ArgsOf<typeof reportFlags>): Promise<number> {
 export const reportCommand = commandOf('report', 'write one self-contained HTML report with charts of the lake', reportFlags, cmdReport);
 
 const warehouseFlags = (y: Argv<Globals>) =>
-  y.option('out', { type: 'string', requiresArg: true, describe: 'DuckDB file to write (default: warehouse.duckdb next to the lake)' }).option('rows', {
+  y.option('out', { type: 'string', requiresArg: true, describe: "DuckDB file to write (default: <lake>.warehouse.duckdb beside the lake folder); one another lake's warehouse file is never replaced" }).option('rows', {
     type: 'boolean',
     describe: "hold a copy of every table's rows in the file, where queries run at DuckDB's own speed; later runs, compact and rebuild keep it up to date (--no-rows: views over the Parquet files only; default: as the file is)",
   });
 
 async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
   const { writeWarehouse } = await import('../warehouse/file.js');
-  process.stdout.write(wroteWarehouse(await writeWarehouse(await readLake(givenLake(a)), { out: a.out, flag: '--out', ...(a.rows === undefined ? {} : { rows: a.rows }) })) + '\n');
+  const given = givenLake(a);
+  process.stdout.write(wroteWarehouse(await writeWarehouse(await readLake(given), { out: a.out, flag: '--out', url: urlOf(given), ...(a.rows === undefined ? {} : { rows: a.rows }) })) + '\n');
   return 0;
 }
 

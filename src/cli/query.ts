@@ -3,10 +3,9 @@ import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
-import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
 import { writeQuery } from '../warehouse/query.js';
-import { commandOf, checkLake, givenLake, type ArgsOf, type Globals } from './args.js';
+import { commandOf, checkLake, givenLake, readLake, type ArgsOf, type Globals } from './args.js';
 
 const queryFlags = (y: Argv<Globals>) =>
   y
@@ -16,7 +15,7 @@ const queryFlags = (y: Argv<Globals>) =>
     .option('warehouse', {
       type: 'string',
       requiresArg: true,
-      describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: warehouse.duckdb next to a local lake; --no-warehouse: the Parquet files only)",
+      describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: <lake>.warehouse.duckdb beside a local lake; --no-warehouse: the Parquet files only)",
     });
 
 async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
@@ -38,7 +37,8 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   const { openWarehouse, viewsFor } = await import('../warehouse/views.js');
   const { rowsFileOf } = await import('../warehouse/rows.js');
   const given = checkLake(givenLake(a));
-  const lake = await readableLake(given);
+  // A lake folder that is missing or holds no lake is exit 2: every count there would be 0.
+  const lake = await readLake(given);
   // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
   const flag = a.warehouse as string | false | undefined;
   // Only the views the SQL names: each binds its table's files when it is made.

@@ -4,13 +4,13 @@
 import { existsSync } from 'node:fs';
 import type { WarehouseResult } from '../warehouse/file.js';
 import { readableLake, readFolder } from '../state/cache.js';
-import { isObjectUrl } from '../state/s3.js';
+import { isObjectUrl, parseS3Url } from '../state/s3.js';
 import { inert } from '../text.js';
 
 export const warehouseOption = {
   type: 'string',
   requiresArg: true,
-  describe: 'DuckDB file to rewrite with views of the lake afterwards (default: warehouse.duckdb next to the lake; --no-warehouse: none)',
+  describe: "DuckDB file to rewrite with views of the lake afterwards (default: <lake>.warehouse.duckdb beside the lake folder; --no-warehouse: none); another lake's warehouse file is never replaced",
 } as const;
 
 /** `--warehouse FILE`, nothing (the default), or `--no-warehouse` (false). */
@@ -22,15 +22,19 @@ export type WarehouseFlag = string | false | undefined;
  */
 const skipped = (lake: string, flag: WarehouseFlag) => flag === false || (isObjectUrl(lake) && flag === undefined);
 
+/** The s3:// URL of a lake on object storage, which its warehouse file's marker records (file.ts). */
+export const urlOf = (lake: string): string | undefined => (isObjectUrl(lake) ? parseS3Url(lake).url : undefined);
+
 export async function checkWarehouse(lake: string, flag: WarehouseFlag): Promise<void> {
   if (skipped(lake, flag)) return;
   const { checkWarehouseTarget } = await import('../warehouse/file.js');
-  await checkWarehouseTarget(isObjectUrl(lake) ? readFolder(lake) : lake, flag, '--warehouse');
+  await checkWarehouseTarget(isObjectUrl(lake) ? readFolder(lake) : lake, flag, '--warehouse', urlOf(lake));
 }
 
 export function wroteWarehouse(r: WarehouseResult): string {
   if (r.unchanged) return r.rows ? `the warehouse file ${r.file} is up to date: its rows are those of the lake's committed files (${r.rows.tables} tables), so it was left as it is` : `the warehouse file ${r.file} is up to date: it was written for the lake's committed files as they are, so it was left as it is`;
   const lines = [`wrote the warehouse file ${r.file} (${r.tables} table views, ${r.queries} bundled query views)`];
+  if (r.moved) lines.push(`  it replaced the warehouse file of ${r.moved}, which holds no lake any more (moved or deleted)`);
   if (r.rows) lines.push(`  with the rows of ${r.rows.tables} tables: the rows of ${r.rows.added} files added, of ${r.rows.removed} removed (${r.rows.copied} tables copied whole)`);
   for (const s of r.skipped) lines.push(`  ${s.name}: not a view until the lake has what it reads (${inert(s.why)})`);
   return lines.join('\n');
@@ -45,7 +49,7 @@ export async function refreshWarehouse(command: string, lake: string, flag: Ware
   if (skipped(lake, flag) || (!isObjectUrl(lake) && !existsSync(lake))) return;
   try {
     const { writeWarehouse } = await import('../warehouse/file.js');
-    process.stdout.write(wroteWarehouse(await writeWarehouse(await readableLake(lake), { out: flag || undefined, flag: '--warehouse' })) + '\n');
+    process.stdout.write(wroteWarehouse(await writeWarehouse(await readableLake(lake), { out: flag || undefined, flag: '--warehouse', url: urlOf(lake) })) + '\n');
   } catch (err) {
     const again = `chainlake warehouse --lake ${lake}${flag === undefined ? '' : ` --out ${flag}`}`;
     process.stderr.write(`chainlake: warning: ${inert((err as Error).message)}; the ${command} itself is not affected, and \`${again}\` writes the file\n`);

@@ -10,7 +10,7 @@
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, utimesSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { basename, dirname, join } from 'node:path';
+import { basename, dirname, join, resolve } from 'node:path';
 import PQueue from 'p-queue';
 import { RunError, UsageError } from '../errors.js';
 import { LakeLock } from './lock.js';
@@ -169,6 +169,28 @@ export function existingFolder(lake: string, label: string): string {
 /** Whether a local folder holds a lake: a partition state or a run report, as an s3:// lake must (syncOnce). */
 export function holdsLake(dir: string): boolean {
   return existsSync(join(dir, '_state')) || existsSync(join(dir, '_runs'));
+}
+
+/**
+ * A local lake that a reader reads: a folder that is missing, or holds no lake (a mistyped --lake,
+ * such as the lake's parent), is a usage error, not an empty lake whose every count is 0.
+ */
+export function existingLake(lake: string, label: string): string {
+  existingFolder(lake, label);
+  if (!holdsLake(lake)) throw new UsageError(`${label} ${lake}: no lake there (no partition state and no run report in this folder)`);
+  return lake;
+}
+
+/**
+ * The file `<name>.<suffix>` that belongs to `lake` alone (its warehouse file, its report): beside
+ * a lake folder and named after it (data/lake -> data/lake.warehouse.duckdb), so two lakes in one
+ * folder never share one; for an s3:// lake, in the current folder, named after its last prefix
+ * part and its cache id (endpoint and URL), so two buckets, prefixes or endpoints never do.
+ */
+export function lakeFile(lake: string, suffix: string): string {
+  if (!isObjectUrl(lake)) return `${resolve(lake)}.${suffix}`;
+  const { bucket, prefix } = parseS3Url(lake);
+  return resolve(`${basename(prefix) || bucket}-${basename(lakeCacheDir(lake)).slice(0, 8)}.${suffix}`);
 }
 
 /**

@@ -7,7 +7,9 @@
 // (warehouse/rows.ts). It is built in a temporary file next to the target (a file with rows: a copy
 // of the old one, brought up to date) and renamed over it: a reader sees the old file or the new
 // one, and a connection open on the old file keeps reading it. Only a file that carries the marker
-// is replaced, so a database of the user's that happens to sit at the path is never overwritten.
+// is replaced, so a database of the user's that happens to sit at the path is never overwritten,
+// and only one of this lake (the marker names it) or of a lake that is gone (moved): a file never
+// silently starts answering for another lake than the one it was written for.
 import { closeSync, constants, copyFileSync, existsSync, lstatSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -15,6 +17,7 @@ import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { sqlString } from '../load/paths.js';
 import { alive } from '../state/process.js';
+import { holdsLake } from '../state/cache.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { createHash } from 'node:crypto';
 import { columnDoc, landedColumns } from '../transform/columns.js';
@@ -30,7 +33,11 @@ export { defaultWarehousePath, MARKER };
 /** DuckDB's main header starts with an 8-byte checksum and then these bytes. */
 const DUCKDB_MAGIC = Buffer.from('DUCK');
 
-type Found = { kind: 'absent' } | { kind: 'ours'; rows: boolean } | { kind: 'foreign' | 'busy'; why: string };
+/**
+ * `ours`: the lake its marker says it is of: the folder its views read (`lake`), and for an s3://
+ * lake its URL (`url`: the read copy's folder differs from one cache to another).
+ */
+type Found = { kind: 'absent' } | { kind: 'ours'; rows: boolean; lake: string; url?: string } | { kind: 'foreign' | 'busy'; why: string };
 
 function hasDuckdbMagic(file: string): boolean {
   const fd = openSync(file, 'r');
@@ -67,7 +74,10 @@ async function inspect(file: string): Promise<Found> {
     try {
       const r = await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name IN (${sqlString(MARKER)}, ${sqlString(FILES)})`);
       const names = new Set(r.getRows().map(([t]) => String(t)));
-      return names.has(MARKER) ? { kind: 'ours', rows: names.has(FILES) } : { kind: 'foreign', why: `is a DuckDB database without chainlake's ${MARKER} table` };
+      if (!names.has(MARKER)) return { kind: 'foreign', why: `is a DuckDB database without chainlake's ${MARKER} table` };
+      // A file from before the marker had lake_url has none.
+      const marker = (await conn.runAndReadAll(`SELECT * FROM ${MARKER}`)).getRowObjects()[0] ?? {};
+      return { kind: 'ours', rows: names.has(FILES), lake: String(marker.lake), ...(typeof marker.lake_url === 'string' ? { url: marker.lake_url } : {}) };
     } finally {
       conn.closeSync();
     }
@@ -81,14 +91,34 @@ function labelOf(file: string, flag: string, given: boolean): string {
   return given ? `${flag} ${file}` : `the warehouse file ${file}`;
 }
 
+/** What else the user may do than replace the file at hand. */
+function instead(flag: string, given: boolean): string {
+  return `name another file${given ? '' : ` with ${flag} FILE`}${flag === '--warehouse' ? ', or skip it with --no-warehouse' : ''}`;
+}
+
 function refusal(file: string, flag: string, given: boolean, why: string): UsageError {
-  const instead = `name another file${given ? '' : ` with ${flag} FILE`}${flag === '--warehouse' ? ', or skip it with --no-warehouse' : ''}`;
-  return new UsageError(`${labelOf(file, flag, given)}: ${why}, so not a warehouse chainlake wrote; refusing to replace it (move it away, or ${instead})`);
+  return new UsageError(`${labelOf(file, flag, given)}: ${why}, so not a warehouse chainlake wrote; refusing to replace it (move it away, or ${instead(flag, given)})`);
 }
 
 /**
- * The file: `out` (checked: its folder exists, it is not in the lake), else warehouse.duckdb next to
- * the lake. The default's folder is the lake's parent, which a run may be about to create.
+ * The other lake whose warehouse `found` is, which no longer holds a lake (moved or deleted), so
+ * that its file may be replaced; undefined when the file is this lake's, or is not a warehouse.
+ * Refuses (exit 2) a file of another lake that is still there: it would answer for this one. An
+ * s3:// lake cannot be looked at from here without the network: it counts as there.
+ */
+function movedLake(found: Found, lake: string, url: string | undefined, file: string, flag: string, given: boolean): string | undefined {
+  if (found.kind !== 'ours' || found.lake === resolve(lake) || (found.url !== undefined && found.url === url)) return undefined;
+  const other = found.url ?? found.lake;
+  if (found.url !== undefined || holdsLake(found.lake))
+    throw new UsageError(
+      `${labelOf(file, flag, given)}: is the warehouse file of another lake, ${other} (this one is ${url ?? resolve(lake)}); refusing to replace it (${instead(flag, given)}, or delete the file if ${other} no longer needs it)`,
+    );
+  return other;
+}
+
+/**
+ * The file: `out` (checked: its folder exists, it is not in the lake), else `<lake>.warehouse.duckdb`
+ * beside the lake. The default's folder is the lake's parent, which a run may be about to create.
  */
 function targetOf(lake: string, out: string | undefined, flag: string): string {
   if (out !== undefined) return checkOutput(out, lake, true, flag);
@@ -102,11 +132,12 @@ function targetOf(lake: string, out: string | undefined, flag: string): string {
  * (--no-warehouse): none. A file held open for writing is not refused here: it may be closed by
  * the time the command ends.
  */
-export async function checkWarehouseTarget(lake: string, out: string | false | undefined, flag: string): Promise<void> {
+export async function checkWarehouseTarget(lake: string, out: string | false | undefined, flag: string, url?: string): Promise<void> {
   if (out === false) return;
   const file = targetOf(lake, out, flag);
   const found = await inspect(file);
   if (found.kind === 'foreign') throw refusal(file, flag, out !== undefined, found.why);
+  movedLake(found, lake, url, file, flag, out !== undefined);
 }
 
 export interface WarehouseResult {
@@ -119,6 +150,8 @@ export interface WarehouseResult {
   rows?: RowsSync;
   /** The file was left as it was: it already held what a rewrite would write. */
   unchanged?: true;
+  /** The file was of this lake at its old place (which holds no lake now), and was replaced. */
+  moved?: string;
 }
 
 /** Temporary files of writers that are gone (killed mid-write): `.<name>.tmp-<pid>` and its WAL. */
@@ -137,7 +170,7 @@ function comment(what: string, text: string): string {
   return `COMMENT ON ${what} IS ${sqlString(text)}`;
 }
 
-async function build(conn: DuckDBConnection, lake: string, withRows: boolean): Promise<Omit<WarehouseResult, 'file'>> {
+async function build(conn: DuckDBConnection, lake: string, url: string | undefined, withRows: boolean): Promise<Omit<WarehouseResult, 'file'>> {
   // Read before the views are made: a commit meanwhile (by a command that holds the lake now)
   // then differs from the file's inputs, and the next rewrite is made, not skipped.
   const inputs = viewInputs(lake);
@@ -194,8 +227,8 @@ async function build(conn: DuckDBConnection, lake: string, withRows: boolean): P
     comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
     queries++;
   }
-  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(inputs)} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
-  comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild that changed the lake, and `chainlake warehouse` rewrites it; inputs and skipped say what it was made from'));
+  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, ${url === undefined ? 'NULL::VARCHAR' : sqlString(url)} AS lake_url, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(inputs)} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
+  comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild that changed the lake, and `chainlake warehouse` rewrites it; inputs and skipped say what it was made from; lake (or lake_url, for an s3:// lake) is the lake it is of, and a file of another lake that still exists is never replaced'));
   if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
   return { tables: LAKE_TABLES.length + 2, queries, skipped, ...(rows ? { rows } : {}) };
@@ -250,13 +283,16 @@ async function unchanged(file: string, lake: string, withRows: boolean): Promise
  * renamed over it. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
  * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
- * when not given, as the old file does. A file that would not change is left as it is.
+ * when not given, as the old file does. A file that would not change is left as it is. `url`: the
+ * s3:// lake whose read copy `lake` is. A file of another lake is refused (exit 2) unless that lake
+ * is gone (moved): then it is replaced, its rows not reused.
  */
-export async function writeWarehouse(lake: string, o: { out?: string; flag: string; rows?: boolean }): Promise<WarehouseResult> {
+export async function writeWarehouse(lake: string, o: { out?: string; flag: string; rows?: boolean; url?: string }): Promise<WarehouseResult> {
   const file = targetOf(lake, o.out, o.flag);
   const label = labelOf(file, o.flag, o.out !== undefined);
   const found = await inspect(file);
   if (found.kind === 'foreign') throw refusal(file, o.flag, o.out !== undefined, found.why);
+  const moved = movedLake(found, lake, o.url, file, o.flag, o.out !== undefined);
   if (found.kind === 'busy') throw new RunError(`${label}: is open for writing in another program (${found.why}); close it, or open it read-only (duckdb -readonly), and rerun`);
   removeStale(file);
   const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}`);
@@ -270,7 +306,7 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
   // The old file is left as it is when nothing would change, and its rows are brought up to date
   // in a copy of it, unless a writer left a WAL beside it (its last changes are not in the file
   // alone): then it is written anew, its rows copied whole.
-  const whole = found.kind === 'ours' && !existsSync(`${file}.wal`);
+  const whole = found.kind === 'ours' && !existsSync(`${file}.wal`) && moved === undefined;
   const fromOld = whole && withRows && hadRows;
   try {
     if (whole && withRows === hadRows) {
@@ -285,7 +321,7 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
       try {
         // One transaction: the many small catalog changes are written once, at the commit.
         await conn.run('BEGIN');
-        built = await build(conn, lake, withRows);
+        built = await build(conn, lake, o.url, withRows);
         await conn.run('COMMIT');
         await conn.run('CHECKPOINT');
       } finally {
@@ -297,7 +333,7 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
     // A WAL left by a writer of the old file that crashed would be replayed into the new one.
     rmSync(`${file}.wal`, { force: true });
     renameSync(tmp, file);
-    return { file, ...built };
+    return { file, ...built, ...(moved === undefined ? {} : { moved }) };
   } catch (err) {
     clean();
     if (err instanceof UsageError || err instanceof RunError) throw err;

@@ -4,7 +4,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { Table, type RecordBatch, type TypeMap } from 'apache-arrow';
 import { UsageError } from '../errors.js';
 import type { LakeTables } from '../tables.js';
-import { existingFolder } from '../state/cache.js';
+import { existingLake } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
 import { connectWarehouse, LAKE_TABLES, lakeDatabase } from './views.js';
@@ -26,8 +26,8 @@ export interface Lake {
 export interface LakeOptions extends EngineOptions {
   /**
    * The warehouse file whose copies of the tables' rows (`chainlake warehouse --rows`) to read
-   * where they hold exactly the lake's committed files (default: warehouse.duckdb next to the lake;
-   * false: the Parquet files only). A table whose copy is stale or absent reads its files. A file
+   * where they hold exactly the lake's committed files (default: `<lake>.warehouse.duckdb` beside
+   * the lake folder; false: the Parquet files only). A table whose copy is stale or absent reads its files. A file
    * named that is missing or is not a warehouse chainlake wrote rejects the open, naming it.
    */
   warehouse?: string | false;
@@ -39,11 +39,12 @@ export interface LakeOptions extends EngineOptions {
  * (src/load/limits.ts; by default a quarter of the machine's memory, at most 2 GiB, spilling to the
  * system's temporary folder), and the warehouse file to read rows from. Tables read from the
  * warehouse file's rows are as they were when the lake was opened; those read from Parquet files
- * see files committed later.
+ * see files committed later. A path that is missing or holds no lake (no partition state and no run
+ * report) rejects the open: its every table would read as empty.
  */
 export async function openLake(path: string, options: LakeOptions = {}): Promise<Lake> {
   const { warehouse, ...engine } = options;
-  const lake = existingFolder(path, 'openLake:');
+  const lake = existingLake(path, 'openLake:');
   const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...rowsFileOf(lake, warehouse, 'openLake: warehouse') });
   return new OpenLake(path, db);
 }

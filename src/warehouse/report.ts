@@ -13,6 +13,7 @@ import { METRICS, TIME_INTERVALS } from '../streams/chain_metrics.js';
 import { STREAMS } from '../streams/index.js';
 import { query } from './query.js';
 import { checkOutput } from './export.js';
+import { lakeFile } from '../state/cache.js';
 import { ident } from './check.js';
 import { bundledSql, openWarehouse } from './views.js';
 import { renderReport, type ChartSeries, type ChartSpec, type ReportData, type Section, type TableSpec } from './report/page.js';
@@ -292,11 +293,12 @@ export interface ReportResult {
   tables: number;
 }
 
+/** The report of a lake when none is named: `<lake>.report.html`, beside the lake folder (s3://: lakeFile). */
 export function defaultReportPath(lake: string): string {
-  return join(dirname(resolve(lake)), 'report.html');
+  return lakeFile(lake, 'report.html');
 }
 
-/** Writes the report next to the lake (or to `out`), replacing an older report whole. */
+/** Writes the report beside the lake (or to `out`), replacing an older report whole. */
 export async function writeReport(lake: string, out?: string): Promise<ReportResult> {
   const file = checkOutput(out ?? defaultReportPath(lake), lake, true, '--out');
   const conn = await openWarehouse(lake);

@@ -14,12 +14,13 @@
 // new ones, and renames the copy over the old file (warehouse/file.ts): a run that added a few files
 // costs their rows, not the table's.
 import { existsSync } from 'node:fs';
-import { dirname, join, relative, resolve } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { UsageError } from '../errors.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { committedBefore, STATE, StateStore } from '../state/store.js';
+import { lakeFile } from '../state/cache.js';
 
 /** The ledger of the files whose rows the warehouse file holds. */
 export const FILES = '_chainlake_files';
@@ -35,15 +36,15 @@ export const rowsTable = (table: string): string => `_rows_${table}`;
 
 const quoted = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-/** The warehouse file of a lake when none is named: warehouse.duckdb in the lake's parent folder. */
+/** The warehouse file of a lake when none is named: `<lake>.warehouse.duckdb`, beside the lake folder. */
 export function defaultWarehousePath(lake: string): string {
-  return join(dirname(resolve(lake)), 'warehouse.duckdb');
+  return lakeFile(lake, 'warehouse.duckdb');
 }
 
 /**
  * The warehouse file a reader of `lake` takes rows from (lakeDatabase's options): the one `given`
  * names, which must then be a warehouse (`label` says how it was named, for the message), none
- * for false, else the default one (warehouse.duckdb next to the lake).
+ * for false, else the default one (`<lake>.warehouse.duckdb`).
  */
 export function rowsFileOf(lake: string, given: string | false | undefined, label: string): { rowsFrom?: string; rowsNamed?: string } {
   if (given === false) return {};

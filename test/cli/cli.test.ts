@@ -1,6 +1,6 @@
 import { fileURLToPath } from 'node:url';
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -47,7 +47,9 @@ describe('chainlake CLI usage errors', () => {
     expect(cli(['warehouse', '--rows', '--no-rows', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: 'chainlake: --rows and --no-rows: give one of them\n' });
     expect(cli(['query', '--warehouse=x.duckdb', '--no-warehouse', 'SELECT 1'])).toMatchObject({ code: 2, stderr: 'chainlake: --warehouse and --no-warehouse: give one of them\n' });
     // SQL after -- is not read for flags.
-    expect(cli(['query', '--no-warehouse', '--format', 'csv', '--', '-- --warehouse\nSELECT 1 AS x'])).toMatchObject({ code: 0, stdout: 'x\n1\n' });
+    const lake = join(dir, 'lake-of-none');
+    mkdirSync(join(lake, '_state'), { recursive: true });
+    expect(cli(['query', '--lake', lake, '--no-warehouse', '--format', 'csv', '--', '-- --warehouse\nSELECT 1 AS x'])).toMatchObject({ code: 0, stdout: 'x\n1\n' });
     // compact's tables are a list: the lake is what is wrong here.
     expect(cli(['compact', 'erc_transfers', 'blocks', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${join(dir, 'none')}: no such folder\n` });
   });
@@ -83,8 +85,50 @@ describe('chainlake CLI usage errors', () => {
   });
 
   it('exits 2 on SQL that does not run', () => {
-    const r = cli(['query', '--lake', join(dir, 'empty'), 'SELECT nope FROM erc_transfers']);
+    const lake = join(dir, 'empty');
+    mkdirSync(join(lake, '_state'), { recursive: true });
+    const r = cli(['query', '--lake', lake, 'SELECT nope FROM erc_transfers']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/nope/);
+  });
+});
+
+describe('every reader of a lake, on a folder that does not exist or holds no lake', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'cl-cli-no-lake-'));
+  const missing = join(dir, 'lak');
+  // A mistyped --lake naming the lake's parent, or some other folder: a table folder is no lake.
+  const other = join(dir, 'other');
+  mkdirSync(join(other, 'erc_transfers'), { recursive: true });
+  const readers = (lake: string) => [
+    ['query', '--lake', lake, 'SELECT count(*) FROM erc_transfers'],
+    ['query', '--lake', lake, '--format', 'json', '--no-warehouse', 'SELECT 1 AS one'],
+    ['status', '--lake', lake],
+    ['status', '--lake', lake, '--format', 'json'],
+    ['report', '--lake', lake],
+    ['warehouse', '--lake', lake],
+    ['export', 'erc_transfers', '--lake', lake, '--to', join(dir, 'out.csv')],
+    ['check', '--lake', lake],
+  ];
+
+  it("exits 2 with check's words, printing and writing nothing; a lake without the table asked for reads it as empty", () => {
+    for (const [lake, why] of [
+      [missing, 'no such folder'],
+      [other, 'no lake there (no partition state and no run report in this folder)'],
+    ] as const) {
+      for (const args of readers(lake)) expect(cli(args), args.join(' ')).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${lake}: ${why}\n` });
+    }
+    expect(readdirSync(dir).sort()).toEqual(['other']);
+    expect(readdirSync(other)).toEqual(['erc_transfers']);
+    // A lake without the table asked for (a run report, no partition yet) reads it as an empty table.
+    const lake = join(dir, 'new');
+    mkdirSync(join(lake, '_runs'), { recursive: true });
+    expect(cli(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toEqual({ code: 0, stdout: 'n\n0\n', stderr: '' });
+    expect(cli(['status', '--lake', lake])).toMatchObject({ code: 0, stdout: `no partitions in ${lake} yet\n` });
+  });
+
+  it('openLake rejects either, in the same words', async () => {
+    const { openLake } = await import('../../src/warehouse/lake.js');
+    await expect(openLake(missing)).rejects.toThrow(`openLake: ${missing}: no such folder`);
+    await expect(openLake(other)).rejects.toThrow(`openLake: ${other}: no lake there (no partition state and no run report in this folder)`);
   });
 });

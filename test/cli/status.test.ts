@@ -1,5 +1,7 @@
 // `chainlake status`: a table that fits a 100-column terminal (ids shortened, never dropped), and
 // every partition whole as JSON for scripts.
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { StateStore } from '../../src/state/store.js';
 import { shortenId, statusTable } from '../../src/cli/status.js';
@@ -44,10 +46,14 @@ describe('chainlake status', () => {
     expect(doc.partitions.map((p: { partition: string }) => p.partition)).toContain(longest);
   });
 
-  it('an empty lake: a sentence, or an empty list as JSON', () => {
+  it('a lake without partitions (a run report only): a sentence, or an empty list as JSON; a folder that is missing or holds no lake: exit 2', () => {
     const empty = `${lake}-none`;
-    expect(cli(['status', '--lake', empty]).stdout).toContain('no partitions in');
+    mkdirSync(join(empty, '_runs'), { recursive: true });
+    expect(cli(['status', '--lake', empty])).toEqual({ code: 0, stdout: `no partitions in ${empty} yet\n`, stderr: '' });
     expect(JSON.parse(cli(['status', '--lake', empty, '--format', 'json']).stdout)).toMatchObject({ partitions: [] });
+    rmSync(join(empty, '_runs'), { recursive: true });
+    expect(cli(['status', '--lake', empty])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${empty}: no lake there (no partition state and no run report in this folder)\n` });
+    expect(cli(['status', '--lake', `${lake}-missing`, '--format', 'json'])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${lake}-missing: no such folder\n` });
   });
 
   it('a wide terminal gets everything whole; a narrow one shortens ids and cursors to fit', () => {

@@ -4,7 +4,7 @@
 // limits, lists whose items are not in order, and a large result through the library against
 // DuckDB's own count and digest of it.
 import { createHash } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import duckdb from '@duckdb/node-bindings';
@@ -251,6 +251,7 @@ describe('a large result through the library', () => {
 
   it('query and batches hold every row, equal to DuckDB\'s count and digest of the same result', async () => {
     const lake = mkdtempSync(join(tmpdir(), 'cl-arrow-lake-'));
+    mkdirSync(join(lake, '_state'));
     const l = await openLake(lake);
     try {
       const reader = await conn.runAndReadAll(`SELECT count(*)::INTEGER AS n, count(amount)::INTEGER AS amounts, sum(id)::VARCHAR AS ids,

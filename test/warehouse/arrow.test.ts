@@ -151,6 +151,8 @@ describe('export --format arrow', () => {
     // another tool): the view shows it, so an export of every column meets it.
     const odd = tmp('cl-arrow-odd-');
     mkdirSync(join(odd, 'erc_transfers'));
+    // A lake (a reader refuses a folder without states or run reports) of one hand-made file.
+    mkdirSync(join(odd, '_runs'));
     const db = await DuckDBInstance.create(':memory:');
     const conn = await db.connect();
     await conn.run(`COPY (SELECT '0xabc' AS tx_hash, INTERVAL 3 DAY AS gap) TO ${sqlString(join(odd, 'erc_transfers', 'x.parquet'))} (FORMAT parquet)`);

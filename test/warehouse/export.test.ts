@@ -124,6 +124,8 @@ describe('CSV cells a spreadsheet would run as formulas (OWASP CSV injection)', 
   beforeAll(async () => {
     hostile = mkdtempSync(join(tmpdir(), 'cl-export-formulas-'));
     mkdirSync(join(hostile, 'erc_transfers'));
+    // A lake (a reader refuses a folder without states or run reports) of one hand-made file.
+    mkdirSync(join(hostile, '_runs'));
     const from = `(SELECT * FROM read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}') ORDER BY tx_hash, log_index LIMIT 1)`;
     const row = (name: string, symbol: string, logIndex: number) => `SELECT * REPLACE (${name} AS token_name, ${symbol} AS token_symbol, CAST(${logIndex} AS INTEGER) AS log_index) FROM ${from}`;
     await duck(

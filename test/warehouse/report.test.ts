@@ -137,8 +137,9 @@ describe('chainlake report', () => {
   });
 
   it('an empty lake gives a report that says what is missing', async () => {
+    // A lake a run was killed in before its first report: a _runs folder without one.
     const empty = join(dir, 'empty-lake');
-    mkdirSync(empty);
+    mkdirSync(join(empty, '_runs'), { recursive: true });
     const file = join(dir, 'empty.html');
     expect(cli(['report', '--lake', empty, '--out', file]).code).toBe(0);
     const { page, problems } = await open(file);

@@ -23,7 +23,7 @@ beforeAll(async () => {
   // Not ASCII, and a character outside the BMP: the copy's file names are cut from DuckDB's paths.
   dir = mkdtempSync(join(tmpdir(), 'cl-rows-é😀-'));
   lake = join(dir, 'lake');
-  file = join(dir, 'warehouse.duckdb');
+  file = join(dir, 'lake.warehouse.duckdb');
   cpSync(await sharedDemoLake(), lake, { recursive: true });
 });
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -237,7 +237,7 @@ describe('the warehouse file with rows', () => {
     // A lake whose default file is none of chainlake's: read from its Parquet files, as before.
     const other = mkdtempSync(join(tmpdir(), 'cl-rows-default-'));
     cpSync(lake, join(other, 'lake'), { recursive: true });
-    writeFileSync(join(other, 'warehouse.duckdb'), 'not a database');
+    writeFileSync(join(other, 'lake.warehouse.duckdb'), 'not a database');
     const plain = cli(['query', '--lake', join(other, 'lake'), '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
     expect(plain).toMatchObject({ code: 0, stderr: '' });
   });
@@ -327,7 +327,7 @@ describe('a lake with rows in its warehouse file, changed by a command', () => {
     const other = join(dir, 'other');
     cpSync(await sharedDemoLake(), join(other, 'lake'), { recursive: true });
     const at = join(other, 'lake');
-    const wh = join(other, 'warehouse.duckdb');
+    const wh = join(other, 'lake.warehouse.duckdb');
     expect(cli(['warehouse', '--lake', at, '--rows'])).toMatchObject({ code: 0, stderr: '' });
     // The table re-derived from its raw pages into new files: the copy's rows of the old ones go.
     const rebuilt = cli(['rebuild', 'erc_transfers', '--lake', at]);

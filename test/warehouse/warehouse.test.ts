@@ -5,7 +5,7 @@
 // on the old file keeps working across a rewrite.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { parse, stringify } from 'yaml';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -13,6 +13,8 @@ import { METRICS } from '../../src/streams/chain_metrics.js';
 import { openWarehouse, LAKE_TABLES } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
 import { writeWarehouse } from '../../src/warehouse/file.js';
+import { lakeFile } from '../../src/state/cache.js';
+import { StateStore } from '../../src/state/store.js';
 import { cli, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
 import { openReader, read, rowsOf, ZONE, type Row } from './reader.js';
 
@@ -60,7 +62,7 @@ describe('chainlake warehouse', () => {
     const r = cli(['warehouse', '--lake', lake]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
-    file = join(dirname(lake), 'warehouse.duckdb');
+    file = `${lake}.warehouse.duckdb`;
     expect(r.stdout).toBe(`wrote the warehouse file ${file} (${VIEWS.length} table views, ${SQL_FILES.length} bundled query views)\n`);
   });
 
@@ -116,7 +118,7 @@ describe('chainlake warehouse', () => {
     const copy = join(dir, 'unchanged');
     const at = join(copy, 'lake');
     cpSync(lake, at, { recursive: true });
-    const out = join(copy, 'warehouse.duckdb');
+    const out = `${at}.warehouse.duckdb`;
     const write = async () => (await writeWarehouse(at, { flag: '--out' })).unchanged;
     const stat = () => `${statSync(out).ino}/${statSync(out).mtimeMs}`;
     expect(await write()).toBeUndefined();
@@ -219,6 +221,115 @@ describe('chainlake warehouse', () => {
   });
 });
 
+describe("an outside reader after compact --retention and a rerun: the README's way", () => {
+  let dir: string;
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('the warehouse file, as the README opens it, gives exactly the committed rows; a glob over the table folder does not, and the README no longer says it does', async () => {
+    dir = mkdtempSync(join(tmpdir(), 'cl-outside-'));
+    const lake = join(dir, 'lake');
+    const pipeline = pipelineFile(dir, 'kept', ['erc_transfers']);
+    // Small batches: many files for the compaction to replace, kept for the older snapshots.
+    const run = () => expect(cli(['run', pipeline, '--simulator', '--quiet', '--flush-rows', '50', '--lake', lake])).toMatchObject({ code: 0, stderr: '' });
+    run();
+    expect(cli(['compact', '--lake', lake, '--retention', '6h']).code).toBe(0);
+    run();
+    const committed = new StateStore(lake).statesOf('erc_transfers').reduce((n, s) => n + s.rows, 0);
+    expect(committed).toBeGreaterThan(0);
+    expect((await counts(lake)).erc_transfers).toBe(committed);
+    const [globbed] = read(`${lake}.warehouse.duckdb`, [`SELECT count(*) AS n FROM read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}')`]).map(rowsOf);
+    expect(Number(globbed![0]!.n)).toBeGreaterThan(committed);
+
+    const readme = readFileSync('README.md', 'utf8');
+    expect(readme).not.toMatch(/\*\*\/\*\.parquet'\)[^.]*\s+see exactly the committed rows/);
+    const recipe = /duckdb -readonly data\/lake\.warehouse\.duckdb -c "(SELECT count\(\*\) FROM erc_transfers)"/.exec(readme);
+    expect(recipe).not.toBeNull();
+    const [answer] = read(`${lake}.warehouse.duckdb`, [recipe![1]!]).map(rowsOf);
+    expect(Object.values(answer![0]!).map(Number)).toEqual([committed]);
+  });
+});
+
+describe('two lakes in one folder', () => {
+  let dir: string;
+  let a: string;
+  let b: string;
+
+  beforeAll(async () => {
+    // Lake b: the shared lake without erc_transfers (its states and files gone).
+    dir = mkdtempSync(join(tmpdir(), 'cl-two-lakes-'));
+    a = join(dir, 'a');
+    b = join(dir, 'b');
+    const shared = await sharedDemoLake();
+    cpSync(shared, a, { recursive: true });
+    cpSync(shared, b, { recursive: true });
+    rmSync(join(b, 'erc_transfers'), { recursive: true });
+    rmSync(join(b, '_state', 'erc_transfers'), { recursive: true });
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  const transfers = (file: string) => Number(rowsOf(read(file, [countSql('erc_transfers')])[0])[0]!.n);
+  const lakeIn = (file: string) => rowsOf(read(file, ['SELECT lake FROM _chainlake'])[0])[0]!.lake;
+
+  it('get a warehouse file and a report each, named after the lake, each answering for its own lake', async () => {
+    for (const l of [a, b]) {
+      expect(cli(['warehouse', '--lake', l])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`wrote the warehouse file ${l}.warehouse.duckdb (`) });
+      expect(cli(['report', '--lake', l])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`wrote ${l}.report.html (`) });
+    }
+    expect(listing(dir)).toEqual(['a', 'a.report.html', 'a.warehouse.duckdb', 'b', 'b.report.html', 'b.warehouse.duckdb']);
+    const rows = (await counts(a)).erc_transfers;
+    expect(rows).toBeGreaterThan(0);
+    expect(transfers(`${a}.warehouse.duckdb`)).toBe(rows);
+    expect(transfers(`${b}.warehouse.duckdb`)).toBe(0);
+    expect([lakeIn(`${a}.warehouse.duckdb`), lakeIn(`${b}.warehouse.duckdb`)]).toEqual([a, b]);
+    expect(readFileSync(`${a}.report.html`, 'utf8')).toContain(`lake ${a} `);
+    expect(readFileSync(`${b}.report.html`, 'utf8')).toContain(`lake ${b} `);
+    // The query's default file is the lake's own: a's copy of the rows is never read for b.
+    expect(cli(['query', '--lake', b, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toMatchObject({ code: 0, stdout: 'n\n0\n' });
+  });
+
+  it("another lake's file is refused, named or default, before any work, naming both lakes; the file is untouched", () => {
+    const file = `${a}.warehouse.duckdb`;
+    const before = readFileSync(file);
+    const files = listing(dir);
+    const refused = (flag: string) => `${flag} ${file}: is the warehouse file of another lake, ${a} (this one is ${b}); refusing to replace it (name another file`;
+    const w = cli(['warehouse', '--lake', b, '--out', file]);
+    expect(w).toMatchObject({ code: 2, stdout: '' });
+    expect(w.stderr).toContain(refused('--out'));
+    expect(w.stderr).toContain(`or delete the file if ${a} no longer needs it)`);
+    const c = cli(['compact', '--lake', b, '--warehouse', file]);
+    expect(c).toMatchObject({ code: 2, stdout: '' });
+    expect(c.stderr).toContain(refused('--warehouse'));
+    // The default file of b, copied over from a (a lake's files copied by hand): refused too.
+    cpSync(file, `${b}.warehouse.duckdb`);
+    const d = cli(['warehouse', '--lake', b]);
+    expect(d).toMatchObject({ code: 2, stdout: '' });
+    expect(d.stderr).toContain(`the warehouse file ${b}.warehouse.duckdb: is the warehouse file of another lake, ${a} (this one is ${b}); refusing to replace it (name another file with --out FILE`);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(readFileSync(`${b}.warehouse.duckdb`).equals(before)).toBe(true);
+    expect(listing(dir)).toEqual(files);
+    expect(transfers(file)).toBeGreaterThan(0);
+  });
+
+  it('an s3:// lake has its own names too, in the current folder: per bucket, prefix and endpoint', () => {
+    const names = ['s3://one/team/lake', 's3://two/team/lake', 's3://one/other/lake', 's3://one/team/lake/'].map((u) => lakeFile(u, 'report.html'));
+    expect(names[0]).toMatch(new RegExp(`^${process.cwd()}/lake-[0-9a-f]{8}\\.report\\.html$`));
+    expect(new Set(names.slice(0, 3)).size).toBe(3);
+    expect(names[3]).toBe(names[0]);
+    const at = (endpoint: string) => {
+      const was = process.env.AWS_ENDPOINT_URL_S3;
+      process.env.AWS_ENDPOINT_URL_S3 = endpoint;
+      try {
+        return lakeFile('s3://one/team/lake', 'report.html');
+      } finally {
+        if (was === undefined) delete process.env.AWS_ENDPOINT_URL_S3;
+        else process.env.AWS_ENDPOINT_URL_S3 = was;
+      }
+    };
+    expect(at('http://127.0.0.1:9000')).not.toBe(at('http://127.0.0.1:9001'));
+    expect(lakeFile('s3://one', 'warehouse.duckdb')).toMatch(/\/one-[0-9a-f]{8}\.warehouse\.duckdb$/);
+  });
+});
+
 describe('the warehouse file across runs, compaction, rebuilds and a moved lake', () => {
   let dir: string;
   let lake: string;
@@ -227,7 +338,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'cl-warehouse-runs-'));
     lake = join(dir, 'lake');
-    file = join(dir, 'warehouse.duckdb');
+    file = join(dir, 'lake.warehouse.duckdb');
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -317,7 +428,9 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     expect((gone as { error: string }).error).toMatch(/No files found/);
 
     const r = cli(['warehouse', '--lake', moved, '--out', file]);
-    expect(r.code).toBe(0);
+    expect(r).toMatchObject({ code: 0, stderr: '' });
+    // The file was of the lake at its old place, which holds no lake now: replaced, and said so.
+    expect(r.stdout).toContain(`\n  it replaced the warehouse file of ${lake}, which holds no lake any more (moved or deleted)\n`);
     const [n, marker] = read(file, [countSql('avg_tps'), 'SELECT lake FROM _chainlake']).map(rowsOf);
     expect(Number(n![0]!.n)).toBeGreaterThan(0);
     expect(marker).toEqual([{ lake: moved }]);
