@@ -4,7 +4,8 @@
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { inert } from '../text.js';
-import { checkLake, commandOf, existingLake, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
+import { checkLake, commandOf, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
+import { existingLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption } from './warehouse.js';
 
@@ -23,7 +24,7 @@ async function cmdReset(a: ArgsOf<typeof resetFlags>): Promise<number> {
   if (given.length !== 1) throw new UsageError(`reset: give one of --to-block, --to-time or --drop${given.length ? ` (given: ${given.join(', ')})` : ''}`);
   const block = wholeNumber('to-block', a.toBlock, 0);
   const time = wholeNumber('to-time', a.toTime, 0);
-  const lake = isObjectUrl(givenLake(a)) ? checkLake(givenLake(a)) : existingLake(givenLake(a));
+  const lake = isObjectUrl(givenLake(a)) ? checkLake(givenLake(a)) : existingLake(checkLake(givenLake(a)), '--lake');
   await checkWarehouse(lake, a.warehouse);
   const { resetTable } = await import('../pipeline/reset.js');
   const { makeLogger } = await import('./log.js');
