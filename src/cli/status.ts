@@ -5,7 +5,7 @@
 import type { PartitionState } from '../state/store.js';
 import { highest, listingsOf, type Cursor } from '../state/cursor.js';
 import { minute, textTable } from '../pipeline/report.js';
-import { inert } from '../text.js';
+import { boundedAll, inert } from '../text.js';
 
 const ELLIPSIS = '…';
 
@@ -107,11 +107,14 @@ export function statusTable(states: PartitionState[], width: number): string {
   return textTable(header, rows);
 }
 
-/** Every partition whole: full ids, the cursor as stored, counts and the last run. */
+/**
+ * Every partition whole: full ids, the cursor as stored, counts and the last run; but each string
+ * bounded (text.ts): a cursor keeps the page token a service chose, which may be megabytes.
+ */
 export function statusJson(lake: string, states: PartitionState[]): object {
   return {
     lake,
-    partitions: states.map((s) => ({
+    partitions: states.map((s) => boundedAll({
       table: s.table,
       partition: s.partition,
       ...(s.values ? { values: s.values } : {}),
