@@ -5,7 +5,6 @@
 import { Writable } from 'node:stream';
 import { pino, type Logger, type LevelWithSilent } from 'pino';
 import pretty from 'pino-pretty';
-import { parseExact, stringifyExact } from '../json.js';
 import { bounded, boundedAll, inert, inertJson, LINE_CHARS } from '../text.js';
 
 export const REDACT = ['apiKey', '*.apiKey', 'headers', '*.headers', 'key', '*.key'];
@@ -20,13 +19,12 @@ function inertNames(v: unknown, top = true): unknown {
 /**
  * A JSON line with each of its strings, keys too, in at most LINE_CHARS characters. Bounded as
  * pino wrote it: after its serializers (an Error's message) and its redaction, so a cut cannot
- * leave part of a redacted value; its numbers keep their digits. A line within the bound, nearly
- * all, is not parsed.
+ * leave part of a redacted value. A line within the bound, nearly all, is not parsed.
  */
 function boundLine(line: string): string {
   if (line.length <= LINE_CHARS) return line;
   try {
-    return stringifyExact(boundedAll(parseExact(line), LINE_CHARS)) + '\n';
+    return JSON.stringify(boundedAll(JSON.parse(line), LINE_CHARS)) + '\n';
   } catch {
     return bounded(line.replace(/\n$/, ''), LINE_CHARS) + '\n';
   }
