@@ -60,8 +60,8 @@ function grouped(n: number): string {
 }
 
 /**
- * `s` in at most `max` characters: as it is when it fits, else its head and how long it was
- * (`...…[cut: 4,194,304 chars]`). A surrogate pair is never split.
+ * `s` in at most `max` characters (a few dozen at least: the mark's room): as it is when it fits,
+ * else its head and how long it was (`...…[cut: 4,194,304 chars]`). A surrogate pair is never split.
  */
 export function bounded(s: string, max: number = TEXT_CHARS): string {
   if (s.length <= max) return s;

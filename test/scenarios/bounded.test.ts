@@ -130,6 +130,20 @@ describe('a service whose text is megabytes long', () => {
   });
 });
 
+describe('export-op against a service whose operation is megabytes long', () => {
+  it('start --no-wait: the table of operations and the progress lines are bounded', async () => {
+    const id = 'op-' + 'i'.repeat(MB4);
+    handle = (_req, res) => json(res, 200, { operationId: id, operationStatus: 'RUNNING', message: 'm'.repeat(MB4), metadata: {} });
+    const lake = join(work, 'ops');
+    const r = await runCli(['export-op', 'start', '--lake', lake, '--data-url', url, '--first-date', '2024-01-01', '--last-date', '2024-01-02', '--addresses', '0x' + '1'.repeat(40), '--include-chains', '43114', '--no-wait'], { CHAINLAKE_API_KEY: KEY });
+    expect(r.code, r.stderr.slice(0, 2000)).toBe(0);
+    expectBounded('stdout', r.stdout);
+    expect(r.stdout).toContain('…[cut: 4,194,307 chars]');
+    expectBounded('stderr', r.stderr);
+    expect(r.stderr).toContain('…[cut: ');
+  });
+});
+
 describe('status and check on a lake that holds such text', () => {
   it('status --format json: a cursor holding a page token of megabytes is shown bounded, saying its length', () => {
     const state = { table: 'erc_transfers', partition: '43114/0xab', cursor: { window: { query: { startBlock: '1' }, token: 't'.repeat(MB4), files: [], rows: 0 } }, rows: 0, rejects: 0, files: [] };
