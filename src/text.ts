@@ -27,16 +27,78 @@ export function inert(s: string, o: { lines?: boolean } = {}): string {
   return s.replace(ACTIVE, (c) => (o.lines && (c === '\n' || c === '\t') ? c : escape(c)));
 }
 
+/** A copy of plain data (objects, arrays) with `f` applied to every string in it, keys too. */
+function eachString<T>(v: T, f: (s: string) => string): T {
+  if (typeof v === 'string') return f(v) as T;
+  if (Array.isArray(v)) return v.map((x: unknown) => eachString(x, f)) as T;
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype)
+    return Object.fromEntries(Object.entries(v).map(([k, x]) => [f(k), eachString(x, f)])) as T;
+  return v;
+}
+
 /**
  * A copy of plain data (objects, arrays) with every string in it, keys too, made inert on one
  * line: for a structure that a formatter turns into text, so that each value stays on its line.
  */
 export function inertAll<T>(v: T): T {
-  if (typeof v === 'string') return inert(v) as T;
-  if (Array.isArray(v)) return v.map(inertAll) as T;
-  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype)
-    return Object.fromEntries(Object.entries(v).map(([k, x]) => [inert(k), inertAll(x)])) as T;
-  return v;
+  return eachString(v, (s) => inert(s));
+}
+
+// A service may send a page token, a message, a field name or a header of megabytes (a fault or
+// an attack): quoted whole, one error line would be megabytes on a terminal, in a log and in the
+// run report. What is shown of service text is bounded here, and only here; the lake keeps what
+// was sent. A secret is redacted before its text is cut, so a cut never leaves part of one.
+
+/** Characters of one service string shown (a message, a URL with its page token, a header, a name). */
+export const TEXT_CHARS = 2000;
+/** Characters of one line or entry that quotes service text (an error, a log value, a report's error): a few strings. */
+export const LINE_CHARS = 4 * TEXT_CHARS;
+
+/** `n` with its thousands grouped: 4,194,304. */
+function grouped(n: number): string {
+  return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
+}
+
+/**
+ * `s` in at most `max` characters (a few dozen at least: the mark's room): as it is when it fits,
+ * else its head and how long it was (`...…[cut: 4,194,304 chars]`). A surrogate pair is never split.
+ */
+export function bounded(s: string, max: number = TEXT_CHARS): string {
+  if (s.length <= max) return s;
+  const mark = `…[cut: ${grouped(s.length)} chars]`;
+  let keep = Math.max(0, max - mark.length);
+  const last = s.charCodeAt(keep - 1);
+  if (last >= 0xd800 && last <= 0xdbff) keep--;
+  return s.slice(0, keep) + mark;
+}
+
+/** A copy of plain data with every string in it, keys too, bounded to `max` characters. */
+export function boundedAll<T>(v: T, max: number = TEXT_CHARS): T {
+  return eachString(v, (s) => bounded(s, max));
+}
+
+/** Distinct names a tally of service names keeps (fields the declarations do not read); past it... */
+export const MAX_NAMES = 100;
+/** ...every other name counts under this one. */
+export const OTHER_NAMES = '…[other names]';
+
+/**
+ * Adds the counts of `from` to `into` by name, each name bounded and at most MAX_NAMES of them:
+ * a service that sends a million distinct field names makes one entry of the rest, not a million.
+ */
+export function addNames(into: Record<string, number>, from: Record<string, number>): void {
+  let names = Object.keys(into).length;
+  for (const [k, n] of Object.entries(from)) {
+    let name = bounded(k);
+    if (!Object.hasOwn(into, name)) {
+      if (names >= MAX_NAMES) name = OTHER_NAMES;
+      if (!Object.hasOwn(into, name)) names++;
+    }
+    const sum = (Object.hasOwn(into, name) ? into[name]! : 0) + n;
+    // Assigned, `__proto__` would set the object's prototype: it is a field name like any other.
+    if (name === '__proto__') Object.defineProperty(into, name, { value: sum, enumerable: true, writable: true, configurable: true });
+    else into[name] = sum;
+  }
 }
 
 const ACTIVE_IN_JSON = new RegExp(BEYOND_C0, 'g');

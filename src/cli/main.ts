@@ -8,7 +8,7 @@
 import yargs from 'yargs';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
-import { inert } from '../text.js';
+import { bounded, inert, LINE_CHARS } from '../text.js';
 import { DEFAULT_LAKE } from './args.js';
 import { exportCommand } from './export.js';
 import { checkCommand, compactCommand, rebuildCommand, reportCommand, statusCommand, warehouseCommand } from './lake.js';
@@ -21,10 +21,12 @@ import { tablesCommand } from './tables.js';
 
 /** An error nobody expected, with its stack: the message on one line, the stack's frames below it. */
 function unexpected(err: unknown): string {
-  if (!(err instanceof Error)) return inert(String(err));
+  if (!(err instanceof Error)) return inert(bounded(String(err), LINE_CHARS));
   const head = `${err.name}: ${err.message}`;
   const stack = err.stack ?? head;
-  return stack.startsWith(head) ? inert(head) + inert(stack.slice(head.length), { lines: true }) : inert(stack, { lines: true });
+  return stack.startsWith(head)
+    ? inert(`${err.name}: ${bounded(err.message, LINE_CHARS)}`) + inert(stack.slice(head.length), { lines: true })
+    : inert(bounded(stack, LINE_CHARS), { lines: true });
 }
 
 /**
@@ -105,12 +107,12 @@ export async function main(argv: string[]): Promise<void> {
       .parseAsync();
   } catch (err) {
     // A usage error may list several problems, a line each; a run error is one line, and may
-    // quote a service's answer.
+    // quote a service's answer. Each line is bounded: what it quotes may be megabytes.
     if (err instanceof UsageError) {
-      process.stderr.write(`chainlake: ${inert(err.message, { lines: true })}\n`);
+      process.stderr.write(`chainlake: ${inert(err.message.split('\n').map((l) => bounded(l, LINE_CHARS)).join('\n'), { lines: true })}\n`);
       code = 2;
     } else if (err instanceof RunError) {
-      process.stderr.write(`chainlake: ${inert(err.message)}\n`);
+      process.stderr.write(`chainlake: ${inert(bounded(err.message, LINE_CHARS))}\n`);
       code = 1;
     } else {
       process.stderr.write(`chainlake: ${unexpected(err)}\n`);

@@ -11,7 +11,7 @@ import { DEFAULT_MAX_DOWNLOAD_BYTES } from '../operations/links.js';
 import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../pipeline/report.js';
 import type { Client, SourceConfig } from '../sources/client.js';
-import { inert } from '../text.js';
+import { bounded, inert, LINE_CHARS } from '../text.js';
 import { commandOf, checkLake, checkUrl, givenLake, type Exit, type Globals } from './args.js';
 
 interface SourceArgs {
@@ -145,7 +145,7 @@ function maxWaitMs(v: unknown): number {
 function context(lake: string, maxWait: number, client: Client, signal: AbortSignal): ExportContext {
   const links = { service: client.baseUrl, privateLinks: client.source.privateLinks ?? false, maxBytes: client.source.maxDownloadBytes ?? DEFAULT_MAX_DOWNLOAD_BYTES };
   // The lines quote the service: operation ids, statuses, messages.
-  return { client, lake, signal, maxWaitMs: maxWait, links, log: (line) => process.stderr.write(`chainlake: ${inert(line)}\n`) };
+  return { client, lake, signal, maxWaitMs: maxWait, links, log: (line) => process.stderr.write(`chainlake: ${inert(bounded(line, LINE_CHARS))}\n`) };
 }
 
 function printRows(rows: OperationRow[]): void {
@@ -157,7 +157,7 @@ function printRows(rows: OperationRow[]): void {
     r.next_date ?? '',
     r.download_path ?? '',
     r.download_bytes ?? '',
-  ].map((cell) => (typeof cell === 'number' ? cell : inert(cell))));
+  ].map((cell) => (typeof cell === 'number' ? cell : inert(bounded(cell)))));
   process.stdout.write(textTable(['operation', 'status', 'code', 'dates', 'next date', 'file (in the lake)', 'bytes'], table) + '\n');
 }
 
@@ -168,7 +168,7 @@ async function cmdStart(a: StartArgs): Promise<number> {
   const { startExport } = await import('../operations/exports.js');
   const rows = await withClient(a, (client, signal) => startExport(context(lake, maxWait, client, signal), request, a.wait));
   printRows(rows);
-  if (!a.wait) process.stderr.write(`chainlake: not waiting (--no-wait); \`chainlake export-op status ${inert(rows[0]!.operation_id)} --wait\` follows it and downloads its file\n`);
+  if (!a.wait) process.stderr.write(`chainlake: not waiting (--no-wait); \`chainlake export-op status ${inert(bounded(rows[0]!.operation_id))} --wait\` follows it and downloads its file\n`);
   return 0;
 }
 

@@ -5,7 +5,7 @@
 import type { PartitionState } from '../state/store.js';
 import { coveredRange, highest, isoSeconds, latestTime, listingsOf, type Cursor } from '../state/cursor.js';
 import { minute, textTable } from '../pipeline/report.js';
-import { inert } from '../text.js';
+import { boundedAll, inert } from '../text.js';
 
 const ELLIPSIS = '…';
 
@@ -131,11 +131,14 @@ export function statusTable(states: PartitionState[], width: number, nowSeconds 
   return [textTable(header, rows), ...(said.length ? ['', `! ${said.length === 1 ? 'a cursor' : `${said.length} cursors`} past what exists (the next runs fetch nothing there):`, ...said] : [])].join('\n');
 }
 
-/** Every partition whole: full ids, the cursor as stored, counts and the last run. */
+/**
+ * Every partition whole: full ids, the cursor as stored, counts and the last run; but each string
+ * bounded (text.ts): a cursor keeps the page token a service chose, which may be megabytes.
+ */
 export function statusJson(lake: string, states: PartitionState[], nowSeconds = Math.floor(Date.now() / 1000)): object {
   return {
     lake,
-    partitions: states.map((s) => ({
+    partitions: states.map((s) => boundedAll({
       table: s.table,
       partition: s.partition,
       ...(s.values ? { values: s.values } : {}),

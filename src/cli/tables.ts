@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { textTable } from '../pipeline/report.js';
 import { STREAMS } from '../streams/index.js';
-import type { StreamDecl } from '../decl/stream.js';
+import { UNIX_SECONDS, type StreamDecl } from '../decl/stream.js';
 import { columnDoc, landedColumns } from '../transform/columns.js';
 import { commandOf, type Globals } from './args.js';
 
@@ -42,7 +42,7 @@ function endpointText(d: StreamDecl): string {
 
 /** What the reference says of a table, with `code` spans (the text style drops the backticks). */
 function tableFacts(d: StreamDecl): { lines: Array<[string, string[]]>; columns: string[][] } {
-  const keys = Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.doc}`);
+  const keys = Object.entries(d.options).map(([k, o]) => `\`${k}\`${o.required ? ' (required)' : ''}: ${o.kind === 'unix_seconds' ? `${UNIX_SECONDS.doc}; ` : ''}${o.doc}`);
   if (d.pageSize.max) keys.push(`\`pageSize\`: ${d.pageSize.min || 1} to ${d.pageSize.max}, default ${d.pageSize.default}${d.pageSize.note ? ` (${d.pageSize.note})` : ''}`);
   return {
     lines: [

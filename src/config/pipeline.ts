@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import { LineCounter, parseDocument } from 'yaml';
 import { STREAM_BY_TABLE, STREAMS } from '../streams/index.js';
-import type { OptionSpec, StreamConfig, StreamDecl } from '../decl/stream.js';
+import { UNIX_SECONDS, type OptionSpec, type StreamConfig, type StreamDecl } from '../decl/stream.js';
 import { ASSET_NAMESPACES, type AssetNamespace } from '../decl/request.js';
 import { METRICS } from '../streams/chain_metrics.js';
 import { UsageError } from '../errors.js';
@@ -58,6 +58,36 @@ export function interpolate(s: string): string {
 
 function describe(v: unknown): string {
   return typeof v === 'string' ? JSON.stringify(v) : JSON.stringify(v) ?? String(v);
+}
+
+/** Units a time mistaken for seconds is often in, and how many of them make a second. */
+const SUBSECOND_UNITS = [
+  ['milliseconds', 1e3],
+  ['microseconds', 1e6],
+  ['nanoseconds', 1e9],
+] as const;
+
+/** `s` Unix seconds as an ISO time, or undefined past the dates JavaScript holds. */
+function isoTime(s: number): string | undefined {
+  const ms = s * 1000;
+  return Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString().replace('.000Z', 'Z') : undefined;
+}
+
+/**
+ * A `unix_seconds` key's value, or why it cannot be one (and what was probably meant: the same
+ * time in milliseconds, microseconds or nanoseconds). A time given as a date would be read here.
+ */
+export function unixSeconds(v: unknown): { seconds: number } | { problem: string } {
+  const { min, max } = UNIX_SECONDS;
+  if (typeof v !== 'number' || !Number.isInteger(v)) return { problem: `must be whole Unix seconds (${isoTime(min)!.slice(0, 10)} is ${min}), not ${describe(v)}` };
+  if (v >= min && v <= max) return { seconds: v };
+  for (const [unit, per] of SUBSECOND_UNITS) {
+    const s = v / per;
+    if (s >= min && s <= max) return { problem: `${v} is not Unix seconds: as ${unit} it is ${isoTime(s)}; give ${Math.floor(s)}` };
+  }
+  const when = isoTime(v);
+  const off = v < min ? `before any chain here` : 'after 2100-01-01';
+  return { problem: `${v} is not Unix seconds from ${isoTime(min)!.slice(0, 10)} to ${isoTime(max)!.slice(0, 10)} (${min} to ${max})${when ? `: it is ${when}, ${off}` : ''}` };
 }
 
 /** Where a blockchain id is asked for, the node also takes the primary network's aliases. */
@@ -137,6 +167,10 @@ function checkOption(spec: OptionSpec, v: unknown, path: string, network: Networ
     case 'evm_block': {
       const p = evmBlockProblem(v);
       return p ? bad(`${describe(v)} ${p}`) : v;
+    }
+    case 'unix_seconds': {
+      const t = unixSeconds(v);
+      return 'problem' in t ? bad(t.problem) : t.seconds;
     }
   }
 }

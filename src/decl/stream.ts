@@ -61,7 +61,15 @@ export type OptionKind =
   | 'blockchain_id' // a cb58 blockchain id or the alias P, X or C
   | 'blockchain_id[]'
   | 'x_address[]' // X- address of any network, or of the entry's `network` when it has one
-  | 'evm_block'; // a block as an EVM node takes it: hex number, hash or tag (latest, ...)
+  | 'evm_block' // a block as an EVM node takes it: hex number, hash or tag (latest, ...)
+  | 'unix_seconds'; // a time in whole Unix seconds within UNIX_SECONDS (where a date would be read too)
+
+/**
+ * The times a `unix_seconds` key takes: from 2009-01-01, before any chain here, to 2100-01-01.
+ * Outside them a value is in other units (milliseconds read as seconds are in the year 57804) or
+ * a slip, and would plan a window with nothing in it.
+ */
+export const UNIX_SECONDS = { min: 1_230_768_000, max: 4_102_444_800, doc: 'Unix seconds, 2009-01-01 (1230768000) to 2100-01-01 (4102444800)' } as const;
 
 export interface OptionSpec {
   kind: OptionKind;

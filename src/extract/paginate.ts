@@ -6,6 +6,7 @@
 import { onBehalf, type ClientPort, type Page, type PaginateOptions } from '../decl/request.js';
 import { RunError, ServiceError } from '../errors.js';
 import { fromBytes } from '../bytes.js';
+import { bounded } from '../text.js';
 
 /**
  * A 400 to a request that carried a page token: the token expired (metrics tokens live 24 h) or is
@@ -82,7 +83,7 @@ export async function* paginate(client: Pick<ClientPort, 'get'>, o: PaginateOpti
   const maxEmpty = o.maxEmptyPages ?? 20;
   for (;;) {
     if (token !== undefined) {
-      if (guard.repeated(token)) throw new RunError(`${o.endpoint}: the service sent page token ${JSON.stringify(token.slice(0, 40))} twice in one listing (loop); stopping this partition`);
+      if (guard.repeated(token)) throw new RunError(`${o.endpoint}: the service sent page token ${JSON.stringify(bounded(token, 80))} twice in one listing (loop); stopping this partition`);
     }
     const query = token === undefined ? o.query : { ...o.query, pageToken: token };
     let body: unknown;
@@ -102,7 +103,7 @@ export async function* paginate(client: Pick<ClientPort, 'get'>, o: PaginateOpti
       throw err;
     }
     if (!body || typeof body !== 'object' || !Array.isArray((body as Record<string, unknown>)[o.items])) {
-      throw new RunError(`${o.endpoint}: the answer has no "${o.items}" list (keys: ${body && typeof body === 'object' ? Object.keys(body).join(', ') : typeof body})`);
+      throw new RunError(`${o.endpoint}: the answer has no "${o.items}" list (keys: ${body && typeof body === 'object' ? bounded(Object.keys(body).join(', ')) : typeof body})`);
     }
     const b = body as Record<string, unknown>;
     const items = b[o.items] as unknown[];

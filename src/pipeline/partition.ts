@@ -14,6 +14,7 @@ import { RunError } from '../errors.js';
 import { BatchPath, type Moves, type Staged } from './batch.js';
 import { nextSeq, type ListingTag } from '../state/names.js';
 import type { StreamReport } from './report.js';
+import { addNames } from '../text.js';
 
 export interface Job {
   decl: StreamDecl;
@@ -180,7 +181,7 @@ export class PartitionRun {
       this.saidOutside = true;
     }
     if (batch.sentTwice) this.o.logger.warn({ table: decl.table, partition: partition.id, sentTwice: batch.sentTwice }, 'rows sent twice by the service, dropped');
-    for (const [k, n] of Object.entries(batch.extraFields)) report.extraFields[k] = (report.extraFields[k] ?? 0) + n;
+    addNames(report.extraFields, batch.extraFields);
     if (batch.rejects.length) this.o.logger.warn({ table: decl.table, partition: partition.id, rejects: batch.rejects.length, first: batch.rejects[0]!.reason }, 'rows rejected');
     return staged;
   }

@@ -11,6 +11,7 @@ import { jobLeaseBound } from '../state/lock.js';
 import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
 import type { RunReport, StreamReport } from './report.js';
+import { addNames } from '../text.js';
 import { compactAfterRun, newRun, type RunOptions } from './run.js';
 import { holdForRun, LakeSession } from './session.js';
 import type { RunSpec } from './spec.js';
@@ -77,8 +78,7 @@ export function addReport(into: StreamReport, from: StreamReport): void {
     else if (typeof v === 'number' && typeof cur === 'number') (into as unknown as Record<string, number>)[k] = cur + v;
     else if (Array.isArray(v) && Array.isArray(cur)) cur.push(...(v as unknown[]));
     else if (v && typeof v === 'object' && cur && typeof cur === 'object') {
-      const m = cur as Record<string, number>;
-      for (const [kk, n] of Object.entries(v as Record<string, number>)) m[kk] = (m[kk] ?? 0) + n;
+      addNames(cur as Record<string, number>, v as Record<string, number>);
     }
   }
 }

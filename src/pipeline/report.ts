@@ -3,6 +3,7 @@
 import { join } from 'node:path';
 import { newRequestStats, type RequestStats } from '../decl/request.js';
 import { RUNS, writeAtomic } from '../state/store.js';
+import { bounded, LINE_CHARS } from '../text.js';
 
 export interface StreamReport extends RequestStats {
   table: string;
@@ -34,7 +35,7 @@ export interface StreamReport extends RequestStats {
   /** Block ranges fetched as listings of their own (chunks of a window), and those split off a chunk under way. */
   chunks: number;
   splits: number;
-  /** Item fields no column reads (schema drift): ignored, counted here. */
+  /** Item fields no column reads (schema drift): ignored, counted here (text.ts addNames: names and their number bounded). */
   extraFields: Record<string, number>;
   seconds: number;
   errors: string[];
@@ -61,9 +62,18 @@ export function newStreamReport(table: string): StreamReport {
   return { table, partitions: 0, partitionsDone: 0, pages: 0, rows: 0, rejects: 0, over38: 0, skipped: 0, sentTwice: 0, outside: 0, notes: [], restarts: 0, chunks: 0, splits: 0, extraFields: {}, seconds: 0, errors: [], skips: [], ...newRequestStats() };
 }
 
+/**
+ * The report with each error and skip in at most LINE_CHARS characters: they quote services, whose
+ * text may be megabytes (a page token in a URL), and the report is printed and kept.
+ */
+export function boundedReport(r: RunReport): RunReport {
+  const lines = (xs: string[] | undefined) => xs?.map((x) => bounded(x, LINE_CHARS));
+  return { ...r, streams: r.streams.map((s) => ({ ...s, errors: lines(s.errors)!, skips: lines(s.skips)! })) };
+}
+
 export function saveReport(lake: string, r: RunReport): string {
   const file = join(lake, RUNS, `${r.runId}.json`);
-  writeAtomic(file, JSON.stringify(r, null, 1));
+  writeAtomic(file, JSON.stringify(boundedReport(r), null, 1));
   return file;
 }
 
@@ -100,7 +110,8 @@ export function textTable(header: string[], rows: Array<Array<string | number>>)
   return [tableLine(header, widths, right), tableRule(widths), ...cells.map((r) => tableLine(r, widths, right))].join('\n');
 }
 
-export function formatReport(r: RunReport): string {
+export function formatReport(report: RunReport): string {
+  const r = boundedReport(report);
   const rows = r.streams.map((s) => [
     s.table,
     `${s.partitionsDone}/${s.partitions}`,

@@ -10,6 +10,7 @@
 import PQueue from 'p-queue';
 import pRetry, { AbortError } from 'p-retry';
 import { ServiceError } from '../errors.js';
+import { bounded } from '../text.js';
 import { API_KEY_HEADERS } from '../requests.js';
 import { bytesParsable } from '../bytes.js';
 import { parserFor } from '../json.js';
@@ -70,8 +71,11 @@ function flowOf(path: string, query: Record<string, string>): string {
   return `${path}?${q}`;
 }
 
-/** The service's own words from an error body, bounded: a person reads them. */
-function serviceMessage(body: string): string {
+/**
+ * The service's own words from an error body, bounded (a person reads them); `redact` first, so
+ * that the cut cannot leave the head of a secret the service echoed.
+ */
+function serviceMessage(body: string, redact: (s: string) => string): string {
   let m = body;
   try {
     const j = JSON.parse(body) as { message?: unknown };
@@ -80,10 +84,8 @@ function serviceMessage(body: string): string {
   } catch {
     // not the standard error body
   }
-  return m.length > MESSAGE_CHARS ? `${m.slice(0, MESSAGE_CHARS)}... (${m.length} characters)` : m;
+  return bounded(redact(m));
 }
-
-const MESSAGE_CHARS = 300;
 
 /**
  * Where a JSON text nests deeper than `limit` (the byte offset), or -1. Parsing such a text works,
@@ -293,7 +295,8 @@ export class Client implements ClientPort {
 
   private async request(method: 'GET' | 'POST', path: string, query: Record<string, string>, body: string | undefined, o: GetOptions & { retries?: number }): Promise<unknown> {
     const qs = new URLSearchParams(query).toString();
-    const shown = `${method} ${path}${qs ? `?${qs}` : ''}`;
+    // The query holds the page token, which the service chose: it may be megabytes.
+    const shown = bounded(`${method} ${path}${qs ? `?${qs}` : ''}`);
     const url = `${this.src.url}${path}${qs ? `?${qs}` : ''}`;
     const weight = o.weight ?? 1;
     const flow = o.flow ?? flowOf(path, query);
@@ -494,7 +497,7 @@ export class Client implements ClientPort {
       }
       const why =
         target.origin !== base.origin
-          ? `to another host, ${target.origin} (the service is ${base.origin}); chainlake sends no request, and never its key, to another host`
+          ? `to another host, ${bounded(target.origin)} (the service is ${base.origin}); chainlake sends no request, and never its key, to another host`
           : method !== 'GET'
             ? 'a POST; chainlake does not send a POST twice'
             : hop >= MAX_REDIRECTS
@@ -556,11 +559,11 @@ export class Client implements ClientPort {
     const asBytes = o.bytes === true && res.status < 300 && bytesParsable(raw);
     const text = raw.toString(asBytes ? 'latin1' : 'utf8');
     const accepted = (o.acceptStatus?.includes(res.status) ?? false) && (!o.acceptBody || bodyIs(text, o.acceptBody));
-    if (res.status >= 500 && !accepted) throw new Retryable(`${shown}: ${res.status} ${this.redact(serviceMessage(text))}`, String(res.status));
+    if (res.status >= 500 && !accepted) throw new Retryable(`${shown}: ${res.status} ${serviceMessage(text, (m) => this.redact(m))}`, String(res.status));
     if (res.status >= 400 && !accepted) {
       const kind = NO_RETRY.has(res.status) ? '' : ' (not retried)';
       throw new AbortError(
-        new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${res.status}${kind}: ${this.redact(serviceMessage(text))}`, res.status, o.endpoint, false),
+        new ServiceError(`${shown} (${o.endpoint}): the ${this.service} service answered ${res.status}${kind}: ${serviceMessage(text, (m) => this.redact(m))}`, res.status, o.endpoint, false),
       );
     }
     const deep = depthOver(raw, MAX_DEPTH);

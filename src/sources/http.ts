@@ -8,6 +8,7 @@ import http from 'node:http';
 import https from 'node:https';
 import type { LookupFunction } from 'node:net';
 import { createBrotliDecompress, createGunzip, createInflate } from 'node:zlib';
+import { bounded } from '../text.js';
 
 /** Kept-alive connections, one pool per scheme for the process (idle sockets do not hold it open). */
 const AGENTS = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) } as const;
@@ -97,7 +98,7 @@ function decoderOf(encoding: string | null): ReturnType<typeof createGunzip> | n
   if (e === 'gzip' || e === 'x-gzip') return createGunzip();
   if (e === 'deflate') return createInflate();
   if (e === 'br') return createBrotliDecompress();
-  throw new Truncated(`the body is in content-encoding ${JSON.stringify(e.slice(0, 40))}, which was not asked for`);
+  throw new Truncated(`the body is in content-encoding ${JSON.stringify(bounded(e, 40))}, which was not asked for`);
 }
 
 /**
@@ -158,7 +159,7 @@ export function readBody(res: http.IncomingMessage, answer: Answer, o: Pick<Exch
     });
     if (decoder) {
       decoder.on('data', (chunk: Buffer) => keep(chunk, 'decoded'));
-      decoder.on('error', (err) => finish(new Truncated(`the ${answer.header('content-encoding')} body does not decode (${err.message})`)));
+      decoder.on('error', (err) => finish(new Truncated(`the ${bounded(answer.header('content-encoding') ?? '')} body does not decode (${err.message})`)));
       decoder.on('end', () => finish(null));
     }
   });

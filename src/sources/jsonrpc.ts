@@ -2,6 +2,7 @@
 // the node's answer, not a transport fault, so it is not retried and is quoted in the message.
 // Answers are parsed keeping every number's digits: the node writes uint64 fields as JSON numbers.
 import { ServiceError } from '../errors.js';
+import { bounded } from '../text.js';
 import { onBehalf, type ClientPort, type RequestContext } from '../decl/request.js';
 
 let nextId = 1;
@@ -34,9 +35,9 @@ export async function rpc(client: Pick<ClientPort, 'post'>, path: string, method
   const err = body.error as { code?: unknown; message?: unknown; data?: unknown } | undefined | null;
   if (err) {
     // The node's own APIs send `data: null` with every error.
-    const data = err.data === undefined || err.data === null ? '' : ` (${JSON.stringify(err.data).slice(0, 200)})`;
+    const data = err.data === undefined || err.data === null ? '' : ` (${bounded(JSON.stringify(err.data), 200)})`;
     const code = typeof err.code === 'number' ? err.code : undefined;
-    throw new RpcError(`POST ${path} ${method}: JSON-RPC error ${String(err.code)}: ${String(err.message)}${data}`, `${path} ${method}`, code, String(err.message));
+    throw new RpcError(`POST ${path} ${method}: JSON-RPC error ${bounded(String(err.code), 40)}: ${bounded(String(err.message))}${data}`, `${path} ${method}`, code, String(err.message));
   }
   if (!('result' in body)) throw new ServiceError(`POST ${path} ${method}: the answer has neither result nor error`, undefined, `${path} ${method}`, false);
   return body.result;

@@ -35,7 +35,7 @@ export const activeRules: StreamDecl = {
   extract: rulesPage,
   options: {
     blockchainIds: BLOCKCHAIN_IDS_OPTION,
-    timestamp: { kind: 'int', min: 0, doc: 'Unix seconds to ask at (default the latest block time)' },
+    timestamp: { kind: 'unix_seconds', doc: 'the time to ask at (default the latest block time)' },
   },
   key: ['node_url', 'snapshot_at', 'blockchain_id', 'kind', 'rule'],
   columns: [

@@ -20,10 +20,10 @@ export const nodeBlocks: StreamDecl = {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     nodeIds: { kind: 'node_id[]', required: true, doc: 'nodes whose proposed blocks to list; one partition each' },
     startTimestamp: {
-      kind: 'int', min: 0, required: true,
-      doc: 'Unix seconds; blocks at or after (the first run; later runs start from the newest committed block); required, as a large validator has proposed hundreds of thousands',
+      kind: 'unix_seconds', required: true,
+      doc: 'blocks at or after (the first run; later runs start from the newest committed block); required, as a large validator has proposed hundreds of thousands',
     },
-    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; blocks up to' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'blocks up to' },
     chunks: platformBlocks.options.chunks!,
   },
   check: timeRangeCheck,

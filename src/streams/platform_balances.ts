@@ -56,7 +56,7 @@ export const platformBalances: StreamDecl = {
   options: {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     addresses: { kind: 'primary_address[]', required: true, doc: 'holders (P-avax1..., or avax1...) whose balances to snapshot; one partition (and request) each' },
-    blockTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds: the balances as of then (default: as of the run)' },
+    blockTimestamp: { kind: 'unix_seconds', doc: 'the balances as of then (default: as of the run)' },
   },
   partitions: (s) => addressPartitions(s, s.blockTimestamp === undefined ? {} : { blockTimestamp: String(s.blockTimestamp) }),
   refresh: 'merge',

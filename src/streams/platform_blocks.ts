@@ -13,10 +13,10 @@ export const platformBlocks: StreamDecl = {
   options: {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     startTimestamp: {
-      kind: 'int', min: 0, required: true,
-      doc: 'Unix seconds; blocks at or after (the first run; later runs start from the newest committed block); required, as the chain has millions',
+      kind: 'unix_seconds', required: true,
+      doc: 'blocks at or after (the first run; later runs start from the newest committed block); required, as the chain has millions',
     },
-    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; blocks up to' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'blocks up to' },
     chunks: TX_TIME_OPTIONS.chunks!,
   },
   check: timeRangeCheck,

@@ -21,8 +21,8 @@ export const stakingMetrics: StreamDecl = {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     metrics: { kind: 'string[]', required: true, doc: `any of ${STAKING_METRICS.join(', ')}` },
     subnetIds: { kind: 'cb58_id[]', doc: `subnets, one partition each (default the primary network, ${PRIMARY_NETWORK_ID})` },
-    startTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; points at or after' },
-    endTimestamp: { kind: 'int', min: 0, doc: 'Unix seconds; points before' },
+    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'points before' },
     ...CHUNKS_OPTION,
   },
   check: (s) => {

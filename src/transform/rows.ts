@@ -5,6 +5,7 @@ import * as V from './values.js';
 import { compileRows, type RowFunction, type RowScratch } from './compile.js';
 import { fromBytes } from '../bytes.js';
 import { stringifyExact } from '../json.js';
+import { addNames } from '../text.js';
 import type { Carry } from '../state/cursor.js';
 import { pageDigest, RecentRows } from './repeats.js';
 
@@ -290,7 +291,7 @@ export class Transformer {
       return { fresh: 0, twice: sifted.twice, dropped: true };
     }
     for (const r of rejects) batch.rejects.push(bytes ? { reason: fromBytes(r.reason), raw: fromBytes(r.raw) } : r);
-    for (const k in extra) batch.extraFields[k] = (batch.extraFields[k] ?? 0) + extra[k]!;
+    addNames(batch.extraFields, extra);
     return { fresh: sifted.fresh, twice: sifted.twice, dropped: false };
   }
 

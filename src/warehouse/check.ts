@@ -14,7 +14,7 @@ import { isTableData } from '../state/names.js';
 import { icebergReader, lakeUri, type IcebergTables } from '../iceberg/table.js';
 import { coveredRange, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
-import { inert } from '../text.js';
+import { bounded, inert, LINE_CHARS } from '../text.js';
 import { query } from './query.js';
 
 export type CheckStatus = 'pass' | 'fail' | 'skip';
@@ -540,12 +540,12 @@ function counts(results: CheckResult[]): { passed: number; failed: number; skipp
 
 /** The results as one JSON document for scripts: the counts, then every check whole. */
 export function checksJson(lake: string, results: CheckResult[]): object {
-  return { lake, ...counts(results), checks: results.map(({ table, check, status, detail }) => ({ table, check, status, detail })) };
+  return { lake, ...counts(results), checks: results.map(({ table, check, status, detail }) => ({ table, check, status, detail: bounded(detail, LINE_CHARS) })) };
 }
 
 export function formatChecks(results: CheckResult[]): string {
   const { passed, failed, skipped } = counts(results);
   // A failure's detail quotes values of the lake, as the services sent them.
-  const table = textTable(['status', 'table', 'check', 'detail'], results.map((r) => [r.status.toUpperCase(), r.table, r.check, inert(r.detail)]));
+  const table = textTable(['status', 'table', 'check', 'detail'], results.map((r) => [r.status.toUpperCase(), r.table, r.check, inert(bounded(r.detail, LINE_CHARS))]));
   return `${table}\n\n${passed} passed, ${failed} failed, ${skipped} skipped`;
 }

@@ -155,6 +155,53 @@ describe('identifiers as strict as the services that take them', () => {
   });
 });
 
+describe('times in Unix seconds', () => {
+  const metrics = (t: Record<string, unknown>) => ({ table: 'chain_metrics', chainIds: ['43114'], metrics: ['txCount'], ...t });
+
+  it.each([
+    [{ startTimestamp: 1761955200000 }, 'streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200'],
+    [{ endTimestamp: 1761955200000000 }, 'streams[0].endTimestamp: 1761955200000000 is not Unix seconds: as microseconds it is 2025-11-01T00:00:00Z; give 1761955200'],
+    [{ startTimestamp: 1761955200000000000 }, 'streams[0].startTimestamp: 1761955200000000000 is not Unix seconds: as nanoseconds it is 2025-11-01T00:00:00Z; give 1761955200'],
+    [{ startTimestamp: 1761955200123 }, 'streams[0].startTimestamp: 1761955200123 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00.123Z; give 1761955200'],
+    [{ startTimestamp: 1230767999 }, 'streams[0].startTimestamp: 1230767999 is not Unix seconds from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): it is 2008-12-31T23:59:59Z, before any chain here'],
+    [{ startTimestamp: 0 }, 'streams[0].startTimestamp: 0 is not Unix seconds from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): it is 1970-01-01T00:00:00Z, before any chain here'],
+    [{ endTimestamp: 4102444801 }, 'streams[0].endTimestamp: 4102444801 is not Unix seconds from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): it is 2100-01-01T00:00:01Z, after 2100-01-01'],
+    [{ endTimestamp: 99999999999 }, 'streams[0].endTimestamp: 99999999999 is not Unix seconds from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): it is 5138-11-16T09:46:39Z, after 2100-01-01'],
+    [{ startTimestamp: '2025-11-01' }, 'streams[0].startTimestamp: must be whole Unix seconds (2009-01-01 is 1230768000), not "2025-11-01"'],
+    [{ startTimestamp: 1761955200.5 }, 'streams[0].startTimestamp: must be whole Unix seconds (2009-01-01 is 1230768000), not 1761955200.5'],
+  ])('%j is refused, saying what was probably meant', (t, message) => {
+    expect(problems(base([metrics(t)])).split('\n')).toEqual([`pipelines/x.yaml: ${message}`]);
+  });
+
+  it('every key documented as Unix seconds is of the kind, in every table', async () => {
+    const { STREAMS } = await import('../../src/streams/index.js');
+    const keys = STREAMS.flatMap((d) => Object.entries(d.options).filter(([k]) => /timestamp$/i.test(k)).map(([k, o]) => `${d.table}.${k}: ${o.kind}`));
+    expect(keys.length).toBeGreaterThan(10);
+    expect(keys.filter((k) => !k.endsWith(': unix_seconds'))).toEqual([]);
+    const bad = (d: (typeof STREAMS)[number], k: string) => STREAMS.length && problems({ name: 't', sources: { data: { apiKey: 'k' } }, streams: [{ table: d.table, [k]: 1761955200000 }] });
+    for (const d of STREAMS) for (const k of Object.keys(d.options).filter((x) => /timestamp$/i.test(x))) expect(bad(d, k)).toContain(`streams[0].${k}: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200`);
+  });
+
+  it('the edges of the range are taken, a second past either is not', () => {
+    for (const t of [1230768000, 1761955200, 4102444800]) {
+      expect(checkPipeline(base([metrics({ startTimestamp: t })]), 'p').streams[0]!.startTimestamp).toBe(t);
+      expect(checkPipeline(base([metrics({ endTimestamp: t })]), 'p').streams[0]!.endTimestamp).toBe(t);
+    }
+    for (const t of [1230768000 - 1, 4102444800 + 1]) expect(problems(base([metrics({ startTimestamp: t })]))).toContain(`streams[0].startTimestamp: ${t} is not Unix seconds`);
+  });
+
+  it('run --dry-run with a time in milliseconds: exit 2 naming the file and the place, nothing written', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cl-'));
+    const f = join(dir, 'ms.yaml');
+    writeFileSync(f, 'name: ms\nstreams:\n  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 1761955200000 }\n');
+    const r = cli(['run', f, '--dry-run', '--simulator', '--lake', join(dir, 'lake')]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain(`${f}: streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200`);
+    expect(r.stdout).toBe('');
+    expect(existsSync(join(dir, 'lake'))).toBe(false);
+  });
+});
+
 describe('the pipeline lake', () => {
   it('`lake:` is where run lands when --lake is not given; --lake wins; a bad one exits 2', async () => {
     const { mkdtempSync, writeFileSync, existsSync } = await import('node:fs');

@@ -7,6 +7,7 @@ import { ServiceError } from '../../src/errors.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { json, scriptedServer, source } from '../helpers.js';
 import { FakeClock } from './fake-clock.js';
+import { TEXT_CHARS } from '../../src/text.js';
 
 const fast = { minBackoffMs: 5, maxBackoffMs: 20 };
 
@@ -62,6 +63,26 @@ describe('client retry rules', () => {
     expect(err.message).toContain('pageSize must be <= 100');
     expect(err.message).toContain('GET /v1/chains/1/x?pageSize=500');
     expect(s.requests.length).toBe(1);
+  });
+
+  it('a message of megabytes that echoes the key: cut to the bound saying its length, the key redacted before the cut (no head of it left)', async () => {
+    const key = 'sentinel-key-0123456789';
+    for (const at of [290, TEXT_CHARS - 30]) {
+      const s = await scriptedServer((_req, res) => json(res, 401, { message: 'm'.repeat(at) + key + 'n'.repeat(4 * 1024 * 1024) }));
+      const err: any = await new Client('data', source(s.url, { apiKey: key }), fast).get('/v1/k', {}, { endpoint: '/v1/k', stats: newRequestStats() }).catch((e) => e);
+      await s.close();
+      expect(err.message.length).toBeLessThan(TEXT_CHARS + 200);
+      expect(err.message).toMatch(/…\[cut: 4,19\d,\d{3} chars\]$/);
+      expect(err.message).not.toContain(key.slice(0, 8));
+      if (at === 290) expect(err.message).toContain('[redacted]');
+    }
+  });
+
+  it('a page token of megabytes in the request: the error quotes the request cut to the bound', async () => {
+    const s = await scriptedServer((_req, res) => json(res, 404, { message: 'no such page' }));
+    close = s.close;
+    const err: any = await new Client('data', source(s.url), fast).get('/v1/k', { pageToken: 't'.repeat(12_000) }, { endpoint: '/v1/k', stats: newRequestStats() }).catch((e) => e);
+    expect(err.message).toMatch(/^GET \/v1\/k\?pageToken=t+…\[cut: 12,020 chars\] \(\/v1\/k\): the data service answered 404: no such page$/);
   });
 
   it('joins the metrics service message list', async () => {

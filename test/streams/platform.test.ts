@@ -363,7 +363,7 @@ describe('pipeline entries', () => {
         sources: { data: { url: 'http://127.0.0.1:1' } },
         streams: [
           { table: 'platform_transactions', network: 'mainnet' },
-          { table: 'platform_inputs', network: 'mainnet', addresses: [PRIMARY_DEMO.addresses[0]], txTypes: ['BaseTx', 'Swap'], startTimestamp: 10, endTimestamp: 5 },
+          { table: 'platform_inputs', network: 'mainnet', addresses: [PRIMARY_DEMO.addresses[0]], txTypes: ['BaseTx', 'Swap'], startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_005 },
           { table: 'platform_outputs', network: 'fuji', addresses: [PRIMARY_DEMO.addresses[0]] },
           { table: 'platform_blocks', network: 'mainnet' },
           { table: 'platform_transactions', network: 'mainnet', l1ValidationIds: ['nope'] },
@@ -374,7 +374,7 @@ describe('pipeline entries', () => {
     }
     expect(msg).toContain('streams[0].addresses: give addresses or l1ValidationIds');
     expect(msg).toContain('streams[1].txTypes[1]: "Swap" is not a platform-chain transaction type');
-    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 10 must be below endTimestamp 5');
+    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005');
     expect(msg).toMatch(/streams\[2\]\.addresses\[0\]: .* is not a fuji P-\/X-chain address/);
     expect(msg).toMatch(/streams\[3\]\.startTimestamp: .*required/);
     expect(msg).toMatch(/streams\[4\]\.l1ValidationIds\[0\]: "nope" is not an id/);

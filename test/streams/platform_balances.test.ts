@@ -380,7 +380,7 @@ describe('configuration of the balance tables', () => {
     expect(check({ table: 'platform_balances', network: 'mainnet' })).toThrow(/x\.yaml: streams\[0\]\.addresses: is required for platform_balances/);
     expect(check({ table: 'platform_balances', addresses: [A] })).toThrow(/streams\[0\]\.network: is required for platform_balances/);
     expect(check({ table: 'platform_balances', network: 'fuji', addresses: [A] })).toThrow(/streams\[0\]\.addresses\[0\]: "P-avax1.*" is not a fuji P-\/X-chain address/);
-    expect(check({ table: 'platform_balances', network: 'mainnet', addresses: [A], blockTimestamp: -1 })).toThrow(/streams\[0\]\.blockTimestamp: must be at least 0/);
+    expect(check({ table: 'platform_balances', network: 'mainnet', addresses: [A], blockTimestamp: -1 })).toThrow(/streams\[0\]\.blockTimestamp: -1 is not Unix seconds from 2009-01-01 to 2100-01-01/);
     expect(check({ table: 'platform_utxos', network: 'mainnet', addresses: ['0x12'] })).toThrow(/streams\[0\]\.addresses\[0\]: "0x12" is not a mainnet P-\/X-chain address/);
     expect(check({ table: 'platform_utxos', network: 'mainnet', addresses: [A], minUtxoAmount: 5 })).toThrow(/streams\[0\]\.minUtxoAmount: must be a non-empty string, not 5/);
     expect(check({ table: 'platform_utxos', network: 'mainnet', addresses: [A], minUtxoAmount: '1.5' })).toThrow(/streams\[0\]\.minUtxoAmount: "1\.5" is not an amount in nAVAX/);

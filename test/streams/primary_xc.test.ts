@@ -323,7 +323,7 @@ describe('pipeline entries', () => {
         sources: { data: { url: 'http://127.0.0.1:1' } },
         streams: [
           { table: 'xchain_transactions', network: 'mainnet' },
-          { table: 'xchain_inputs', network: 'mainnet', addresses: [XC_DEMO.addresses[0]], txTypes: ['BaseTx', 'AddValidatorTx'], startTimestamp: 10, endTimestamp: 5 },
+          { table: 'xchain_inputs', network: 'mainnet', addresses: [XC_DEMO.addresses[0]], txTypes: ['BaseTx', 'AddValidatorTx'], startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_005 },
           { table: 'cchain_atomic_transactions', network: 'mainnet', txTypes: ['BaseTx'] },
           { table: 'cchain_atomic_utxos', network: 'mainnet', evmAddresses: ['0x12'] },
           { table: 'xchain_outputs', network: 'fuji', addresses: [XC_DEMO.addresses[0]] },
@@ -334,7 +334,7 @@ describe('pipeline entries', () => {
     }
     expect(msg).toMatch(/streams\[0\]\.addresses: .*required/);
     expect(msg).toContain('streams[1].txTypes[1]: "AddValidatorTx" is not an X-Chain transaction type');
-    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 10 must be below endTimestamp 5');
+    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005');
     expect(msg).toContain('streams[2].addresses: give addresses or evmAddresses');
     expect(msg).toMatch(/streams\[3\]\.evmAddresses\[0\]: "0x12" is not an EVM address/);
     expect(msg).toContain('streams[2].txTypes[0]: "BaseTx" is not a C-Chain atomic transaction type');

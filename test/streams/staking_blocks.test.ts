@@ -324,12 +324,12 @@ describe('a refused request and pipeline entries', () => {
         sources: { data: { url: 'http://127.0.0.1:1' } },
         streams: [
           { table: 'staking_transactions', network: 'mainnet' },
-          { table: 'staking_transactions', network: 'mainnet', addresses: [ADDRESSES[0]], txTypes: ['AddValidatorTx', 'BaseTx'], startTimestamp: 10, endTimestamp: 5 },
+          { table: 'staking_transactions', network: 'mainnet', addresses: [ADDRESSES[0]], txTypes: ['AddValidatorTx', 'BaseTx'], startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_005 },
           { table: 'staking_transactions', network: 'fuji', addresses: [ADDRESSES[0]] },
           { table: 'node_blocks', network: 'mainnet', nodeIds: NODES },
-          { table: 'node_blocks', network: 'mainnet', startTimestamp: 5 },
-          { table: 'node_blocks', network: 'mainnet', nodeIds: ['NodeID-abc'], startTimestamp: 10 },
-          { table: 'node_blocks', network: 'mainnet', nodeIds: NODES, startTimestamp: 10, endTimestamp: 10 },
+          { table: 'node_blocks', network: 'mainnet', startTimestamp: 1_700_000_005 },
+          { table: 'node_blocks', network: 'mainnet', nodeIds: ['NodeID-abc'], startTimestamp: 1_700_000_010 },
+          { table: 'node_blocks', network: 'mainnet', nodeIds: NODES, startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_010 },
         ],
       }, 'bad.yaml');
     } catch (err) {
@@ -337,11 +337,11 @@ describe('a refused request and pipeline entries', () => {
     }
     expect(msg).toContain('bad.yaml: streams[0].addresses: is required for staking_transactions');
     expect(msg).toContain('streams[1].txTypes[1]: "BaseTx" is not a staking transaction type (AddValidatorTx, AddDelegatorTx, AddPermissionlessValidatorTx, AddPermissionlessDelegatorTx)');
-    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 10 must be below endTimestamp 5');
+    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005');
     expect(msg).toMatch(/streams\[2\]\.addresses\[0\]: .* is not a fuji P-\/X-chain address/);
     expect(msg).toContain('streams[3].startTimestamp: is required for node_blocks');
     expect(msg).toContain('streams[4].nodeIds: is required for node_blocks');
     expect(msg).toMatch(/streams\[5\]\.nodeIds\[0\]: "NodeID-abc" is not a NodeID/);
-    expect(msg).toContain('streams[6].endTimestamp: startTimestamp 10 must be below endTimestamp 10');
+    expect(msg).toContain('streams[6].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000010');
   });
 });

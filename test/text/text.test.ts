@@ -1,7 +1,7 @@
 // Service text printed to a terminal is inert (escapes instead of control characters); CSV cells a
 // spreadsheet would run as formulas get a quote.
 import { describe, expect, it } from 'vitest';
-import { csvSafe, inert, inertAll, inertJson } from '../../src/text.js';
+import { addNames, bounded, boundedAll, csvSafe, inert, inertAll, inertJson, LINE_CHARS, MAX_NAMES, OTHER_NAMES, TEXT_CHARS } from '../../src/text.js';
 
 /** Whether `s` holds a character a terminal acts on. */
 const active = (s: string) => /[\u0000-\u001f\u007f-\u009f\u202a-\u202e\u2066-\u2069]/.test(s);
@@ -74,5 +74,70 @@ describe('csvSafe (OWASP CSV injection)', () => {
 
   it('leaves other cells alone', () => {
     for (const s of ['', 'USD Coin', 'a=b', ' =1', "'=1", '0x12', 'é=', '中'] as const) expect(csvSafe(s)).toBe(s);
+  });
+});
+
+describe('bounded (service text of megabytes)', () => {
+  const MB4 = 4 * 1024 * 1024;
+
+  it('leaves text within the bound as it is', () => {
+    expect(bounded('page token abc')).toBe('page token abc');
+    const edge = 'x'.repeat(TEXT_CHARS);
+    expect(bounded(edge)).toBe(edge);
+  });
+
+  it('cuts longer text to the bound, its head kept and its length said', () => {
+    const s = 'ab'.repeat(MB4 / 2);
+    const b = bounded(s);
+    expect(b.length).toBeLessThanOrEqual(TEXT_CHARS);
+    expect(b.endsWith('…[cut: 4,194,304 chars]')).toBe(true);
+    expect(s.startsWith(b.slice(0, b.indexOf('…')))).toBe(true);
+    expect(b.indexOf('…')).toBeGreaterThan(TEXT_CHARS - 40);
+    expect(bounded('y'.repeat(TEXT_CHARS + 1))).toMatch(/^y+…\[cut: 2,001 chars\]$/);
+    expect(bounded('z'.repeat(1000), 100)).toHaveLength(100);
+  });
+
+  it('never splits a surrogate pair at the cut', () => {
+    for (let pad = 0; pad < 2; pad++) {
+      const b = bounded('a'.repeat(pad) + '🦆'.repeat(5000));
+      expect(b).not.toMatch(/[\ud800-\udbff](?![\udc00-\udfff])/);
+      expect(b.length).toBeLessThanOrEqual(TEXT_CHARS);
+    }
+  });
+
+  it('boundedAll bounds every string of plain data, keys too, and leaves the rest', () => {
+    const long = 'k'.repeat(MB4);
+    const out = boundedAll({ [long]: [long, 5, null, { token: long }], n: 1 }, LINE_CHARS);
+    expect(JSON.stringify(out).length).toBeLessThan(4 * LINE_CHARS);
+    const [key] = Object.keys(out);
+    expect(key).toMatch(/…\[cut: 4,194,304 chars\]$/);
+    expect((out as Record<string, unknown[]>)[key!]![1]).toBe(5);
+    expect(out.n).toBe(1);
+  });
+});
+
+describe('addNames (a tally of service names)', () => {
+  it('adds counts by name', () => {
+    const into: Record<string, number> = { a: 1 };
+    addNames(into, { a: 2, b: 3 });
+    expect(into).toEqual({ a: 3, b: 3 });
+  });
+
+  it('thousands of distinct names: MAX_NAMES of them kept, the rest counted under one entry', () => {
+    const into: Record<string, number> = {};
+    for (let batch = 0; batch < 10; batch++) addNames(into, Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`f${batch}_${i}`, 1])));
+    expect(Object.keys(into)).toHaveLength(MAX_NAMES + 1);
+    expect(into[OTHER_NAMES]).toBe(20_000 - MAX_NAMES);
+    expect(Object.values(into).reduce((a, b) => a + b, 0)).toBe(20_000);
+  });
+
+  it('a name of megabytes is bounded; names like constructor and __proto__ count as any other', () => {
+    const into: Record<string, number> = {};
+    addNames(into, { ['f'.repeat(4_000_000)]: 1, constructor: 2 });
+    addNames(into, JSON.parse('{"__proto__": 3, "constructor": 1}') as Record<string, number>);
+    expect(Object.keys(into).every((k) => k.length <= TEXT_CHARS)).toBe(true);
+    expect(into.constructor).toBe(3);
+    expect(Object.getOwnPropertyDescriptor(into, '__proto__')?.value).toBe(3);
+    expect(JSON.parse(JSON.stringify(into))).toMatchObject({ constructor: 3 });
   });
 });
