@@ -19,11 +19,20 @@ const resetFlags = (y: Argv<Globals>) =>
     .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' })
     .option('warehouse', warehouseOption);
 
+/** `--to-time`: Unix seconds, as a pipeline's times are (config/pipeline.ts says what a wrong one probably meant). */
+async function toTime(v: string | undefined): Promise<number | undefined> {
+  if (v === undefined) return undefined;
+  const { unixSeconds } = await import('../config/pipeline.js');
+  const t = unixSeconds(/^\s*\d+\s*$/.test(v) ? Number(v) : v);
+  if ('problem' in t) throw new UsageError(`--to-time ${JSON.stringify(v)}: ${t.problem}`);
+  return t.seconds;
+}
+
 async function cmdReset(a: ArgsOf<typeof resetFlags>): Promise<number> {
   const given = [a.toBlock !== undefined && '--to-block', a.toTime !== undefined && '--to-time', a.drop && '--drop'].filter((x): x is string => typeof x === 'string');
   if (given.length !== 1) throw new UsageError(`reset: give one of --to-block, --to-time or --drop${given.length ? ` (given: ${given.join(', ')})` : ''}`);
   const block = wholeNumber('to-block', a.toBlock, 0);
-  const time = wholeNumber('to-time', a.toTime, 0);
+  const time = await toTime(a.toTime);
   const lake = isObjectUrl(givenLake(a)) ? checkLake(givenLake(a)) : existingLake(checkLake(givenLake(a)), '--lake');
   await checkWarehouse(lake, a.warehouse);
   const { resetTable } = await import('../pipeline/reset.js');

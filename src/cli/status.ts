@@ -3,7 +3,7 @@
 // addresses) are shortened in the middle of their longest parts, cursors and times are given
 // shorter. `--format json` prints every partition whole, for scripts.
 import type { PartitionState } from '../state/store.js';
-import { coveredRange, highest, isoSeconds, latestTime, listingsOf, type Cursor } from '../state/cursor.js';
+import { cursorProblem, highest, listingsOf, type Cursor } from '../state/cursor.js';
 import { minute, textTable } from '../pipeline/report.js';
 import { boundedAll, inert } from '../text.js';
 
@@ -66,25 +66,6 @@ export function cursorText(c: Cursor, short: boolean): string {
   if (c.newest !== undefined) return `newest ${short ? '' : 'point '}${minute(c.newest * 1000)}`;
   if (c.refreshedAt) return `fetched ${short ? minute(Date.parse(c.refreshedAt)).slice(5) : minute(Date.parse(c.refreshedAt))}`;
   return '-';
-}
-
-/**
- * What is wrong with a partition's cursor, if anything: ahead of the chain's head its last run
- * found (rows above the head were committed, or the chain went back), or a series' newest point
- * in the future. Either way the next runs fetch nothing until the chain or the clock catches up.
- */
-export function cursorProblem(s: PartitionState, nowSeconds: number): string | undefined {
-  const c = s.rebuild?.cursor ?? s.cursor;
-  if (s.head) {
-    const high = coveredRange(c).high;
-    if (high !== undefined && high > s.head.block) {
-      const at = c.nextBlock !== undefined ? `next block ${c.nextBlock}` : `rows up to block ${high}`;
-      return `the cursor (${at}) is ahead of the chain's head (block ${s.head.block}, seen ${minute(Date.parse(s.head.at))}); move it back: chainlake reset ${s.table} --partition '${s.partition}' --to-block ${s.head.block + 1}`;
-    }
-  }
-  if (c.newest !== undefined && c.newest > latestTime(nowSeconds))
-    return `the newest point (${isoSeconds(c.newest)}) is in the future; move it back: chainlake reset ${s.table} --partition '${s.partition}' --to-time ${nowSeconds}`;
-  return undefined;
 }
 
 function lastRunText(s: PartitionState, short: boolean): string {

@@ -195,3 +195,22 @@ export function tilingProblem(w: ChunkedWindow, bp: BlockParams): string | undef
   if (at > end) return `a chunk reaches past the window's end (${end})`;
   return undefined;
 }
+
+/**
+ * What is wrong with a partition's cursor, if anything: ahead of the chain's head its last run
+ * found (rows above the head were committed, or the chain went back), or a series' newest point
+ * in the future. Either way the next runs fetch nothing until the chain or the clock catches up.
+ */
+export function cursorProblem(s: { table: string; partition: string; cursor: Cursor; rebuild?: { cursor: Cursor }; head?: { block: number; at: string } }, nowSeconds: number): string | undefined {
+  const c = s.rebuild?.cursor ?? s.cursor;
+  if (s.head) {
+    const high = coveredRange(c).high;
+    if (high !== undefined && high > s.head.block) {
+      const at = c.nextBlock !== undefined ? `next block ${c.nextBlock}` : `rows up to block ${high}`;
+      return `the cursor (${at}) is ahead of the chain's head (block ${s.head.block}, seen ${s.head.at.slice(0, 16).replace('T', ' ')}); move it back: chainlake reset ${s.table} --partition '${s.partition}' --to-block ${s.head.block + 1}`;
+    }
+  }
+  if (c.newest !== undefined && c.newest > latestTime(nowSeconds))
+    return `the newest point (${isoSeconds(c.newest)}) is in the future; move it back: chainlake reset ${s.table} --partition '${s.partition}' --to-time ${nowSeconds}`;
+  return undefined;
+}

@@ -12,7 +12,7 @@ import { StateStore, TABLE_PARTITION, type PartitionState } from '../state/store
 import type { ObjectStore } from '../state/objects.js';
 import { isTableData } from '../state/names.js';
 import { icebergReader, lakeUri, type IcebergTables } from '../iceberg/table.js';
-import { coveredRange, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
+import { coveredRange, cursorProblem, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { query } from './query.js';
@@ -288,6 +288,30 @@ function blockRange(decl: StreamDecl): Check | undefined {
 }
 
 /**
+ * No cursor past what exists: an append partition's committed rows and next block at most the
+ * chain's head its last run found, a series' newest point not in the future. Past it, every later
+ * run fetches nothing there and says ok (cursorProblem; `chainlake reset` moves it back).
+ */
+function cursorsPossible(decl: StreamDecl): Check | undefined {
+  if (!decl.blockCursor && !decl.timeCursor) return undefined;
+  return {
+    check: 'cursors within what exists',
+    table: decl.table,
+    async run(ctx) {
+      const states = ctx.states.filter((s) => s.table === decl.table && s.partition !== TABLE_PARTITION);
+      if (!states.length) return skip('no partitions');
+      const now = Math.floor(Date.now() / 1000);
+      const bad = states.flatMap((s) => {
+        const p = cursorProblem(s, now);
+        return p ? [`${s.partition}: ${p}`] : [];
+      });
+      if (bad.length) return fail(`${plural(bad.length, 'partition')}: ${bad.slice(0, EXAMPLES).join('; ')}`);
+      return pass(`${plural(states.length, 'partition')}: ${decl.blockCursor ? "at or below the chain's head each last run found" : 'no point in the future'}`);
+    },
+  };
+}
+
+/**
  * A window fetched in chunks: the chunks' ranges cover the window once (no block in two chunks, none
  * in none), and every row a chunk committed lies in its range. With the block cursor's check, the
  * committed range of a partition keeps no hole while its chunks are under way: each chunk's rows
@@ -493,7 +517,7 @@ export function checksFor(decls: readonly StreamDecl[] = LAKE_TABLES): Check[] {
   const out: Check[] = [];
   for (const d of decls) {
     out.push(keyUnique(d));
-    const extra = [amountsExact(d), filesOwned(d), icebergInStep(d), rowsMatchState(d), blockRange(d), chunkRanges(d), blocksContiguous(d)];
+    const extra = [amountsExact(d), filesOwned(d), icebergInStep(d), rowsMatchState(d), blockRange(d), cursorsPossible(d), chunkRanges(d), blocksContiguous(d)];
     for (const c of extra) if (c) out.push(c);
     if (d.table === 'chain_metrics') out.push(metricsAligned(), metricsComplete(), txCountVsBlocks());
     if (d.table === 'block_transactions') out.push(blockTransactionsVsBlocks());

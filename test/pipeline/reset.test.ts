@@ -65,6 +65,9 @@ describe('a cursor past what exists', () => {
     expect(status.stdout).toContain('! next block 99999');
     expect(status.stdout).toContain(`erc_transfers/43114/${CONTRACT}: the cursor (next block 99999) is ahead of the chain's head (block 1000, seen `);
     expect(status.stdout).toContain(`chainlake reset erc_transfers --partition '43114/${CONTRACT}' --to-block 1001`);
+    const check = await runCli(['check', '--lake', lake]);
+    expect(check.code).toBe(1);
+    expect(check.stdout).toMatch(/FAIL\s+erc_transfers\s+cursors within what exists/);
     const asJson = JSON.parse((await runCli(['status', '--lake', lake, '--format', 'json'])).stdout) as { partitions: Array<{ problem?: string; head?: { block: number } }> };
     expect(asJson.partitions[0]!.head!.block).toBe(1000);
     expect(asJson.partitions[0]!.problem).toMatch(/is ahead of the chain's head/);
@@ -121,16 +124,17 @@ describe('chainlake reset', () => {
     expect((await run(file, lake)).code).toBe(0);
     const state = () => readdirSync(join(lake, '_state', 'chain_metrics')).map((f) => readFileSync(join(lake, '_state', 'chain_metrics', f), 'utf8'));
     const was = state();
+    const back = String(WORLD_NOW - 5 * 86_400);
     const cases: Array<[string[], string]> = [
-      [['--to-time', '1'], ''],
       [[], 'give one of --to-block, --to-time or --drop'],
-      [['--to-time', '1', '--drop'], 'give one of --to-block, --to-time or --drop (given: --to-time, --drop)'],
+      [['--to-time', back, '--drop'], 'give one of --to-block, --to-time or --drop (given: --to-time, --drop)'],
       [['--to-block', '5'], '--to-block is for tables appended by block; this one refreshes by merge (give --to-time)'],
       [['--to-time', String(WORLD_NOW + 86_400 * 365)], 'is not behind the cursor'],
-      [['--to-time', '1', '--partition', 'nope'], 'no partition "nope"'],
-      [['--to-time', 'soon'], '--to-time "soon": must be a whole number'],
+      [['--to-time', back, '--partition', 'nope'], 'no partition "nope"'],
+      [['--to-time', 'soon'], '--to-time "soon": must be whole Unix seconds'],
+      [['--to-time', `${back}000`], `--to-time "${back}000": ${back}000 is not Unix seconds: as milliseconds it is`],
     ];
-    for (const [flags, message] of cases.slice(1)) {
+    for (const [flags, message] of cases) {
       const r = await runCli(['reset', 'chain_metrics', '--lake', lake, '--no-warehouse', ...flags]);
       expect(r.code, flags.join(' ')).toBe(2);
       expect(r.stderr).toContain(message);
