@@ -10,7 +10,7 @@ const FILTERS = ['chainId', 'responseCode', 'requestType', 'requestPath', 'apiKe
 /** The time range and filters of the usage series and of the logs (docs/services.md, Usage of the API key). */
 export const USAGE_OPTIONS: Record<string, OptionSpec> = {
   startTimestamp: { kind: 'unix_seconds', doc: 'the service rounds it down to its UTC day; the first run (later runs start from the newest committed time); default the service\'s' },
-  endTimestamp: { kind: 'unix_seconds', doc: 'the service rounds it down to its UTC day; default now' },
+  endTimestamp: { kind: 'unix_seconds', doc: 'points before it (exclusive; the service rounds it down to its UTC day); default now' },
   chainId: { kind: 'string', doc: 'only requests for this chain id' },
   responseCode: { kind: 'int', min: 100, doc: 'only requests answered with this HTTP status' },
   requestType: { kind: 'enum', values: ['data', 'rpc'], doc: 'only data or rpc requests' },

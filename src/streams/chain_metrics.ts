@@ -31,8 +31,8 @@ export const chainMetrics: StreamDecl = {
     chainIds: { kind: 'metrics_chain_id[]', required: true, doc: 'EVM chain ids or total, mainnet, testnet' },
     metrics: { kind: 'metric[]', required: true, doc: `any of ${METRICS.join(', ')}` },
     timeInterval: { kind: 'enum', values: TIME_INTERVALS, doc: 'hour, day (default), week or month' },
-    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after' },
-    endTimestamp: { kind: 'unix_seconds', doc: 'points before' },
+    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after it (inclusive)' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'points before it (exclusive): a point at or after it is never committed' },
     ...CHUNKS_OPTION,
   },
   check: (s) => {

@@ -23,7 +23,7 @@ export const BLOCK_COLUMNS: Column[] = [
 
 export const BLOCK_RANGE_OPTIONS: Record<string, OptionSpec> = {
   startBlock: { kind: 'int', min: 0, doc: 'first block (inclusive); default genesis, or the high-water mark of earlier runs' },
-  endBlock: { kind: 'int', min: 1, doc: 'block where the range ends (exclusive); default the latest block' },
+  endBlock: { kind: 'int', min: 1, doc: "block where the range ends (exclusive); default the chain's head when the run begins; one above the head: the run fetches to the head and a later run goes on" },
 };
 
 export const BLOCK_CURSOR = {

@@ -22,8 +22,8 @@ export const icmMetrics: StreamDecl = {
     destBlockchainId: { kind: 'string', doc: 'only messages to this chain (cb58 blockchain id)' },
     groupBy: { kind: 'enum', values: ICM_GROUP_BY, doc: 'a point per source, per destination, or per route (default: one per interval)' },
     timeInterval: { kind: 'enum', values: TIME_INTERVALS, doc: 'hour, day (default), week or month' },
-    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after' },
-    endTimestamp: { kind: 'unix_seconds', doc: 'points before' },
+    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after it (inclusive)' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'points before it (exclusive): a point at or after it is never committed' },
     ...CHUNKS_OPTION,
   },
   check: (s) => {

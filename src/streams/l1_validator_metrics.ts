@@ -51,8 +51,8 @@ export const l1ValidatorMetrics: StreamDecl = {
     l1ValidationIds: { kind: 'cb58_id[]', doc: 'L1 validations, a series each (GET /v2/validation/{l1ValidationId}/metrics/{metric})' },
     nodeIds: { kind: 'node_id[]', doc: 'nodes, a series each of the fees of their L1 validations (GET /v2/validator/{nodeId}/metrics/{metric})' },
     subnetIds: { kind: 'cb58_id[]', doc: 'L1s, a series each of the fees of their validators (GET /v2/subnet/{subnetId}/metrics/{metric}); without any of the three ids: all L1 validators' },
-    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after' },
-    endTimestamp: { kind: 'unix_seconds', doc: 'points before' },
+    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after it (inclusive)' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'points before it (exclusive): a point at or after it is never committed' },
   },
   check: (s) => {
     const out: Array<[string, string]> = [];

@@ -21,9 +21,9 @@ export const nodeBlocks: StreamDecl = {
     nodeIds: { kind: 'node_id[]', required: true, doc: 'nodes whose proposed blocks to list; one partition each' },
     startTimestamp: {
       kind: 'unix_seconds', required: true,
-      doc: 'blocks at or after (the first run; later runs start from the newest committed block); required, as a large validator has proposed hundreds of thousands',
+      doc: 'blocks at or after it (inclusive; the first run; later runs start from the newest committed block); required, as a large validator has proposed hundreds of thousands',
     },
-    endTimestamp: { kind: 'unix_seconds', doc: 'blocks up to' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'blocks before it (exclusive): a block at or after it is never committed' },
     chunks: platformBlocks.options.chunks!,
   },
   check: timeRangeCheck,

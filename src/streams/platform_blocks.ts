@@ -14,9 +14,9 @@ export const platformBlocks: StreamDecl = {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     startTimestamp: {
       kind: 'unix_seconds', required: true,
-      doc: 'blocks at or after (the first run; later runs start from the newest committed block); required, as the chain has millions',
+      doc: 'blocks at or after it (inclusive; the first run; later runs start from the newest committed block); required, as the chain has millions',
     },
-    endTimestamp: { kind: 'unix_seconds', doc: 'blocks up to' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'blocks before it (exclusive): a block at or after it is never committed' },
     chunks: TX_TIME_OPTIONS.chunks!,
   },
   check: timeRangeCheck,

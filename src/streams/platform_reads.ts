@@ -50,8 +50,8 @@ const TX_RANGE_SECONDS = 7 * 86_400;
 
 /** The time range of a primary-network transactions stream's entry, and how many of its ranges are fetched at once. */
 export const TX_TIME_OPTIONS: Record<string, OptionSpec> = {
-  startTimestamp: { kind: 'unix_seconds', doc: 'transactions at or after (the first run; later runs start from the newest committed one)' },
-  endTimestamp: { kind: 'unix_seconds', doc: 'transactions up to' },
+  startTimestamp: { kind: 'unix_seconds', doc: 'transactions at or after it (inclusive; the first run; later runs start from the newest committed one)' },
+  endTimestamp: { kind: 'unix_seconds', doc: 'transactions before it (exclusive): one at or after it is never committed' },
   chunks: {
     kind: 'int',
     min: 1,

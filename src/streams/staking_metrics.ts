@@ -21,8 +21,8 @@ export const stakingMetrics: StreamDecl = {
     network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
     metrics: { kind: 'string[]', required: true, doc: `any of ${STAKING_METRICS.join(', ')}` },
     subnetIds: { kind: 'cb58_id[]', doc: `subnets, one partition each (default the primary network, ${PRIMARY_NETWORK_ID})` },
-    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after' },
-    endTimestamp: { kind: 'unix_seconds', doc: 'points before' },
+    startTimestamp: { kind: 'unix_seconds', doc: 'points at or after it (inclusive)' },
+    endTimestamp: { kind: 'unix_seconds', doc: 'points before it (exclusive): a point at or after it is never committed' },
     ...CHUNKS_OPTION,
   },
   check: (s) => {
