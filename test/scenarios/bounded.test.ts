@@ -8,7 +8,7 @@ import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, runCli } from '../helpers.js';
+import { answerHead, json, runCli } from '../helpers.js';
 import { leakFinder } from '../leaks.js';
 import { LINE_CHARS, MAX_NAMES, OTHER_NAMES } from '../../src/text.js';
 import { statusJson } from '../../src/cli/status.js';
@@ -33,7 +33,7 @@ const work = mkdtempSync(join(tmpdir(), 'cl-bounded-'));
 
 beforeAll(async () => {
   // A request line of megabytes (the page token sent back) is read, as a lax service would.
-  server = createServer({ maxHeaderSize: 64 * 1024 * 1024 }, (req, res) => handle(req, res));
+  server = createServer({ maxHeaderSize: 64 * 1024 * 1024 }, (req, res) => answerHead(req, res, 5000) || handle(req, res));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 });

@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { json, scriptedServer } from '../helpers.js';
+import { answerHead, json, scriptedServer } from '../helpers.js';
 import { leakFinder } from '../leaks.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
@@ -74,7 +74,8 @@ let foreign: Awaited<ReturnType<typeof scriptedServer>>;
 const work = mkdtempSync(join(tmpdir(), 'cl-hostile-'));
 
 beforeAll(async () => {
-  service = await scriptedServer((req, res, n) => handle(req, res, n));
+  // The chain's head is answered as a service does: the cases are about the listing.
+  service = await scriptedServer((req, res, n) => answerHead(req, res, 5000) || handle(req, res, n));
   foreign = await scriptedServer((_req, res) => json(res, 200, { transactions: [], items: [], results: [], nextPageToken: undefined }));
 });
 afterAll(async () => {
@@ -354,7 +355,7 @@ describe('after every case', () => {
     const lakes = new Set(readdirSync(work, { withFileTypes: true }).filter((e) => e.isDirectory()).map((e) => e.name));
     const stray = filesUnder(work)
       .map((f) => f.slice(work.length + 1))
-      .filter((f) => !lakes.has(f.split('/')[0]!) && !/^[\w-]+\.yaml$/.test(f) && !/^warehouse\.duckdb(\.wal)?$/.test(f) && !/^report\.html$/.test(f));
+      .filter((f) => !lakes.has(f.split('/')[0]!) && !/^[\w-]+\.yaml$/.test(f) && !/^([\w-]+)\.warehouse\.duckdb(\.wal)?$/.test(f) && !/^[\w-]+\.report\.html$/.test(f));
     expect(stray).toEqual([]);
   });
 });
