@@ -466,13 +466,16 @@ describe('metrics service', () => {
     expectMetricsError(await call(sim, '/v2/chains/43114/metrics/txCount?pageToken=00000000-0000-4000-8000-000000000000'), 400, 'pageToken');
   });
 
-  it('keeps timestamps within startTimestamp..endTimestamp', async () => {
+  it('keeps timestamps at or after startTimestamp and before endTimestamp, as production does', async () => {
     const start = Date.UTC(2024, 0, 10, 5) / 1000;
     const end = Date.UTC(2024, 1, 20) / 1000;
     const { items } = await pageAll(sim, `/v2/chains/total/metrics/activeAddresses?startTimestamp=${start}&endTimestamp=${end}`, 'results', 7);
-    expect(items[0].timestamp).toBe(end);
+    expect(items[0].timestamp).toBe(end - 86_400);
     expect(items.at(-1).timestamp).toBe(Date.UTC(2024, 0, 11) / 1000);
-    for (const p of items) expect(p.timestamp >= start && p.timestamp <= end).toBe(true);
+    for (const p of items) expect(p.timestamp >= start && p.timestamp < end).toBe(true);
+    // The published example: August 2024 to 2024-08-31 00:00, daily, ends with 2024-08-30.
+    const aug = await pageAll(sim, `/v2/chains/43114/metrics/activeAddresses?startTimestamp=1722470400&endTimestamp=1725062400&timeInterval=day`, 'results', 31);
+    expect([aug.items[0].timestamp, aug.items.at(-1).timestamp, aug.items.length]).toEqual([1724976000, 1722470400, 30]);
   });
 
   it('expires metric page tokens after 24 hours of the server clock and binds them to the query', async () => {
