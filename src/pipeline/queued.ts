@@ -77,6 +77,8 @@ export function addReport(into: StreamReport, from: StreamReport): void {
     if (k === 'seconds') into.seconds = Math.max(into.seconds, from.seconds);
     else if (typeof v === 'number' && typeof cur === 'number') (into as unknown as Record<string, number>)[k] = cur + v;
     else if (Array.isArray(v) && Array.isArray(cur)) cur.push(...(v as unknown[]));
+    // The first of a kind said (outsideFirst): the first worker's to report one.
+    else if (typeof v === 'string' && cur === undefined) (into as unknown as Record<string, string>)[k] = v;
     else if (v && typeof v === 'object' && cur && typeof cur === 'object') {
       addNames(cur as Record<string, number>, v as Record<string, number>);
     }
