@@ -27,7 +27,7 @@ async function cmdRebuild(a: ArgsOf<typeof rebuildFlags>): Promise<number> {
   await checkWarehouse(lake, a.warehouse);
   const r = await stoppable(logger, 'the table is as it was, a rerun rebuilds it', (signal) => rebuildTable(lake, a.table, { logger, signal }));
   process.stdout.write(
-    `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed, ${r.skipped} skipped as refetched), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
+    `rebuilt ${r.table} from ${r.rawFiles} raw files (${r.pages} pages) of ${r.partitions} partitions: ${r.rows} rows (${r.replayed} replayed, ${r.skipped} skipped as refetched${r.outside ? `, ${r.outside} outside what the runs committed, left out as they were` : ''}), ${r.rejects} rejects, in ${r.seconds.toFixed(1)} s (${Math.round(r.replayed / r.seconds)} rows/s)\n`,
   );
   await refreshWarehouse('rebuild', lake, a.warehouse);
   return 0;
