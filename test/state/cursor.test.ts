@@ -1,6 +1,6 @@
 // The rules of a chunked window (state/cursor.ts) and of the requests kept under way (sources/client.ts).
 import { describe, expect, it } from 'vitest';
-import { chunkedWindow, coveredRange, highest, listingRange, splitPoint, tilingProblem, type ChunkedWindow } from '../../src/state/cursor.js';
+import { chunkedWindow, coveredRange, cursorProblem, highest, listingRange, splitPoint, tilingProblem, type ChunkedWindow } from '../../src/state/cursor.js';
 import { AUTO_INFLIGHT, inflightTarget } from '../../src/sources/client.js';
 import { cursorText } from '../../src/cli/status.js';
 
@@ -69,5 +69,25 @@ describe('requests under way', () => {
     expect(inflightTarget(Infinity, 20, 800)).toBe(AUTO_INFLIGHT.min);
     expect(inflightTarget(6000, 20, undefined)).toBe(AUTO_INFLIGHT.min);
     expect(inflightTarget(1_000_000, 1, 5000)).toBe(AUTO_INFLIGHT.max);
+  });
+});
+
+describe('a cursor past what exists', () => {
+  const NOW = 1_761_955_200;
+  const at = '2025-11-01T00:00:00.000Z';
+  const part = (cursor: object, head?: number) => ({ table: 't', partition: 'p', cursor, ...(head === undefined ? {} : { head: { block: head, at } }) });
+
+  it('an append cursor ahead of the head its last run found, or rows committed above it', () => {
+    expect(cursorProblem(part({ nextBlock: 1001 }, 1000), NOW)).toBeUndefined();
+    expect(cursorProblem(part({ nextBlock: 1000, skip: { block: 1000, keys: ['a'] } }, 1000), NOW)).toBeUndefined();
+    expect(cursorProblem(part({ nextBlock: 1002 }, 1000), NOW)).toBe("the cursor (next block 1002) is ahead of the chain's head (block 1000, seen 2025-11-01 00:00); move it back: chainlake reset t --partition 'p' --to-block 1001");
+    expect(cursorProblem(part({ nextBlock: 99_999, skip: { block: 99_999, keys: ['x'] } }, 1000), NOW)).toMatch(/^the cursor \(next block 99999\) is ahead/);
+    // Without a head found (a lake of runs before it was kept) nothing is known.
+    expect(cursorProblem(part({ nextBlock: 99_999 }), NOW)).toBeUndefined();
+  });
+
+  it("a series' newest point in the future, beyond the clocks' tolerance", () => {
+    expect(cursorProblem(part({ newest: NOW + 600 }), NOW)).toBeUndefined();
+    expect(cursorProblem(part({ newest: NOW + 86_400 }), NOW)).toBe(`the newest point (2025-11-02T00:00:00Z) is in the future; move it back: chainlake reset t --partition 'p' --to-time ${NOW}`);
   });
 });
