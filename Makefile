@@ -6,7 +6,13 @@ DEMO_QUERIES := sql/daily_token_flows.sql sql/top_senders.sql sql/rewards_per_no
 
 .PHONY: demo demo-cluster build test run sim status docs query clean torture check report warehouse export sql screenshot bench ops-demo compact
 
-build:
+## On a fresh clone (or after package-lock.json changed), the first target installs what the
+## project needs (npm ci, which also builds dist/).
+INSTALLED := node_modules/.package-lock.json
+$(INSTALLED): package-lock.json
+	npm ci
+
+build: $(INSTALLED)
 	npm run build --silent
 
 ## demo: run pipelines/demo.yaml on the embedded simulator into data/lake, compact its small files,
@@ -87,7 +93,7 @@ sim: build
 status: build
 	$(CHAINLAKE) status --lake $(LAKE)
 
-test:
+test: $(INSTALLED)
 	npm test
 
 ## torture: kill -9 / SIGTERM a run KILLS times at random moments, rerun, then its compaction KILLS/2 times,
