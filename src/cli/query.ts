@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../state/s3.js';
-import { writeQuery } from '../warehouse/query.js';
+import { writeEach } from '../warehouse/query.js';
+import { closest } from '../text.js';
 import { commandOf, checkLake, givenLake, readLake, type ArgsOf, type Globals } from './args.js';
 
 const queryFlags = (y: Argv<Globals>) =>
@@ -12,44 +13,75 @@ const queryFlags = (y: Argv<Globals>) =>
     .positional('sql', { type: 'string', describe: 'SQL to run' })
     .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
     .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' } as const)
+    .option('interactive', { type: 'boolean', alias: 'i', describe: 'a prompt over the lake (the default when no SQL is given in a terminal): statements end with `;`, .tables, .schema TABLE, .help, .quit' })
     .option('warehouse', {
       type: 'string',
       requiresArg: true,
       describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: <lake>.warehouse.duckdb beside a local lake; --no-warehouse: the Parquet files only)",
     });
 
-async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
-  // SQL given after `--` (main.ts puts there one that opens with a comment).
-  if (a.sql === undefined && a._.length > 1) a.sql = String(a._.at(-1));
-  if (!a.sql && !a.file) throw new UsageError('query: give SQL or --file FILE');
+/** The SQL of the command: the argument, the file, or standard input when it is not a terminal; undefined: none given. */
+async function sqlOf(a: { sql?: string; file?: string }): Promise<string | undefined> {
   if (a.sql && a.file) throw new UsageError('query: give SQL or --file FILE, not both');
-  let sql = a.sql ?? '';
   if (a.file) {
     try {
-      sql = readFileSync(a.file, 'utf8');
+      return readFileSync(a.file, 'utf8');
     } catch (err) {
       throw new UsageError(`--file ${a.file}: cannot read (${(err as NodeJS.ErrnoException).code})`);
     }
   }
+  if (a.sql) return a.sql;
+  if (process.stdin.isTTY) return undefined;
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/**
+ * A query's error as the analyst should read it: a table the lake does not have is named with the
+ * lake's closest tables (DuckDB suggests its own catalog's, such as pg_prepared_statements).
+ */
+export function queryError(message: string, tables: readonly string[]): string {
+  const unknown = /Table with name ([^\s!]+) does not exist!/.exec(message);
+  if (!unknown) return message;
+  const near = closest(unknown[1]!, tables);
+  return `no table ${unknown[1]} in the lake${near.length ? `; did you mean ${near.join(', ')}?` : ''} (\`chainlake tables\` lists every table; a table not fetched yet is empty)`;
+}
+
+async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
+  // SQL given after `--` (main.ts puts there one that opens with a comment).
+  if (a.sql === undefined && a._.length > 1) a.sql = String(a._.at(-1));
+  const sql = a.interactive ? undefined : await sqlOf(a);
+  if (sql === undefined && !a.interactive && !process.stdin.isTTY) throw new UsageError('query: give SQL, --file FILE, or SQL on standard input');
+  if (sql !== undefined && !sql.trim()) throw new UsageError(`query: the SQL${a.file ? ` of ${a.file}` : ''} is empty`);
   // Arrow and DuckDB load here, not at the top: start-up (main.ts).
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
-  const { openWarehouse, viewsFor } = await import('../warehouse/views.js');
+  if (arrow && sql === undefined) throw new UsageError('query: --format arrow takes SQL, not a prompt');
+  const { openWarehouse, viewsFor, LAKE_TABLES } = await import('../warehouse/views.js');
   const { rowsFileOf } = await import('../warehouse/rows.js');
   const given = checkLake(givenLake(a));
   // A lake folder that is missing or holds no lake is exit 2: every count there would be 0.
   const lake = await readLake(given);
   // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
   const flag = a.warehouse as string | false | undefined;
-  // Only the views the SQL names: each binds its table's files when it is made.
-  const conn = await openWarehouse(lake, {}, viewsFor(sql), rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'));
+  const tables = [...LAKE_TABLES.map((d) => d.table), '_rejects', '_runs'];
+  // Only the views the SQL names (each binds its table's files when it is made); a prompt, all.
+  const conn = await openWarehouse(lake, {}, sql === undefined ? undefined : viewsFor(sql), rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'));
   try {
+    if (sql === undefined) {
+      const { shell } = await import('./shell.js');
+      await shell(conn, { lake: given, tables, error: (m: string) => queryError(m, tables) });
+      return 0;
+    }
     // Chunk by chunk (batch by batch for Arrow) as DuckDB produces them, waiting for stdout to
     // drain: a result of any size goes out in bounded memory.
     if (arrow) await arrow.writeArrow(await arrow.arrowResult(conn, sql), 'stream', arrow.toStream(process.stdout));
-    else if (a.format !== 'arrow') await writeQuery(conn, sql, a.format, toStdout);
+    else if (a.format !== 'arrow') await writeEach(conn, sql, a.format, toStdout);
   } catch (err) {
-    throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${(err as Error).message}`);
+    throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${queryError((err as Error).message, tables)}`);
+  } finally {
+    conn.closeSync();
   }
   return 0;
 }

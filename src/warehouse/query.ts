@@ -51,6 +51,37 @@ export async function writeQuery(conn: DuckDBConnection, sql: string, f: Format,
   return writeTable(result, out);
 }
 
+/**
+ * Statements whose result is only whether they succeeded (SET, CREATE, DROP, ...: DuckDB's
+ * StatementType numbers), printed as nothing among several, as the DuckDB CLI does.
+ */
+const SILENT = new Set([6, 7, 9, 10, 13, 14, 15, 18, 20, 21, 23, 25, 26]);
+
+/**
+ * Runs each statement in turn and writes each one's result to `out` (in format `f`), as the DuckDB
+ * CLI does: a blank line between two results; statements that give none (SET, CREATE) print
+ * nothing, unless the SQL is that one statement ("(no result)"). Returns the rows written.
+ */
+export async function writeEach(conn: DuckDBConnection, sql: string, f: Format, out: Out): Promise<number> {
+  let statements: Awaited<ReturnType<DuckDBConnection['extractStatements']>>;
+  try {
+    statements = await conn.extractStatements(sql);
+  } catch {
+    return writeQuery(conn, sql, f, out);
+  }
+  if (statements.count <= 1) return writeQuery(conn, sql, f, out);
+  let n = 0;
+  let written = 0;
+  for (let i = 0; i < statements.count; i++) {
+    const prepared = await statements.prepare(i);
+    const result = await prepared.stream();
+    if (result.columnCount === 0 || SILENT.has(prepared.statementType)) continue;
+    if (written++ > 0) await out('\n');
+    n += f === 'json' ? await writeJson(result, out) : f === 'csv' ? await writeCsv(result, out) : await writeTable(result, out);
+  }
+  return n;
+}
+
 /** The result of the last statement, streamed, after running the others. */
 async function streamLast(conn: DuckDBConnection, sql: string): Promise<DuckDBResult> {
   try {
