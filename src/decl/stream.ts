@@ -23,6 +23,12 @@ export interface Column {
   type: ColumnType;
   /** Dot path into the item; with several paths the first present one is used. */
   from?: string | string[];
+  /**
+   * An amount's decimals: a number (18 for wei, 9 for nAVAX) or the column that holds them (a
+   * token's, an asset's denomination). chainlake's SQL then gives `<name>_units` beside it: the
+   * amount in whole units, a DOUBLE (NULL where the decimals are unknown).
+   */
+  units?: number | string;
   /** A value of the partition (chain_id, network, metric, ...) instead of the item. */
   partition?: string;
   /** Computed from the item where a path is not enough (which transfer form, which reward field). */

@@ -56,7 +56,7 @@ export const blockTransactions: StreamDecl = {
     { name: 'tx_type', type: 'integer', from: 'txType', doc: 'transaction type (0 legacy, 1 access list, 2 EIP-1559, ...)' },
     ...addressColumns('from', 'from'),
     ...addressColumns('to', 'to', false),
-    { name: 'value', type: 'amount', from: 'value', required: true, doc: 'value sent, in wei' },
+    { name: 'value', type: 'amount', from: 'value', required: true, units: 18, doc: 'value sent, in wei' },
     { name: 'gas_limit', type: 'bigint', from: 'gasLimit', doc: 'gas limit of the transaction' },
     { name: 'gas_used', type: 'bigint', from: 'gasUsed', doc: 'gas used' },
     { name: 'gas_price', type: 'amount', from: 'gasPrice', doc: 'gas price, in wei' },

@@ -32,6 +32,6 @@ export const blocks: StreamDecl = {
     { name: 'gas_limit', type: 'bigint', from: 'gasLimit', doc: 'gas limit of the block' },
     { name: 'base_fee', type: 'amount', from: 'baseFee', doc: 'base fee per gas, in wei' },
     { name: 'gas_cost', type: 'amount', from: 'gasCost', doc: 'block gas cost as sent (gasCost)' },
-    { name: 'fees_spent', type: 'amount', from: 'feesSpent', doc: 'fees paid (burned) by the transactions of the block, in wei' },
+    { name: 'fees_spent', type: 'amount', from: 'feesSpent', units: 18, doc: 'fees paid (burned) by the transactions of the block, in wei' },
   ],
 };

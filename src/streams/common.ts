@@ -91,7 +91,7 @@ export const STAKING_COLUMNS: Column[] = [
   ...stakingIds('staking transaction'),
   { name: 'reward_type', type: 'varchar', from: 'rewardType', required: true, doc: 'VALIDATOR, DELEGATOR or VALIDATOR_FEE' },
   { name: 'addresses', type: 'varchar[]', from: 'addresses', required: true, doc: 'reward addresses' },
-  { name: 'amount_staked', type: 'amount', from: 'amountStaked', required: true, doc: 'stake in nAVAX' },
+  { name: 'amount_staked', type: 'amount', from: 'amountStaked', required: true, units: 9, doc: 'stake in nAVAX' },
   { name: 'start_timestamp', type: 'timestamptz', from: 'startTimestamp', required: true, doc: 'staking start' },
   { name: 'end_timestamp', type: 'timestamptz', from: 'endTimestamp', required: true, doc: 'staking end' },
 ];

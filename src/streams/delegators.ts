@@ -32,11 +32,11 @@ export const delegators: StreamDecl = {
     ...stakingIds('delegation transaction'),
     { name: 'delegation_status', type: 'varchar', from: 'delegationStatus', required: true, doc: 'completed, active or pending' },
     { name: 'reward_addresses', type: 'varchar[]', from: 'rewardAddresses', required: true, doc: 'reward addresses' },
-    { name: 'amount_delegated', type: 'amount', from: 'amountDelegated', required: true, doc: 'stake in nAVAX' },
-    { name: 'delegation_fee', type: 'amount', from: 'delegationFee', required: true, doc: 'fee in nAVAX' },
+    { name: 'amount_delegated', type: 'amount', from: 'amountDelegated', required: true, units: 9, doc: 'stake in nAVAX' },
+    { name: 'delegation_fee', type: 'amount', from: 'delegationFee', required: true, units: 9, doc: 'fee in nAVAX' },
     // Completed delegations carry grossReward/netReward; active and pending ones the estimates.
-    { name: 'gross_reward', type: 'amount', from: ['grossReward', 'estimatedGrossReward'], doc: 'gross reward in nAVAX (estimate unless completed)' },
-    { name: 'net_reward', type: 'amount', from: ['netReward', 'estimatedNetReward'], doc: 'net reward in nAVAX (estimate unless completed)' },
+    { name: 'gross_reward', type: 'amount', from: ['grossReward', 'estimatedGrossReward'], units: 9, doc: 'gross reward in nAVAX (estimate unless completed)' },
+    { name: 'net_reward', type: 'amount', from: ['netReward', 'estimatedNetReward'], units: 9, doc: 'net reward in nAVAX (estimate unless completed)' },
     {
       name: 'reward_is_estimate',
       type: 'boolean',

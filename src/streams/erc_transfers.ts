@@ -53,7 +53,7 @@ export const ercTransfers: StreamDecl = {
     { name: 'log_index', type: 'integer', from: 'logIndex', required: true, doc: 'log index in the block' },
     ...addressColumns('from', 'from'),
     ...addressColumns('to', 'to'),
-    { name: 'value', type: 'amount', from: 'value', doc: 'amount in the smallest unit; NULL for ERC-721 (no value is sent)' },
+    { name: 'value', type: 'amount', from: 'value', units: 'token_decimals', doc: 'amount in the smallest unit; NULL for ERC-721 (no value is sent)' },
     { name: 'token_address', type: 'evm_address', from: ['erc20Token.address', 'erc721Token.address', 'erc1155Token.address'], required: true, doc: 'token contract' },
     { name: 'token_type', type: 'varchar', derive: tokenType, required: true, doc: "'ERC-20', 'ERC-721' or 'ERC-1155'" },
     { name: 'token_id', type: 'varchar', from: ['erc721Token.tokenId', 'erc1155Token.tokenId'], doc: 'NFT token id (NULL for ERC-20)' },

@@ -33,7 +33,7 @@ export const historicalRewards: StreamDecl = {
     { name: 'utxo_id', type: 'varchar', from: 'utxoId', required: true, doc: 'reward UTXO' },
     { name: 'output_index', type: 'integer', from: 'outputIndex', required: true, doc: 'output index of the reward UTXO' },
     { name: 'reward_tx_hash', type: 'varchar', from: 'rewardTxHash', required: true, doc: 'transaction that paid the reward' },
-    { name: 'reward_amount', type: 'amount', from: 'reward.amount', required: true, doc: 'reward in the smallest unit of its asset' },
+    { name: 'reward_amount', type: 'amount', from: 'reward.amount', required: true, units: 'reward_denomination', doc: 'reward in the smallest unit of its asset' },
     { name: 'reward_asset_id', type: 'varchar', from: 'reward.assetId', required: true, doc: 'asset of the reward' },
     { name: 'reward_asset_name', type: 'varchar', from: 'reward.name', doc: 'asset name' },
     { name: 'reward_asset_symbol', type: 'varchar', from: 'reward.symbol', doc: 'asset symbol' },

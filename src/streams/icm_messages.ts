@@ -102,7 +102,7 @@ export const icmMessages: StreamDecl = {
     { name: 'fee_token_decimals', type: 'integer', from: 'rewardDetails.decimals', doc: 'decimals of the fee token' },
     { name: 'fee_token_logo_uri', type: 'varchar', from: 'rewardDetails.logoUri', doc: 'logo of the fee token' },
     { name: 'fee_token_erc_type', type: 'varchar', from: 'rewardDetails.ercType', doc: 'standard of the fee token (ERC-20)' },
-    { name: 'fee_amount', type: 'amount', from: 'rewardDetails.value', doc: 'relayer fee in the smallest unit of the fee token' },
+    { name: 'fee_amount', type: 'amount', from: 'rewardDetails.value', units: 'fee_token_decimals', doc: 'relayer fee in the smallest unit of the fee token' },
     { name: 'fee_price_currency', type: 'varchar', from: 'rewardDetails.price.currencyCode', doc: 'currency of fee_price' },
     { name: 'fee_price', type: 'varchar', from: 'rewardDetails.price.value', doc: 'price of one fee token (exact text as sent)' },
     ...txColumns('source', 'sourceTransaction'),

@@ -58,7 +58,7 @@ export const internalTransactions: StreamDecl = {
     ...addressColumns('from', 'from'),
     ...addressColumns('to', 'to'),
     { name: 'internal_tx_type', type: 'varchar', from: 'internalTxType', required: true, doc: 'CALL, CREATE, CREATE2, ... as sent' },
-    { name: 'value', type: 'amount', from: 'value', required: true, doc: 'value in wei' },
+    { name: 'value', type: 'amount', from: 'value', required: true, units: 18, doc: 'value in wei' },
     { name: 'is_reverted', type: 'boolean', from: 'isReverted', required: true, doc: 'true if reverted' },
     { name: 'gas_used', type: 'bigint', from: 'gasUsed', required: true, doc: 'gas used' },
     { name: 'gas_limit', type: 'bigint', from: 'gasLimit', required: true, doc: 'gas limit' },

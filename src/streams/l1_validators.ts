@@ -57,7 +57,7 @@ export const l1Validators: StreamDecl = {
     { name: 'node_id', type: 'varchar', from: 'nodeId', required: true, doc: 'validator NodeID' },
     { name: 'subnet_id', type: 'varchar', from: 'subnetId', required: true, doc: 'the L1 (its subnet id)' },
     { name: 'weight', type: 'amount', from: 'weight', required: true, doc: 'sampling weight (uint64, a JSON number kept exact); 0: removed' },
-    { name: 'remaining_balance', type: 'amount', from: 'remainingBalance', required: true, doc: 'balance left for continuous fees, nAVAX (a JSON number kept exact); 0: inactive' },
+    { name: 'remaining_balance', type: 'amount', from: 'remainingBalance', required: true, units: 9, doc: 'balance left for continuous fees, nAVAX (a JSON number kept exact); 0: inactive' },
     { name: 'creation_timestamp', type: 'timestamptz', from: 'creationTimestamp', required: true, doc: 'when the validator was created' },
     { name: 'bls_public_key', type: 'varchar', from: 'blsCredentials.publicKey', doc: 'BLS public key (hex)' },
     { name: 'bls_proof_of_possession', type: 'varchar', from: 'blsCredentials.proofOfPossession', doc: 'BLS proof of possession (hex)' },

@@ -42,7 +42,7 @@ export const TOKEN_FIELDS: Column[] = [
 
 /** Balance and its value in the requested currency (absent where the service has no price). */
 export const VALUE_COLUMNS: Column[] = [
-  { name: 'balance', type: 'amount', from: 'balance', required: true, doc: 'balance in the smallest unit' },
+  { name: 'balance', type: 'amount', from: 'balance', required: true, units: 'token_decimals', doc: 'balance in the smallest unit' },
   { name: 'price_currency', type: 'varchar', from: ['price.currencyCode', 'balanceValue.currencyCode'], doc: 'currency of price_value and balance_value' },
   { name: 'price_value', type: 'varchar', from: 'price.value', doc: 'price of one whole token (exact text as sent)' },
   { name: 'balance_value', type: 'varchar', from: 'balanceValue.value', doc: 'value of the balance (exact text as sent)' },

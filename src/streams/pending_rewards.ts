@@ -31,7 +31,7 @@ export const pendingRewards: StreamDecl = {
   columns: [
     ...STAKING_COLUMNS,
     { name: 'progress', type: 'double', from: 'progress', required: true, doc: 'share of the staking period elapsed' },
-    { name: 'estimated_reward_amount', type: 'amount', from: 'estimatedReward.amount', required: true, doc: 'estimated reward, smallest unit' },
+    { name: 'estimated_reward_amount', type: 'amount', from: 'estimatedReward.amount', required: true, units: 'estimated_reward_denomination', doc: 'estimated reward, smallest unit' },
     { name: 'estimated_reward_asset_id', type: 'varchar', from: 'estimatedReward.assetId', doc: 'asset of the reward' },
     { name: 'estimated_reward_symbol', type: 'varchar', from: 'estimatedReward.symbol', doc: 'asset symbol' },
     { name: 'estimated_reward_denomination', type: 'integer', from: 'estimatedReward.denomination', doc: 'decimals of the asset' },

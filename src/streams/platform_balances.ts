@@ -78,7 +78,7 @@ export const platformBalances: StreamDecl = {
     { name: 'asset_symbol', type: 'varchar', from: 'symbol', doc: 'asset symbol' },
     { name: 'asset_denomination', type: 'integer', from: 'denomination', doc: 'decimals of the asset (9 for AVAX)' },
     { name: 'asset_type', type: 'varchar', from: 'type', doc: 'secp256k1 or nft' },
-    { name: 'amount', type: 'amount', from: 'amount', required: true, doc: 'the sum, in nAVAX' },
+    { name: 'amount', type: 'amount', from: 'amount', required: true, units: 'asset_denomination', doc: 'the sum, in nAVAX' },
     { name: 'utxo_count', type: 'integer', from: 'utxoCount', required: true, doc: 'UTXOs summed' },
     { name: 'shared_with_chain_id', type: 'varchar', from: 'sharedWithChainId', doc: 'atomic memory: the chain the UTXOs are shared with (exported to or imported from)' },
     { name: 'status', type: 'varchar', from: 'status', doc: 'atomic memory: status as sent' },

@@ -160,7 +160,7 @@ export const PARENT_TX: Column[] = [
 /** A UTXO's own fields, consumed or emitted. `asset` is read whole: its name, decimals and type are AVAX's. */
 export const UTXO_COLUMNS: Column[] = [
   // `amount` and `assetId` beside `asset` are deprecated copies.
-  { name: 'amount', type: 'amount', from: ['asset.amount', 'amount'], required: true, doc: 'amount in nAVAX' },
+  { name: 'amount', type: 'amount', from: ['asset.amount', 'amount'], required: true, units: 9, doc: 'amount in nAVAX' },
   { name: 'asset_id', type: 'varchar', from: ['asset.assetId', 'assetId'], required: true, doc: 'asset (AVAX)' },
   { name: 'asset_symbol', type: 'varchar', from: 'asset.symbol', doc: 'asset symbol' },
   { name: 'addresses', type: 'varchar[]', from: 'addresses', required: true, doc: 'owners (bech32, as sent)' },
