@@ -91,6 +91,8 @@ const initFlags = (y: Argv<Globals>) =>
 
 function cmdInit(a: ArgsOf<typeof initFlags>): number {
   const file = a.file;
+  // The name is quoted in the file's comments, where a line break would end one.
+  if (/[\x00-\x1f\x7f]/.test(file)) throw new UsageError(`${JSON.stringify(file)}: a file name with a control character`);
   if (existsSync(file) && statSync(file).isDirectory()) throw new UsageError(`${file}: is a folder; give a file name (e.g. ${join(file, 'my.yaml')})`);
   if (existsSync(file) && !a.force) throw new UsageError(`${file}: exists; give --force to overwrite it, or another file name`);
   let folder = dirname(file);

@@ -53,6 +53,7 @@ describe('chainlake init', () => {
     expect(loadPipeline(join(dir, 'pipelines', 'my.yaml')).name).toBe('my');
     expect(cli(dir, ['init', 'pipelines'])).toEqual({ code: 2, stdout: '', stderr: `chainlake: pipelines: is a folder; give a file name (e.g. ${join('pipelines', 'my.yaml')})\n` });
     expect(cli(dir, ['init', 'pipelines/my.yaml/more/x.yaml'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: pipelines/my.yaml/more/x.yaml: pipelines/my.yaml is a file, not a folder\n' });
+    expect(cli(dir, ['init', 'pipelines/a\nb.yaml'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: "pipelines/a\\nb.yaml": a file name with a control character\n' });
     expect(readdirSync(join(dir, 'pipelines'))).toEqual(['my.yaml']);
   });
 
