@@ -10,6 +10,7 @@ import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { DEFAULT_LAKE } from './args.js';
+import { initCommand } from './init.js';
 import { exportCommand } from './export.js';
 import { checkCommand, compactCommand, rebuildCommand, reportCommand, statusCommand, warehouseCommand } from './lake.js';
 import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
@@ -78,6 +79,7 @@ export async function main(argv: string[]): Promise<void> {
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
       // A run's lake may come from its pipeline; every other command reads the default (givenLake).
       .option('lake', { type: 'string', describe: `lake folder, or s3://bucket/prefix (docs/object-storage.md); default ${DEFAULT_LAKE}, or for run the pipeline's \`lake\``, global: true, requiresArg: true })
+      .command(initCommand(exit))
       .command(runCommand(exit))
       .command(workerCommand(exit))
       .command(queryCommand(exit))

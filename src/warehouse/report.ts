@@ -16,7 +16,7 @@ import { checkOutput } from './export.js';
 import { lakeFile } from '../state/cache.js';
 import { ident } from './check.js';
 import { bundledSql, openWarehouse } from './views.js';
-import { renderReport, type ChartSeries, type ChartSpec, type ReportData, type Section, type TableSpec } from './report/page.js';
+import { intlSafeLanguage, renderReport, type ChartSeries, type ChartSpec, type ReportData, type Section, type TableSpec } from './report/page.js';
 
 /** Newest points per metric series drawn: bounds the file for hourly series spanning years. */
 export const MAX_POINTS = 1000;
@@ -254,6 +254,7 @@ const STYLE = `
   th, td { padding: 3px 10px; border-bottom: 1px solid #f1f5f9; text-align: left; white-space: nowrap; }
   td.num { text-align: right; font-variant-numeric: tabular-nums; }
   .u-legend { font-size: 12px; }
+  .chart-error { color: #b91c1c; background: #fef2f2; border-radius: 4px; padding: 8px; margin: 0; }
 `;
 
 const csp = (scripts: string[]) =>
@@ -261,10 +262,10 @@ const csp = (scripts: string[]) =>
 
 const escapeHtml = (s: string) => s.replace(/[&<>"]/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;' })[c]!);
 
-/** The page: data as inert JSON (every `<` escaped, so no text can close the tag), uPlot, the renderer. */
+/** The page: data as inert JSON (every `<` escaped, so no text can close the tag), uPlot after its locale guard, the renderer. */
 export function reportHtml(data: ReportData): string {
   const require = createRequire(import.meta.url);
-  const uplotJs = readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8');
+  const uplotJs = `(${intlSafeLanguage.toString()})();\n${readFileSync(require.resolve('uplot/dist/uPlot.iife.min.js'), 'utf8')}`;
   const uplotCss = readFileSync(require.resolve('uplot/dist/uPlot.min.css'), 'utf8');
   const app = `(${renderReport.toString()})(JSON.parse(document.getElementById('report-data').textContent), uPlot);`;
   const json = JSON.stringify(data).replace(/</g, '\\u003c');

@@ -1,21 +1,27 @@
 // `chainlake report`: the HTML is self-contained, and in headless Chromium (the binary that the
-// dev dependency @sparticuz/chromium carries, so `npm ci` is all a machine needs) every chart draws its series, with no console error, no failed script and no
-// request leaving the file. Text from the lake cannot become markup. UPDATE_SCREENSHOT=1 (`make
-// screenshot`) also refreshes docs/report.png.
+// dev dependency @sparticuz/chromium carries, so `npm ci` is all a machine needs) every chart draws
+// its series, with no console error, no failed script and no request leaving the file, under the
+// machine's locale and under one Intl rejects; a chart that cannot be drawn says why in its card.
+// Text from the lake cannot become markup. UPDATE_SCREENSHOT=1 (`make screenshot`) also refreshes
+// docs/report.png.
 import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import packagedChromium from '@sparticuz/chromium';
-import { chromium, type BrowserContext, type Page } from 'playwright-core';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportHtml } from '../../src/warehouse/report.js';
-import type { ReportData } from '../../src/warehouse/report/page.js';
+import type { ChartSpec, ReportData } from '../../src/warehouse/report/page.js';
 import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
 
 let dir: string;
 let lake: string;
 let html: string;
-let browser: BrowserContext;
+let browser: Browser;
+/** The browser's locale as the machine gives it (this Chromium takes it from the environment). */
+let machine: BrowserContext;
+/** A locale Intl rejects: what this Chromium says under LANG=C.UTF-8, forced whatever the machine's. */
+let posix: BrowserContext;
 
 beforeAll(async () => {
   // CHROMIUM_PATH picks another Chromium; by default the packaged one is unpacked into the tmp folder.
@@ -31,15 +37,14 @@ beforeAll(async () => {
   expect(r.stderr).toBe('');
   expect(r.code).toBe(0);
   expect(r.stdout).toMatch(/^wrote .*report\.html \(\d+ charts, \d+ tables\)\n$/);
-  browser = await chromium.launchPersistentContext(mkdtempSync(join(tmpdir(), 'cl-chromium-')), {
+  browser = await chromium.launch({
     executablePath,
     headless: true,
-    viewport: { width: 1280, height: 900 },
-    // This Chromium takes its default locale from the environment, and C.UTF-8 makes it
-    // "en-US@posix", which Intl (uPlot's date axis) rejects; a user's browser has a real locale.
-    locale: 'en-US',
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run', '--disable-sync'],
   });
+  const viewport = { width: 1280, height: 900 };
+  machine = await browser.newContext({ viewport });
+  posix = await browser.newContext({ viewport, locale: 'en-US@posix' });
 });
 
 afterAll(async () => {
@@ -52,8 +57,8 @@ interface Opened {
 }
 
 /** Opens a report, recording console errors and warnings, page errors and any request off the file. */
-async function open(file: string): Promise<Opened> {
-  const page = await browser.newPage();
+async function open(file: string, context = machine): Promise<Opened> {
+  const page = await context.newPage();
   const problems: string[] = [];
   page.on('console', (m) => {
     // The readback warning comes from this test's own pixel counting, not from the page.
@@ -66,6 +71,26 @@ async function open(file: string): Promise<Opened> {
   await page.goto(`file://${file}`, { waitUntil: 'load' });
   await page.evaluate(() => new Promise((r) => requestAnimationFrame(() => r(undefined))));
   return { page, problems };
+}
+
+/**
+ * uPlot draws on animation frames: waits until every chart's canvas has drawn or the test's own
+ * time runs out, so that a loaded machine only makes this slower.
+ */
+async function drawn(page: Page): Promise<void> {
+  await page
+    .waitForFunction(
+      (min) =>
+        [...document.querySelectorAll('.plot canvas')].every((c) => {
+          const d = (c as HTMLCanvasElement).getContext('2d')!.getImageData(0, 0, (c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height).data;
+          let n = 0;
+          for (let i = 0; i < d.length && n <= min; i += 4) if (d[i + 3]! > 128 && Math.max(d[i]!, d[i + 1]!, d[i + 2]!) - Math.min(d[i]!, d[i + 1]!, d[i + 2]!) > 80) n++;
+          return n > min;
+        }),
+      150,
+      { timeout: 0 },
+    )
+    .catch(() => undefined);
 }
 
 /** Per chart: pixels of a saturated colour on its canvas. Axes, grid and text are grey or black; series are coloured. */
@@ -93,29 +118,25 @@ describe('chainlake report', () => {
     expect(statSync(html).size).toBeLessThan(2_000_000);
   });
 
-  it('draws every chart with its series in headless Chromium, without errors or requests', async () => {
-    const { page, problems } = await open(html);
+  it.each([
+    { locale: "the machine's default locale", context: () => machine },
+    { locale: 'a locale Intl rejects (en-US@posix)', context: () => posix },
+  ])('draws every chart with its series in headless Chromium under $locale, without errors or requests', async ({ context }) => {
+    if (context() === posix) {
+      // The context does make the page's language one that Intl refuses, as uPlot meets it.
+      const blank = await posix.newPage();
+      expect(await blank.evaluate(() => navigator.language)).toBe('en-US@posix');
+      await expect(blank.evaluate(() => new Intl.NumberFormat(navigator.language).format(1))).rejects.toThrow(/RangeError/);
+      await blank.close();
+    }
+    const { page, problems } = await open(html, context());
     const data = (await page.evaluate(() => JSON.parse(document.getElementById('report-data')!.textContent!))) as ReportData;
     const charts = data.sections.flatMap((s) => s.charts);
     const titles = charts.map((c) => c.title);
     expect(titles).toEqual(expect.arrayContaining(['txCount per day', 'txCount per week', 'average transactions per second', 'transfers per day', 'internal transactions per week, by type', 'rewards paid per month (AVAX)', 'AVAX delegated per validator, by status', 'rows and requests per run', 'seconds, retries and 429s per run']));
     expect(await page.locator('.plot').count()).toBe(charts.length);
     expect(await page.locator('.plot canvas').count()).toBe(charts.length);
-    // uPlot draws on animation frames: wait until every chart has drawn or the test's own time runs
-    // out, so that a loaded machine only makes this slower.
-    await page
-      .waitForFunction(
-        (min) =>
-          [...document.querySelectorAll('.plot canvas')].every((c) => {
-            const d = (c as HTMLCanvasElement).getContext('2d')!.getImageData(0, 0, (c as HTMLCanvasElement).width, (c as HTMLCanvasElement).height).data;
-            let n = 0;
-            for (let i = 0; i < d.length && n <= min; i += 4) if (d[i + 3]! > 128 && Math.max(d[i]!, d[i + 1]!, d[i + 2]!) - Math.min(d[i]!, d[i + 1]!, d[i + 2]!) > 80) n++;
-            return n > min;
-          }),
-        150,
-        { timeout: 0 },
-      )
-      .catch(() => undefined);
+    await drawn(page);
     const pixels = await seriesPixels(page);
     pixels.forEach((n, i) => expect(n, `chart "${titles[i]}" draws no series`).toBeGreaterThan(150));
     // Legends name the series: chains, tokens, statuses.
@@ -126,6 +147,46 @@ describe('chainlake report', () => {
     // The runs section lists both runs.
     expect(await page.locator('figure', { hasText: 'sql/runs_recent.sql: newest first.' }).locator('tbody tr').count()).toBe(2);
     expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it('shows the error of a chart that cannot be drawn in its card, and draws the others', async () => {
+    const good = (title: string): ChartSpec => ({ title, caption: `${title} caption`, x: { time: [1761955200, 1762041600, 1762128000] }, series: [{ label: 'a', values: [1, 3, 2], style: 'line' }], yLabel: 'y' });
+    const data: ReportData = {
+      title: 'one bad chart',
+      subtitle: 'the rest of the page stays',
+      sections: [
+        {
+          title: 'charts',
+          // Data no lake gives: it throws in the renderer (x) and inside uPlot's drawing (values).
+          charts: [good('first'), { ...good('no x'), x: null as never }, good('middle'), { ...good('no values'), series: [{ label: 'a', values: null as never, style: 'bars' }] }, good('last')],
+          tables: [{ title: 'a table', caption: 'after the charts', columns: ['n'], rows: [[7]] }],
+        },
+      ],
+    };
+    const file = join(dir, 'bad-chart.html');
+    writeFileSync(file, reportHtml(data));
+    const { page, problems } = await open(file, posix);
+    const card = (title: string) => page.locator('figure.chart').filter({ has: page.locator('figcaption', { hasText: new RegExp(`^${title}$`) }) });
+    expect(await page.locator('.chart-error').allInnerTexts()).toEqual([
+      "This chart could not be drawn (TypeError: Cannot use 'in' operator to search for 'time' in null).",
+      expect.stringMatching(/^This chart could not be drawn \(TypeError: Cannot read properties of null \(reading '.+'\)\)\.$/),
+    ]);
+    expect(await card('no x').locator('.chart-error').count()).toBe(1);
+    expect(await card('no values').locator('.chart-error').count()).toBe(1);
+    expect(await card('no values').locator('canvas').count()).toBe(0);
+    expect(await page.locator('.plot canvas').count()).toBe(3);
+    await drawn(page);
+    expect((await seriesPixels(page)).map((n) => n > 150)).toEqual([true, false, true, false, true]);
+    expect(await page.locator('.table-wrap td').innerText()).toBe('7');
+    // Each error once on the console (with its stack, for whoever debugs it), none uncaught.
+    expect(problems).toEqual([expect.stringMatching(/^console error: TypeError: Cannot use 'in' operator/), expect.stringMatching(/^console error: TypeError: Cannot read properties of null/)]);
+    await page.close();
+  });
+
+  it('a full-page screenshot of the report (UPDATE_SCREENSHOT=1: docs/report.png)', async () => {
+    const { page } = await open(html);
+    await drawn(page);
     const shot = join(dir, 'report.png');
     await page.screenshot({ path: shot, fullPage: true });
     expect(statSync(shot).size).toBeGreaterThan(50_000);

@@ -45,6 +45,19 @@ export interface ReportData {
   sections: Section[];
 }
 
+/**
+ * Runs before uPlot, which builds `new Intl.NumberFormat(navigator.language)` as it loads: a
+ * language tag that Intl rejects (headless Chromium under LANG=C.UTF-8 says "en-US@posix") would
+ * stop uPlot loading, and with it every chart. Such a browser gets Intl's own default locale.
+ */
+export function intlSafeLanguage(): void {
+  try {
+    new Intl.NumberFormat(navigator.language);
+  } catch {
+    Object.defineProperty(navigator, 'language', { value: new Intl.NumberFormat().resolvedOptions().locale, configurable: true });
+  }
+}
+
 export function renderReport(data: ReportData, uPlot: typeof uPlotClass): void {
   const COLORS = ['#2563eb', '#ea580c', '#16a34a', '#9333ea', '#dc2626', '#0891b2', '#ca8a04', '#db2777', '#64748b'];
   const el = <K extends keyof HTMLElementTagNameMap>(tag: K, cls?: string, text?: string): HTMLElementTagNameMap[K] => {
@@ -117,6 +130,8 @@ export function renderReport(data: ReportData, uPlot: typeof uPlotClass): void {
     if (spec.series.some((s) => s.scale === 'y2')) axes.push({ scale: 'y2', side: 1, label: spec.y2Label, values: (_u, splits) => splits.map(short), grid: { show: false }, size: 56 });
     const hasBars = spec.series.some((s) => s.style === 'bars');
     const width = Math.max(320, host.clientWidth);
+    // uPlot draws on a microtask after its constructor returns; drawing in `batch` instead keeps
+    // a chart's error inside the constructor, where its card catches it.
     new uPlot(
       {
         width,
@@ -133,7 +148,10 @@ export function renderReport(data: ReportData, uPlot: typeof uPlotClass): void {
         cursor: { drag: { x: isTime, y: false } },
       },
       [xs, ...order.map((i) => shown[i]!)] as uPlotClass.AlignedData,
-      host,
+      (u, init) => {
+        host.append(u.root);
+        u.batch(init);
+      },
     );
   }
 
@@ -174,7 +192,14 @@ export function renderReport(data: ReportData, uPlot: typeof uPlotClass): void {
       const host = el('div', 'plot');
       card.append(host);
       grid.append(card);
-      chart(spec, host);
+      // One chart's error is shown in its card and leaves the others to draw.
+      try {
+        chart(spec, host);
+      } catch (err) {
+        const why = err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+        host.replaceChildren(el('p', 'chart-error', `This chart could not be drawn (${why.slice(0, 300)}).`));
+        console.error(err);
+      }
     }
     for (const spec of section.tables) {
       const card = el('figure', 'card wide');
