@@ -96,7 +96,7 @@ export async function main(argv: string[]): Promise<void> {
       .command(exportOpCommand(exit))
       .command(aggregateSignaturesCommand(exit))
       .middleware(onceEach, true)
-      .demandCommand(1, 'give a command: run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
+      .demandCommand(1, 'give a command: init, run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
       .strict()
       .help()
       .version(VERSION)
