@@ -1,7 +1,7 @@
 -- Token activity of each listed address (address_token_transfers), per token: transfers received
 -- and sent, distinct counterparties, the net amount received, exact in the token's smallest unit
--- (`net_raw`, summed as BIGNUM from value_raw: uint256 amounts, over 38 digits too) and in token
--- units for reading (`net_units`, value / 10^decimals, a DOUBLE), and the first and last time
+-- (`net_raw`, the digits of sum(value): uint256 amounts, over 38 digits too) and in token units
+-- for reading (`net_units`, the net / 10^decimals, a DOUBLE), and the first and last time
 -- seen. An ERC-721 transfer moves one token; a transfer to itself counts as received and sent,
 -- and nets nothing.
 WITH per_token AS (
@@ -20,7 +20,7 @@ WITH per_token AS (
              ELSE -moved END) AS net,
     min(block_timestamp) AS first_seen,
     max(block_timestamp) AS last_seen
-  FROM (SELECT *, CASE WHEN token_type = 'ERC-721' THEN 1::BIGNUM ELSE value_raw::BIGNUM END AS moved FROM address_token_transfers)
+  FROM (SELECT *, CASE WHEN token_type = 'ERC-721' THEN 1::BIGNUM ELSE value END AS moved FROM address_token_transfers)
   GROUP BY chain_id, address, token_address
 )
 SELECT

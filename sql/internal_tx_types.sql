@@ -1,6 +1,6 @@
 -- Internal transactions per week (Monday, UTC) and type (CALL, CREATE, ...): count, reverted, and the
--- native value moved (18 decimals; values over 38 digits are left out of `native` and counted in
--- `over_38_digits`). The table holds a row per listed address, so an internal transaction between
+-- native value moved, exact in wei (`value`, sum(value)) and in the native token's units for reading
+-- (`native`, 18 decimals, a DOUBLE). The table holds a row per listed address, so an internal transaction between
 -- two listed addresses is there twice: it counts once here (internal_tx_id does not depend on the
 -- address).
 WITH once AS (
@@ -13,8 +13,8 @@ SELECT
   internal_tx_type AS type,
   count(*) AS txs,
   count(*) FILTER (WHERE is_reverted) AS reverted,
-  round(sum(CAST(value AS DOUBLE)) / 1e18, 6) AS native,
-  count(*) FILTER (WHERE value IS NULL AND value_raw IS NOT NULL) AS over_38_digits
+  sum(value) AS value,
+  round(CAST(sum(value) AS DOUBLE) / 1e18, 6) AS native
 FROM once
 GROUP BY ALL
 ORDER BY week, type;

@@ -1,6 +1,7 @@
--- The five largest transfers of each fungible token (ERC-20, ERC-1155), ranked by the exact amount:
--- by the digits of value_raw, so amounts over 38 digits (NULL in `value`) rank too. `amount` is the
--- amount in token units (value / 10^decimals) as a DOUBLE, for reading; `value_raw` is exact.
+-- The five largest transfers of each fungible token (ERC-20, ERC-1155), ranked by the exact amount
+-- (over 38 digits too). `amount` is the amount in token units (value / 10^decimals) as a DOUBLE,
+-- for reading; `value_raw` is exact. Ranked by the digits rather than by `value` (a BIGNUM made
+-- from them per row) so that only a few rows of each token need the exact order.
 WITH fungible AS (
   SELECT *, length(ltrim(value_raw, '0')) AS digits
   FROM erc_transfers

@@ -14,7 +14,7 @@ delegations AS (
     count(*) FILTER (WHERE delegation_status = 'active') AS active_delegations,
     count(*) FILTER (WHERE delegation_status = 'pending') AS pending_delegations,
     count(*) FILTER (WHERE delegation_status = 'completed') AS completed_delegations,
-    sum(CAST(amount_delegated AS DOUBLE)) FILTER (WHERE delegation_status = 'active') / 1e9 AS avax_delegated_now
+    CAST(sum(amount_delegated) FILTER (WHERE delegation_status = 'active') AS DOUBLE) / 1e9 AS avax_delegated_now
   FROM delegators
   GROUP BY ALL
 ),
@@ -22,9 +22,9 @@ rewards AS (
   SELECT
     network,
     node_id,
-    sum(CAST(reward_amount AS DOUBLE)) FILTER (WHERE reward_type = 'VALIDATOR') / 1e9 AS avax_validation_rewards,
-    sum(CAST(reward_amount AS DOUBLE)) FILTER (WHERE reward_type = 'VALIDATOR_FEE') / 1e9 AS avax_fee_rewards,
-    sum(CAST(reward_amount AS DOUBLE)) FILTER (WHERE reward_type = 'DELEGATOR') / 1e9 AS avax_delegator_rewards
+    CAST(sum(reward_amount) FILTER (WHERE reward_type = 'VALIDATOR') AS DOUBLE) / 1e9 AS avax_validation_rewards,
+    CAST(sum(reward_amount) FILTER (WHERE reward_type = 'VALIDATOR_FEE') AS DOUBLE) / 1e9 AS avax_fee_rewards,
+    CAST(sum(reward_amount) FILTER (WHERE reward_type = 'DELEGATOR') AS DOUBLE) / 1e9 AS avax_delegator_rewards
   FROM historical_rewards
   GROUP BY ALL
 )

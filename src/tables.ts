@@ -36,9 +36,9 @@ export interface LakeTables {
     to_decimals: Int32;
     /** logo of the to address */
     to_logo_uri: Utf8;
-    /** amount in the smallest unit; NULL for ERC-721 (no value is sent) */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** amount in the smallest unit; NULL for ERC-721 (no value is sent). Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
     /** token contract */
     token_address: Utf8;
@@ -100,9 +100,9 @@ export interface LakeTables {
     to_logo_uri: Utf8;
     /** CALL, CREATE, CREATE2, ... as sent */
     internal_tx_type: Utf8;
-    /** value in wei */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** value in wei. Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
     /** true if reverted */
     is_reverted: Bool;
@@ -122,9 +122,9 @@ export interface LakeTables {
     reward_type: Utf8;
     /** reward addresses */
     addresses: List<Utf8>;
-    /** stake in nAVAX */
-    amount_staked: Decimal;
-    /** exact digits of amount_staked as received */
+    /** stake in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount_staked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_staked_raw::BIGNUM there */
+    amount_staked: Utf8;
+    /** exact digits of amount_staked as received (text) */
     amount_staked_raw: Utf8;
     /** staking start */
     start_timestamp: TimestampMicrosecond;
@@ -136,9 +136,9 @@ export interface LakeTables {
     output_index: Int32;
     /** transaction that paid the reward */
     reward_tx_hash: Utf8;
-    /** reward in the smallest unit of its asset */
-    reward_amount: Decimal;
-    /** exact digits of reward_amount as received */
+    /** reward in the smallest unit of its asset. Exact in chainlake's SQL (BIGNUM): sum(reward_amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum reward_amount_raw::BIGNUM there */
+    reward_amount: Utf8;
+    /** exact digits of reward_amount as received (text) */
     reward_amount_raw: Utf8;
     /** asset of the reward */
     reward_asset_id: Utf8;
@@ -166,9 +166,9 @@ export interface LakeTables {
     reward_type: Utf8;
     /** reward addresses */
     addresses: List<Utf8>;
-    /** stake in nAVAX */
-    amount_staked: Decimal;
-    /** exact digits of amount_staked as received */
+    /** stake in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount_staked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_staked_raw::BIGNUM there */
+    amount_staked: Utf8;
+    /** exact digits of amount_staked as received (text) */
     amount_staked_raw: Utf8;
     /** staking start */
     start_timestamp: TimestampMicrosecond;
@@ -176,9 +176,9 @@ export interface LakeTables {
     end_timestamp: TimestampMicrosecond;
     /** share of the staking period elapsed */
     progress: Float64;
-    /** estimated reward, smallest unit */
-    estimated_reward_amount: Decimal;
-    /** exact digits of estimated_reward_amount as received */
+    /** estimated reward, smallest unit. Exact in chainlake's SQL (BIGNUM): sum(estimated_reward_amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum estimated_reward_amount_raw::BIGNUM there */
+    estimated_reward_amount: Utf8;
+    /** exact digits of estimated_reward_amount as received (text) */
     estimated_reward_amount_raw: Utf8;
     /** asset of the reward */
     estimated_reward_asset_id: Utf8;
@@ -198,21 +198,21 @@ export interface LakeTables {
     delegation_status: Utf8;
     /** reward addresses */
     reward_addresses: List<Utf8>;
-    /** stake in nAVAX */
-    amount_delegated: Decimal;
-    /** exact digits of amount_delegated as received */
+    /** stake in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount_delegated) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_delegated_raw::BIGNUM there */
+    amount_delegated: Utf8;
+    /** exact digits of amount_delegated as received (text) */
     amount_delegated_raw: Utf8;
-    /** fee in nAVAX */
-    delegation_fee: Decimal;
-    /** exact digits of delegation_fee as received */
+    /** fee in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(delegation_fee) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum delegation_fee_raw::BIGNUM there */
+    delegation_fee: Utf8;
+    /** exact digits of delegation_fee as received (text) */
     delegation_fee_raw: Utf8;
-    /** gross reward in nAVAX (estimate unless completed) */
-    gross_reward: Decimal;
-    /** exact digits of gross_reward as received */
+    /** gross reward in nAVAX (estimate unless completed). Exact in chainlake's SQL (BIGNUM): sum(gross_reward) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum gross_reward_raw::BIGNUM there */
+    gross_reward: Utf8;
+    /** exact digits of gross_reward as received (text) */
     gross_reward_raw: Utf8;
-    /** net reward in nAVAX (estimate unless completed) */
-    net_reward: Decimal;
-    /** exact digits of net_reward as received */
+    /** net reward in nAVAX (estimate unless completed). Exact in chainlake's SQL (BIGNUM): sum(net_reward) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum net_reward_raw::BIGNUM there */
+    net_reward: Utf8;
+    /** exact digits of net_reward as received (text) */
     net_reward_raw: Utf8;
     /** true where the service sent estimatedGrossReward/estimatedNetReward */
     reward_is_estimate: Bool;
@@ -260,17 +260,17 @@ export interface LakeTables {
     gas_used: Int64;
     /** gas limit of the block */
     gas_limit: Int64;
-    /** base fee per gas, in wei */
-    base_fee: Decimal;
-    /** exact digits of base_fee as received */
+    /** base fee per gas, in wei. Exact in chainlake's SQL (BIGNUM): sum(base_fee) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum base_fee_raw::BIGNUM there */
+    base_fee: Utf8;
+    /** exact digits of base_fee as received (text) */
     base_fee_raw: Utf8;
-    /** block gas cost as sent (gasCost) */
-    gas_cost: Decimal;
-    /** exact digits of gas_cost as received */
+    /** block gas cost as sent (gasCost). Exact in chainlake's SQL (BIGNUM): sum(gas_cost) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum gas_cost_raw::BIGNUM there */
+    gas_cost: Utf8;
+    /** exact digits of gas_cost as received (text) */
     gas_cost_raw: Utf8;
-    /** fees paid (burned) by the transactions of the block, in wei */
-    fees_spent: Decimal;
-    /** exact digits of fees_spent as received */
+    /** fees paid (burned) by the transactions of the block, in wei. Exact in chainlake's SQL (BIGNUM): sum(fees_spent) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum fees_spent_raw::BIGNUM there */
+    fees_spent: Utf8;
+    /** exact digits of fees_spent as received (text) */
     fees_spent_raw: Utf8;
   };
   block_transactions: {
@@ -310,17 +310,17 @@ export interface LakeTables {
     to_decimals: Int32;
     /** logo of the to address */
     to_logo_uri: Utf8;
-    /** value sent, in wei */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** value sent, in wei. Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
     /** gas limit of the transaction */
     gas_limit: Int64;
     /** gas used */
     gas_used: Int64;
-    /** gas price, in wei */
-    gas_price: Decimal;
-    /** exact digits of gas_price as received */
+    /** gas price, in wei. Exact in chainlake's SQL (BIGNUM): sum(gas_price) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum gas_price_raw::BIGNUM there */
+    gas_price: Utf8;
+    /** exact digits of gas_price as received (text) */
     gas_price_raw: Utf8;
     /** the sender's nonce */
     nonce: Int64;
@@ -350,9 +350,9 @@ export interface LakeTables {
     token_decimals: Int32;
     /** token logo */
     token_logo_uri: Utf8;
-    /** balance in the smallest unit */
-    balance: Decimal;
-    /** exact digits of balance as received */
+    /** balance in the smallest unit. Exact in chainlake's SQL (BIGNUM): sum(balance) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum balance_raw::BIGNUM there */
+    balance: Utf8;
+    /** exact digits of balance as received (text) */
     balance_raw: Utf8;
     /** currency of price_value and balance_value */
     price_currency: Utf8;
@@ -386,9 +386,9 @@ export interface LakeTables {
     erc_type: Utf8;
     /** Malicious, Benign, or NULL when unknown (rated on the C-Chain only) */
     token_reputation: Utf8;
-    /** balance in the smallest unit */
-    balance: Decimal;
-    /** exact digits of balance as received */
+    /** balance in the smallest unit. Exact in chainlake's SQL (BIGNUM): sum(balance) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum balance_raw::BIGNUM there */
+    balance: Utf8;
+    /** exact digits of balance as received (text) */
     balance_raw: Utf8;
     /** currency of price_value and balance_value */
     price_currency: Utf8;
@@ -606,13 +606,13 @@ export interface LakeTables {
     rpc_protocol_version: Utf8;
     /** VM name -> version */
     vm_versions: Utf8;
-    /** transaction fee, nano units (info.getTxFee) */
-    tx_fee: Decimal;
-    /** exact digits of tx_fee as received */
+    /** transaction fee, nano units (info.getTxFee). Exact in chainlake's SQL (BIGNUM): sum(tx_fee) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum tx_fee_raw::BIGNUM there */
+    tx_fee: Utf8;
+    /** exact digits of tx_fee as received (text) */
     tx_fee_raw: Utf8;
-    /** fee to create an asset, nano units */
-    create_asset_tx_fee: Decimal;
-    /** exact digits of create_asset_tx_fee as received */
+    /** fee to create an asset, nano units. Exact in chainlake's SQL (BIGNUM): sum(create_asset_tx_fee) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum create_asset_tx_fee_raw::BIGNUM there */
+    create_asset_tx_fee: Utf8;
+    /** exact digits of create_asset_tx_fee as received (text) */
     create_asset_tx_fee_raw: Utf8;
     /** info.getTxFee whole (the other fees are deprecated since v1.12.2 and no longer used) */
     tx_fees: Utf8;
@@ -710,9 +710,9 @@ export interface LakeTables {
     node_id: Utf8;
     /** validation id (L1), or the add-subnet-validator transaction (subnets) */
     validation_id: Utf8;
-    /** weight (uint64) */
-    weight: Decimal;
-    /** exact digits of weight as received */
+    /** weight (uint64). Exact in chainlake's SQL (BIGNUM): sum(weight) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum weight_raw::BIGNUM there */
+    weight: Utf8;
+    /** exact digits of weight as received (text) */
     weight_raw: Utf8;
     /** start of the validation (UTC) */
     start_timestamp: TimestampMicrosecond;
@@ -900,9 +900,9 @@ export interface LakeTables {
     asset_id: Utf8;
     /** feature extension */
     fx_id: Utf8;
-    /** amount (uint64, the asset's smallest unit) */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount (uint64, the asset's smallest unit). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** which of the output's addresses sign */
     signature_indices: Utf8;
@@ -924,9 +924,9 @@ export interface LakeTables {
     asset_id: Utf8;
     /** feature extension */
     fx_id: Utf8;
-    /** amount (uint64, the asset's smallest unit) */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount (uint64, the asset's smallest unit). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** Unix time before which it cannot be spent */
     locktime: Decimal;
@@ -968,9 +968,9 @@ export interface LakeTables {
     asset_id: Utf8;
     /** output type (7 a transfer output, 6 a mint output; others leave the columns below NULL) */
     type_id: Int32;
-    /** amount (uint64, the asset's smallest unit) */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount (uint64, the asset's smallest unit). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** Unix time before which it cannot be spent */
     locktime: Decimal;
@@ -1040,17 +1040,17 @@ export interface LakeTables {
     to_decimals: Int32;
     /** logo of the to address */
     to_logo_uri: Utf8;
-    /** value sent, in wei */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** value sent, in wei. Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
     /** gas limit of the transaction */
     gas_limit: Int64;
     /** gas used */
     gas_used: Int64;
-    /** gas price, in wei */
-    gas_price: Decimal;
-    /** exact digits of gas_price as received */
+    /** gas price, in wei. Exact in chainlake's SQL (BIGNUM): sum(gas_price) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum gas_price_raw::BIGNUM there */
+    gas_price: Utf8;
+    /** exact digits of gas_price as received (text) */
     gas_price_raw: Utf8;
     /** the sender's nonce */
     nonce: Int64;
@@ -1126,9 +1126,9 @@ export interface LakeTables {
     erc_type: Utf8;
     /** token URI as sent (ipfs://, https://, data:) */
     token_uri: Utf8;
-    /** tokens of this id held */
-    balance: Decimal;
-    /** exact digits of balance as received */
+    /** tokens of this id held. Exact in chainlake's SQL (BIGNUM): sum(balance) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum balance_raw::BIGNUM there */
+    balance: Utf8;
+    /** exact digits of balance as received (text) */
     balance_raw: Utf8;
     /** INDEXED, UNINDEXED, INVALID_TOKEN_URI, ... (text as sent) */
     metadata_index_status: Utf8;
@@ -1216,9 +1216,9 @@ export interface LakeTables {
     destination_evm_chain_id: Utf8;
     /** TeleporterMessenger contract, lowercased */
     icm_contract_address: Utf8;
-    /** message nonce (uint256) */
-    message_nonce: Decimal;
-    /** exact digits of message_nonce as received */
+    /** message nonce (uint256). Exact in chainlake's SQL (BIGNUM): sum(message_nonce) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum message_nonce_raw::BIGNUM there */
+    message_nonce: Utf8;
+    /** exact digits of message_nonce as received (text) */
     message_nonce_raw: Utf8;
     /** sender on the source chain, lowercased */
     from_address: Utf8;
@@ -1246,9 +1246,9 @@ export interface LakeTables {
     fee_token_logo_uri: Utf8;
     /** standard of the fee token (ERC-20) */
     fee_token_erc_type: Utf8;
-    /** relayer fee in the smallest unit of the fee token */
-    fee_amount: Decimal;
-    /** exact digits of fee_amount as received */
+    /** relayer fee in the smallest unit of the fee token. Exact in chainlake's SQL (BIGNUM): sum(fee_amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum fee_amount_raw::BIGNUM there */
+    fee_amount: Utf8;
+    /** exact digits of fee_amount as received (text) */
     fee_amount_raw: Utf8;
     /** currency of fee_price */
     fee_price_currency: Utf8;
@@ -1258,17 +1258,17 @@ export interface LakeTables {
     source_tx_hash: Utf8;
     /** time of the source transaction (UTC) */
     source_timestamp: TimestampMicrosecond;
-    /** gas spent by the source transaction */
-    source_gas_spent: Decimal;
-    /** exact digits of source_gas_spent as received */
+    /** gas spent by the source transaction. Exact in chainlake's SQL (BIGNUM): sum(source_gas_spent) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum source_gas_spent_raw::BIGNUM there */
+    source_gas_spent: Utf8;
+    /** exact digits of source_gas_spent as received (text) */
     source_gas_spent_raw: Utf8;
     /** hash of the destination transaction (NULL while pending) */
     destination_tx_hash: Utf8;
     /** time of the destination transaction (UTC) */
     destination_timestamp: TimestampMicrosecond;
-    /** gas spent by the destination transaction */
-    destination_gas_spent: Decimal;
-    /** exact digits of destination_gas_spent as received */
+    /** gas spent by the destination transaction. Exact in chainlake's SQL (BIGNUM): sum(destination_gas_spent) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum destination_gas_spent_raw::BIGNUM there */
+    destination_gas_spent: Utf8;
+    /** exact digits of destination_gas_spent as received (text) */
     destination_gas_spent_raw: Utf8;
     /** address that may redeem the relayer fee, lowercased */
     destination_reward_redeemer: Utf8;
@@ -1332,9 +1332,9 @@ export interface LakeTables {
     subnet_id: Utf8;
     /** completed, active, pending or removed, at the snapshot */
     validation_status: Utf8;
-    /** the validator's own stake in nAVAX (a permissioned subnet validator's weight) */
-    amount_staked: Decimal;
-    /** exact digits of amount_staked as received */
+    /** the validator's own stake in nAVAX (a permissioned subnet validator's weight). Exact in chainlake's SQL (BIGNUM): sum(amount_staked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_staked_raw::BIGNUM there */
+    amount_staked: Utf8;
+    /** exact digits of amount_staked as received (text) */
     amount_staked_raw: Utf8;
     /** share of delegators' rewards the validator keeps, percent, exact text as sent ("2.0000"); primary network only */
     delegation_fee_percent: Utf8;
@@ -1348,13 +1348,13 @@ export interface LakeTables {
     bls_proof_of_possession: Utf8;
     /** delegations: of the period (completed), running at the snapshot (active) */
     delegator_count: Int32;
-    /** stake delegated to the validator, nAVAX */
-    amount_delegated: Decimal;
-    /** exact digits of amount_delegated as received */
+    /** stake delegated to the validator, nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount_delegated) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_delegated_raw::BIGNUM there */
+    amount_delegated: Utf8;
+    /** exact digits of amount_delegated as received (text) */
     amount_delegated_raw: Utf8;
-    /** stake that can still be delegated, nAVAX (active only) */
-    delegation_capacity: Decimal;
-    /** exact digits of delegation_capacity as received */
+    /** stake that can still be delegated, nAVAX (active only). Exact in chainlake's SQL (BIGNUM): sum(delegation_capacity) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum delegation_capacity_raw::BIGNUM there */
+    delegation_capacity: Utf8;
+    /** exact digits of delegation_capacity as received (text) */
     delegation_capacity_raw: Utf8;
     /** the stake's share of the total active stake, percent (active only; a JSON number) */
     stake_percentage: Float64;
@@ -1362,13 +1362,13 @@ export interface LakeTables {
     uptime_performance: Float64;
     /** AvalancheGo version the validator runs (active only) */
     avalanche_go_version: Utf8;
-    /** the validator's own reward, nAVAX: paid (completed) or potential (active) */
-    validation_reward_amount: Decimal;
-    /** exact digits of validation_reward_amount as received */
+    /** the validator's own reward, nAVAX: paid (completed) or potential (active). Exact in chainlake's SQL (BIGNUM): sum(validation_reward_amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum validation_reward_amount_raw::BIGNUM there */
+    validation_reward_amount: Utf8;
+    /** exact digits of validation_reward_amount as received (text) */
     validation_reward_amount_raw: Utf8;
-    /** fees from delegations, nAVAX: paid (completed) or potential (active) */
-    delegation_reward_amount: Decimal;
-    /** exact digits of delegation_reward_amount as received */
+    /** fees from delegations, nAVAX: paid (completed) or potential (active). Exact in chainlake's SQL (BIGNUM): sum(delegation_reward_amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum delegation_reward_amount_raw::BIGNUM there */
+    delegation_reward_amount: Utf8;
+    /** exact digits of delegation_reward_amount as received (text) */
     delegation_reward_amount_raw: Utf8;
     /** addresses the rewards go to */
     reward_addresses: List<Utf8>;
@@ -1414,13 +1414,13 @@ export interface LakeTables {
     node_id: Utf8;
     /** the L1 (its subnet id) */
     subnet_id: Utf8;
-    /** sampling weight (uint64, a JSON number kept exact); 0: removed */
-    weight: Decimal;
-    /** exact digits of weight as received */
+    /** sampling weight (uint64, a JSON number kept exact); 0: removed. Exact in chainlake's SQL (BIGNUM): sum(weight) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum weight_raw::BIGNUM there */
+    weight: Utf8;
+    /** exact digits of weight as received (text) */
     weight_raw: Utf8;
-    /** balance left for continuous fees, nAVAX (a JSON number kept exact); 0: inactive */
-    remaining_balance: Decimal;
-    /** exact digits of remaining_balance as received */
+    /** balance left for continuous fees, nAVAX (a JSON number kept exact); 0: inactive. Exact in chainlake's SQL (BIGNUM): sum(remaining_balance) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum remaining_balance_raw::BIGNUM there */
+    remaining_balance: Utf8;
+    /** exact digits of remaining_balance as received (text) */
     remaining_balance_raw: Utf8;
     /** when the validator was created */
     creation_timestamp: TimestampMicrosecond;
@@ -1466,21 +1466,21 @@ export interface LakeTables {
     block_timestamp: TimestampMicrosecond;
     /** its block */
     block_hash: Utf8;
-    /** nAVAX of the UTXOs it emits */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** nAVAX of the UTXOs it emits. Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
-    /** nAVAX burned (the fee) */
-    amount_burned: Decimal;
-    /** exact digits of amount_burned as received */
+    /** nAVAX burned (the fee). Exact in chainlake's SQL (BIGNUM): sum(amount_burned) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_burned_raw::BIGNUM there */
+    amount_burned: Utf8;
+    /** exact digits of amount_burned as received (text) */
     amount_burned_raw: Utf8;
-    /** nAVAX staked (validations and delegations) */
-    amount_staked: Decimal;
-    /** exact digits of amount_staked as received */
+    /** nAVAX staked (validations and delegations). Exact in chainlake's SQL (BIGNUM): sum(amount_staked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_staked_raw::BIGNUM there */
+    amount_staked: Utf8;
+    /** exact digits of amount_staked as received (text) */
     amount_staked_raw: Utf8;
-    /** nAVAX moved into L1 validator balances (pays their continuous fee) */
-    amount_l1_validator_balance_burned: Decimal;
-    /** exact digits of amount_l1_validator_balance_burned as received */
+    /** nAVAX moved into L1 validator balances (pays their continuous fee). Exact in chainlake's SQL (BIGNUM): sum(amount_l1_validator_balance_burned) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_l1_validator_balance_burned_raw::BIGNUM there */
+    amount_l1_validator_balance_burned: Utf8;
+    /** exact digits of amount_l1_validator_balance_burned as received (text) */
     amount_l1_validator_balance_burned_raw: Utf8;
     /** owners of the UTXOs it consumes and emits, once each, sorted (bech32 as sent) */
     addresses: List<Utf8>;
@@ -1502,9 +1502,9 @@ export interface LakeTables {
     end_timestamp: TimestampMicrosecond;
     /** validations: the fee taken of delegators' rewards, in percent (text as sent) */
     delegation_fee_percent: Utf8;
-    /** staking: the reward expected, in nAVAX */
-    estimated_reward: Decimal;
-    /** exact digits of estimated_reward as received */
+    /** staking: the reward expected, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(estimated_reward) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum estimated_reward_raw::BIGNUM there */
+    estimated_reward: Utf8;
+    /** exact digits of estimated_reward as received (text) */
     estimated_reward_raw: Utf8;
     /** staking: where rewards go */
     reward_addresses: List<Utf8>;
@@ -1560,9 +1560,9 @@ export interface LakeTables {
     created_block_number: Int64;
     /** time it was created (UTC) */
     created_block_timestamp: TimestampMicrosecond;
-    /** amount in nAVAX */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** asset (AVAX) */
     asset_id: Utf8;
@@ -1608,9 +1608,9 @@ export interface LakeTables {
     output_index: Int64;
     /** the transaction that created it: tx_hash, but the staking transaction for a returned stake */
     utxo_tx_hash: Utf8;
-    /** amount in nAVAX */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** asset (AVAX) */
     asset_id: Utf8;
@@ -1662,15 +1662,15 @@ export interface LakeTables {
     tx_hashes: List<Utf8>;
     /** size in bytes */
     block_size_bytes: Int64;
-    /** continuous fees L1 validators have paid so far, in nAVAX */
-    l1_validators_accrued_fees: Decimal;
-    /** exact digits of l1_validators_accrued_fees as received */
+    /** continuous fees L1 validators have paid so far, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(l1_validators_accrued_fees) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum l1_validators_accrued_fees_raw::BIGNUM there */
+    l1_validators_accrued_fees: Utf8;
+    /** exact digits of l1_validators_accrued_fees as received (text) */
     l1_validators_accrued_fees_raw: Utf8;
     /** L1 validators active */
     active_l1_validators: Int32;
-    /** AVAX supply after the block, in nAVAX */
-    current_supply: Decimal;
-    /** exact digits of current_supply as received */
+    /** AVAX supply after the block, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(current_supply) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum current_supply_raw::BIGNUM there */
+    current_supply: Utf8;
+    /** exact digits of current_supply as received (text) */
     current_supply_raw: Utf8;
     /** the proposer VM's block id (standard and proposal blocks) */
     proposer_id: Utf8;
@@ -1698,21 +1698,21 @@ export interface LakeTables {
     block_timestamp: TimestampMicrosecond;
     /** its block */
     block_hash: Utf8;
-    /** nAVAX of the UTXOs it emits */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** nAVAX of the UTXOs it emits. Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
-    /** nAVAX burned (the fee) */
-    amount_burned: Decimal;
-    /** exact digits of amount_burned as received */
+    /** nAVAX burned (the fee). Exact in chainlake's SQL (BIGNUM): sum(amount_burned) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_burned_raw::BIGNUM there */
+    amount_burned: Utf8;
+    /** exact digits of amount_burned as received (text) */
     amount_burned_raw: Utf8;
-    /** nAVAX staked (validations and delegations) */
-    amount_staked: Decimal;
-    /** exact digits of amount_staked as received */
+    /** nAVAX staked (validations and delegations). Exact in chainlake's SQL (BIGNUM): sum(amount_staked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_staked_raw::BIGNUM there */
+    amount_staked: Utf8;
+    /** exact digits of amount_staked as received (text) */
     amount_staked_raw: Utf8;
-    /** nAVAX moved into L1 validator balances (pays their continuous fee) */
-    amount_l1_validator_balance_burned: Decimal;
-    /** exact digits of amount_l1_validator_balance_burned as received */
+    /** nAVAX moved into L1 validator balances (pays their continuous fee). Exact in chainlake's SQL (BIGNUM): sum(amount_l1_validator_balance_burned) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_l1_validator_balance_burned_raw::BIGNUM there */
+    amount_l1_validator_balance_burned: Utf8;
+    /** exact digits of amount_l1_validator_balance_burned as received (text) */
     amount_l1_validator_balance_burned_raw: Utf8;
     /** owners of the UTXOs it consumes and emits, once each, sorted (bech32 as sent) */
     addresses: List<Utf8>;
@@ -1734,9 +1734,9 @@ export interface LakeTables {
     end_timestamp: TimestampMicrosecond;
     /** validations: the fee taken of delegators' rewards, in percent (text as sent) */
     delegation_fee_percent: Utf8;
-    /** staking: the reward expected, in nAVAX */
-    estimated_reward: Decimal;
-    /** exact digits of estimated_reward as received */
+    /** staking: the reward expected, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(estimated_reward) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum estimated_reward_raw::BIGNUM there */
+    estimated_reward: Utf8;
+    /** exact digits of estimated_reward as received (text) */
     estimated_reward_raw: Utf8;
     /** staking: where rewards go */
     reward_addresses: List<Utf8>;
@@ -1792,15 +1792,15 @@ export interface LakeTables {
     tx_hashes: List<Utf8>;
     /** size in bytes */
     block_size_bytes: Int64;
-    /** continuous fees L1 validators have paid so far, in nAVAX */
-    l1_validators_accrued_fees: Decimal;
-    /** exact digits of l1_validators_accrued_fees as received */
+    /** continuous fees L1 validators have paid so far, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(l1_validators_accrued_fees) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum l1_validators_accrued_fees_raw::BIGNUM there */
+    l1_validators_accrued_fees: Utf8;
+    /** exact digits of l1_validators_accrued_fees as received (text) */
     l1_validators_accrued_fees_raw: Utf8;
     /** L1 validators active */
     active_l1_validators: Int32;
-    /** AVAX supply after the block, in nAVAX */
-    current_supply: Decimal;
-    /** exact digits of current_supply as received */
+    /** AVAX supply after the block, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(current_supply) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum current_supply_raw::BIGNUM there */
+    current_supply: Utf8;
+    /** exact digits of current_supply as received (text) */
     current_supply_raw: Utf8;
     /** the proposer VM's block id (standard and proposal blocks) */
     proposer_id: Utf8;
@@ -1864,9 +1864,9 @@ export interface LakeTables {
     to_decimals: Int32;
     /** logo of the to address */
     to_logo_uri: Utf8;
-    /** amount in the smallest unit; NULL for ERC-721 (no value is sent) */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** amount in the smallest unit; NULL for ERC-721 (no value is sent). Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
     /** token contract */
     token_address: Utf8;
@@ -1912,9 +1912,9 @@ export interface LakeTables {
     asset_denomination: Int32;
     /** secp256k1 or nft */
     asset_type: Utf8;
-    /** the sum, in nAVAX */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** the sum, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** UTXOs summed */
     utxo_count: Int32;
@@ -1940,9 +1940,9 @@ export interface LakeTables {
     block_number: Int64;
     /** time of that block (UTC) */
     block_timestamp: TimestampMicrosecond;
-    /** amount in nAVAX */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** asset (AVAX) */
     asset_id: Utf8;
@@ -2078,9 +2078,9 @@ export interface LakeTables {
     to_decimals: Int32;
     /** logo of the to address */
     to_logo_uri: Utf8;
-    /** amount in the smallest unit; NULL for ERC-721 (no value is sent) */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** amount in the smallest unit; NULL for ERC-721 (no value is sent). Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
     /** token contract */
     token_address: Utf8;
@@ -2142,9 +2142,9 @@ export interface LakeTables {
     to_logo_uri: Utf8;
     /** CALL, CREATE, CREATE2, ... as sent */
     internal_tx_type: Utf8;
-    /** value in wei */
-    value: Decimal;
-    /** exact digits of value as received */
+    /** value in wei. Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
     value_raw: Utf8;
     /** true if reverted */
     is_reverted: Bool;
@@ -2172,9 +2172,9 @@ export interface LakeTables {
     erc_type: Utf8;
     /** token URI as sent (ipfs://, https://, data:) */
     token_uri: Utf8;
-    /** ERC-1155: tokens of this id held; NULL for ERC-721 (a row is a token held, no amount is sent) */
-    balance: Decimal;
-    /** exact digits of balance as received */
+    /** ERC-1155: tokens of this id held; NULL for ERC-721 (a row is a token held, no amount is sent). Exact in chainlake's SQL (BIGNUM): sum(balance) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum balance_raw::BIGNUM there */
+    balance: Utf8;
+    /** exact digits of balance as received (text) */
     balance_raw: Utf8;
     /** ERC-721: collection name */
     token_name: Utf8;
@@ -2226,13 +2226,13 @@ export interface LakeTables {
     source_chain: Utf8;
     /** exports: the chain the funds go to */
     destination_chain: Utf8;
-    /** nAVAX its inputs unlock */
-    avax_unlocked: Decimal;
-    /** exact digits of avax_unlocked as received */
+    /** nAVAX its inputs unlock. Exact in chainlake's SQL (BIGNUM): sum(avax_unlocked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum avax_unlocked_raw::BIGNUM there */
+    avax_unlocked: Utf8;
+    /** exact digits of avax_unlocked as received (text) */
     avax_unlocked_raw: Utf8;
-    /** nAVAX its outputs create (the difference with avax_unlocked is the fee) */
-    avax_created: Decimal;
-    /** exact digits of avax_created as received */
+    /** nAVAX its outputs create (the difference with avax_unlocked is the fee). Exact in chainlake's SQL (BIGNUM): sum(avax_created) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum avax_created_raw::BIGNUM there */
+    avax_created: Utf8;
+    /** exact digits of avax_created as received (text) */
     avax_created_raw: Utf8;
     /** assets its inputs unlock, AVAX included */
     asset_ids_unlocked: List<Utf8>;
@@ -2282,9 +2282,9 @@ export interface LakeTables {
     creation_tx_hash: Utf8;
     /** its index among that transaction's outputs (sent as text) */
     output_index: Int64;
-    /** amount in the asset's smallest unit (uint64) */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount in the asset's smallest unit (uint64). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** asset */
     asset_id: Utf8;
@@ -2336,9 +2336,9 @@ export interface LakeTables {
     creation_tx_hash: Utf8;
     /** its index among that transaction's outputs (sent as text) */
     output_index: Int64;
-    /** amount in the asset's smallest unit (uint64) */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount in the asset's smallest unit (uint64). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** asset */
     asset_id: Utf8;
@@ -2392,13 +2392,13 @@ export interface LakeTables {
     source_chain: Utf8;
     /** exports: the chain the funds go to */
     destination_chain: Utf8;
-    /** nAVAX its inputs unlock */
-    avax_unlocked: Decimal;
-    /** exact digits of avax_unlocked as received */
+    /** nAVAX its inputs unlock. Exact in chainlake's SQL (BIGNUM): sum(avax_unlocked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum avax_unlocked_raw::BIGNUM there */
+    avax_unlocked: Utf8;
+    /** exact digits of avax_unlocked as received (text) */
     avax_unlocked_raw: Utf8;
-    /** nAVAX its outputs create (the difference with avax_unlocked is the fee) */
-    avax_created: Decimal;
-    /** exact digits of avax_created as received */
+    /** nAVAX its outputs create (the difference with avax_unlocked is the fee). Exact in chainlake's SQL (BIGNUM): sum(avax_created) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum avax_created_raw::BIGNUM there */
+    avax_created: Utf8;
+    /** exact digits of avax_created as received (text) */
     avax_created_raw: Utf8;
     /** assets its inputs unlock, AVAX included */
     asset_ids_unlocked: List<Utf8>;
@@ -2408,9 +2408,9 @@ export interface LakeTables {
     amount_created: Utf8;
     /** the C-Chain accounts it debits (ExportTx) or credits (ImportTx), lowercased */
     evm_addresses: List<Utf8>;
-    /** nAVAX those accounts are debited or credited (9 decimals, not the EVM's 18) */
-    evm_avax: Decimal;
-    /** exact digits of evm_avax as received */
+    /** nAVAX those accounts are debited or credited (9 decimals, not the EVM's 18). Exact in chainlake's SQL (BIGNUM): sum(evm_avax) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum evm_avax_raw::BIGNUM there */
+    evm_avax: Utf8;
+    /** exact digits of evm_avax as received (text) */
     evm_avax_raw: Utf8;
     /** the EVM side whole: evmInputs ({fromAddress, asset, credentials}) or evmOutputs ({toAddress, asset}) */
     evm_transfers: Utf8;
@@ -2438,9 +2438,9 @@ export interface LakeTables {
     creation_tx_hash: Utf8;
     /** its index among that transaction's outputs (sent as text) */
     output_index: Int64;
-    /** amount in the asset's smallest unit (uint64) */
-    amount: Decimal;
-    /** exact digits of amount as received */
+    /** amount in the asset's smallest unit (uint64). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
     amount_raw: Utf8;
     /** asset */
     asset_id: Utf8;

@@ -10,6 +10,7 @@ import { parquetMetadataAsync } from 'hyparquet';
 import { STREAM_BY_TABLE } from '../src/streams/index.js';
 import { landedColumns } from '../src/transform/columns.js';
 import { openWarehouse } from '../src/warehouse/views.js';
+import { amountsOf, landedAmount } from '../src/warehouse/amounts.js';
 
 type Fetch = typeof globalThis.fetch;
 
@@ -90,7 +91,9 @@ export async function viewRows(lake: string, table: string, fields: Field[]): Pr
   const conn = await openWarehouse(lake, {}, new Set([table]));
   try {
     const q = (n: string) => `"${n}"`;
-    const cols = fields.map((f) => (typeof f.type !== 'string' ? `to_json(${q(f.name)})::VARCHAR` : f.type === 'timestamptz' ? `epoch_ms(${q(f.name)})::VARCHAR` : `${q(f.name)}::VARCHAR`));
+    // An amount as the files hold it (the view's is exact, the files' DECIMAL(38,0) NULL over 38 digits).
+    const amounts = new Set(amountsOf(decl));
+    const cols = fields.map((f) => (typeof f.type !== 'string' ? `to_json(${q(f.name)})::VARCHAR` : f.type === 'timestamptz' ? `epoch_ms(${q(f.name)})::VARCHAR` : amounts.has(f.name) ? `${landedAmount(f.name)}::VARCHAR` : `${q(f.name)}::VARCHAR`));
     const r = await conn.runAndReadAll(`SELECT ${cols.join(', ')} FROM ${q(table)}`);
     return r.getRows().map((row) => JSON.stringify(fields.map((f, i) => canonical(row[i], f.type, json.has(f.name), 'view')))).sort();
   } finally {
@@ -107,7 +110,11 @@ export async function exactRowsDiffer(lake: string, table: string, files: string
   try {
     const list = files.map((f) => `'${fileURLToPath(f).replace(/'/g, "''")}'`).join(', ');
     const mine = (await wh.runAndReadAll(`SELECT * FROM read_parquet([${list}], union_by_name = true, hive_partitioning = false)`)).getRowObjectsJson().map((r) => JSON.stringify(r)).sort();
-    const theirs = (await wh.runAndReadAll(`SELECT * FROM "${table}"`)).getRowObjectsJson().map((r) => JSON.stringify(r)).sort();
+    // The view's amounts as the files hold them (DECIMAL(38,0), NULL over 38 digits).
+    const names = new Set((await wh.runAndReadAll(`DESCRIBE "${table}"`)).getRows().map(([n]) => String(n)));
+    const landed = amountsOf(STREAM_BY_TABLE.get(table)!).filter((a) => names.has(a));
+    const replace = landed.length ? ` REPLACE (${landed.map((a) => `${landedAmount(a)} AS "${a}"`).join(', ')})` : '';
+    const theirs = (await wh.runAndReadAll(`SELECT *${replace} FROM "${table}"`)).getRowObjectsJson().map((r) => JSON.stringify(r)).sort();
     let differ = Math.abs(mine.length - theirs.length);
     for (let i = 0; i < Math.min(mine.length, theirs.length); i++) if (mine[i] !== theirs[i]) differ++;
     return differ;

@@ -23,6 +23,13 @@ export function tablesDoc(): string {
     '`chainlake tables [name]` prints the same in a terminal. The refresh modes are explained in',
     '[design.md](design.md#refresh-and-keys).',
     '',
+    'A column\'s type is its type in the Parquet files. An amount (uint256, up to 78 digits) lands as',
+    '`<name>` DECIMAL(38,0), NULL over 38 digits, and `<name>_raw`, its digits as received; in',
+    'chainlake\'s SQL (`chainlake query`, the warehouse file, `openLake`) `<name>` is the BIGNUM of',
+    'those digits, so `sum(<name>)`, `max(<name>)` and `ORDER BY <name>` are exact as written (a',
+    'DOUBLE in token units: `sum(<name>)::DOUBLE / 10^decimals`, rounded once). Reading the Parquet',
+    'files with another engine, sum `<name>_raw` cast to a wide integer, never `<name>`.',
+    '',
     tableList('markdown'),
     ...STREAMS.map((d) => tableReference(d, 'markdown')),
   ].join('\n');

@@ -76,9 +76,14 @@ export function landedColumns(decl: StreamDecl): Array<[string, string]> {
   return partsOf(decl).map(({ name, part }) => [name, part.landed]);
 }
 
-/** The doc of a landed column (as named in the lake); an amount's `_raw` twin gets one of its own. */
+/**
+ * The doc of a landed column (as named in the lake); an amount's `_raw` twin gets one of its own,
+ * and an amount says what to sum, in chainlake's SQL (its views: BIGNUM) and in the files.
+ */
 export function columnDoc(decl: StreamDecl, name: string): string {
-  const c = decl.columns.find((x) => x.name === name || `${x.name}_raw` === name);
+  const c = decl.columns.find((x) => x.name === name || (x.type === 'amount' && `${x.name}_raw` === name));
   if (!c) return '';
-  return c.name === name ? c.doc : `exact digits of ${c.name} as received`;
+  if (c.name !== name) return `exact digits of ${c.name} as received (text)`;
+  if (c.type !== 'amount') return c.doc;
+  return `${c.doc}. Exact in chainlake's SQL (BIGNUM): sum(${c.name}) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum ${c.name}_raw::BIGNUM there`;
 }

@@ -13,6 +13,7 @@
 //   names the column (Arrow's Decimal128 holds 38 digits; nothing is rounded or cut);
 // - TIMESTAMP WITH TIME ZONE -> Timestamp(MICROSECOND, 'UTC'); TIMESTAMP -> Timestamp(MICROSECOND);
 //   DATE -> Date(DAY); TIMESTAMP_S/_MS/_NS -> Timestamp(SECOND/MILLISECOND/NANOSECOND);
+// - BIGNUM (the views' amounts, exact: warehouse/amounts.ts) -> Utf8 of its digits;
 // - JSON -> Utf8, the text as is, its field marked with the canonical extension `arrow.json`;
 // - LIST -> List, STRUCT -> Struct, of any of these; a NULL literal -> Null.
 // Any other type is refused before anything is written, with the column and what to do.
@@ -369,25 +370,63 @@ function utf8(name: string, top: string, metadata?: Map<string, string>): Column
       copy();
       return makeData({ type, length: n, ...mask, valueOffsets: offsets, data: data ?? new Uint8Array(0) });
     },
-    data(v, rows) {
-      const n = rows.length;
-      const texts: string[] = new Array(n);
-      const offsets = new Int32Array(n + 1);
-      let bytes = 0;
-      const bits = validity(n, (i) => {
-        const x = v.getItem(rows[i]!) as string | null;
-        if (x !== null) {
-          texts[i] = x;
-          bytes += Buffer.byteLength(x, 'utf8');
-        }
-        offsets[i + 1] = bytes;
-        return x !== null;
+    data: (v, rows) => textData(type, top, rows.length, (i) => v.getItem(rows[i]!) as string | null),
+  };
+}
+
+/** Utf8 data of `n` texts, one by one (null: NULL). */
+function textData(type: Utf8, top: string, n: number, text: (i: number) => string | null): Data {
+  const texts: string[] = new Array(n);
+  const offsets = new Int32Array(n + 1);
+  let bytes = 0;
+  const bits = validity(n, (i) => {
+    const x = text(i);
+    if (x !== null) {
+      texts[i] = x;
+      bytes += Buffer.byteLength(x, 'utf8');
+    }
+    offsets[i + 1] = bytes;
+    return x !== null;
+  });
+  checkBytes(top, n, bytes);
+  const data = Buffer.alloc(bytes);
+  for (let i = 0; i < n; i++) if (texts[i] !== undefined) data.write(texts[i]!, offsets[i]!, 'utf8');
+  return makeData({ type, length: n, ...bits, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, bytes) });
+}
+
+/**
+ * The digits of one of DuckDB's BIGNUM values: a 3-byte header whose top bit is set for a value
+ * of 0 or more, then the magnitude's bytes, most significant first; a negative value has every
+ * byte inverted.
+ */
+function bignumText(b: Uint8Array): string {
+  const positive = (b[0]! & 0x80) !== 0;
+  let hex = '';
+  for (let i = 3; i < b.length; i++) hex += ((positive ? b[i]! : ~b[i]! & 0xff) | 0x100).toString(16).slice(1);
+  const x = BigInt(`0x${hex || '0'}`);
+  return (positive ? x : -x).toString();
+}
+
+/**
+ * BIGNUM (an amount of the views, and its sums) as Utf8 of its digits: Arrow's widest decimal,
+ * Decimal256, holds 76 digits and a uint256 has up to 78.
+ */
+function bignum(name: string, top: string): Column {
+  const type = new Utf8();
+  return {
+    field: new Field(name, type, true),
+    read(v, size, rows) {
+      // Stored as DuckDB stores text (utf8's read): the bytes inline when 12 or fewer, else behind a pointer.
+      const { n, mask, data: items, words } = entries(v, size, rows);
+      return textData(type, top, n, (i) => {
+        if (!isValid(mask, i)) return null;
+        const r = rows ? rows[i]! : i;
+        const len = words[4 * r]!;
+        const bytes = len <= 12 ? items.subarray(16 * r + 4, 16 * r + 4 + len) : duckdb.get_data_from_pointer(items.buffer as ArrayBuffer, items.byteOffset + 16 * r + 8, len);
+        return bignumText(bytes);
       });
-      checkBytes(top, n, bytes);
-      const data = Buffer.alloc(bytes);
-      for (let i = 0; i < n; i++) if (texts[i] !== undefined) data.write(texts[i]!, offsets[i]!, 'utf8');
-      return makeData({ type, length: n, ...bits, valueOffsets: offsets, data: new Uint8Array(data.buffer, data.byteOffset, bytes) });
     },
+    data: (v, rows) => textData(type, top, rows.length, (i) => (v.getItem(rows[i]!) as bigint | null)?.toString() ?? null),
   };
 }
 
@@ -437,6 +476,8 @@ function column(name: string, t: DuckDBType, top: Top = { name, type: t }): Colu
       return huge(name, t, top);
     case DuckDBTypeId.VARCHAR:
       return utf8(name, top.name, t.alias === 'JSON' ? JSON_FIELD : undefined);
+    case DuckDBTypeId.BIGNUM:
+      return bignum(name, top.name);
     case DuckDBTypeId.SQLNULL: {
       const data = (n: number) => makeData({ type: new Null(), length: n });
       return {

@@ -17,6 +17,7 @@ import { REJECTS } from '../state/store.js';
 import { FORMULA_START } from '../text.js';
 import { ident } from './check.js';
 import { LAKE_TABLES, openWarehouse } from './views.js';
+import { amountsOf, landedAmount } from './amounts.js';
 
 export const EXPORT_FORMATS = ['parquet', 'csv', 'ndjson', 'arrow'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -167,7 +168,7 @@ function formulaSafe(column: string): string {
 }
 
 /** Types a JSON reader would round as numbers: written as strings, as `query --format json` does. */
-const BIG_NUMBER = /^(DECIMAL|NUMERIC|HUGEINT|UHUGEINT|BIGINT|UBIGINT|INT8|INT128)/i;
+const BIG_NUMBER = /^(DECIMAL|NUMERIC|HUGEINT|UHUGEINT|BIGINT|UBIGINT|INT8|INT128|BIGNUM)/i;
 
 async function describe(conn: DuckDBConnection, table: string): Promise<Array<{ name: string; type: string }>> {
   const r = await conn.runAndReadAll(`DESCRIBE ${ident(table)}`);
@@ -220,16 +221,22 @@ export async function exportTable(o: ExportOptions): Promise<ExportResult> {
   try {
     const described = await describe(conn, o.table);
     const known = new Map(described.map((c) => [c.name, c.type]));
-    const columns = o.columns ?? described.map((c) => c.name);
+    const asked = o.columns ?? described.map((c) => c.name);
     const seen = new Set<string>();
-    for (const c of columns) {
+    for (const c of asked) {
       if (!known.has(c)) throw new UsageError(`--columns: ${o.table} has no column ${JSON.stringify(c)} (it has ${described.map((x) => x.name).join(', ')})`);
       if (seen.has(c)) throw new UsageError(`--columns: ${c} is given twice`);
       seen.add(c);
     }
+    // Parquet keeps the lake's types: an amount is DECIMAL(38,0), NULL over 38 digits, so its
+    // `_raw` digits go with it, after it, even when not asked for.
+    const decl = LAKE_TABLES.find((d) => d.table === o.table);
+    const amounts = new Set(format === 'parquet' && decl ? amountsOf(decl).filter((a) => known.has(`${a}_raw`)) : []);
+    const columns = asked.flatMap((c) => (amounts.has(c) && !seen.has(`${c}_raw`) ? [c, `${c}_raw`] : [c]));
     const source = o.where !== undefined ? `(${await filterSql(conn, o.table, o.where)}) AS filtered` : ident(o.table);
     const select = columns
       .map((c) => {
+        if (amounts.has(c)) return `${landedAmount(c)} AS ${ident(c)}`;
         if (format === 'ndjson' && BIG_NUMBER.test(known.get(c)!)) return `CAST(${ident(c)} AS VARCHAR) AS ${ident(c)}`;
         if (format === 'csv' && !o.csvFormulas && TEXT.test(known.get(c)!)) return formulaSafe(c);
         return ident(c);

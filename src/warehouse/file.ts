@@ -20,7 +20,8 @@ import { alive } from '../state/process.js';
 import { holdsLake } from '../state/cache.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { createHash } from 'node:crypto';
-import { columnDoc, landedColumns } from '../transform/columns.js';
+import { columnDoc } from '../transform/columns.js';
+import { viewColumns } from './amounts.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewInputs, viewSql } from './views.js';
@@ -187,7 +188,10 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
   }
   // Every footer read once here, so that a tool's query reads them once, not twice (the file is
   // rewritten after each run, compaction and rebuild, which are what add files).
-  for (const sql of await viewSql(lake, only, await oneSchemaTables(conn, lake, only))) await conn.run(sql);
+  // The views' amounts need each source's columns bound before its view is (amounts.ts): the
+  // footers read for the first are kept for the second.
+  await conn.run('SET GLOBAL parquet_metadata_cache = true');
+  for (const sql of await viewSql(conn, lake, only, await oneSchemaTables(conn, lake, only))) await conn.run(sql);
   // The comments (a thousand and more, most of them columns') go to DuckDB as one batch of
   // statements at the end: one call each cost most of the file's build time.
   const comments: string[] = [];
@@ -239,7 +243,7 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
  * queries and the tables' declared columns and docs. A file written with another is rewritten.
  */
 function fingerprint(): string {
-  const tables = LAKE_TABLES.map((d) => [d.table, d.doc, landedColumns(d).map(([n, t]) => [n, t, columnDoc(d, n)])]);
+  const tables = LAKE_TABLES.map((d) => [d.table, d.doc, viewColumns(d).map(([n, t]) => [n, t, columnDoc(d, n)])]);
   return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables])).digest('hex').slice(0, 16);
 }
 

@@ -8,7 +8,7 @@
 //
 // Layout inside the file, for a table T with committed files:
 //   _rows_T            its rows, each with `_file` (the lake-relative file it came from)
-//   T                  the view users query: _rows_T without `_file`
+//   T                  the view users query: _rows_T without `_file`, amounts exact (amounts.ts)
 //   _chainlake_files   (table_name, file, rows): the files the copy holds
 // A rewrite copies the old file, deletes the rows of files no longer committed, inserts the rows of
 // new ones, and renames the copy over the old file (warehouse/file.ts): a run that added a few files
@@ -21,6 +21,7 @@ import { UsageError } from '../errors.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { committedBefore, STATE, StateStore } from '../state/store.js';
 import { lakeFile } from '../state/cache.js';
+import { exactSelect } from './amounts.js';
 
 /** The ledger of the files whose rows the warehouse file holds. */
 export const FILES = '_chainlake_files';
@@ -68,10 +69,10 @@ export function committedFiles(lake: string, tables: readonly string[]): Map<str
   return out;
 }
 
-/** The view of a table's copy, in database `db` (the file's own when not given). */
-export function rowsView(table: string, db?: string): string {
-  const from = db ? `${db}.main.${quoted(rowsTable(table))}` : quoted(rowsTable(table));
-  return `CREATE OR REPLACE VIEW ${quoted(table)} AS SELECT * EXCLUDE (${FILE_COLUMN}) FROM ${from}`;
+/** The view of a table's copy, in database `db` (the file's own when not given), its amounts exact as over the files. */
+export async function rowsView(conn: DuckDBConnection, decl: StreamDecl, db?: string): Promise<string> {
+  const from = db ? `${db}.main.${quoted(rowsTable(decl.table))}` : quoted(rowsTable(decl.table));
+  return `CREATE OR REPLACE VIEW ${quoted(decl.table)} AS ${await exactSelect(conn, decl, from, FILE_COLUMN)}`;
 }
 
 export interface RowsSync {
@@ -212,7 +213,7 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       out.added += fresh.length;
       out.removed += gone.length;
     }
-    await conn.run(rowsView(t));
+    await conn.run(await rowsView(conn, decl));
     out.tables++;
     out.holding.add(t);
   }

@@ -8,7 +8,7 @@ import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/paths.js';
-import { landedColumns } from '../transform/columns.js';
+import { exactSelect, viewColumns } from './amounts.js';
 import { committedBefore, REJECTS, RUNS, STATE, StateStore } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
 import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
@@ -26,9 +26,31 @@ function hasParquet(dir: string): boolean {
   return existsSync(dir) && listParquet(dir).length > 0;
 }
 
-/** No rows, the declared columns: a table before its first files (and its types, for src/tables.ts). */
+/** No rows, the declared columns as the views give them: a table before its first files (and its types, for src/tables.ts). */
 export function emptySelect(decl: StreamDecl): string {
-  return `SELECT ${landedColumns(decl).map(([n, t]) => `CAST(NULL AS ${t}) AS "${n}"`).join(', ')} WHERE false`;
+  return `SELECT ${viewColumns(decl).map(([n, t]) => `CAST(NULL AS ${t}) AS "${n}"`).join(', ')} WHERE false`;
+}
+
+/**
+ * What a table's view reads when it reads Parquet: `read_parquet(...)` of its committed files
+ * (lined up by name unless `oneSchema`), or none when it has no files.
+ */
+export function filesOf(lake: string, decl: StreamDecl, oneSchema = false, store = stateStoreOf(lake)): string | undefined {
+  const root = resolve(lake);
+  const dir = join(root, decl.table);
+  if (!hasParquet(dir)) return undefined;
+  const byName = oneSchema ? '' : 'union_by_name = true, ';
+  // A table whose folder also holds files kept for older Iceberg snapshots (a retention) reads
+  // the files its states list; otherwise its folder, which holds those alone.
+  const mine = store?.statesOf(decl.table) ?? [];
+  const files = mine.some((s) => s.retained?.length) ? mine.flatMap(committedBefore).map((f) => join(root, f)) : undefined;
+  const from = files ? (files.length ? `[${files.map(sqlString).join(', ')}]` : undefined) : parquetGlob(dir);
+  return from ? `read_parquet(${from}, ${byName}hive_partitioning = false)` : undefined;
+}
+
+function stateStoreOf(lake: string): StateStore | undefined {
+  const root = resolve(lake);
+  return existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
 }
 
 /**
@@ -63,32 +85,23 @@ export async function oneSchemaTables(conn: DuckDBConnection, lake: string, only
 }
 
 /**
- * The statements that make the lake's views (`only`: those of these names). `oneSchema`: tables
- * known to have one schema in all their files (oneSchemaTables), read without union_by_name.
- * `rows`: tables read from the copy of their rows in the warehouse file attached as ROWS_DB.
+ * The statements that make the lake's views (`only`: those of these names), each amount as its
+ * exact BIGNUM (warehouse/amounts.ts; `conn` reads the columns each view's source has).
+ * `oneSchema`: tables known to have one schema in all their files (oneSchemaTables), read without
+ * union_by_name. `rows`: tables read from the copy of their rows in the warehouse file attached as ROWS_DB.
  */
-export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<string>, rows?: Set<string>): Promise<string[]> {
+export async function viewSql(conn: DuckDBConnection, lake: string, only?: Set<string>, oneSchema?: Set<string>, rows?: Set<string>): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
-  const store = existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
+  const store = stateStoreOf(root);
   for (const decl of LAKE_TABLES) {
     if (only && !only.has(decl.table)) continue;
     if (rows?.has(decl.table)) {
-      out.push(rowsView(decl.table, ROWS_DB));
+      out.push(await rowsView(conn, decl, ROWS_DB));
       continue;
     }
-    const dir = join(root, decl.table);
-    if (hasParquet(dir)) {
-      const byName = oneSchema?.has(decl.table) ? '' : 'union_by_name = true, ';
-      // A table whose folder also holds files kept for older Iceberg snapshots (a retention) reads
-      // the files its states list; otherwise its folder, which holds those alone.
-      const mine = store?.statesOf(decl.table) ?? [];
-      const files = mine.some((s) => s.retained?.length) ? mine.flatMap(committedBefore).map((f) => join(root, f)) : undefined;
-      const from = files ? (files.length ? `[${files.map(sqlString).join(', ')}]` : undefined) : parquetGlob(dir);
-      out.push(from ? `CREATE OR REPLACE VIEW "${decl.table}" AS SELECT * FROM read_parquet(${from}, ${byName}hive_partitioning = false)` : `CREATE OR REPLACE VIEW "${decl.table}" AS ${emptySelect(decl)}`);
-    } else {
-      out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${emptySelect(decl)}`);
-    }
+    const from = filesOf(root, decl, oneSchema?.has(decl.table), store);
+    out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${from ? await exactSelect(conn, decl, from) : emptySelect(decl)}`);
   }
   const rejects = join(root, REJECTS);
   const has = sourcesOf(root);
@@ -120,7 +133,7 @@ export async function viewSql(lake: string, only?: Set<string>, oneSchema?: Set<
  */
 export function viewInputs(lake: string): string {
   const root = resolve(lake);
-  const store = existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
+  const store = stateStoreOf(root);
   const files = (dir: string) => (existsSync(join(root, dir)) ? listParquet(join(root, dir)).map((f) => f.slice(root.length)) : []);
   const tables = LAKE_TABLES.map((d) => [d.table, files(d.table), store?.statesOf(d.table).flatMap(committedBefore).sort() ?? []]);
   return createHash('sha256').update(JSON.stringify([tables, files(REJECTS), sourcesOf(root).runs])).digest('hex');
@@ -172,7 +185,7 @@ export async function lakeDatabase(lake: string, engine: EngineOptions = {}, o: 
   const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables, o.rowsNamed) : new Set<string>();
   const rest = new Set([...(only ?? [...tables, '_rejects', '_runs'])].filter((t) => !rows.has(t)));
   const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, rest) : undefined;
-  for (const sql of await viewSql(lake, only, oneSchema, rows)) await conn.run(sql);
+  for (const sql of await viewSql(conn, lake, only, oneSchema, rows)) await conn.run(sql);
   conn.closeSync();
   return db;
 }

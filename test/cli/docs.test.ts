@@ -22,7 +22,8 @@ describe('src/tables.ts (the library\'s row types)', () => {
     const generated = await lakeTypes();
     expect(readFileSync('src/tables.ts', 'utf8')).toBe(generated);
     for (const d of LAKE_TABLES) expect(generated).toContain(`  ${d.table}: {\n`);
-    expect(generated).toContain('    value: Decimal;\n    /** exact digits of value as received */\n    value_raw: Utf8;');
+    // An amount is Utf8 of its exact digits in the library (BIGNUM in its SQL), and says what to sum.
+    expect(generated).toContain("Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */\n    value: Utf8;\n    /** exact digits of value as received (text) */\n    value_raw: Utf8;");
   });
 });
 

@@ -5,14 +5,15 @@
 import { mkdirSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { tableFromIPC, type Data, type Decimal } from 'apache-arrow';
+import { tableFromIPC, Type, type Data, type Decimal } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { textTable } from '../../src/pipeline/report.js';
 import { inert } from '../../src/text.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { query, WIDTH_ROWS, writeQuery, type Format } from '../../src/warehouse/query.js';
-import { cli, cliBytes } from '../lake-fixture.js';
+import { cli, cliBytes, sharedDemoLake } from '../lake-fixture.js';
+import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from '../warehouse/sums.js';
 import { sqlAfterDashes } from '../../src/cli/main.js';
 
 // A lake with no partition yet (readers refuse a folder holding none): the SQL here reads no table.
@@ -212,6 +213,40 @@ describe('chainlake query with a result of 200,000 rows', () => {
       expect((words.getBigInt64(8, true) << 64n) | words.getBigUint64(0, true)).toBe(BigInt(MIDDLE.amount));
       break;
     }
+  });
+});
+
+describe('the first sums an analyst writes, through chainlake query', () => {
+  let demo: string;
+  beforeAll(async () => {
+    demo = await sharedDemoLake();
+  });
+  const json = (sql: string) => {
+    const r = cli(['query', '--lake', demo, '--format', 'json', sql]);
+    expect(r.code, r.stderr).toBe(0);
+    return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
+  };
+
+  it('sum(value) per token is the exact sum of the digits received, and the top receivers by amount are those of the amounts over 38 digits; JSON gives the digits as strings', () => {
+    const want = exactSums(json(DIGITS));
+    const perToken = json(SUM_PER_TOKEN);
+    expect(perToken).toEqual(want.perToken);
+    expect(perToken.some((r) => typeof r.total === 'string')).toBe(true);
+    expect(json(TOP_RECEIVERS)).toEqual(want.top);
+    // The other formats print the same digits.
+    const csv = cli(['query', '--lake', demo, '--format', 'csv', TOP_RECEIVERS]);
+    expect(csv.stdout).toBe(['to_address,received', ...want.top.map((r) => `${r.to_address},${r.received}`), ''].join('\n'));
+    const table = cli(['query', '--lake', demo, TOP_RECEIVERS]);
+    for (const r of want.top) expect(table.stdout).toMatch(new RegExp(`${r.to_address}  +${r.received}\n`));
+  });
+
+  it('arrow: an amount and its sums are Utf8 of their digits (a uint256 needs 78, Decimal256 holds 76)', () => {
+    const r = cliBytes(['query', '--lake', demo, '--format', 'arrow', `${TOP_RECEIVERS.replace(' LIMIT 5', '')}`]);
+    expect(r.code, r.stderr).toBe(0);
+    const t = tableFromIPC(r.stdout);
+    expect(t.schema.fields.find((f) => f.name === 'received')!.type.typeId).toBe(Type.Utf8);
+    const want = exactSums(json(DIGITS)).top;
+    expect(t.toArray().slice(0, 5).map((row) => ({ to_address: row.to_address, received: row.received }))).toEqual(want);
   });
 });
 

@@ -132,7 +132,7 @@ describe('X- and C-Chain tables', () => {
     expect(Number(big!.n)).toBeGreaterThan(0);
     expect(big!.off).toBe('0');
     const [types] = await rows(run.lake, `SELECT typeof(amount) a, typeof(locktime) l, typeof(output_index) i FROM xchain_inputs LIMIT 1`);
-    expect(types).toEqual({ a: 'DECIMAL(38,0)', l: 'DECIMAL(20,0)', i: 'BIGINT' });
+    expect(types).toEqual({ a: 'BIGNUM', l: 'DECIMAL(20,0)', i: 'BIGINT' });
     const [c] = await rows(run.lake, `SELECT count(*) FILTER (WHERE tx_type = 'ImportTx') imports, count(*) FILTER (WHERE tx_type = 'ExportTx') exports,
       count(*) FILTER (WHERE list_contains(evm_addresses, '${XC_DEMO.evmAddresses[0]}')) mine FROM cchain_atomic_transactions`);
     expect(Number(c!.imports)).toBeGreaterThan(0);

@@ -13,6 +13,7 @@ import { arrowResult, refuseTerminal, writeArrow } from '../../src/warehouse/arr
 import { sqlString } from '../../src/load/paths.js';
 import { lakeRows } from '../helpers.js';
 import { cli, cliBytes, demoLake } from '../lake-fixture.js';
+import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
 /** Each value of a Decimal128 column as its unscaled integer, from the little-endian words. */
 function unscaled(t: Table, name: string): Array<bigint | null> {
@@ -75,26 +76,24 @@ describe('export --format arrow', () => {
     expect(Number(over63)).toBeGreaterThan(0);
     expect(Number(nulls)).toBeGreaterThan(0);
 
+    // An amount is its digits (BIGNUM in chainlake's SQL, Utf8 in Arrow), over 38 digits too.
     const value = t.schema.fields.find((f) => f.name === 'value')!;
-    expect(value.type.typeId).toBe(Type.Decimal);
-    expect([(value.type as Decimal).precision, (value.type as Decimal).scale, (value.type as Decimal).bitWidth]).toEqual([38, 0, 128]);
-    const values = unscaled(t, 'value');
-    const shown = texts(t, 'value');
+    expect(value.type.typeId).toBe(Type.Utf8);
+    const values = texts(t, 'value');
     const raws = texts(t, 'value_raw');
-    let exact = 0;
+    let over38 = 0;
     values.forEach((v, i) => {
       const raw = raws[i]!;
       if (v === null) {
-        // NULL only where there is no amount (ERC-721) or it has more than 38 digits.
-        expect(raw === null || raw.replace(/^0+(?=.)/, '').length > 38, raw ?? 'null').toBe(true);
-        expect(shown[i]).toBeNull();
+        // NULL only where there is no amount (ERC-721).
+        expect(raw).toBeNull();
         return;
       }
-      expect(v).toBe(BigInt(raw));
-      expect(shown[i]).toBe(v.toString());
-      if (v > 2n ** 63n) exact++;
+      expect(v).toBe(BigInt(raw).toString());
+      if (v.length > 38) over38++;
     });
-    expect(exact).toBe(Number(over63));
+    expect(over38).toBeGreaterThan(0);
+    expect(values.filter((v) => v !== null && BigInt(v) > 2n ** 63n).length).toBe(Number(over63));
     expect(values.filter((v) => v === null).length).toBe(Number(nulls));
 
     const ts = t.schema.fields.find((f) => f.name === 'block_timestamp')!.type as TimestampMicrosecond;
@@ -137,7 +136,7 @@ describe('export --format arrow', () => {
     expect([list.typeId, list.valueType.typeId]).toEqual([Type.List, Type.Utf8]);
     const got = new Map(texts(t, 'tx_hash').map((h, i) => [h, JSON.stringify(t.getChild('reward_addresses')!.get(i)!.toArray())]));
     for (const w of want) expect(got.get(w.tx_hash)).toBe(w.addrs);
-    unscaled(t, 'amount_delegated').forEach((v, i) => expect(v).toBe(BigInt(texts(t, 'amount_delegated_raw')[i]!)));
+    texts(t, 'amount_delegated').forEach((v, i) => expect(v).toBe(BigInt(texts(t, 'amount_delegated_raw')[i]!).toString()));
 
     const again = cli(args);
     expect(again.code).toBe(2);
@@ -242,7 +241,8 @@ describe('DuckDB -> Arrow types', () => {
         'ü€😀' AS txt, '{"a":[1,2]}'::JSON AS js, DATE '1969-12-31' AS day, TIMESTAMP '2024-02-29 23:59:59.999999' AS naive,
         TIMESTAMPTZ '1960-01-01 00:00:00.000001+00' AS zoned, (-1.234)::DECIMAL(10,3) AS dec, 123456789012345678::DECIMAL(18,0) AS dec18,
         (-99999999999999999999999999999999999999)::HUGEINT AS huge, ['a', NULL, 'b'] AS list, []::VARCHAR[] AS empty, NULL::VARCHAR[] AS nolist,
-        [[1, 2], NULL] AS nested, {'k': 7, 'v': 'x'} AS st, NULL::INTEGER AS nothing`);
+        [[1, 2], NULL] AS nested, {'k': 7, 'v': 'x'} AS st, NULL::INTEGER AS nothing,
+        '115792089237316195423570985008687907853269984665640564039457584007913129639935'::BIGNUM AS uint256, (-5)::BIGNUM AS small_bignum`);
     const type = (name: string) => t.schema.fields.find((f: Field) => f.name === name)!.type;
     const row = t.get(0)!;
     expect(String(type('big'))).toBe('Int64');
@@ -273,6 +273,7 @@ describe('DuckDB -> Arrow types', () => {
     expect(type('st').typeId).toBe(Type.Struct);
     expect(row.st.toJSON()).toEqual({ k: 7, v: 'x' });
     expect(row.nothing).toBeNull();
+    expect([String(type('uint256')), row.uint256, String(type('small_bignum')), row.small_bignum]).toEqual(['Utf8', '115792089237316195423570985008687907853269984665640564039457584007913129639935', 'Utf8', '-5']);
   });
 
   it('keeps the schema of a result with no rows', async () => {
@@ -290,17 +291,25 @@ describe('library', () => {
     const l = await openLake(lake);
     try {
       const t = await l.table('erc_transfers');
-      expect(t.schema.fields.find((f) => f.name === 'value')!.type.typeId).toBe(Type.Decimal);
+      // As src/tables.ts says (LakeTables): an amount is Utf8 of its exact digits.
+      expect(t.schema.fields.find((f) => f.name === 'value')!.type.typeId).toBe(Type.Utf8);
       const [{ n }] = await lakeRows(lake, 'SELECT count(*) AS n FROM erc_transfers');
       expect(t.numRows).toBe(Number(n));
       const raws = texts(t, 'value_raw');
       let compared = 0;
-      unscaled(t, 'value').forEach((v, i) => {
+      texts(t, 'value').forEach((v, i) => {
         if (v === null) return;
-        expect(v).toBe(BigInt(raws[i]!));
+        expect(v).toBe(BigInt(raws[i]!).toString());
         compared++;
       });
       expect(compared).toBeGreaterThan(0);
+      // The first sums an analyst writes: exact, as Utf8 digits.
+      const rowsOf = async (sql: string) => (await l.query(sql)).toArray().map((r) => r.toJSON() as Record<string, unknown>);
+      const want = exactSums(await rowsOf(DIGITS));
+      const sums = await l.query(SUM_PER_TOKEN);
+      expect(sums.schema.fields.find((f) => f.name === 'total')!.type.typeId).toBe(Type.Utf8);
+      expect(await rowsOf(SUM_PER_TOKEN)).toEqual(want.perToken);
+      expect(await rowsOf(TOP_RECEIVERS)).toEqual(want.top);
 
       const q = await l.query("SELECT -12345678901234567890123456789012345678::DECIMAL(38,0) AS v, TIMESTAMPTZ '2025-01-01 00:00:00.5+00' AS at");
       expect(unscaled(q, 'v')).toEqual([-12345678901234567890123456789012345678n]);

@@ -13,7 +13,8 @@ import { FILES } from '../../src/warehouse/rows.js';
 import { bundledQueries, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { openLake } from '../../src/index.js';
 import { cli, sharedDemoLake } from '../lake-fixture.js';
-import { openReader } from './reader.js';
+import { openReader, read, rowsOf } from './reader.js';
+import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
 let dir: string;
 let lake: string;
@@ -120,6 +121,11 @@ describe('the warehouse file with rows', () => {
     for (const t of Object.keys(held)) expect(readdirSync(lake)).toContain(t);
     expect(held.erc_transfers).toEqual(states().flatMap((f) => parquetOf(readState(f))).sort());
     await expectSameRows();
+    // Its amounts are exact as over the files: the sums an analyst writes first.
+    const [digits, perToken, top] = read(file, [DIGITS, SUM_PER_TOKEN, TOP_RECEIVERS]).map(rowsOf);
+    const want = exactSums(digits!);
+    expect(perToken).toEqual(want.perToken);
+    expect(top).toEqual(want.top);
   });
 
   it("gives every bundled query's rows as the Parquet files do", async () => {
@@ -181,6 +187,11 @@ describe('the warehouse file with rows', () => {
     const lib = await openLake(lake);
     try {
       expect(String((await lib.query(VIEW_SQL)).get(0)!.sql)).toContain('chainlake_rows');
+      // Read from the file's rows, the amounts sum exactly, as over the files.
+      const libRows = async (sql: string) => (await lib.query(sql)).toArray().map((r) => r.toJSON() as Record<string, unknown>);
+      const want = exactSums(await libRows(DIGITS));
+      expect(await libRows(SUM_PER_TOKEN)).toEqual(want.perToken);
+      expect(JSON.parse(cli(['query', '--lake', lake, '--format', 'json', TOP_RECEIVERS]).stdout)).toEqual(want.top);
     } finally {
       lib.close();
     }

@@ -50,7 +50,7 @@ describe('views over files of one schema or of several', () => {
     cpSync(join(lake, 'erc_transfers'), join(copy, 'erc_transfers'), { recursive: true });
     cpSync(join(lake, 'delegators'), join(copy, 'delegators'), { recursive: true });
     expect(await oneSchemaTables(conn, copy)).toEqual(new Set(['erc_transfers', 'delegators']));
-    const plain = (await viewSql(copy, undefined, new Set(['erc_transfers']))).find((v) => v.includes('VIEW "erc_transfers"'))!;
+    const plain = (await viewSql(conn, copy, undefined, new Set(['erc_transfers']))).find((v) => v.includes('VIEW "erc_transfers"'))!;
     expect(plain).not.toContain('union_by_name');
     // A file written before a column was declared: that table's view lines columns up by name.
     await conn.run(`COPY (SELECT * EXCLUDE (token_uri) FROM erc_transfers LIMIT 3) TO '${join(copy, 'erc_transfers', 'older.parquet')}' (FORMAT parquet)`);
@@ -150,6 +150,22 @@ describe('bundled SQL', () => {
     const [{ n }] = await rows(`SELECT count(DISTINCT (chain_id, internal_tx_id)) AS n FROM internal_transactions`);
     expect(weekly.reduce((s, r) => s + Number(r.txs), 0)).toBe(Number(n));
     for (const r of weekly) expect(new Date(`${r.week}T00:00:00Z`).getUTCDay()).toBe(1);
+    // The value moved, exact in wei: each internal transaction's digits once, over 38 digits too.
+    const once = await rows(`SELECT DISTINCT ON (chain_id, internal_tx_id) chain_id, internal_tx_id, value_raw FROM internal_transactions ORDER BY ALL`);
+    const wei = once.reduce((sum, r) => sum + BigInt((r.value_raw as string | null) ?? '0'), 0n);
+    expect(weekly.reduce((sum, r) => sum + BigInt((r.value as string | null) ?? '0'), 0n)).toBe(wei);
+    expect(once.some((r) => ((r.value_raw as string | null) ?? '').replace(/^0+/, '').length > 38)).toBe(true);
+  });
+
+  it('daily_token_flows: the exact amount of each token and day, over 38 digits included (ERC-721: tokens moved)', async () => {
+    const flows = await bundled('daily_token_flows.sql');
+    const raw = await rows(`SELECT token_address, CAST(block_timestamp AT TIME ZONE 'UTC' AS DATE) AS day, token_type, value_raw FROM erc_transfers`);
+    expect(flows.some((f) => String(f.amount).length > 38)).toBe(true);
+    for (const f of flows) {
+      const mine = raw.filter((r) => r.token_address === f.token_address && r.day === f.day);
+      expect(Number(f.transfers)).toBe(mine.length);
+      expect(f.amount, `${f.token_address} ${f.day}`).toBe(String(mine.reduce((sum, r) => sum + (r.token_type === 'ERC-721' ? 1n : BigInt(r.value_raw as string)), 0n)));
+    }
   });
 
   it("rewards_monthly and rewards_per_node: the asset's units from the exact amounts", async () => {

@@ -17,6 +17,7 @@ import { lakeFile } from '../../src/state/cache.js';
 import { StateStore } from '../../src/state/store.js';
 import { cli, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
 import { openReader, read, rowsOf, ZONE, type Row } from './reader.js';
+import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
 
 const SQL_FILES = readdirSync('sql').filter((f) => f.endsWith('.sql')).sort();
@@ -106,12 +107,19 @@ describe('chainlake warehouse', () => {
     expect(cols!.map((c) => c.column_name)).toEqual(['chain_id', 'day', ...METRICS]);
   });
 
-  it('keeps amounts exact: every DECIMAL equals its _raw digits', () => {
-    const [rows] = read(file, [`SELECT value, value_raw FROM erc_transfers WHERE value IS NOT NULL`]).map(rowsOf);
+  it('keeps amounts exact: every value equals its _raw digits, over 38 digits too', () => {
+    const [rows] = read(file, [`SELECT value, value_raw FROM erc_transfers WHERE value_raw IS NOT NULL`]).map(rowsOf);
     expect(rows!.length).toBeGreaterThan(0);
-    // Digits beyond a double's precision: a rounded copy would not match.
-    expect(rows!.some((r) => String(r.value).length > 17)).toBe(true);
+    // Digits beyond a double's precision, and beyond DECIMAL(38,0): a rounded copy, or a NULL, would not match.
+    expect(rows!.some((r) => String(r.value).length > 38)).toBe(true);
     for (const r of rows!) expect(BigInt(r.value as string)).toBe(BigInt(r.value_raw as string));
+  });
+
+  it('sums amounts as an analyst writes them: sum(value) per token and the top receivers by amount are exact', () => {
+    const [digits, perToken, top] = read(file, [DIGITS, SUM_PER_TOKEN, TOP_RECEIVERS]).map(rowsOf);
+    const want = exactSums(digits!);
+    expect(perToken).toEqual(want.perToken);
+    expect(top).toEqual(want.top);
   });
 
   it('a rewrite that would change nothing leaves the file as it is; a new file in a table folder, or the first run report, is rewritten in', async () => {

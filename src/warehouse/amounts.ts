@@ -1,0 +1,61 @@
+// Amounts as chainlake's SQL gives them (the views of `query`, the library and the warehouse file,
+// over Parquet files or over the file's copy of the rows): an amount lands in Parquet as `<name>`
+// DECIMAL(38,0), NULL over 38 digits (uint256 has up to 78), and `<name>_raw`, its digits as
+// received; a view gives `<name>` as the BIGNUM of those digits, so that the sum, max and order an
+// analyst writes over it are exact, and keeps `<name>_raw` as text. The Parquet files stay as they
+// are: other engines read them, and Iceberg types them.
+import type { DuckDBConnection } from './duckdb.js';
+import type { StreamDecl } from '../decl/stream.js';
+import { landedColumns } from '../transform/columns.js';
+
+/** The DuckDB type of an amount in the views. */
+export const EXACT_TYPE = 'BIGNUM';
+
+const quoted = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+/** The amount columns of a table, by their declared names. */
+export function amountsOf(decl: StreamDecl): string[] {
+  return decl.columns.filter((c) => c.type === 'amount').map((c) => c.name);
+}
+
+/**
+ * An amount as the views give it: from its digits, not its DECIMAL, which DuckDB cannot cast to
+ * BIGNUM (and the text cast is cheaper than the one through HUGEINT: docs/benchmarks.md).
+ */
+function exactAmount(name: string): string {
+  return `CAST(${quoted(`${name}_raw`)} AS ${EXACT_TYPE}) AS ${quoted(name)}`;
+}
+
+/** A table's columns in chainlake's SQL: its landed ones, an amount as BIGNUM. */
+export function viewColumns(decl: StreamDecl): Array<[string, string]> {
+  const amounts = new Set(amountsOf(decl));
+  return landedColumns(decl).map(([n, t]) => [n, amounts.has(n) ? EXACT_TYPE : t]);
+}
+
+/** The column names of `from` (a table, a view or a table function's call), as bound now. */
+async function columnNames(conn: DuckDBConnection, from: string): Promise<Set<string>> {
+  const r = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${from}`);
+  return new Set(r.getRows().map(([name]) => String(name)));
+}
+
+/**
+ * `SELECT * [EXCLUDE (exclude)] FROM from` with each amount of `decl` that `from` has as its exact
+ * BIGNUM. The columns are read first: files from before an amount was declared lack it, and
+ * DuckDB refuses to replace a column that is not there.
+ */
+export async function exactSelect(conn: DuckDBConnection, decl: StreamDecl, from: string, exclude?: string): Promise<string> {
+  const amounts = amountsOf(decl);
+  const has = amounts.length ? await columnNames(conn, from) : new Set<string>();
+  const exact = amounts.filter((a) => has.has(a) && has.has(`${a}_raw`));
+  return `SELECT *${exclude ? ` EXCLUDE (${quoted(exclude)})` : ''}${exact.length ? ` REPLACE (${exact.map(exactAmount).join(', ')})` : ''} FROM ${from}`;
+}
+
+/**
+ * An amount column of a view (BIGNUM) as the files hold it, DECIMAL(38,0) with NULL over 38
+ * digits: for a Parquet export, which keeps the lake's types. BIGNUM's digits are without leading
+ * zeros, so at most 38 of them fit; DuckDB has no BIGNUM to DECIMAL cast.
+ */
+export function landedAmount(column: string): string {
+  const digits = `CAST(${quoted(column)} AS VARCHAR)`;
+  return `CAST(CASE WHEN length(${digits}) <= 38 THEN CAST(${digits} AS HUGEINT) END AS DECIMAL(38,0))`;
+}
