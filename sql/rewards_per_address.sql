@@ -11,8 +11,8 @@ SELECT
   any_value(reward_asset_symbol) AS asset,
   count(*) AS rewards,
   count(DISTINCT node_id) AS nodes,
-  round(sum(CAST(reward_amount AS DOUBLE) / pow(10, coalesce(reward_denomination, 9))), 6) AS reward_units,
-  round(sum(CAST(reward_amount AS DOUBLE) / pow(10, coalesce(reward_denomination, 9)) * TRY_CAST(reward_price AS DOUBLE)), 2) AS reward_value,
+  round(sum(coalesce(reward_amount_units, CAST(reward_amount AS DOUBLE) / 1e9)), 6) AS reward_units,
+  round(sum(coalesce(reward_amount_units, CAST(reward_amount AS DOUBLE) / 1e9) * TRY_CAST(reward_price AS DOUBLE)), 2) AS reward_value,
   any_value(reward_price_currency) AS currency,
   count(*) FILTER (WHERE len(addresses) > 1) AS shared
 FROM per_address

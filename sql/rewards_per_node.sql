@@ -6,8 +6,8 @@ SELECT
   any_value(reward_asset_symbol) AS asset,
   count(*) AS rewards,
   count(DISTINCT tx_hash) AS stakes,
-  round(sum(CAST(reward_amount AS DOUBLE) / pow(10, coalesce(reward_denomination, 9))), 6) AS reward_units,
-  round(sum(CAST(reward_amount AS DOUBLE) / pow(10, coalesce(reward_denomination, 9)) * TRY_CAST(reward_price AS DOUBLE)), 2) AS reward_value,
+  round(sum(coalesce(reward_amount_units, CAST(reward_amount AS DOUBLE) / 1e9)), 6) AS reward_units,
+  round(sum(coalesce(reward_amount_units, CAST(reward_amount AS DOUBLE) / 1e9) * TRY_CAST(reward_price AS DOUBLE)), 2) AS reward_value,
   any_value(reward_price_currency) AS currency
 FROM historical_rewards
 GROUP BY network, node_id

@@ -62,6 +62,8 @@ export interface LakeTables {
     token_price_currency: Utf8;
     /** token price as sent (exact text) */
     token_price: Utf8;
+    /** value in whole units: value / 10^token_decimals (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
   };
   internal_transactions: {
     /** chain id as given in the pipeline */
@@ -110,6 +112,8 @@ export interface LakeTables {
     gas_used: Int64;
     /** gas limit */
     gas_limit: Int64;
+    /** value in whole units: value / 10^18, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
   };
   historical_rewards: {
     /** mainnet, fuji or testnet */
@@ -154,6 +158,10 @@ export interface LakeTables {
     reward_price_currency: Utf8;
     /** historical price of one unit (exact text as sent) */
     reward_price: Utf8;
+    /** amount_staked in whole units: amount_staked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_staked for an exact total */
+    amount_staked_units: Float64;
+    /** reward_amount in whole units: reward_amount / 10^reward_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum reward_amount for an exact total */
+    reward_amount_units: Float64;
   };
   pending_rewards: {
     /** mainnet, fuji or testnet */
@@ -186,6 +194,10 @@ export interface LakeTables {
     estimated_reward_symbol: Utf8;
     /** decimals of the asset */
     estimated_reward_denomination: Int32;
+    /** amount_staked in whole units: amount_staked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_staked for an exact total */
+    amount_staked_units: Float64;
+    /** estimated_reward_amount in whole units: estimated_reward_amount / 10^estimated_reward_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum estimated_reward_amount for an exact total */
+    estimated_reward_amount_units: Float64;
   };
   delegators: {
     /** mainnet, fuji or testnet */
@@ -220,6 +232,14 @@ export interface LakeTables {
     start_timestamp: TimestampMicrosecond;
     /** delegation end */
     end_timestamp: TimestampMicrosecond;
+    /** amount_delegated in whole units: amount_delegated / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_delegated for an exact total */
+    amount_delegated_units: Float64;
+    /** delegation_fee in whole units: delegation_fee / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum delegation_fee for an exact total */
+    delegation_fee_units: Float64;
+    /** gross_reward in whole units: gross_reward / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum gross_reward for an exact total */
+    gross_reward_units: Float64;
+    /** net_reward in whole units: net_reward / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum net_reward for an exact total */
+    net_reward_units: Float64;
   };
   chain_metrics: {
     /** EVM chain id or total/mainnet/testnet */
@@ -272,6 +292,8 @@ export interface LakeTables {
     fees_spent: Utf8;
     /** exact digits of fees_spent as received (text) */
     fees_spent_raw: Utf8;
+    /** fees_spent in whole units: fees_spent / 10^18, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum fees_spent for an exact total */
+    fees_spent_units: Float64;
   };
   block_transactions: {
     /** chain id as given in the pipeline */
@@ -330,6 +352,8 @@ export interface LakeTables {
     method_hash: Utf8;
     /** method signature when known; 'Native Transfer' or 'Contract Created' for those */
     method_name: Utf8;
+    /** value in whole units: value / 10^18, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
   };
   native_balances: {
     /** chain id as given in the pipeline */
@@ -360,6 +384,8 @@ export interface LakeTables {
     price_value: Utf8;
     /** value of the balance (exact text as sent) */
     balance_value: Utf8;
+    /** balance in whole units: balance / 10^token_decimals (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum balance for an exact total */
+    balance_units: Float64;
   };
   erc20_balances: {
     /** chain id as given in the pipeline */
@@ -396,6 +422,8 @@ export interface LakeTables {
     price_value: Utf8;
     /** value of the balance (exact text as sent) */
     balance_value: Utf8;
+    /** balance in whole units: balance / 10^token_decimals (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum balance for an exact total */
+    balance_units: Float64;
   };
   subnets: {
     /** mainnet, fuji or testnet */
@@ -1060,6 +1088,8 @@ export interface LakeTables {
     method_hash: Utf8;
     /** method signature when known; 'Native Transfer' or 'Contract Created' for those */
     method_name: Utf8;
+    /** value in whole units: value / 10^18, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
   };
   erc721_balances: {
     /** chain id as given in the pipeline */
@@ -1274,6 +1304,8 @@ export interface LakeTables {
     destination_reward_redeemer: Utf8;
     /** relayer that delivered the message, lowercased */
     destination_deliverer_address: Utf8;
+    /** fee_amount in whole units: fee_amount / 10^fee_token_decimals (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum fee_amount for an exact total */
+    fee_amount_units: Float64;
   };
   avax_supply: {
     /** when chainlake took the snapshot (UTC) */
@@ -1398,6 +1430,16 @@ export interface LakeTables {
     remove_tx_hash: Utf8;
     /** when it was removed (removed only) */
     remove_timestamp: TimestampMicrosecond;
+    /** amount_staked in whole units: amount_staked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_staked for an exact total */
+    amount_staked_units: Float64;
+    /** amount_delegated in whole units: amount_delegated / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_delegated for an exact total */
+    amount_delegated_units: Float64;
+    /** delegation_capacity in whole units: delegation_capacity / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum delegation_capacity for an exact total */
+    delegation_capacity_units: Float64;
+    /** validation_reward_amount in whole units: validation_reward_amount / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum validation_reward_amount for an exact total */
+    validation_reward_amount_units: Float64;
+    /** delegation_reward_amount in whole units: delegation_reward_amount / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum delegation_reward_amount for an exact total */
+    delegation_reward_amount_units: Float64;
   };
   l1_validators: {
     /** mainnet, fuji or testnet */
@@ -1438,6 +1480,8 @@ export interface LakeTables {
     deactivation_owner_addresses: List<Utf8>;
     /** signatures needed of them */
     deactivation_owner_threshold: Int32;
+    /** remaining_balance in whole units: remaining_balance / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum remaining_balance for an exact total */
+    remaining_balance_units: Float64;
   };
   staking_metrics: {
     /** mainnet, fuji or testnet */
@@ -1538,6 +1582,16 @@ export interface LakeTables {
     vm_id: Utf8;
     /** CreateChainTx: name, VM and genesis whole */
     blockchain_info: Utf8;
+    /** value in whole units: value / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
+    /** amount_burned in whole units: amount_burned / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_burned for an exact total */
+    amount_burned_units: Float64;
+    /** amount_staked in whole units: amount_staked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_staked for an exact total */
+    amount_staked_units: Float64;
+    /** amount_l1_validator_balance_burned in whole units: amount_l1_validator_balance_burned / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_l1_validator_balance_burned for an exact total */
+    amount_l1_validator_balance_burned_units: Float64;
+    /** estimated_reward in whole units: estimated_reward / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum estimated_reward for an exact total */
+    estimated_reward_units: Float64;
   };
   platform_inputs: {
     /** mainnet, fuji or testnet */
@@ -1590,6 +1644,8 @@ export interface LakeTables {
     created_on_chain_id: Utf8;
     /** chain it is spent on (an export's outputs: the X- or C-Chain) */
     consumed_on_chain_id: Utf8;
+    /** amount in whole units: amount / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
   };
   platform_outputs: {
     /** mainnet, fuji or testnet */
@@ -1642,6 +1698,8 @@ export interface LakeTables {
     consuming_tx_hash: Utf8;
     /** when it was spent (UTC) */
     consuming_block_timestamp: TimestampMicrosecond;
+    /** amount in whole units: amount / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
   };
   platform_blocks: {
     /** mainnet, fuji or testnet */
@@ -1682,6 +1740,10 @@ export interface LakeTables {
     proposer_p_chain_height: Int64;
     /** the proposer's time (UTC) */
     proposer_timestamp: TimestampMicrosecond;
+    /** l1_validators_accrued_fees in whole units: l1_validators_accrued_fees / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum l1_validators_accrued_fees for an exact total */
+    l1_validators_accrued_fees_units: Float64;
+    /** current_supply in whole units: current_supply / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum current_supply for an exact total */
+    current_supply_units: Float64;
   };
   staking_transactions: {
     /** mainnet, fuji or testnet */
@@ -1770,6 +1832,16 @@ export interface LakeTables {
     vm_id: Utf8;
     /** CreateChainTx: name, VM and genesis whole */
     blockchain_info: Utf8;
+    /** value in whole units: value / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
+    /** amount_burned in whole units: amount_burned / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_burned for an exact total */
+    amount_burned_units: Float64;
+    /** amount_staked in whole units: amount_staked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_staked for an exact total */
+    amount_staked_units: Float64;
+    /** amount_l1_validator_balance_burned in whole units: amount_l1_validator_balance_burned / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount_l1_validator_balance_burned for an exact total */
+    amount_l1_validator_balance_burned_units: Float64;
+    /** estimated_reward in whole units: estimated_reward / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum estimated_reward for an exact total */
+    estimated_reward_units: Float64;
   };
   node_blocks: {
     /** mainnet, fuji or testnet */
@@ -1812,6 +1884,10 @@ export interface LakeTables {
     proposer_p_chain_height: Int64;
     /** the proposer's time (UTC) */
     proposer_timestamp: TimestampMicrosecond;
+    /** l1_validators_accrued_fees in whole units: l1_validators_accrued_fees / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum l1_validators_accrued_fees for an exact total */
+    l1_validators_accrued_fees_units: Float64;
+    /** current_supply in whole units: current_supply / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum current_supply for an exact total */
+    current_supply_units: Float64;
   };
   l1_validator_metrics: {
     /** mainnet (the service's L1 validator series are mainnet's) */
@@ -1890,6 +1966,8 @@ export interface LakeTables {
     token_price_currency: Utf8;
     /** token price as sent (exact text) */
     token_price: Utf8;
+    /** value in whole units: value / 10^token_decimals (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
   };
   platform_balances: {
     /** mainnet, fuji or testnet */
@@ -1922,6 +2000,8 @@ export interface LakeTables {
     shared_with_chain_id: Utf8;
     /** atomic memory: status as sent */
     status: Utf8;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
   };
   platform_utxos: {
     /** mainnet, fuji or testnet */
@@ -1980,6 +2060,8 @@ export interface LakeTables {
     consuming_block_timestamp: TimestampMicrosecond;
     /** the UTXO's bytes, where sent */
     utxo_bytes: Utf8;
+    /** amount in whole units: amount / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
   };
   api_usage_metrics: {
     /** minute, hourly, daily, weekly or monthly */
@@ -2104,6 +2186,8 @@ export interface LakeTables {
     token_price_currency: Utf8;
     /** token price as sent (exact text) */
     token_price: Utf8;
+    /** value in whole units: value / 10^token_decimals (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
   };
   address_tx_internals: {
     /** chain id as given in the pipeline */
@@ -2152,6 +2236,8 @@ export interface LakeTables {
     gas_used: Int64;
     /** gas limit */
     gas_limit: Int64;
+    /** value in whole units: value / 10^18, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
   };
   collectible_balances: {
     /** chain id as given in the pipeline */
@@ -2264,6 +2350,10 @@ export interface LakeTables {
     created_asset_timestamp: TimestampMicrosecond;
     /** non-linear transactions: the vertices that accepted it ({hash, height, timestamp}) */
     vertices: Utf8;
+    /** avax_unlocked in whole units: avax_unlocked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum avax_unlocked for an exact total */
+    avax_unlocked_units: Float64;
+    /** avax_created in whole units: avax_created / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum avax_created for an exact total */
+    avax_created_units: Float64;
   };
   xchain_inputs: {
     /** mainnet, fuji or testnet */
@@ -2318,6 +2408,8 @@ export interface LakeTables {
     payload: Utf8;
     /** inputs: the signatures and public keys that spent it */
     credentials: Utf8;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
   };
   xchain_outputs: {
     /** mainnet, fuji or testnet */
@@ -2372,6 +2464,8 @@ export interface LakeTables {
     payload: Utf8;
     /** inputs: the signatures and public keys that spent it */
     credentials: Utf8;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
   };
   cchain_atomic_transactions: {
     /** mainnet, fuji or testnet */
@@ -2418,6 +2512,10 @@ export interface LakeTables {
     addresses: List<Utf8>;
     /** UTXOs it imports or exports (rows of cchain_atomic_utxos) */
     utxo_count: Int32;
+    /** avax_unlocked in whole units: avax_unlocked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum avax_unlocked for an exact total */
+    avax_unlocked_units: Float64;
+    /** avax_created in whole units: avax_created / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum avax_created for an exact total */
+    avax_created_units: Float64;
   };
   cchain_atomic_utxos: {
     /** mainnet, fuji or testnet */
@@ -2474,6 +2572,8 @@ export interface LakeTables {
     payload: Utf8;
     /** inputs: the signatures and public keys that spent it */
     credentials: Utf8;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
   };
   operations: {
     /** operation id given by the service */

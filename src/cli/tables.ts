@@ -6,7 +6,7 @@ import { UsageError } from '../errors.js';
 import { textTable } from '../pipeline/report.js';
 import { STREAMS } from '../streams/index.js';
 import { UNIX_SECONDS, type StreamDecl } from '../decl/stream.js';
-import { columnDoc, landedColumns } from '../transform/columns.js';
+import { columnDoc, landedColumns, unitsOf, UNITS_SUFFIX } from '../transform/columns.js';
 import { commandOf, type Globals } from './args.js';
 
 export type Style = 'markdown' | 'text';
@@ -52,7 +52,7 @@ function tableFacts(d: StreamDecl): { lines: Array<[string, string[]]>; columns:
       ['key', [`${d.key.map((k) => `\`${k}\``).join(', ')}${d.keyDoc ? ` (${d.keyDoc})` : ''}`]],
       ['files', [`\`<lake>/${d.table}/${d.folder ? `${d.folder.key}=<${d.folder.partition}>/` : ''}*.parquet\``]],
     ],
-    columns: landedColumns(d).map(([name, type]) => [name, type, columnDoc(d, name)]),
+    columns: [...landedColumns(d), ...unitsOf(d).map((u): [string, string] => [u.name + UNITS_SUFFIX, 'DOUBLE'])].map(([name, type]) => [name, type, columnDoc(d, name)]),
   };
 }
 

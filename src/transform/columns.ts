@@ -76,11 +76,24 @@ export function landedColumns(decl: StreamDecl): Array<[string, string]> {
   return partsOf(decl).map(({ name, part }) => [name, part.landed]);
 }
 
+/** The suffix of an amount's column in whole units of its token or asset (Column.units), in chainlake's SQL. */
+export const UNITS_SUFFIX = '_units';
+
+/** The amounts of a table that say their decimals, with them (a number, or the column that holds them). */
+export function unitsOf(decl: StreamDecl): Array<{ name: string; decimals: number | string }> {
+  return decl.columns.flatMap((c) => (c.type === 'amount' && c.units !== undefined ? [{ name: c.name, decimals: c.units }] : []));
+}
+
 /**
  * The doc of a landed column (as named in the lake); an amount's `_raw` twin gets one of its own,
  * and an amount says what to sum, in chainlake's SQL (its views: BIGNUM) and in the files.
  */
 export function columnDoc(decl: StreamDecl, name: string): string {
+  const u = unitsOf(decl).find((x) => x.name + UNITS_SUFFIX === name);
+  if (u) {
+    const d = typeof u.decimals === 'number' ? `10^${u.decimals}` : `10^${u.decimals} (NULL where that is unknown)`;
+    return `${u.name} in whole units: ${u.name} / ${d}, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum ${u.name} for an exact total`;
+  }
   const c = decl.columns.find((x) => x.name === name || (x.type === 'amount' && `${x.name}_raw` === name));
   if (!c) return '';
   if (c.name !== name) return `exact digits of ${c.name} as received (text)`;

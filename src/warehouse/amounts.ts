@@ -6,7 +6,7 @@
 // are: other engines read them, and Iceberg types them.
 import type { DuckDBConnection } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
-import { landedColumns } from '../transform/columns.js';
+import { landedColumns, unitsOf, UNITS_SUFFIX } from '../transform/columns.js';
 
 /** The DuckDB type of an amount in the views. */
 export const EXACT_TYPE = 'BIGNUM';
@@ -26,10 +26,20 @@ function exactAmount(name: string): string {
   return `CAST(${quoted(`${name}_raw`)} AS ${EXACT_TYPE}) AS ${quoted(name)}`;
 }
 
-/** A table's columns in chainlake's SQL: its landed ones, an amount as BIGNUM. */
+/**
+ * An amount in whole units as the views give it: its digits as a DOUBLE over 10^decimals (NULL
+ * where the decimals are unknown; an integer column's NULL does that). For reading and charts; a
+ * total is exact from the amount itself.
+ */
+function unitsAmount(name: string, decimals: number | string, has: Set<string>): string {
+  const d = typeof decimals === 'number' ? String(decimals) : has.has(decimals) ? quoted(decimals) : 'NULL';
+  return `CAST(${quoted(`${name}_raw`)} AS DOUBLE) / power(10, ${d}) AS ${quoted(name + UNITS_SUFFIX)}`;
+}
+
+/** A table's columns in chainlake's SQL: its landed ones, an amount as BIGNUM, then its amounts in whole units. */
 export function viewColumns(decl: StreamDecl): Array<[string, string]> {
   const amounts = new Set(amountsOf(decl));
-  return landedColumns(decl).map(([n, t]) => [n, amounts.has(n) ? EXACT_TYPE : t]);
+  return [...landedColumns(decl).map(([n, t]): [string, string] => [n, amounts.has(n) ? EXACT_TYPE : t]), ...unitsOf(decl).map((u): [string, string] => [u.name + UNITS_SUFFIX, 'DOUBLE'])];
 }
 
 /** The column names of `from` (a table, a view or a table function's call), as bound now. */
@@ -40,14 +50,15 @@ async function columnNames(conn: DuckDBConnection, from: string): Promise<Set<st
 
 /**
  * `SELECT * [EXCLUDE (exclude)] FROM from` with each amount of `decl` that `from` has as its exact
- * BIGNUM. The columns are read first: files from before an amount was declared lack it, and
+ * BIGNUM, and after them each amount in whole units (`<name>_units`). The columns are read first: files from before an amount was declared lack it, and
  * DuckDB refuses to replace a column that is not there.
  */
 export async function exactSelect(conn: DuckDBConnection, decl: StreamDecl, from: string, exclude?: string): Promise<string> {
   const amounts = amountsOf(decl);
   const has = amounts.length ? await columnNames(conn, from) : new Set<string>();
   const exact = amounts.filter((a) => has.has(a) && has.has(`${a}_raw`));
-  return `SELECT *${exclude ? ` EXCLUDE (${quoted(exclude)})` : ''}${exact.length ? ` REPLACE (${exact.map(exactAmount).join(', ')})` : ''} FROM ${from}`;
+  const units = unitsOf(decl).filter((u) => has.has(`${u.name}_raw`)).map((u) => `, ${unitsAmount(u.name, u.decimals, has)}`);
+  return `SELECT *${exclude ? ` EXCLUDE (${quoted(exclude)})` : ''}${exact.length ? ` REPLACE (${exact.map(exactAmount).join(', ')})` : ''}${units.join('')} FROM ${from}`;
 }
 
 /**
