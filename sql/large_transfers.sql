@@ -16,7 +16,7 @@ shortest AS (
 ),
 ranked AS (
   SELECT
-    f.chain_id, f.token_address, token_symbol, block_timestamp, tx_hash, from_address, to_address, token_decimals, value_raw, value_units,
+    f.chain_id, f.token_address, token_symbol, block_timestamp, tx_hash, from_address, to_address, token_decimals, value_raw,
     row_number() OVER (
       PARTITION BY f.chain_id, f.token_address
       ORDER BY f.digits DESC, ltrim(value_raw, '0') DESC, block_number, log_index, token_id
@@ -33,7 +33,7 @@ SELECT
   tx_hash,
   from_address,
   to_address,
-  coalesce(value_units, CAST(value_raw AS DOUBLE)) AS amount,
+  CAST(value_raw AS DOUBLE) / pow(10, coalesce(token_decimals, 0)) AS amount,
   value_raw
 FROM ranked
 WHERE rank <= 5

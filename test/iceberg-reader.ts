@@ -11,6 +11,7 @@ import { STREAM_BY_TABLE } from '../src/streams/index.js';
 import { landedColumns } from '../src/transform/columns.js';
 import { openWarehouse } from '../src/warehouse/views.js';
 import { amountsOf, landedAmount } from '../src/warehouse/amounts.js';
+import { unitsOf, UNITS_SUFFIX } from '../src/transform/columns.js';
 
 type Fetch = typeof globalThis.fetch;
 
@@ -114,7 +115,10 @@ export async function exactRowsDiffer(lake: string, table: string, files: string
     const names = new Set((await wh.runAndReadAll(`DESCRIBE "${table}"`)).getRows().map(([n]) => String(n)));
     const landed = amountsOf(STREAM_BY_TABLE.get(table)!).filter((a) => names.has(a));
     const replace = landed.length ? ` REPLACE (${landed.map((a) => `${landedAmount(a)} AS "${a}"`).join(', ')})` : '';
-    const theirs = (await wh.runAndReadAll(`SELECT *${replace} FROM "${table}"`)).getRowObjectsJson().map((r) => JSON.stringify(r)).sort();
+    // Amounts in whole units are the views' own, not in the files.
+    const units = unitsOf(STREAM_BY_TABLE.get(table)!).map((u) => u.name + UNITS_SUFFIX).filter((n) => names.has(n));
+    const exclude = units.length ? ` EXCLUDE (${units.map((n) => `"${n}"`).join(', ')})` : '';
+    const theirs = (await wh.runAndReadAll(`SELECT *${exclude}${replace} FROM "${table}"`)).getRowObjectsJson().map((r) => JSON.stringify(r)).sort();
     let differ = Math.abs(mine.length - theirs.length);
     for (let i = 0; i < Math.min(mine.length, theirs.length); i++) if (mine[i] !== theirs[i]) differ++;
     return differ;

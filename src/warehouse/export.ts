@@ -18,6 +18,7 @@ import { FORMULA_START } from '../text.js';
 import { ident } from './check.js';
 import { LAKE_TABLES, openWarehouse } from './views.js';
 import { amountsOf, landedAmount } from './amounts.js';
+import { unitsOf, UNITS_SUFFIX } from '../transform/columns.js';
 
 export const EXPORT_FORMATS = ['parquet', 'csv', 'ndjson', 'arrow'] as const;
 export type ExportFormat = (typeof EXPORT_FORMATS)[number];
@@ -221,7 +222,10 @@ export async function exportTable(o: ExportOptions): Promise<ExportResult> {
   try {
     const described = await describe(conn, o.table);
     const known = new Map(described.map((c) => [c.name, c.type]));
-    const asked = o.columns ?? described.map((c) => c.name);
+    const decl = LAKE_TABLES.find((d) => d.table === o.table);
+    // Parquet keeps the files' columns: the amounts in whole units are the views' own (asked by name, they go).
+    const own = new Set(format === 'parquet' && decl ? unitsOf(decl).map((u) => u.name + UNITS_SUFFIX) : []);
+    const asked = o.columns ?? described.map((c) => c.name).filter((c) => !own.has(c));
     const seen = new Set<string>();
     for (const c of asked) {
       if (!known.has(c)) throw new UsageError(`--columns: ${o.table} has no column ${JSON.stringify(c)} (it has ${described.map((x) => x.name).join(', ')})`);
@@ -230,7 +234,6 @@ export async function exportTable(o: ExportOptions): Promise<ExportResult> {
     }
     // Parquet keeps the lake's types: an amount is DECIMAL(38,0), NULL over 38 digits, so its
     // `_raw` digits go with it, after it, even when not asked for.
-    const decl = LAKE_TABLES.find((d) => d.table === o.table);
     const amounts = new Set(format === 'parquet' && decl ? amountsOf(decl).filter((a) => known.has(`${a}_raw`)) : []);
     const columns = asked.flatMap((c) => (amounts.has(c) && !seen.has(`${c}_raw`) ? [c, `${c}_raw`] : [c]));
     const source = o.where !== undefined ? `(${await filterSql(conn, o.table, o.where)}) AS filtered` : ident(o.table);

@@ -59,7 +59,7 @@ const SILENT = new Set([6, 7, 9, 10, 13, 14, 15, 18, 20, 21, 23, 25, 26]);
 
 /**
  * Runs each statement in turn and writes each one's result to `out` (in format `f`), as the DuckDB
- * CLI does: a blank line between two results; statements that give none (SET, CREATE) print
+ * CLI does (JSON, one document, gives the last one's): a blank line between two results; statements that give none (SET, CREATE) print
  * nothing, unless the SQL is that one statement ("(no result)"). Returns the rows written.
  */
 export async function writeEach(conn: DuckDBConnection, sql: string, f: Format, out: Out): Promise<number> {
@@ -69,7 +69,8 @@ export async function writeEach(conn: DuckDBConnection, sql: string, f: Format, 
   } catch {
     return writeQuery(conn, sql, f, out);
   }
-  if (statements.count <= 1) return writeQuery(conn, sql, f, out);
+  // JSON is one document for a program to parse: the last statement's result, as before.
+  if (statements.count <= 1 || f === 'json') return writeQuery(conn, sql, f, out);
   let n = 0;
   let written = 0;
   for (let i = 0; i < statements.count; i++) {
@@ -77,7 +78,7 @@ export async function writeEach(conn: DuckDBConnection, sql: string, f: Format, 
     const result = await prepared.stream();
     if (result.columnCount === 0 || SILENT.has(prepared.statementType)) continue;
     if (written++ > 0) await out('\n');
-    n += f === 'json' ? await writeJson(result, out) : f === 'csv' ? await writeCsv(result, out) : await writeTable(result, out);
+    n += f === 'csv' ? await writeCsv(result, out) : await writeTable(result, out);
   }
   return n;
 }
