@@ -19,7 +19,7 @@ export function getJson(x: ExtractContext, path: string, endpoint: string, query
 }
 
 /** Blocks and a block cost 10 CU (docs/services.md, Rate limits). */
-const BLOCK_CU = 10;
+export const BLOCK_CU = 10;
 
 /** A block and its time (Unix seconds). */
 export type BlockRef = BlockTime;
