@@ -72,7 +72,7 @@ export type OptionKind =
 export const UNIX_SECONDS = {
   min: 1_230_768_000,
   max: 4_102_444_800,
-  doc: 'a date (2025-10-01, UTC midnight), a UTC date-time (2025-10-01T12:00:00Z) or Unix seconds, 2009-01-01 (1230768000) to 2100-01-01 (4102444800)',
+  doc: 'a date (2025-10-01, UTC), a UTC date-time (2025-10-01T12:00:00Z) or Unix seconds, from 2009-01-01 (1230768000) to 2100-01-01 (4102444800)',
 } as const;
 
 export interface OptionSpec {

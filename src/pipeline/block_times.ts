@@ -3,12 +3,15 @@
 // partition's requests, so counted in the run's budget. Once: the lake remembers each answer
 // (state/block_times.ts), and the partitions of a run on one chain share each search. A time the
 // chain has not reached has no block yet: it is not remembered, and asked again by a later run.
-import type { BlockTimes, ExtractContext, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
+import type { BlockTime, BlockTimes, ExtractContext, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import type { StateStore } from '../state/store.js';
 import type { Resolved } from '../state/block_times.js';
 import { isoSeconds } from '../state/cursor.js';
 import { RunError } from '../errors.js';
 import { firstBlockAt, type Found } from './block_search.js';
+
+/** How a block-ranged stream is windowed (StreamDecl.blockCursor). */
+export type BlockCursor = NonNullable<StreamDecl['blockCursor']>;
 
 /** The blocks that bound a window, and what the run says of a time after the chain's head. */
 export interface WindowBlocks {
@@ -77,18 +80,28 @@ function chainTimes(store: StateStore, chain: string): ChainTimes {
 /** A time and what it is in words: `endTimestamp 2025-11-01T00:00:00Z`. */
 const named = (key: string, t: number) => `${key} ${isoSeconds(t)}`;
 
+/** The window's block keys as the pipeline gives them. */
+export function givenBlocks(bc: BlockCursor, cfg: StreamConfig): WindowBlocks {
+  return { startBlock: cfg[bc.startOption] as number | undefined, endBlock: cfg[bc.endOption] as number | undefined };
+}
+
+/** Whether a time key bounds the window: its blocks are then found (windowBlocks). */
+export function timeBounded(bc: BlockCursor, cfg: StreamConfig): boolean {
+  return bc.times !== undefined && (cfg[bc.times.startOption] !== undefined || cfg[bc.times.endOption] !== undefined);
+}
+
 /**
  * The blocks that bound a partition's window: its block keys as given, or the blocks its time keys
  * resolve to (the start's first, so that it bounds the end's search). `x` makes the requests.
  */
-export async function windowBlocks(store: StateStore, x: ExtractContext, bc: NonNullable<StreamDecl['blockCursor']>, cfg: StreamConfig, partition: Partition): Promise<WindowBlocks> {
-  const out: WindowBlocks = { startBlock: cfg[bc.startOption] as number | undefined, endBlock: cfg[bc.endOption] as number | undefined };
+export async function windowBlocks(store: StateStore, x: ExtractContext, bc: BlockCursor, cfg: StreamConfig, partition: Partition): Promise<WindowBlocks> {
+  const out = givenBlocks(bc, cfg);
   const times = bc.times;
-  const start = times && (cfg[times.startOption] as number | undefined);
-  const end = times && (cfg[times.endOption] as number | undefined);
-  if (!times || (start === undefined && end === undefined)) return out;
+  if (!times || !timeBounded(bc, cfg)) return out;
+  const start = cfg[times.startOption] as number | undefined;
+  const end = cfg[times.endOption] as number | undefined;
   const chain = chainTimes(store, times.chain(partition));
-  const head = (h: { number: number; timestamp: number }) => `the chain's head (block ${h.number} at ${isoSeconds(h.timestamp)})`;
+  const head = (h: BlockTime) => `the chain's head (block ${h.number} at ${isoSeconds(h.timestamp)})`;
   if (start !== undefined) {
     const s = await chain.resolve(start, times, x);
     if ('afterHead' in s) return { notYet: true, note: `${named(times.startOption, start)} is after ${head(s.afterHead)}: nothing to fetch yet` };

@@ -14,10 +14,8 @@ import { BLOCK_CU } from '../streams/chain_reads.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { UsageError } from '../errors.js';
 import type { Job } from './partition.js';
-import { rememberedBlock } from './block_times.js';
+import { rememberedBlock, type BlockCursor } from './block_times.js';
 import { maxProbes } from './block_search.js';
-
-type BlockCursor = NonNullable<StreamDecl['blockCursor']>;
 import { minute, newStreamReport, textTable, type StreamReport } from './report.js';
 
 /**

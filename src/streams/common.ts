@@ -26,8 +26,8 @@ export const BLOCK_COLUMNS: Column[] = [
  * (through the chain's blocks, once, remembered in the lake), and bounds the window as that block would.
  */
 export const BLOCK_TIME_OPTIONS: Record<string, OptionSpec> = {
-  startTimestamp: { kind: 'unix_seconds', doc: 'first block at or after it (inclusive), instead of startBlock; found through the chain\'s blocks once, remembered in the lake' },
-  endTimestamp: { kind: 'unix_seconds', doc: 'first block at or after it ends the range (exclusive), instead of endBlock; after the chain\'s head: the run fetches to the head and a later run goes on' },
+  startTimestamp: { kind: 'unix_seconds', doc: 'the range starts at the first block at or after it (inclusive), instead of startBlock; the block is found once and remembered in the lake' },
+  endTimestamp: { kind: 'unix_seconds', doc: 'the range ends before the first block at or after it (exclusive), instead of endBlock; after the chain\'s head: the run fetches to the head and a later run goes on' },
 };
 
 export const BLOCK_RANGE_OPTIONS: Record<string, OptionSpec> = {
