@@ -164,3 +164,34 @@ describe('dates instead of blocks', () => {
     expect(() => planRun(p, { lake })).toThrow(/_state\/_block_times\/43114-[0-9a-f]+\.json: not a record of block times \(times and blocks out of order at time 1761955200\); delete it and the next run finds them again/);
   });
 });
+
+describe('dates on a lake on S3', () => {
+  it("the record of block times travels with the lake's states: a rerun from another work folder asks no block, readers read the lake", async () => {
+    const { startS3, s3Env, useEnv, BUCKET } = await import('../s3-fixture.js');
+    const store = await startS3();
+    closers.push(() => store.close());
+    const restore = useEnv(s3Env(store.endpoint, { cache: tmp() }));
+    closers.push(async () => restore());
+    const s = await sim();
+    const proxy = await recordingProxy(s.url);
+    closers.push(() => proxy.close());
+    const lake = `s3://${BUCKET}/dates`;
+    const bounds = 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01';
+    expect((await runPipeline(pipeline(proxy.url, bounds), { lake, logger: quiet })).status).toBe('ok');
+    expect(proxy.requests.filter((q) => oneBlock(q.url)).length).toBeGreaterThan(0);
+
+    // A reader's copy of the lake: the record is no partition state.
+    const { readableLake } = await import('../../src/state/cache.js');
+    const copy = await readableLake(lake, { data: true });
+    expect((await lakeContents(copy)).erc_transfers!.length).toBeGreaterThan(10);
+
+    // Another machine (a work folder of its own) runs a token more: the blocks come from the store.
+    restore();
+    const again = useEnv(s3Env(store.endpoint, { cache: tmp() }));
+    closers.push(async () => again());
+    proxy.requests.length = 0;
+    expect((await runPipeline(pipeline(proxy.url, bounds, [CONTRACT, OTHER]), { lake, logger: quiet })).status).toBe('ok');
+    expect(proxy.requests.filter((q) => q.url.includes(OTHER)).length).toBeGreaterThan(0);
+    expect(proxy.requests.filter((q) => oneBlock(q.url))).toEqual([]);
+  });
+});
