@@ -99,6 +99,8 @@ function isoSeconds(text: string): { seconds: number } | { problem: string } {
 export function unixSeconds(v: unknown): { seconds: number } | { problem: string } {
   const { min, max } = UNIX_SECONDS;
   const range = `from ${isoTime(min)!.slice(0, 10)} to ${isoTime(max)!.slice(0, 10)} (${min} to ${max})`;
+  // A YAML 1.1 document (`%YAML 1.1`) reads an unquoted date as a timestamp of its own.
+  if (v instanceof Date && !Number.isNaN(v.getTime())) v = v.toISOString();
   if (typeof v === 'string' && !/^[0-9]+$/.test(v)) {
     const t = isoSeconds(v.trim());
     if ('problem' in t) return t;

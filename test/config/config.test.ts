@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkPipeline, loadPipeline } from '../../src/config/pipeline.js';
+import { checkPipeline, loadPipeline, parsePipeline } from '../../src/config/pipeline.js';
 import { encodeNodeId, encodePrimaryAddress, nodeIdProblem, primaryAddressProblem } from '../../src/ids.js';
 import { UsageError } from '../../src/errors.js';
 import { cli } from '../lake-fixture.js';
@@ -203,6 +203,9 @@ describe('times in Unix seconds', () => {
     expect(taken(1759276800)).toBe(1759276800);
     expect(taken('2009-01-01')).toBe(1230768000);
     expect(taken('2100-01-01T00:00:00Z')).toBe(4102444800);
+    // A YAML 1.1 document reads an unquoted date as a timestamp: the same second.
+    const yaml11 = parsePipeline('%YAML 1.1\n---\nname: t\nstreams:\n  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 2025-10-01 }\n', 'p');
+    expect(yaml11.streams[0]!.startTimestamp).toBe(1759276800);
   });
 
   it('a block-ranged table takes a time on either side instead of a block, not both on one side', () => {
@@ -222,17 +225,6 @@ describe('times in Unix seconds', () => {
     }
   });
 
-  it('run --dry-run with a date that is none: exit 2 naming the file and the key, nothing written', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'cl-'));
-    const f = join(dir, 'bad-date.yaml');
-    writeFileSync(f, 'name: d\nstreams:\n  - { table: erc_transfers, chainId: "43114", contracts: ["0xb10644cea485f69a5f8859e127911157a0d6d30d"], startTimestamp: 2025-13-01 }\n');
-    const r = cli(['run', f, '--dry-run', '--simulator', '--lake', join(dir, 'lake')]);
-    expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${f}: streams[0].startTimestamp: "2025-13-01" is not a date and time of the calendar`);
-    expect(r.stdout).toBe('');
-    expect(existsSync(join(dir, 'lake'))).toBe(false);
-  });
-
   it('the edges of the range are taken, a second past either is not', () => {
     for (const t of [1230768000, 1761955200, 4102444800]) {
       expect(checkPipeline(base([metrics({ startTimestamp: t })]), 'p').streams[0]!.startTimestamp).toBe(t);
@@ -241,13 +233,16 @@ describe('times in Unix seconds', () => {
     for (const t of [1230768000 - 1, 4102444800 + 1]) expect(problems(base([metrics({ startTimestamp: t })]))).toContain(`streams[0].startTimestamp: ${t} is not Unix seconds`);
   });
 
-  it('run --dry-run with a time in milliseconds: exit 2 naming the file and the place, nothing written', () => {
+  it.each([
+    ['a time in milliseconds', '{ table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 1761955200000 }', 'streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200'],
+    ['a date that is none', '{ table: erc_transfers, chainId: "43114", contracts: ["0xb10644cea485f69a5f8859e127911157a0d6d30d"], startTimestamp: 2025-13-01 }', 'streams[0].startTimestamp: "2025-13-01" is not a date and time of the calendar'],
+  ])('run --dry-run with %s: exit 2 naming the file and the place, nothing written', (_, entry, message) => {
     const dir = mkdtempSync(join(tmpdir(), 'cl-'));
-    const f = join(dir, 'ms.yaml');
-    writeFileSync(f, 'name: ms\nstreams:\n  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 1761955200000 }\n');
+    const f = join(dir, 'times.yaml');
+    writeFileSync(f, `name: times\nstreams:\n  - ${entry}\n`);
     const r = cli(['run', f, '--dry-run', '--simulator', '--lake', join(dir, 'lake')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${f}: streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200`);
+    expect(r.stderr).toContain(`${f}: ${message}`);
     expect(r.stdout).toBe('');
     expect(existsSync(join(dir, 'lake'))).toBe(false);
   });

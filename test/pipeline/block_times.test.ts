@@ -5,7 +5,7 @@
 import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parsePipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { formatPlan, planRun } from '../../src/pipeline/plan.js';
@@ -20,15 +20,22 @@ const OTHER = '0x56d1c618ee8c89834395105104f801592420d94b';
 const OCTOBER = Date.UTC(2025, 9, 1) / 1000;
 const NOVEMBER = Date.UTC(2025, 10, 1) / 1000;
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-dates-'));
-const closers: Array<() => Promise<void>> = [];
+/** One still world for the file: every test reads it, none changes it. */
+let s: Simulator;
+beforeAll(async () => {
+  s = await startSimulator({ port: 0, seed: 7 });
+});
+afterAll(() => s.close());
+const stops: Array<() => Promise<void> | void> = [];
 afterEach(async () => {
-  while (closers.length) await closers.pop()!();
+  for (const stop of stops.splice(0).reverse()) await stop();
 });
 
-async function sim(): Promise<Simulator> {
-  const s = await startSimulator({ port: 0, seed: 7 });
-  closers.push(() => s.close());
-  return s;
+/** A recording proxy in front of the simulator, closed after the test. */
+async function proxied(): Promise<Awaited<ReturnType<typeof recordingProxy>>> {
+  const proxy = await recordingProxy(s.url);
+  stops.push(() => proxy.close());
+  return proxy;
 }
 
 /** A pipeline of erc_transfers with the bounds as written in YAML (`startTimestamp: 2025-10-01`). */
@@ -41,7 +48,7 @@ function pipeline(url: string, bounds: string, contracts = [CONTRACT]): Pipeline
 }
 
 /** The first block at or after t on the simulator's chain, by reading block times one by one near the guess. */
-function firstBlockAt(s: Simulator, t: number): number {
+function firstBlockAt(t: number): number {
   const head = s.world.headBlock('43114');
   let n = head;
   while (n > 0 && s.world.block('43114', n - 1).blockTimestamp >= t) n -= Math.min(n, Math.max(1, Math.floor((s.world.block('43114', n - 1).blockTimestamp - t) / 4)));
@@ -54,11 +61,9 @@ const latest = (url: string) => /\/blocks\?/.test(url);
 
 describe('dates instead of blocks', () => {
   it("October by dates: the transfers of October exactly, as by the equivalent blocks; a rerun asks no block; the dry run shows the blocks", async () => {
-    const s = await sim();
-    const proxy = await recordingProxy(s.url);
-    closers.push(() => proxy.close());
-    const start = firstBlockAt(s, OCTOBER);
-    const end = firstBlockAt(s, NOVEMBER);
+    const proxy = await proxied();
+    const start = firstBlockAt(OCTOBER);
+    const end = firstBlockAt(NOVEMBER);
     expect(s.world.block('43114', start - 1).blockTimestamp).toBeLessThan(OCTOBER);
     expect(end).toBeLessThanOrEqual(s.world.headBlock('43114'));
 
@@ -127,9 +132,7 @@ describe('dates instead of blocks', () => {
   });
 
   it('a date after the head: the end is the head, and said; a start after it fetches nothing, said; neither is remembered', async () => {
-    const s = await sim();
-    const proxy = await recordingProxy(s.url);
-    closers.push(() => proxy.close());
+    const proxy = await proxied();
     const head = s.world.headBlock('43114');
     expect(s.world.block('43114', head).blockTimestamp).toBe(WORLD_NOW);
 
@@ -153,7 +156,6 @@ describe('dates instead of blocks', () => {
   });
 
   it('a record of block times that is not one is refused, naming its file', async () => {
-    const s = await sim();
     const lake = tmp();
     const p = pipeline(s.url, 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01');
     expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
@@ -169,12 +171,10 @@ describe('dates on a lake on S3', () => {
   it("the record of block times travels with the lake's states: a rerun from another work folder asks no block, readers read the lake", async () => {
     const { startS3, s3Env, useEnv, BUCKET } = await import('../s3-fixture.js');
     const store = await startS3();
-    closers.push(() => store.close());
+    stops.push(() => store.close());
     const restore = useEnv(s3Env(store.endpoint, { cache: tmp() }));
-    closers.push(async () => restore());
-    const s = await sim();
-    const proxy = await recordingProxy(s.url);
-    closers.push(() => proxy.close());
+    stops.push(restore);
+    const proxy = await proxied();
     const lake = `s3://${BUCKET}/dates`;
     const bounds = 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01';
     expect((await runPipeline(pipeline(proxy.url, bounds), { lake, logger: quiet })).status).toBe('ok');
@@ -187,8 +187,7 @@ describe('dates on a lake on S3', () => {
 
     // Another machine (a work folder of its own) runs a token more: the blocks come from the store.
     restore();
-    const again = useEnv(s3Env(store.endpoint, { cache: tmp() }));
-    closers.push(async () => again());
+    stops.push(useEnv(s3Env(store.endpoint, { cache: tmp() })));
     proxy.requests.length = 0;
     expect((await runPipeline(pipeline(proxy.url, bounds, [CONTRACT, OTHER]), { lake, logger: quiet })).status).toBe('ok');
     expect(proxy.requests.filter((q) => q.url.includes(OTHER)).length).toBeGreaterThan(0);
