@@ -22,7 +22,7 @@ export interface WindowBlocks {
   notYet?: boolean;
 }
 
-/** One chain's resolutions in one run: those the lake remembers, and the searches under way. */
+/** One chain's resolutions for a lake's writer: those the lake remembers, and the searches under way. */
 class ChainTimes {
   private known?: Resolved[];
   private readonly searches = new Map<number, Promise<Found>>();
@@ -43,7 +43,10 @@ class ChainTimes {
     let search = this.searches.get(time);
     if (!search) {
       search = this.search(time, times, x);
-      search.catch(() => this.searches.delete(time)); // a failed search is tried again by the next partition
+      // Shared while under way; then a block found is remembered, and a time after the head (or a
+      // failed search) is asked again by the next partition, against the head its run pinned.
+      const settled = () => this.searches.delete(time);
+      search.then(settled, settled);
       this.searches.set(time, search);
     }
     return search;

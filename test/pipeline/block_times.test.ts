@@ -14,6 +14,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { WORLD_NOW } from '../../src/simulator/evm.js';
 import { StateStore } from '../../src/state/store.js';
 import { lakeContents, quiet, recordingProxy } from '../helpers.js';
+import { cli } from '../lake-fixture.js';
 
 const CONTRACT = '0xb10644cea485f69a5f8859e127911157a0d6d30d';
 const OTHER = '0x56d1c618ee8c89834395105104f801592420d94b';
@@ -80,6 +81,8 @@ describe('dates instead of blocks', () => {
     expect(probes.length).toBeGreaterThan(0);
     expect(probes.length).toBeLessThanOrEqual(2 * maxProbes(end + 1));
     expect(proxy.requests.filter((q) => latest(q.url))).toHaveLength(1);
+    // The search's requests are the partition's: in the run's report, and its budget.
+    expect(r.streams[0]!.requests).toBe(proxy.requests.length);
     for (const q of proxy.requests.filter((x) => x.url.includes('/transfers'))) {
       const u = new URL(q.url, 'http://x');
       expect(Number(u.searchParams.get('startBlock'))).toBeGreaterThanOrEqual(start);
@@ -91,6 +94,7 @@ describe('dates instead of blocks', () => {
     ]);
     // The lake's record is not a partition: status, check and the tables see the table's states only.
     expect(new StateStore(lake).all().map((x) => x.table)).toEqual(['erc_transfers']);
+    expect(cli(['check', '--lake', lake]).code).toBe(0);
 
     // The same rows as a run by the equivalent blocks.
     const byBlocks = tmp();
@@ -153,6 +157,15 @@ describe('dates instead of blocks', () => {
     expect(r2.streams[0]!.rows).toBe(0);
     expect(proxy.requests.filter((q) => q.url.includes('/transfers') || oneBlock(q.url))).toEqual([]);
     expect(new StateStore(later).blockTimes('43114')).toEqual([]);
+  });
+
+  it("blocks by time, a block a request: the minute's blocks, each once", async () => {
+    const lake = tmp();
+    const p = parsePipeline(`name: minute\nsources:\n  data: { url: "${s.url}" }\nstreams:\n  - { table: blocks, chainId: "43114", startTimestamp: "2025-10-31T23:58:00Z", endTimestamp: "2025-10-31T23:59Z" }\n`, 'minute.yaml');
+    expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+    const times = (await lakeContents(lake)).blocks!.map((x) => Date.parse((JSON.parse(x) as { block_timestamp: string }).block_timestamp.replace(' ', 'T').replace('+00', 'Z')) / 1000);
+    const start = NOVEMBER - 120;
+    expect(times.sort()).toEqual(Array.from({ length: 30 }, (_, i) => start + 2 * i));
   });
 
   it('a record of block times that is not one is refused, naming its file', async () => {
