@@ -9,7 +9,6 @@ import type { BlockTime } from '../decl/stream.js';
 import { isoSeconds } from '../state/cursor.js';
 import type { Resolved } from '../state/block_times.js';
 
-
 /** The first block at or after the time, or none yet: the chain's newest block (`head`) is older. */
 export type Found = { block: number } | { afterHead: BlockTime };
 
@@ -43,6 +42,10 @@ export async function firstBlockAt(target: number, head: BlockTime, timeOf: (n: 
     // k.block is at or after k.time, the block below it before.
     if (k.time >= target && k.block < hi.n) hi = { n: k.block, t: k.time, fetched: false };
     if (k.time < target && k.block - 1 >= 0 && k.block - 1 > (lo?.n ?? -1)) lo = { n: k.block - 1, t: k.time, fetched: false };
+  }
+  if (lo && lo.n >= hi.n) {
+    // A block below the head older than the head's time: the remembered answers are of another chain.
+    throw new RunError(`block ${lo.n + 1} is the first at or after ${isoSeconds(lo.t)} by the lake's record, above the chain's head (block ${head.number} at ${isoSeconds(head.timestamp)}): the record is of another chain, or the chain went back`);
   }
   let misses = 0;
   for (;;) {

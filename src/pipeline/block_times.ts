@@ -70,11 +70,11 @@ class ChainTimes {
   }
 }
 
-const runs = new WeakMap<StateStore, Map<string, ChainTimes>>();
+const byStore = new WeakMap<StateStore, Map<string, ChainTimes>>();
 
 function chainTimes(store: StateStore, chain: string): ChainTimes {
-  let byChain = runs.get(store);
-  if (!byChain) runs.set(store, (byChain = new Map()));
+  let byChain = byStore.get(store);
+  if (!byChain) byStore.set(store, (byChain = new Map()));
   let c = byChain.get(chain);
   if (!c) byChain.set(chain, (c = new ChainTimes(store, chain)));
   return c;

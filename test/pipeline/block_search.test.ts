@@ -94,6 +94,15 @@ describe('firstBlockAt', () => {
     expect(c.asked).not.toContain(0);
   });
 
+  it("a remembered block above the chain's head is said, not searched from", async () => {
+    const c = chain(CHAINS['regular, a block every 2 s']);
+    const shorter = { number: 1000, timestamp: c.times[1000]! };
+    await expect(firstBlockAt(c.times[900]!, shorter, c.timeOf, [{ time: c.times[500]!, block: 5000 }])).rejects.toThrow(
+      "block 5000 is the first at or after 2020-09-13T12:43:20Z by the lake's record, above the chain's head (block 1000 at 2020-09-13T13:00:00Z)",
+    );
+    expect(c.asked).toEqual([]);
+  });
+
   it('block times out of order are said, naming the blocks, not searched through', async () => {
     const times = Array.from({ length: 1000 }, (_, n) => T0 + 2 * n);
     // Block 699 newer than block 700, which the search finds first.
