@@ -73,13 +73,42 @@ function isoTime(s: number): string | undefined {
   return Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString().replace('.000Z', 'Z') : undefined;
 }
 
+/** A date, or a date-time in UTC (seconds and a whole fraction optional), as ISO 8601 writes them. */
+const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;
+
+/** The Unix seconds of an ISO 8601 date or UTC date-time, or why the text is not one. */
+function isoSeconds(text: string): { seconds: number } | { problem: string } {
+  const m = ISO_TIME.exec(text);
+  if (!m) return { problem: `${describe(text)} is not a time: give a date (2025-10-01, UTC midnight), a UTC date-time (2025-10-01T12:00:00Z) or whole Unix seconds` };
+  const [, y, mo, d, h = '00', mi = '00', s = '00', fraction, zone] = m;
+  if (m[4] !== undefined && zone === undefined) return { problem: `${describe(text)} has no time zone: give it in UTC, ending in Z (${text}Z)` };
+  if (zone !== undefined && zone.toUpperCase() !== 'Z') return { problem: `${describe(text)} is not in UTC: give it ending in Z (${isoTime(Date.parse(text) / 1000) ?? 'the same time in UTC'})` };
+  if (fraction !== undefined && /[1-9]/.test(fraction)) return { problem: `${describe(text)} is not a whole second: give ${text.slice(0, text.indexOf('.'))}Z` };
+  const ms = Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s));
+  // Date.UTC carries a day 31 of a 30-day month into the next; such a text names no day.
+  if (Number.isNaN(ms) || new Date(ms).toISOString().slice(0, 19) !== `${y}-${mo}-${d}T${h}:${mi}:${s}`) return { problem: `${describe(text)} is not a date and time of the calendar` };
+  return { seconds: ms / 1000 };
+}
+
 /**
  * A `unix_seconds` key's value, or why it cannot be one (and what was probably meant: the same
- * time in milliseconds, microseconds or nanoseconds). A time given as a date would be read here.
+ * time in milliseconds, microseconds or nanoseconds). A date (`2025-10-01`, UTC midnight) or a
+ * UTC date-time (`2025-10-01T12:00:00Z`) is read as its Unix seconds; so is a text of digits, as
+ * a `${VAR}` gives.
  */
 export function unixSeconds(v: unknown): { seconds: number } | { problem: string } {
   const { min, max } = UNIX_SECONDS;
-  if (typeof v !== 'number' || !Number.isInteger(v)) return { problem: `must be whole Unix seconds (${isoTime(min)!.slice(0, 10)} is ${min}), not ${describe(v)}` };
+  const range = `from ${isoTime(min)!.slice(0, 10)} to ${isoTime(max)!.slice(0, 10)} (${min} to ${max})`;
+  // A YAML 1.1 document (`%YAML 1.1`) reads an unquoted date as a timestamp of its own.
+  if (v instanceof Date && !Number.isNaN(v.getTime())) v = v.toISOString();
+  if (typeof v === 'string' && !/^[0-9]+$/.test(v)) {
+    const t = isoSeconds(v.trim());
+    if ('problem' in t) return t;
+    if (t.seconds >= min && t.seconds <= max) return t;
+    return { problem: `${describe(v)} is not a time ${range}: ${t.seconds < min ? 'before any chain here' : 'after 2100-01-01'}` };
+  }
+  if (typeof v === 'string') v = Number(v);
+  if (typeof v !== 'number' || !Number.isInteger(v)) return { problem: `must be a date (2025-10-01), a UTC date-time (2025-10-01T12:00:00Z) or whole Unix seconds (${isoTime(min)!.slice(0, 10)} is ${min}), not ${describe(v)}` };
   if (v >= min && v <= max) return { seconds: v };
   for (const [unit, per] of SUBSECOND_UNITS) {
     const s = v / per;
@@ -87,7 +116,7 @@ export function unixSeconds(v: unknown): { seconds: number } | { problem: string
   }
   const when = isoTime(v);
   const off = v < min ? `before any chain here` : 'after 2100-01-01';
-  return { problem: `${v} is not Unix seconds from ${isoTime(min)!.slice(0, 10)} to ${isoTime(max)!.slice(0, 10)} (${min} to ${max})${when ? `: it is ${when}, ${off}` : ''}` };
+  return { problem: `${v} is not Unix seconds ${range}${when ? `: it is ${when}, ${off}` : ''}` };
 }
 
 /** Where a blockchain id is asked for, the node also takes the primary network's aliases. */

@@ -68,14 +68,18 @@ export type OptionKind =
   | 'blockchain_id[]'
   | 'x_address[]' // X- address of any network, or of the entry's `network` when it has one
   | 'evm_block' // a block as an EVM node takes it: hex number, hash or tag (latest, ...)
-  | 'unix_seconds'; // a time in whole Unix seconds within UNIX_SECONDS (where a date would be read too)
+  | 'unix_seconds'; // a time within UNIX_SECONDS: whole Unix seconds, a date or a UTC date-time, kept as Unix seconds
 
 /**
  * The times a `unix_seconds` key takes: from 2009-01-01, before any chain here, to 2100-01-01.
  * Outside them a value is in other units (milliseconds read as seconds are in the year 57804) or
  * a slip, and would plan a window with nothing in it.
  */
-export const UNIX_SECONDS = { min: 1_230_768_000, max: 4_102_444_800, doc: 'Unix seconds, 2009-01-01 (1230768000) to 2100-01-01 (4102444800)' } as const;
+export const UNIX_SECONDS = {
+  min: 1_230_768_000,
+  max: 4_102_444_800,
+  doc: 'a date (2025-10-01, UTC), a UTC date-time (2025-10-01T12:00:00Z) or Unix seconds, from 2009-01-01 (1230768000) to 2100-01-01 (4102444800)',
+} as const;
 
 export interface OptionSpec {
   kind: OptionKind;
@@ -132,6 +136,27 @@ export interface ExtractContext extends RequestContext {
 }
 
 export type Service = 'data' | 'metrics' | 'node';
+
+/** A block and its time (Unix seconds). */
+export interface BlockTime {
+  number: number;
+  timestamp: number;
+}
+
+/**
+ * Time keys that bound a block-ranged window instead of its block keys: each time is resolved to
+ * the first block at or after it, through the chain's blocks (pipeline/block_times.ts).
+ */
+export interface BlockTimes {
+  startOption: string;
+  endOption: string;
+  /** The chain a partition's blocks are of: resolutions are remembered per chain. */
+  chain: (p: Partition) => string;
+  /** The chain's newest block, as the window's head (asked once a run). */
+  head: (x: ExtractContext) => Promise<BlockTime>;
+  /** Block `n`: its number as the service answers it, and its time. */
+  block: (x: ExtractContext, n: number) => Promise<BlockTime>;
+}
 
 export interface StreamDecl {
   table: string;
@@ -226,6 +251,8 @@ export interface StreamDecl {
      * while under way.
      */
     head?: (x: ExtractContext) => Promise<number>;
+    /** Time keys resolved to blocks, besides the block keys (`startOption`, `endOption`). */
+    times?: BlockTimes;
   };
   key: string[];
   keyDoc?: string;

@@ -13,6 +13,7 @@ import { PageTokenError } from '../extract/paginate.js';
 import type { Moves, Staged } from './batch.js';
 import type { PartitionRun } from './partition.js';
 import { chunkTag } from '../state/names.js';
+import { givenBlocks, timeBounded, windowBlocks } from './block_times.js';
 import { headNote, nextWindow, openWindow, WindowMachine, type Track, type WindowConfig } from './window.js';
 
 /** The part of a partition's state a window moves: the table's own, or a full refresh's shadow. */
@@ -30,10 +31,13 @@ export async function append(p: PartitionRun): Promise<void> {
   if (p.fullRefresh && !p.state.rebuild) p.state = { ...p.state, rebuild: { cursor: {}, files: [], rows: 0, rejects: 0 } };
   const rebuilding = p.state.rebuild !== undefined;
   const chunks = bc.head && !bc.perBlock ? ((cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS) : 1;
+  const blocks = timeBounded(bc, cfg) ? await windowBlocks(p.store, p.context(), bc, cfg, partition) : givenBlocks(bc, cfg);
+  if (blocks.note) p.note(blocks.note);
+  if (blocks.notYet) return;
   const wc: WindowConfig = {
     bp: bc,
-    startBlock: cfg[bc.startOption] as number | undefined,
-    endBlock: cfg[bc.endOption] as number | undefined,
+    startBlock: blocks.startBlock,
+    endBlock: blocks.endBlock,
     chunks,
     query: { ...partition.query, ...p.pageSize },
     pageSize: Number(p.pageSize.pageSize ?? 1),

@@ -14,6 +14,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import PQueue from 'p-queue';
 import { RunError, UsageError } from '../errors.js';
 import { LakeLock } from './lock.js';
+import { isTableFolder } from './block_times.js';
 import { walkFiles, writeAtomic, type ObjectInfo, type ObjectStore } from './objects.js';
 import { isObjectUrl, parseS3Url, S3Objects } from './s3.js';
 
@@ -236,7 +237,7 @@ async function syncOnce(s3: S3Objects, dir: string, data: boolean, mustExist: bo
   if (data) {
     const wanted = new Map<string, string | undefined>();
     for (const s of states) {
-      if (!s.key.endsWith('.json')) continue;
+      if (!s.key.endsWith('.json') || !isTableFolder(s.key.split('/')[1] ?? '')) continue;
       const state = JSON.parse(readFileSync(mirror.path(s.key), 'utf8')) as StateFiles;
       const staged = new Map((state.pending?.moves ?? []).map(([from, to]) => [to, from]));
       // Raw pages are only read by `rebuild`, which is a writer: a reader leaves them in the store.

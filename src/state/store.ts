@@ -20,6 +20,7 @@ import { DiskObjects, writeAtomic, type ObjectStore } from './objects.js';
 import { isObjectUrl, S3Objects } from './s3.js';
 import { cacheBound, Mirror, workFolder } from './cache.js';
 import { isTableData } from './names.js';
+import { BLOCK_TIMES, decodeBlockTimes, encodeBlockTimes, isTableFolder, type Resolved } from './block_times.js';
 
 export { writeAtomic } from './objects.js';
 
@@ -225,7 +226,31 @@ export class StateStore {
   all(): PartitionState[] {
     const root = this.path(STATE);
     if (!existsSync(root)) return [];
-    return readdirSync(root).sort().flatMap((table) => this.statesOf(table));
+    return readdirSync(root).sort().filter(isTableFolder).flatMap((table) => this.statesOf(table));
+  }
+
+  private blockTimesKey(chain: string): string {
+    return `${STATE}/${BLOCK_TIMES}/${slug(chain)}.json`;
+  }
+
+  /** The times resolved to blocks of a chain that the lake remembers (state/block_times.ts). */
+  blockTimes(chain: string): Resolved[] {
+    const key = this.blockTimesKey(chain);
+    const f = this.path(key);
+    return existsSync(f) ? decodeBlockTimes(readFileSync(f, 'utf8'), chain, key) : [];
+  }
+
+  /** Replaces a chain's record of times resolved to blocks, whole: in the lake, and in the local copy blockTimes() reads. */
+  async saveBlockTimes(chain: string, resolved: readonly Resolved[]): Promise<void> {
+    this.fenced();
+    const key = this.blockTimesKey(chain);
+    const text = encodeBlockTimes(chain, resolved);
+    const etag = await this.objects.put(key, text);
+    if (this.mirror) {
+      writeAtomic(this.path(key), text);
+      this.mirror.record(key, etag, Buffer.byteLength(text));
+      this.mirror.save();
+    }
   }
 
   /** One table's partition states (what reads one table need not parse every table's). */
@@ -381,18 +406,20 @@ export class StateStore {
     const root = this.path(STATE);
     if (existsSync(root)) {
       for (const table of readdirSync(root)) {
+        const states = isTableFolder(table);
         for (const f of readdirSync(join(root, table))) {
           const file = join(root, table, f);
           if (f.includes('.tmp-')) {
             unlinkSync(file);
             continue;
           }
+          if (!states) continue;
           const state = JSON.parse(readFileSync(file, 'utf8')) as PartitionState;
           if (!state.pending) continue;
           await this.finish(state, true);
           rolledForward++;
         }
-        await this.publisher?.tidy(table);
+        if (states) await this.publisher?.tidy(table);
       }
     }
     if (this.mirror) {

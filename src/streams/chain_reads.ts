@@ -3,8 +3,8 @@
 // in order.
 import { RunError } from '../errors.js';
 import { onBehalf, type ClientPort, type Page } from '../decl/request.js';
-import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, blockRangeCheck } from './common.js';
-import { DEFAULT_CHUNKS, type ExtractContext, type OptionSpec, type Partition, type StreamConfig, type StreamDecl } from '../decl/stream.js';
+import { BLOCK_CURSOR, BLOCK_RANGE_OPTIONS, BLOCK_TIME_OPTIONS, blockRangeCheck } from './common.js';
+import { DEFAULT_CHUNKS, type BlockTime, type BlockTimes, type ExtractContext, type OptionSpec, type Partition, type StreamConfig, type StreamDecl } from '../decl/stream.js';
 
 export const LATEST_BLOCKS = '/v1/chains/{chainId}/blocks';
 export const ONE_BLOCK = '/v1/chains/{chainId}/blocks/{blockId}';
@@ -19,13 +19,10 @@ export function getJson(x: ExtractContext, path: string, endpoint: string, query
 }
 
 /** Blocks and a block cost 10 CU (docs/services.md, Rate limits). */
-const BLOCK_CU = 10;
+export const BLOCK_CU = 10;
 
-export interface BlockRef {
-  number: number;
-  /** Unix seconds */
-  timestamp: number;
-}
+/** A block and its time (Unix seconds). */
+export type BlockRef = BlockTime;
 
 function blockRef(body: unknown, endpoint: string): BlockRef {
   const b = (body ?? {}) as Record<string, unknown>;
@@ -45,23 +42,32 @@ export async function latestBlock(x: ExtractContext, chainId: string): Promise<B
 }
 
 /** Heads pinned by each client (one a run per service), by chain: the partitions of a chain share one. */
-const heads = new WeakMap<ClientPort, Map<string, Promise<number>>>();
+const heads = new WeakMap<ClientPort, Map<string, Promise<BlockRef>>>();
 
 /** A chain's head, asked once per client: every window of a run on that chain ends at the same block. */
-function pinnedHead(x: ExtractContext, chainId = x.partition.path.chainId!): Promise<number> {
+function pinnedHead(x: ExtractContext, chainId = x.partition.path.chainId!): Promise<BlockRef> {
   let byChain = heads.get(x.client);
   if (!byChain) heads.set(x.client, (byChain = new Map()));
   let head = byChain.get(chainId);
   if (!head) {
-    head = latestBlock(x, chainId).then((b) => b.number);
+    head = latestBlock(x, chainId);
     head.catch(() => byChain.delete(chainId)); // a failed ask is asked again by the next partition
     byChain.set(chainId, head);
   }
   return head;
 }
 
-/** A block-ranged listing of a chain's data service, fetched in chunks below the head (StreamDecl.blockCursor.head). */
-export const CHUNKED_BLOCK_CURSOR = { ...BLOCK_CURSOR, head: (x: ExtractContext) => pinnedHead(x) };
+/** The time keys of a data-service table, resolved through the chain's blocks (StreamDecl.blockCursor.times). */
+const CHAIN_BLOCK_TIMES: BlockTimes = {
+  startOption: 'startTimestamp',
+  endOption: 'endTimestamp',
+  chain: (p) => p.path.chainId!,
+  head: (x) => pinnedHead(x),
+  block: (x, n) => blockAt(x, x.partition.path.chainId!, n),
+};
+
+/** A block-ranged listing of a chain's data service, fetched in chunks below the head (StreamDecl.blockCursor.head), bounded by blocks or times. */
+export const CHUNKED_BLOCK_CURSOR = { ...BLOCK_CURSOR, head: async (x: ExtractContext) => (await pinnedHead(x)).number, times: CHAIN_BLOCK_TIMES };
 
 /** The option of a chunked listing. */
 export const CHUNKS_OPTION: Record<string, OptionSpec> = {
@@ -81,7 +87,7 @@ export async function blockAt(x: ExtractContext, chainId: string, n: number): Pr
  * when it has none (pinned now, so a head moving during the run does not stretch the window).
  */
 export async function blockWindow(x: ExtractContext, chainId: string): Promise<{ start: number; end: number }> {
-  return windowUpTo(x, await pinnedHead(x, chainId), chainId);
+  return windowUpTo(x, (await pinnedHead(x, chainId)).number, chainId);
 }
 
 /** [start, end) of the run's window on a chain whose newest block is `head`. */
@@ -150,9 +156,17 @@ export const CHAIN_ID_OPTION: OptionSpec = { kind: 'evm_chain_id', required: tru
 /** Every block is at least one request, so where to begin is asked for rather than genesis assumed. */
 export const BLOCK_WINDOW_OPTIONS: Record<string, OptionSpec> = {
   chainId: CHAIN_ID_OPTION,
-  startBlock: { kind: 'int', min: 0, required: true, doc: 'first block (inclusive); later runs start from the high-water mark' },
+  startBlock: { kind: 'int', min: 0, doc: 'first block (inclusive), required unless startTimestamp is given; later runs start from the high-water mark' },
   endBlock: BLOCK_RANGE_OPTIONS.endBlock!,
+  ...BLOCK_TIME_OPTIONS,
 };
+
+/** A block window's bounds (blockRangeCheck), and where it begins, asked for. */
+function blockWindowCheck(s: StreamConfig): Array<[string, string]> {
+  const out = blockRangeCheck(s);
+  if (s.startBlock === undefined && s.startTimestamp === undefined) out.unshift(['startBlock', `is required for ${s.table} (or startTimestamp)`]);
+  return out;
+}
 
 /** One partition per chain. */
 export function chainPartition(s: StreamConfig): Partition[] {
@@ -164,10 +178,10 @@ export function chainPartition(s: StreamConfig): Partition[] {
 export const BLOCK_WINDOW_STREAM = {
   service: 'data',
   options: BLOCK_WINDOW_OPTIONS,
-  check: blockRangeCheck,
+  check: blockWindowCheck,
   partitions: chainPartition,
   refresh: 'append',
-  blockCursor: { ...BLOCK_CURSOR, perBlock: true, head: (x: ExtractContext) => pinnedHead(x) },
+  blockCursor: { ...CHUNKED_BLOCK_CURSOR, perBlock: true },
   // The item's own chainId is the EVM chain id; chain_id keeps the pipeline's form.
   knownFields: ['chainId'],
   folder: { key: 'chain', partition: 'chainId' },

@@ -21,9 +21,19 @@ export const BLOCK_COLUMNS: Column[] = [
   { name: 'tx_hash', type: 'varchar', from: 'txHash', required: true, doc: 'transaction hash' },
 ];
 
+/**
+ * The time keys of a block-ranged table: each is resolved to the first block at or after it
+ * (through the chain's blocks, once, remembered in the lake), and bounds the window as that block would.
+ */
+export const BLOCK_TIME_OPTIONS: Record<string, OptionSpec> = {
+  startTimestamp: { kind: 'unix_seconds', doc: 'the range starts at the first block at or after it (inclusive), instead of startBlock; the block is found once and remembered in the lake' },
+  endTimestamp: { kind: 'unix_seconds', doc: 'the range ends before the first block at or after it (exclusive), instead of endBlock; after the chain\'s head: the run fetches to the head and a later run goes on' },
+};
+
 export const BLOCK_RANGE_OPTIONS: Record<string, OptionSpec> = {
   startBlock: { kind: 'int', min: 0, doc: 'first block (inclusive); default genesis, or the high-water mark of earlier runs' },
   endBlock: { kind: 'int', min: 1, doc: "block where the range ends (exclusive); default the chain's head when the run begins; one above the head: the run fetches to the head and a later run goes on" },
+  ...BLOCK_TIME_OPTIONS,
 };
 
 export const BLOCK_CURSOR = {
@@ -50,10 +60,15 @@ export function timeRangeQuery(s: Record<string, unknown>): Record<string, strin
   return query;
 }
 
+/** A range's bounds: a block or a time on each side, not both; each below its end. */
 export function blockRangeCheck(s: Record<string, unknown>): Array<[string, string]> {
+  const out: Array<[string, string]> = [];
+  for (const [block, time] of [['startBlock', 'startTimestamp'], ['endBlock', 'endTimestamp']] as const)
+    if (s[block] !== undefined && s[time] !== undefined) out.push([time, `give ${block} or ${time}, not both`]);
   const a = s.startBlock as number | undefined;
   const b = s.endBlock as number | undefined;
-  return a !== undefined && b !== undefined && a >= b ? [['endBlock', `startBlock ${a} must be below endBlock ${b} (endBlock is exclusive)`]] : [];
+  if (a !== undefined && b !== undefined && a >= b) out.push(['endBlock', `startBlock ${a} must be below endBlock ${b} (endBlock is exclusive)`]);
+  return [...out, ...timeRangeCheck(s)];
 }
 
 /**

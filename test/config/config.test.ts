@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkPipeline, loadPipeline } from '../../src/config/pipeline.js';
+import { checkPipeline, loadPipeline, parsePipeline } from '../../src/config/pipeline.js';
 import { encodeNodeId, encodePrimaryAddress, nodeIdProblem, primaryAddressProblem } from '../../src/ids.js';
 import { UsageError } from '../../src/errors.js';
 import { cli } from '../lake-fixture.js';
@@ -167,8 +167,18 @@ describe('times in Unix seconds', () => {
     [{ startTimestamp: 0 }, 'streams[0].startTimestamp: 0 is not Unix seconds from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): it is 1970-01-01T00:00:00Z, before any chain here'],
     [{ endTimestamp: 4102444801 }, 'streams[0].endTimestamp: 4102444801 is not Unix seconds from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): it is 2100-01-01T00:00:01Z, after 2100-01-01'],
     [{ endTimestamp: 99999999999 }, 'streams[0].endTimestamp: 99999999999 is not Unix seconds from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): it is 5138-11-16T09:46:39Z, after 2100-01-01'],
-    [{ startTimestamp: '2025-11-01' }, 'streams[0].startTimestamp: must be whole Unix seconds (2009-01-01 is 1230768000), not "2025-11-01"'],
-    [{ startTimestamp: 1761955200.5 }, 'streams[0].startTimestamp: must be whole Unix seconds (2009-01-01 is 1230768000), not 1761955200.5'],
+    [{ startTimestamp: 1761955200.5 }, 'streams[0].startTimestamp: must be a date (2025-10-01), a UTC date-time (2025-10-01T12:00:00Z) or whole Unix seconds (2009-01-01 is 1230768000), not 1761955200.5'],
+    [{ startTimestamp: true }, 'streams[0].startTimestamp: must be a date (2025-10-01), a UTC date-time (2025-10-01T12:00:00Z) or whole Unix seconds (2009-01-01 is 1230768000), not true'],
+    [{ startTimestamp: '1761955200000' }, 'streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200'],
+    [{ startTimestamp: 'yesterday' }, 'streams[0].startTimestamp: "yesterday" is not a time: give a date (2025-10-01, UTC midnight), a UTC date-time (2025-10-01T12:00:00Z) or whole Unix seconds'],
+    [{ startTimestamp: '10/01/2025' }, 'streams[0].startTimestamp: "10/01/2025" is not a time: give a date (2025-10-01, UTC midnight), a UTC date-time (2025-10-01T12:00:00Z) or whole Unix seconds'],
+    [{ startTimestamp: '2025-02-30' }, 'streams[0].startTimestamp: "2025-02-30" is not a date and time of the calendar'],
+    [{ endTimestamp: '2025-10-01T24:00:00Z' }, 'streams[0].endTimestamp: "2025-10-01T24:00:00Z" is not a date and time of the calendar'],
+    [{ startTimestamp: '2025-10-01T12:00:00' }, 'streams[0].startTimestamp: "2025-10-01T12:00:00" has no time zone: give it in UTC, ending in Z (2025-10-01T12:00:00Z)'],
+    [{ startTimestamp: '2025-10-01T12:00:00+02:00' }, 'streams[0].startTimestamp: "2025-10-01T12:00:00+02:00" is not in UTC: give it ending in Z (2025-10-01T10:00:00Z)'],
+    [{ startTimestamp: '2025-10-01T12:00:00.250Z' }, 'streams[0].startTimestamp: "2025-10-01T12:00:00.250Z" is not a whole second: give 2025-10-01T12:00:00Z'],
+    [{ startTimestamp: '2008-12-31' }, 'streams[0].startTimestamp: "2008-12-31" is not a time from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): before any chain here'],
+    [{ endTimestamp: '2100-01-01T00:00:01Z' }, 'streams[0].endTimestamp: "2100-01-01T00:00:01Z" is not a time from 2009-01-01 to 2100-01-01 (1230768000 to 4102444800): after 2100-01-01'],
   ])('%j is refused, saying what was probably meant', (t, message) => {
     expect(problems(base([metrics(t)])).split('\n')).toEqual([`pipelines/x.yaml: ${message}`]);
   });
@@ -182,6 +192,39 @@ describe('times in Unix seconds', () => {
     for (const d of STREAMS) for (const k of Object.keys(d.options).filter((x) => /timestamp$/i.test(x))) expect(bad(d, k)).toContain(`streams[0].${k}: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200`);
   });
 
+  it('a date is UTC midnight, a date-time in UTC its second, digits as text (from ${VAR}) seconds', () => {
+    const taken = (t: unknown) => checkPipeline(base([metrics({ startTimestamp: t })]), 'p').streams[0]!.startTimestamp;
+    expect(taken('2025-10-01')).toBe(1759276800);
+    expect(taken('2025-10-01T12:00:00Z')).toBe(1759276800 + 43_200);
+    expect(taken('2025-10-01T12:00Z')).toBe(1759276800 + 43_200);
+    expect(taken('2025-10-01T12:00:05.000Z')).toBe(1759276800 + 43_205);
+    expect(taken('2024-02-29')).toBe(Date.UTC(2024, 1, 29) / 1000);
+    expect(taken('1759276800')).toBe(1759276800);
+    expect(taken(1759276800)).toBe(1759276800);
+    expect(taken('2009-01-01')).toBe(1230768000);
+    expect(taken('2100-01-01T00:00:00Z')).toBe(4102444800);
+    // A YAML 1.1 document reads an unquoted date as a timestamp: the same second.
+    const yaml11 = parsePipeline('%YAML 1.1\n---\nname: t\nstreams:\n  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 2025-10-01 }\n', 'p');
+    expect(yaml11.streams[0]!.startTimestamp).toBe(1759276800);
+  });
+
+  it('a block-ranged table takes a time on either side instead of a block, not both on one side', () => {
+    const transfers = (t: Record<string, unknown>) => ({ table: 'erc_transfers', chainId: '43114', contracts: ['0xb10644cea485f69a5f8859e127911157a0d6d30d'], ...t });
+    const cfg = checkPipeline(base([transfers({ startTimestamp: '2025-10-01', endTimestamp: '2025-11-01T00:00:00Z' })]), 'p').streams[0]!;
+    expect([cfg.startTimestamp, cfg.endTimestamp]).toEqual([1759276800, 1761955200]);
+    expect(checkPipeline(base([transfers({ startBlock: 5, endTimestamp: '2025-11-01' })]), 'p').streams[0]!).toMatchObject({ startBlock: 5, endTimestamp: 1761955200 });
+    expect(problems(base([transfers({ startBlock: 5, startTimestamp: '2025-10-01' })]))).toBe('pipelines/x.yaml: streams[0].startTimestamp: give startBlock or startTimestamp, not both');
+    expect(problems(base([transfers({ endBlock: 5, endTimestamp: '2025-10-01' })]))).toBe('pipelines/x.yaml: streams[0].endTimestamp: give endBlock or endTimestamp, not both');
+    expect(problems(base([transfers({ startTimestamp: '2025-11-01', endTimestamp: '2025-10-01' })]))).toBe('pipelines/x.yaml: streams[0].endTimestamp: startTimestamp 1761955200 must be below endTimestamp 1759276800');
+    // Every block-ranged table of the data service takes them; blocks need a start, of either kind.
+    for (const table of ['internal_transactions', 'address_transactions', 'address_token_transfers', 'address_tx_transfers', 'address_tx_internals'])
+      expect(checkPipeline(base([{ table, chainId: '43114', addresses: ['0xb10644cea485f69a5f8859e127911157a0d6d30d'], startTimestamp: '2025-10-01' }]), 'p').streams[0]!.startTimestamp).toBe(1759276800);
+    for (const table of ['blocks', 'block_transactions']) {
+      expect(checkPipeline(base([{ table, chainId: '43114', startTimestamp: '2025-10-01' }]), 'p').streams[0]!.startTimestamp).toBe(1759276800);
+      expect(problems(base([{ table, chainId: '43114' }]))).toBe(`pipelines/x.yaml: streams[0].startBlock: is required for ${table} (or startTimestamp)`);
+    }
+  });
+
   it('the edges of the range are taken, a second past either is not', () => {
     for (const t of [1230768000, 1761955200, 4102444800]) {
       expect(checkPipeline(base([metrics({ startTimestamp: t })]), 'p').streams[0]!.startTimestamp).toBe(t);
@@ -190,13 +233,16 @@ describe('times in Unix seconds', () => {
     for (const t of [1230768000 - 1, 4102444800 + 1]) expect(problems(base([metrics({ startTimestamp: t })]))).toContain(`streams[0].startTimestamp: ${t} is not Unix seconds`);
   });
 
-  it('run --dry-run with a time in milliseconds: exit 2 naming the file and the place, nothing written', () => {
+  it.each([
+    ['a time in milliseconds', '{ table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 1761955200000 }', 'streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200'],
+    ['a date that is none', '{ table: erc_transfers, chainId: "43114", contracts: ["0xb10644cea485f69a5f8859e127911157a0d6d30d"], startTimestamp: 2025-13-01 }', 'streams[0].startTimestamp: "2025-13-01" is not a date and time of the calendar'],
+  ])('run --dry-run with %s: exit 2 naming the file and the place, nothing written', (_, entry, message) => {
     const dir = mkdtempSync(join(tmpdir(), 'cl-'));
-    const f = join(dir, 'ms.yaml');
-    writeFileSync(f, 'name: ms\nstreams:\n  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 1761955200000 }\n');
+    const f = join(dir, 'times.yaml');
+    writeFileSync(f, `name: times\nstreams:\n  - ${entry}\n`);
     const r = cli(['run', f, '--dry-run', '--simulator', '--lake', join(dir, 'lake')]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toContain(`${f}: streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200`);
+    expect(r.stderr).toContain(`${f}: ${message}`);
     expect(r.stdout).toBe('');
     expect(existsSync(join(dir, 'lake'))).toBe(false);
   });

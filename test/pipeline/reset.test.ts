@@ -131,7 +131,7 @@ describe('chainlake reset', () => {
       [['--to-block', '5'], '--to-block is for tables appended by block; this one refreshes by merge (give --to-time)'],
       [['--to-time', String(WORLD_NOW + 86_400 * 365)], 'is not behind the cursor'],
       [['--to-time', back, '--partition', 'nope'], 'no partition "nope"'],
-      [['--to-time', 'soon'], '--to-time "soon": must be whole Unix seconds'],
+      [['--to-time', 'soon'], '--to-time "soon": "soon" is not a time: give a date (2025-10-01, UTC midnight), a UTC date-time (2025-10-01T12:00:00Z) or whole Unix seconds'],
       [['--to-time', `${back}000`], `--to-time "${back}000": ${back}000 is not Unix seconds: as milliseconds it is`],
     ];
     for (const [flags, message] of cases) {

@@ -1,0 +1,209 @@
+// A block-ranged table bounded by dates: on the simulator, October's transfers of a token land
+// exactly (as a run by the equivalent blocks, and as the October rows of a wider run), the blocks
+// of the dates are found once and remembered in the lake (a rerun asks for none), the dry run shows
+// them, and a date past the chain's head is said.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { parsePipeline, type Pipeline } from '../../src/config/pipeline.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import { formatPlan, planRun } from '../../src/pipeline/plan.js';
+import { maxProbes } from '../../src/pipeline/block_search.js';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { WORLD_NOW } from '../../src/simulator/evm.js';
+import { StateStore } from '../../src/state/store.js';
+import { lakeContents, quiet, recordingProxy } from '../helpers.js';
+import { cli } from '../lake-fixture.js';
+
+const CONTRACT = '0xb10644cea485f69a5f8859e127911157a0d6d30d';
+const OTHER = '0x56d1c618ee8c89834395105104f801592420d94b';
+const OCTOBER = Date.UTC(2025, 9, 1) / 1000;
+const NOVEMBER = Date.UTC(2025, 10, 1) / 1000;
+const tmp = () => mkdtempSync(join(tmpdir(), 'cl-dates-'));
+/** One still world for the file: every test reads it, none changes it. */
+let s: Simulator;
+beforeAll(async () => {
+  s = await startSimulator({ port: 0, seed: 7 });
+});
+afterAll(() => s.close());
+const stops: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const stop of stops.splice(0).reverse()) await stop();
+});
+
+/** A recording proxy in front of the simulator, closed after the test. */
+async function proxied(): Promise<Awaited<ReturnType<typeof recordingProxy>>> {
+  const proxy = await recordingProxy(s.url);
+  stops.push(() => proxy.close());
+  return proxy;
+}
+
+/** A pipeline of erc_transfers with the bounds as written in YAML (`startTimestamp: 2025-10-01`). */
+function pipeline(url: string, bounds: string, contracts = [CONTRACT]): Pipeline {
+  const yaml = `name: oct\nsources:\n  data: { url: "${url}" }\nstreams:\n  - table: erc_transfers\n    chainId: "43114"\n    contracts: [${contracts.map((c) => `"${c}"`).join(', ')}]\n${bounds
+    .split('\n')
+    .map((l) => `    ${l}`)
+    .join('\n')}\n`;
+  return parsePipeline(yaml, 'oct.yaml');
+}
+
+/** The first block at or after t on the simulator's chain, by reading block times one by one near the guess. */
+function firstBlockAt(t: number): number {
+  const head = s.world.headBlock('43114');
+  let n = head;
+  while (n > 0 && s.world.block('43114', n - 1).blockTimestamp >= t) n -= Math.min(n, Math.max(1, Math.floor((s.world.block('43114', n - 1).blockTimestamp - t) / 4)));
+  while (s.world.block('43114', n).blockTimestamp < t) n++;
+  return n;
+}
+
+const oneBlock = (url: string) => /\/blocks\/\d+/.test(url);
+const latest = (url: string) => /\/blocks\?/.test(url);
+
+describe('dates instead of blocks', () => {
+  it("October by dates: the transfers of October exactly, as by the equivalent blocks; a rerun asks no block; the dry run shows the blocks", async () => {
+    const proxy = await proxied();
+    const start = firstBlockAt(OCTOBER);
+    const end = firstBlockAt(NOVEMBER);
+    expect(s.world.block('43114', start - 1).blockTimestamp).toBeLessThan(OCTOBER);
+    expect(end).toBeLessThanOrEqual(s.world.headBlock('43114'));
+
+    const lake = tmp();
+    const p = pipeline(proxy.url, 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01');
+    expect(p.streams[0]).toMatchObject({ startTimestamp: OCTOBER, endTimestamp: NOVEMBER });
+    const before = planRun(p, { lake });
+    expect(before.streams[0]!.partitions[0]!.from).toContain("from the first block at or after 2025-10-01T00:00:00Z to the first block at or after 2025-11-01T00:00:00Z (exclusive); startTimestamp and endTimestamp: found at the run's start");
+    expect(before.streams[0]!.partitions[0]!.searches).toBe(2);
+
+    const r = await runPipeline(p, { lake, logger: quiet });
+    expect(r.status).toBe('ok');
+    const probes = proxy.requests.filter((q) => oneBlock(q.url));
+    expect(probes.length).toBeGreaterThan(0);
+    expect(probes.length).toBeLessThanOrEqual(2 * maxProbes(end + 1));
+    expect(proxy.requests.filter((q) => latest(q.url))).toHaveLength(1);
+    // The search's requests are the partition's: in the run's report, and its budget.
+    expect(r.streams[0]!.requests).toBe(proxy.requests.length);
+    for (const q of proxy.requests.filter((x) => x.url.includes('/transfers'))) {
+      const u = new URL(q.url, 'http://x');
+      expect(Number(u.searchParams.get('startBlock'))).toBeGreaterThanOrEqual(start);
+      expect(Number(u.searchParams.get('endBlock'))).toBeLessThanOrEqual(end);
+    }
+    expect(new StateStore(lake).blockTimes('43114')).toEqual([
+      { time: OCTOBER, block: start },
+      { time: NOVEMBER, block: end },
+    ]);
+    // The lake's record is not a partition: status, check and the tables see the table's states only.
+    expect(new StateStore(lake).all().map((x) => x.table)).toEqual(['erc_transfers']);
+    expect(cli(['check', '--lake', lake]).code).toBe(0);
+
+    // The same rows as a run by the equivalent blocks.
+    const byBlocks = tmp();
+    expect((await runPipeline(pipeline(s.url, `startBlock: ${start}\nendBlock: ${end}`), { lake: byBlocks, logger: quiet })).status).toBe('ok');
+    const rows = (await lakeContents(lake)).erc_transfers!;
+    expect(rows.length).toBeGreaterThan(10);
+    expect(rows).toEqual((await lakeContents(byBlocks)).erc_transfers);
+    // And exactly the rows of a wider run whose block_timestamp is in October.
+    const wide = tmp();
+    expect((await runPipeline(pipeline(s.url, `startBlock: ${start - 200_000}`), { lake: wide, logger: quiet })).status).toBe('ok');
+    const all = (await lakeContents(wide)).erc_transfers!;
+    const inOctober = all.filter((x) => {
+      const t = Date.parse((JSON.parse(x) as { block_timestamp: string }).block_timestamp.replace(' ', 'T').replace('+00', 'Z')) / 1000;
+      return t >= OCTOBER && t < NOVEMBER;
+    });
+    expect(all.length).toBeGreaterThan(inOctober.length);
+    expect(inOctober).toEqual(rows);
+
+    // A rerun: the blocks are remembered, and every block below the end is committed: nothing is asked.
+    proxy.requests.length = 0;
+    expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+    expect(proxy.requests.map((q) => q.url)).toEqual([]);
+    // A rerun with a token more: its window is fetched, its bounds asked of no block.
+    const two = tmp();
+    expect((await runPipeline(p, { lake: two, logger: quiet })).status).toBe('ok');
+    proxy.requests.length = 0;
+    expect((await runPipeline(pipeline(proxy.url, 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01', [CONTRACT, OTHER]), { lake: two, logger: quiet })).status).toBe('ok');
+    expect(proxy.requests.filter((q) => q.url.includes(OTHER)).length).toBeGreaterThan(0);
+    expect(proxy.requests.filter((q) => oneBlock(q.url))).toEqual([]);
+    expect(proxy.requests.filter((q) => latest(q.url))).toHaveLength(1);
+
+    // The dry run shows the remembered blocks, and counts no search: for a partition not fetched yet too.
+    const more = planRun(pipeline(proxy.url, 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01', [CONTRACT, OTHER]), { lake });
+    expect(more.streams[0]!.partitions.map((x) => [x.start, x.from, x.searches])).toEqual([
+      ['done', `every block below ${end} is committed: nothing to fetch`, undefined],
+      ['new', `from block ${start} to block ${end} (exclusive)`, undefined],
+    ]);
+    expect(formatPlan(more)).toContain(`${'43114/' + OTHER}: new, from block ${start} to block ${end} (exclusive)`);
+  });
+
+  it('a date after the head: the end is the head, and said; a start after it fetches nothing, said; neither is remembered', async () => {
+    const proxy = await proxied();
+    const head = s.world.headBlock('43114');
+    expect(s.world.block('43114', head).blockTimestamp).toBe(WORLD_NOW);
+
+    const lake = tmp();
+    const r = await runPipeline(pipeline(proxy.url, 'startTimestamp: 2025-10-31T12:00:00Z\nendTimestamp: 2025-12-01'), { lake, logger: quiet });
+    expect(r.status).toBe('ok');
+    expect(r.streams[0]!.notes).toEqual([`43114/${CONTRACT}: endTimestamp 2025-12-01T00:00:00Z is after the chain's head (block ${head} at 2025-11-01T00:00:00Z): fetched to the head; a later run goes on`]);
+    expect(new StateStore(lake).blockTimes('43114').map((x) => x.time)).toEqual([Date.UTC(2025, 9, 31, 12) / 1000]);
+    const state = new StateStore(lake).statesOf('erc_transfers')[0]!;
+    expect(state.cursor.nextBlock).toBeLessThanOrEqual(head + 1);
+    expect(state.cursor.nextBlock).toBeGreaterThan(head - 21_600);
+
+    const later = tmp();
+    proxy.requests.length = 0;
+    const r2 = await runPipeline(pipeline(proxy.url, 'startTimestamp: 2025-11-02'), { lake: later, logger: quiet });
+    expect(r2.status).toBe('ok');
+    expect(r2.streams[0]!.notes).toEqual([`43114/${CONTRACT}: startTimestamp 2025-11-02T00:00:00Z is after the chain's head (block ${head} at 2025-11-01T00:00:00Z): nothing to fetch yet`]);
+    expect(r2.streams[0]!.rows).toBe(0);
+    expect(proxy.requests.filter((q) => q.url.includes('/transfers') || oneBlock(q.url))).toEqual([]);
+    expect(new StateStore(later).blockTimes('43114')).toEqual([]);
+  });
+
+  it("blocks by time, a block a request: the minute's blocks, each once", async () => {
+    const lake = tmp();
+    const p = parsePipeline(`name: minute\nsources:\n  data: { url: "${s.url}" }\nstreams:\n  - { table: blocks, chainId: "43114", startTimestamp: "2025-10-31T23:58:00Z", endTimestamp: "2025-10-31T23:59Z" }\n`, 'minute.yaml');
+    expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+    const times = (await lakeContents(lake)).blocks!.map((x) => Date.parse((JSON.parse(x) as { block_timestamp: string }).block_timestamp.replace(' ', 'T').replace('+00', 'Z')) / 1000);
+    const start = NOVEMBER - 120;
+    expect(times.sort()).toEqual(Array.from({ length: 30 }, (_, i) => start + 2 * i));
+  });
+
+  it('a record of block times that is not one is refused, naming its file', async () => {
+    const lake = tmp();
+    const p = pipeline(s.url, 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01');
+    expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
+    const dir = new StateStore(lake).path('_state/_block_times');
+    expect(readdirSync(dir)).toHaveLength(1);
+    const file = join(dir, readdirSync(dir)[0]!);
+    writeFileSync(file, readFileSync(file, 'utf8').replace(/"block": (\d+)\s*}\s*]/, '"block": 5 }]'));
+    expect(() => planRun(p, { lake })).toThrow(/_state\/_block_times\/43114-[0-9a-f]+\.json: not a record of block times \(times and blocks out of order at time 1761955200\); delete it and the next run finds them again/);
+  });
+});
+
+describe('dates on a lake on S3', () => {
+  it("the record of block times travels with the lake's states: a rerun from another work folder asks no block, readers read the lake", async () => {
+    const { startS3, s3Env, useEnv, BUCKET } = await import('../s3-fixture.js');
+    const store = await startS3();
+    stops.push(() => store.close());
+    const restore = useEnv(s3Env(store.endpoint, { cache: tmp() }));
+    stops.push(restore);
+    const proxy = await proxied();
+    const lake = `s3://${BUCKET}/dates`;
+    const bounds = 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01';
+    expect((await runPipeline(pipeline(proxy.url, bounds), { lake, logger: quiet })).status).toBe('ok');
+    expect(proxy.requests.filter((q) => oneBlock(q.url)).length).toBeGreaterThan(0);
+
+    // A reader's copy of the lake: the record is no partition state.
+    const { readableLake } = await import('../../src/state/cache.js');
+    const copy = await readableLake(lake, { data: true });
+    expect((await lakeContents(copy)).erc_transfers!.length).toBeGreaterThan(10);
+
+    // Another machine (a work folder of its own) runs a token more: the blocks come from the store.
+    restore();
+    stops.push(useEnv(s3Env(store.endpoint, { cache: tmp() })));
+    proxy.requests.length = 0;
+    expect((await runPipeline(pipeline(proxy.url, bounds, [CONTRACT, OTHER]), { lake, logger: quiet })).status).toBe('ok');
+    expect(proxy.requests.filter((q) => q.url.includes(OTHER)).length).toBeGreaterThan(0);
+    expect(proxy.requests.filter((q) => oneBlock(q.url))).toEqual([]);
+  });
+});
