@@ -178,7 +178,7 @@ async function compareLakes(cluster, one) {
     for (const [schema, lake] of [['cluster', cluster], ['one', one]]) {
       await conn.run(`CREATE SCHEMA ${schema}`);
       await conn.run(`USE memory.${schema}`);
-      for (const sql of await viewSql(lake)) await conn.run(sql);
+      for (const sql of await viewSql(conn, lake)) await conn.run(sql);
     }
     const rowsOf = async (sql) => (await conn.runAndReadAll(sql)).getRowObjectsJson();
     let tables = 0;

@@ -50,7 +50,7 @@ describe('rebuild from raw pages', () => {
     expect(await lakeContents(lake)).toEqual(landed);
     // Each rebuild was one more snapshot of its table, naming its new files.
     expect(await icebergOutOfStep(lake)).toEqual([]);
-  });
+  }, 180_000);
 
   it('stops between raw files when told to: the table stays as it was and the lock goes', async () => {
     const sim = await startSimulator({ port: 0, seed: 5 });
