@@ -4,6 +4,7 @@
 import type { Argv } from 'yargs';
 import type { Pipeline } from '../config/pipeline.js';
 import { UsageError } from '../errors.js';
+import { didYouMean } from '../closest.js';
 import { inert, inertAll, inertJson } from '../text.js';
 import type { RunSpec } from '../pipeline/spec.js';
 import { formatReport, type RunReport } from '../pipeline/report.js';
@@ -48,7 +49,7 @@ function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | 
   const inPipeline = new Set(p.streams.map((s) => s.table));
   const names = v.flatMap((x) => String(x).split(',')).filter((x) => x !== '' && x !== 'true');
   if (names.length === 0) return inPipeline;
-  for (const n of names) if (!inPipeline.has(n)) throw new UsageError(`--full-refresh ${n}: not a table of ${p.file} (${[...inPipeline].join(', ')})`);
+  for (const n of names) if (!inPipeline.has(n)) throw new UsageError(`--full-refresh ${n}: not a table of ${p.file}${didYouMean(n, inPipeline)} (its tables: ${[...inPipeline].join(', ')})`);
   return new Set(names);
 }
 
