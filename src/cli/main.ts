@@ -1,4 +1,4 @@
-// The command line (README "CLI"). Exit codes: 0 done, 1 run failed (rerun resumes), 2 bad usage.
+// The command line (README "CLI"). Exit codes: errors.ts EXIT, said in --help (EXIT_CODES).
 // Each command is declared, with its flags, in its module; this file puts them in order and turns
 // what they throw into a message and an exit code.
 // Start-up: a command module imports at its top only what declares the command; its handler loads
@@ -6,7 +6,7 @@
 // they cost every command, --version and --help too, about 0.8 s of CPU, and the tests spawn the
 // CLI hundreds of times.
 import yargs, { type Argv, type CommandModule } from 'yargs';
-import { RunError, UsageError } from '../errors.js';
+import { EXIT, RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { didYouMean } from '../closest.js';
@@ -19,6 +19,18 @@ import { resetCommand } from './reset.js';
 import { runCommand, workerCommand } from './run.js';
 import { simCommand } from './sim.js';
 import { tablesCommand } from './tables.js';
+
+/** Said at the end of --help, and in the README's "Exit codes". */
+export const EXIT_CODES = [
+  'Exit codes:',
+  `  ${EXIT.ok}    done`,
+  `  ${EXIT.failed}    a run failed (committed work is kept; a rerun resumes); a check failed`,
+  `  ${EXIT.usage}    bad usage or configuration: nothing was written`,
+  `  ${EXIT.lakeInUse}    the lake is in use by another writer: rerun later, or pass --wait`,
+  `  ${EXIT.refused}    a service refused a request for good (400, 401, 403, 404): a rerun`,
+  '       alone fails the same; correct what the error names',
+  `  ${EXIT.SIGINT}  stopped by SIGINT (Ctrl-C), ${EXIT.SIGTERM} by SIGTERM: a rerun resumes`,
+].join('\n');
 
 /** An error nobody expected, with its stack: the message on one line, the stack's frames below it. */
 function unexpected(err: unknown): string {
@@ -146,6 +158,7 @@ export async function main(argv: string[]): Promise<void> {
       .option('lake', { type: 'string', describe: `lake folder, or s3://bucket/prefix (docs/object-storage.md); default ${DEFAULT_LAKE}, or for run the pipeline's \`lake\``, global: true, requiresArg: true })
       .command(commands as unknown as CommandModule[])
       .middleware(onceEach, true)
+      .epilog(EXIT_CODES)
       .demandCommand(1, 'give a command: run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
       .strict()
       .help()
@@ -162,13 +175,13 @@ export async function main(argv: string[]): Promise<void> {
     // quote a service's answer. Each line is bounded: what it quotes may be megabytes.
     if (err instanceof UsageError) {
       process.stderr.write(`chainlake: ${inert(err.message.split('\n').map((l) => bounded(l, LINE_CHARS)).join('\n'), { lines: true })}\n`);
-      code = 2;
+      code = EXIT.usage;
     } else if (err instanceof RunError) {
       process.stderr.write(`chainlake: ${inert(bounded(err.message, LINE_CHARS))}\n`);
-      code = 1;
+      code = err.exitCode;
     } else {
       process.stderr.write(`chainlake: ${unexpected(err)}\n`);
-      code = 1;
+      code = EXIT.failed;
     }
   }
   process.exitCode = code;

@@ -241,7 +241,7 @@ describe('a lake on S3', { timeout: 300_000 }, () => {
       const held = await LakeLock.acquire(url, { backend });
       const refusedBefore = proxy.refused;
       const r = await runCli([...RUN, '--lake', url, '--log-format', 'json'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(3);
       expect(r.stderr).toContain(`the lake ${url} is in use by another chainlake run (pid ${process.pid}`);
       expect(r.stderr).not.toContain('ignores conditional writes');
       expect(proxy.refused).toBeGreaterThan(refusedBefore);
