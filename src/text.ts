@@ -126,35 +126,3 @@ export const FORMULA_START = /^[=+\-@\t\r]/;
 export function csvSafe(cell: string): string {
   return FORMULA_START.test(cell) ? `'${cell}` : cell;
 }
-
-/** Edits (insert, delete, replace one character, or swap two neighbours) that make `a` into `b`. */
-export function editDistance(a: string, b: string): number {
-  const rows: number[][] = [Array.from({ length: b.length + 1 }, (_, j) => j)];
-  for (let i = 1; i <= a.length; i++) {
-    const row = [i];
-    for (let j = 1; j <= b.length; j++) {
-      let d = Math.min(rows[i - 1]![j]! + 1, row[j - 1]! + 1, rows[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, rows[i - 2]![j - 2]! + 1);
-      row.push(d);
-    }
-    rows.push(row);
-  }
-  return rows[a.length]![b.length]!;
-}
-
-/**
- * The names of `candidates` closest to a mistyped `name` (case aside), closest first: those within
- * a third of its length in edits (at least 2), or that contain it or it contains; none when nothing
- * is near, so that a message suggests only what was probably meant.
- */
-export function closest(name: string, candidates: Iterable<string>, most = 3): string[] {
-  const n = name.toLowerCase();
-  const scored: Array<[string, number]> = [];
-  for (const c of new Set(candidates)) {
-    const l = c.toLowerCase();
-    const d = editDistance(n, l);
-    const near = d <= Math.max(2, Math.floor(n.length / 3)) || (n.length >= 3 && (l.includes(n) || n.includes(l)));
-    if (near && c !== name) scored.push([c, d]);
-  }
-  return scored.sort((a, b) => a[1] - b[1] || a[0].localeCompare(b[0])).slice(0, most).map(([c]) => c);
-}

@@ -23,6 +23,7 @@ const ORDER = [
   'bytes',
   'json',
   'text',
+  'closest',
   'decl',
   'tables',
   'sources',

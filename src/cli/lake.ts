@@ -94,7 +94,8 @@ async function cmdStatus(a: ArgsOf<typeof statusFlags>): Promise<number> {
 
 export const statusCommand = commandOf('status', 'per stream partition: cursor / high-water mark, rows, last run', statusFlags, cmdStatus);
 
-const checkFlags = (y: Argv<Globals>) => y.option('format', FORMAT_OPTION);
+const checkFlags = (y: Argv<Globals>) =>
+  y.option('format', FORMAT_OPTION).option('all', { type: 'boolean', describe: 'list every check, passed and skipped too (by default: the failures and the counts; --format json has them all)' });
 
 async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
   const { checksJson, formatChecks, runChecks } = await import('../warehouse/check.js');
@@ -105,7 +106,7 @@ async function cmdCheck(a: ArgsOf<typeof checkFlags>): Promise<number> {
   // On object storage the tables' metadata is read where engines read it: in the store.
   const store = isObjectUrl(given) ? await (await import('../state/s3.js')).S3Objects.open(given) : undefined;
   const results = await runChecks(await openWarehouse(lake), lake, undefined, store ? { objects: store, uri: store.where } : {});
-  process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(checksJson(isObjectUrl(given) ? checkLake(given) : lake, results), null, 1)) : formatChecks(results)) + '\n');
+  process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(checksJson(isObjectUrl(given) ? checkLake(given) : lake, results), null, 1)) : formatChecks(results, { all: a.all })) + '\n');
   return results.some((r) => r.status === 'fail') ? 1 : 0;
 }
 

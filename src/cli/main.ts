@@ -1,15 +1,16 @@
-// The command line (README "CLI"). Exit codes: 0 done, 1 run failed (rerun resumes), 2 bad usage.
+// The command line (README "CLI"). Exit codes: errors.ts EXIT, said in --help (EXIT_CODES).
 // Each command is declared, with its flags, in its module; this file puts them in order and turns
 // what they throw into a message and an exit code.
 // Start-up: a command module imports at its top only what declares the command; its handler loads
 // the rest (DuckDB, Arrow, the AWS SDK, pg, pino, yaml) with `await import`. Loaded at the top,
 // they cost every command, --version and --help too, about 0.8 s of CPU, and the tests spawn the
 // CLI hundreds of times.
-import yargs from 'yargs';
-import { RunError, UsageError } from '../errors.js';
+import yargs, { type Argv, type CommandModule } from 'yargs';
+import { EXIT, RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
-import { DEFAULT_LAKE } from './args.js';
+import { didYouMean } from '../closest.js';
+import { DEFAULT_LAKE, type Globals } from './args.js';
 import { initCommand } from './init.js';
 import { exportCommand } from './export.js';
 import { checkCommand, compactCommand, rebuildCommand, reportCommand, statusCommand, warehouseCommand } from './lake.js';
@@ -19,6 +20,18 @@ import { resetCommand } from './reset.js';
 import { runCommand, workerCommand } from './run.js';
 import { simCommand } from './sim.js';
 import { tablesCommand } from './tables.js';
+
+/** Said at the end of --help, and in the README's "Exit codes". */
+export const EXIT_CODES = [
+  'Exit codes:',
+  `  ${EXIT.ok}    done`,
+  `  ${EXIT.failed}    a run failed (committed work is kept; a rerun resumes); a check failed`,
+  `  ${EXIT.usage}    bad usage or configuration: nothing was written`,
+  `  ${EXIT.lakeInUse}    the lake is in use by another writer: rerun later, or pass --wait`,
+  `  ${EXIT.refused}    a service refused a request for good (400, 401, 403, 404): a rerun`,
+  '       alone fails the same; correct what the error names',
+  `  ${EXIT.SIGINT}  stopped by SIGINT (Ctrl-C), ${EXIT.SIGTERM} by SIGTERM: a rerun resumes`,
+].join('\n');
 
 /** An error nobody expected, with its stack: the message on one line, the stack's frames below it. */
 function unexpected(err: unknown): string {
@@ -60,6 +73,54 @@ function onceEach(argv: Record<string, unknown>): void {
   if (twice.length) throw new UsageError(twice.map(([name, value]) => `--${name}: given ${(value as unknown[]).length} times; give it once`).join('\n'));
 }
 
+/** A command's name and the flags it takes (its own, the global --lake, --help and --version). */
+export interface CommandFlags {
+  name: string;
+  flags: string[];
+}
+
+/** Each command's name and flags, read from its builder (only on a mistake: it costs a yargs instance each). */
+function commandFlags(commands: ReadonlyArray<CommandModule<Globals, any>>): CommandFlags[] {
+  return commands.map((c) => {
+    const [name, ...positionals] = String(c.command).split(' ');
+    const built = (c.builder as (y: Argv<Globals>) => Argv<unknown>)(yargs([]).option('lake', { type: 'string' }));
+    const keys = Object.keys((built as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
+    const taken = new Set(positionals.map((p) => p.replace(/[[\]<>.]/g, '')));
+    return { name: name!, flags: keys.filter((k) => !taken.has(k)) };
+  });
+}
+
+/**
+ * yargs' `Unknown argument: rn` said with the fix: for a word where a command goes, the command
+ * closest to it; for a flag, the closest flag of the command given; and where the whole list is
+ * (--help) rather than the list. Undefined for a message of another kind.
+ */
+export function unknownArguments(msg: string, argv: readonly string[], commands: readonly CommandFlags[]): string | undefined {
+  const m = /^Unknown arguments?: (.*)$/.exec(msg);
+  if (!m) return undefined;
+  const end = argv.indexOf('--');
+  const given = end < 0 ? argv : argv.slice(0, end);
+  const command = commands.find((c) => given.includes(c.name));
+  const names = m[1]!.split(', ');
+  // yargs names a dashed flag twice, as written and camelCased (dry-rn, dryRn): the first is said.
+  const said = names.filter((n) => !/[A-Z]/.test(n) || !names.includes(n.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)));
+  const asFlag = (n: string) => given.some((x) => x === `--${n}` || x.startsWith(`--${n}=`) || x === `-${n}` || x.startsWith(`-${n}=`));
+  // Without a command, the words after the first are its arguments: the first is the mistake.
+  const word = said.find((n) => !asFlag(n));
+  return said
+    .filter((n) => command || asFlag(n) || n === word)
+    .map((n) => {
+      if (asFlag(n)) {
+        const of = command ? `${command.name}` : 'chainlake';
+        const flags = command?.flags ?? ['lake', 'help', 'version'];
+        return `--${n}: not an option of ${of}${didYouMean(n, flags, (f) => `--${f}`)} (chainlake ${command ? `${command.name} ` : ''}--help lists them)`;
+      }
+      if (command) return `${n}: ${command.name} takes no such argument (chainlake ${command.name} --help)`;
+      return `${n}: not a command${didYouMean(n, commands.map((c) => c.name))} (chainlake --help lists them)`;
+    })
+    .join('\n');
+}
+
 export async function main(argv: string[]): Promise<void> {
   // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
@@ -74,28 +135,32 @@ export async function main(argv: string[]): Promise<void> {
     const args = sqlAfterDashes(argv);
     const both = contradictions(args);
     if (both.length) throw new UsageError(both.join('\n'));
+    const commands = [
+      initCommand(exit),
+      runCommand(exit),
+      workerCommand(exit),
+      queryCommand(exit),
+      rebuildCommand(exit),
+      compactCommand(exit),
+      resetCommand(exit),
+      statusCommand(exit),
+      tablesCommand(exit),
+      checkCommand(exit),
+      reportCommand(exit),
+      warehouseCommand(exit),
+      exportCommand(exit),
+      simCommand(exit),
+      exportOpCommand(exit),
+      aggregateSignaturesCommand(exit),
+    ] as ReadonlyArray<CommandModule<Globals, any>>;
     await yargs(args)
       .scriptName('chainlake')
       .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
       // A run's lake may come from its pipeline; every other command reads the default (givenLake).
       .option('lake', { type: 'string', describe: `lake folder, or s3://bucket/prefix (docs/object-storage.md); default ${DEFAULT_LAKE}, or for run the pipeline's \`lake\``, global: true, requiresArg: true })
-      .command(initCommand(exit))
-      .command(runCommand(exit))
-      .command(workerCommand(exit))
-      .command(queryCommand(exit))
-      .command(rebuildCommand(exit))
-      .command(compactCommand(exit))
-      .command(resetCommand(exit))
-      .command(statusCommand(exit))
-      .command(tablesCommand(exit))
-      .command(checkCommand(exit))
-      .command(reportCommand(exit))
-      .command(warehouseCommand(exit))
-      .command(exportCommand(exit))
-      .command(simCommand(exit))
-      .command(exportOpCommand(exit))
-      .command(aggregateSignaturesCommand(exit))
+      .command(commands as unknown as CommandModule[])
       .middleware(onceEach, true)
+      .epilog(EXIT_CODES)
       .demandCommand(1, 'give a command: init, run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
       .strict()
       .help()
@@ -104,7 +169,7 @@ export async function main(argv: string[]): Promise<void> {
       .fail((msg, err) => {
         // yargs reports its own validation failures as YError: those are usage errors too.
         if (err && err.name !== 'YError') throw err;
-        throw new UsageError(msg ?? err?.message ?? 'bad usage');
+        throw new UsageError((msg && unknownArguments(msg, args, commandFlags(commands))) ?? msg ?? err?.message ?? 'bad usage');
       })
       .parseAsync();
   } catch (err) {
@@ -112,13 +177,13 @@ export async function main(argv: string[]): Promise<void> {
     // quote a service's answer. Each line is bounded: what it quotes may be megabytes.
     if (err instanceof UsageError) {
       process.stderr.write(`chainlake: ${inert(err.message.split('\n').map((l) => bounded(l, LINE_CHARS)).join('\n'), { lines: true })}\n`);
-      code = 2;
+      code = EXIT.usage;
     } else if (err instanceof RunError) {
       process.stderr.write(`chainlake: ${inert(bounded(err.message, LINE_CHARS))}\n`);
-      code = 1;
+      code = err.exitCode;
     } else {
       process.stderr.write(`chainlake: ${unexpected(err)}\n`);
-      code = 1;
+      code = EXIT.failed;
     }
   }
   process.exitCode = code;

@@ -5,7 +5,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../state/s3.js';
 import { writeEach } from '../warehouse/query.js';
-import { closest } from '../text.js';
+import { didYouMean } from '../closest.js';
 import { commandOf, checkLake, givenLake, readLake, type ArgsOf, type Globals } from './args.js';
 
 const queryFlags = (y: Argv<Globals>) =>
@@ -44,8 +44,7 @@ async function sqlOf(a: { sql?: string; file?: string }): Promise<string | undef
 export function queryError(message: string, tables: readonly string[]): string {
   const unknown = /Table with name ([^\s!]+) does not exist!/.exec(message);
   if (!unknown) return message;
-  const near = closest(unknown[1]!, tables);
-  return `no table ${unknown[1]} in the lake${near.length ? `; did you mean ${near.join(', ')}?` : ''} (\`chainlake tables\` lists every table; a table not fetched yet is empty)`;
+  return `no table ${unknown[1]} in the lake${didYouMean(unknown[1]!, tables)} (\`chainlake tables\` lists every table; a table not fetched yet is empty)`;
 }
 
 async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {

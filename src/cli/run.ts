@@ -3,10 +3,11 @@
 // pg) when they run: start-up (main.ts).
 import type { Argv } from 'yargs';
 import type { Pipeline } from '../config/pipeline.js';
-import { UsageError } from '../errors.js';
+import { EXIT, UsageError } from '../errors.js';
+import { didYouMean } from '../closest.js';
 import { inert, inertAll, inertJson } from '../text.js';
 import type { RunSpec } from '../pipeline/spec.js';
-import { formatReport, type RunReport } from '../pipeline/report.js';
+import { formatReport, runOutcome, type RunReport } from '../pipeline/report.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
 import { redactUrl } from '../cluster/url.js';
@@ -48,7 +49,7 @@ function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | 
   const inPipeline = new Set(p.streams.map((s) => s.table));
   const names = v.flatMap((x) => String(x).split(',')).filter((x) => x !== '' && x !== 'true');
   if (names.length === 0) return inPipeline;
-  for (const n of names) if (!inPipeline.has(n)) throw new UsageError(`--full-refresh ${n}: not a table of ${p.file} (${[...inPipeline].join(', ')})`);
+  for (const n of names) if (!inPipeline.has(n)) throw new UsageError(`--full-refresh ${n}: not a table of ${p.file}${didYouMean(n, inPipeline)} (its tables: ${[...inPipeline].join(', ')})`);
   return new Set(names);
 }
 
@@ -99,7 +100,7 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
     options: { flushRows, fullRefresh: fullRefresh && [...fullRefresh], strict: a.strict, keepRaw: a.raw },
     urls: { data: dataUrl ?? sim?.url, metrics: metricsUrl ?? sim?.url, node: nodeUrl ?? sim?.url },
   };
-  overrideUrls(p, spec.urls);
+  overrideUrls(p, spec.urls, (name) => (spec.urls[name] === sim?.url ? '--simulator' : `--${name}-url`));
   const { logger, progress } = runOutput(a);
   if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
   const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
@@ -113,8 +114,11 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
       // Its errors quote the services' answers: each stays on its line, inert.
       process.stdout.write(formatReport(inertAll(report)) + '\n');
       await refreshWarehouse('run', lake, a.warehouse);
-      if (report.status !== 'ok') process.stderr.write('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
-      return report.status === 'ok' ? 0 : 1;
+      // Stopped by a signal, the stop says so (stoppable): the partitions it cut short are no failure.
+      if (signal.aborted) return EXIT.ok;
+      const outcome = runOutcome(report);
+      if (outcome.line) process.stderr.write(`chainlake: ${outcome.line}\n`);
+      return outcome.code;
     } finally {
       // Unspent slices go back to their windows for the other processes.
       await shared?.close().catch((e: unknown) => logger.warn({ err: e instanceof Error ? e.message : String(e) }, 'the shared budgets did not close'));
@@ -139,7 +143,7 @@ async function cmdWorker(a: ArgsOf<typeof workerFlags>): Promise<number> {
   const { makeLogger } = await import('./log.js');
   const logger = makeLogger({ level: a.logLevel, format: a.logFormat });
   const { runWorker } = await import('../pipeline/worker.js');
-  await stoppable(logger, 'the jobs under way keep their commits and go back to the queue', (signal) => runWorker({ queue, lake, concurrency, logger, signal }));
+  await stoppable(logger, 'the jobs under way keep their commits and go back to the queue', (signal) => runWorker({ queue, lake, concurrency, logger, signal }), { stopIsDone: true });
   return 0;
 }
 

@@ -10,7 +10,8 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import type { DuckDBConnection } from '../warehouse/duckdb.js';
 import { writeEach } from '../warehouse/query.js';
-import { closest, inert } from '../text.js';
+import { inert } from '../text.js';
+import { didYouMean } from '../closest.js';
 
 const HISTORY_LINES = 1000;
 const HELP = `.tables            the lake's tables (views; a table not fetched yet is empty)
@@ -107,8 +108,7 @@ async function command(conn: DuckDBConnection, name: string, arg: string, o: { t
   }
   if (name === 'schema' || name === 'describe') {
     if (!o.tables.includes(arg)) {
-      const near = closest(arg, o.tables);
-      await out(`${arg ? `no table ${inert(arg)}` : 'give a table'}${near.length ? `; did you mean ${near.join(', ')}?` : ''} (.tables lists them)\n`);
+      await out(`${arg ? `no table ${inert(arg)}${didYouMean(arg, o.tables)}` : 'give a table'} (.tables lists them)\n`);
       return;
     }
     await writeEach(conn, `DESCRIBE "${arg}"`, 'table', out);

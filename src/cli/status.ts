@@ -43,6 +43,34 @@ export function shortenId(id: string, max: number): string {
   return parts.map((p, i) => middle(p, lengths[i]!)).join('/');
 }
 
+/**
+ * Each id in at most `max` characters (shortenId), none two alike: ids that would read the same
+ * (validator lists that differ in the middle, where the cut falls) show their table and the
+ * stretch where they differ instead; ids still alike are shown whole, however wide.
+ */
+export function shortenIds(ids: readonly string[], max: number): string[] {
+  const out = ids.map((id) => shortenId(id, max));
+  const alike = (i: number) => ids.filter((id, j) => out[j] === out[i] && id !== ids[i]);
+  const apart = out.map((short, i) => {
+    const others = alike(i);
+    if (!others.length) return short;
+    const id = ids[i]!;
+    const same = (a: string, b: string, step: (k: number) => [string | undefined, string | undefined]) => {
+      let k = 0;
+      while (k < Math.min(a.length, b.length) && step(k)[0] === step(k)[1]) k++;
+      return k;
+    };
+    const head = Math.min(...others.map((o) => same(id, o, (k) => [id[k], o[k]])));
+    const tail = Math.min(...others.map((o) => same(id, o, (k) => [id[id.length - 1 - k], o[o.length - 1 - k]])));
+    const table = id.indexOf('/') + 1;
+    // A few characters either side of where they differ, to read it by, as many as fit after the table.
+    const from = Math.max(table, head - 4);
+    const to = Math.min(id.length, Math.max(head + 1, id.length - tail + 4), Math.max(head + 1, from + max - table - 2));
+    return `${id.slice(0, table)}${from > table ? ELLIPSIS : ''}${id.slice(from, to)}${to < id.length ? ELLIPSIS : ''}`;
+  });
+  return apart.map((a, i) => (apart.some((b, j) => b === a && ids[j] !== ids[i]) ? ids[i]! : a));
+}
+
 /** The cursor in words; `short` keeps what tells partitions apart (the block, the newest point). */
 export function cursorText(c: Cursor, short: boolean): string {
   if (c.window) {
@@ -84,13 +112,14 @@ export function statusTable(states: PartitionState[], width: number, nowSeconds 
   // Rejects are a column only when there are any.
   const rejects = states.some((s) => s.rejects > 0 || (s.rebuild?.rejects ?? 0) > 0);
   const header = ['partition', 'cursor', 'rows', ...(rejects ? ['rejects'] : []), 'files', 'last run (UTC)'];
-  const build = (short: boolean, idWidth = Infinity, cursorWidth = Infinity) =>
-    states.map((s) => {
+  const build = (short: boolean, idWidth = Infinity, cursorWidth = Infinity) => {
+    // Partitions may be named by what a service listed: inert before measuring, then shortened.
+    const ids = shortenIds(states.map((s) => inert(`${s.table}/${s.partition}`)), idWidth);
+    return states.map((s, i) => {
       const rebuilding = s.rebuild ? (short ? ' +rebuild' : ` (full refresh in progress: ${s.rebuild.rows} rows)`) : '';
-      // Partitions may be named by what a service listed: inert before measuring, then shortened.
-      const cursor = inert((problems[states.indexOf(s)] ? '! ' : '') + cursorText(s.cursor, short) + rebuilding);
+      const cursor = inert((problems[i] ? '! ' : '') + cursorText(s.cursor, short) + rebuilding);
       return [
-        shortenId(inert(`${s.table}/${s.partition}`), idWidth),
+        ids[i]!,
         cursor.length > cursorWidth ? cursor.slice(0, cursorWidth - 1) + ELLIPSIS : cursor,
         s.rows,
         ...(rejects ? [s.rejects] : []),
@@ -98,6 +127,7 @@ export function statusTable(states: PartitionState[], width: number, nowSeconds 
         inert(lastRunText(s, short)),
       ];
     });
+  };
   const widest = (rows: Array<Array<string | number>>, i: number) => Math.max(header[i]!.length, ...rows.map((r) => String(r[i]).length));
   const fits = (rows: Array<Array<string | number>>) => header.reduce((n, _, i) => n + widest(rows, i), 0) + 2 * (header.length - 1) <= width;
   let rows = build(false);

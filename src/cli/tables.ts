@@ -3,6 +3,7 @@
 // facts (tableFacts) in one function each for the list and for a table, as markdown or as text.
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
+import { didYouMean } from '../closest.js';
 import { textTable } from '../pipeline/report.js';
 import { STREAMS } from '../streams/index.js';
 import { UNIX_SECONDS, type StreamDecl } from '../decl/stream.js';
@@ -124,7 +125,7 @@ export function printTables(a: { name?: string }): number {
   if (a.name === undefined) text = `${tableList('text')}\nchainlake tables <name> prints the reference of one.\n`;
   else {
     const d = STREAMS.find((s) => s.table === a.name);
-    if (!d) throw new UsageError(`tables ${a.name}: no such table; the tables are ${STREAMS.map((s) => s.table).join(', ')}`);
+    if (!d) throw new UsageError(`tables ${a.name}: no such table${didYouMean(a.name, STREAMS.map((s) => s.table))} (\`chainlake tables\` lists them)`);
     text = tableReference(d, 'text');
   }
   process.stdout.write(text);

@@ -7,6 +7,7 @@ import { UNIX_SECONDS, type OptionSpec, type StreamConfig, type StreamDecl } fro
 import { ASSET_NAMESPACES, type AssetNamespace } from '../decl/request.js';
 import { METRICS } from '../streams/chain_metrics.js';
 import { UsageError } from '../errors.js';
+import { closest, didYouMean } from '../closest.js';
 import { evmBlockProblem, isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
 import type { SourceConfig } from '../sources/client.js';
@@ -204,6 +205,12 @@ function checkOption(spec: OptionSpec, v: unknown, path: string, network: Networ
   }
 }
 
+/** A key that is not one of `known` (a handful): the one meant first when one is close, else them all. */
+function unknownKey(key: string, known: string[], of = ''): string {
+  const meant = closest(key, known);
+  return meant === undefined ? `unknown key${of} (known: ${known.join(', ')})` : `unknown key${of}; did you mean ${meant}?`;
+}
+
 function checkStream(raw: unknown, at: string, out: Problem[]): StreamConfig | undefined {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) {
     out.push({ path: at, message: 'must be a mapping with a table key' });
@@ -212,7 +219,12 @@ function checkStream(raw: unknown, at: string, out: Problem[]): StreamConfig | u
   const entry = raw as Record<string, unknown>;
   const decl: StreamDecl | undefined = typeof entry.table === 'string' ? STREAM_BY_TABLE.get(entry.table) : undefined;
   if (!decl) {
-    out.push({ path: `${at}.table`, message: `${describe(entry.table)} is not a table (${STREAMS.map((s) => s.table).join(', ')})` });
+    // The tables are many: the one meant, and where to see them all.
+    const tables = STREAMS.map((s) => s.table);
+    const written = entry.table === undefined ? Object.keys(entry).find((k) => closest(k, ['table']) === 'table') : undefined;
+    if (written !== undefined) out.push({ path: `${at}.${written}`, message: 'unknown key; did you mean table?' });
+    else if (entry.table === undefined) out.push({ path: `${at}.table`, message: 'is required: the table this entry lands (`chainlake tables` lists them)' });
+    else out.push({ path: `${at}.table`, message: `${describe(entry.table)} is not a table${didYouMean(String(entry.table), tables)} (\`chainlake tables\` lists them)` });
     return undefined;
   }
   const before = out.length;
@@ -230,7 +242,7 @@ function checkStream(raw: unknown, at: string, out: Problem[]): StreamConfig | u
     }
     const spec = decl.options[key];
     if (!spec) {
-      out.push({ path: `${at}.${key}`, message: `unknown key for ${decl.table} (known: table, pageSize, ${Object.keys(decl.options).join(', ')})` });
+      out.push({ path: `${at}.${key}`, message: unknownKey(key, ['table', 'pageSize', ...Object.keys(decl.options)], ` for ${decl.table}`) });
       continue;
     }
     const v = checkOption(spec, typeof value === 'string' ? interpolate(value) : value, `${at}.${key}`, network, out);
@@ -254,7 +266,7 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
     const kind = SOURCE_KEYS[key];
     if (!kind) {
-      out.push({ path: `${at}.${key}`, message: `unknown key (known: ${Object.keys(SOURCE_KEYS).join(', ')})` });
+      out.push({ path: `${at}.${key}`, message: unknownKey(key, Object.keys(SOURCE_KEYS)) });
       continue;
     }
     if (kind === 'int') {
@@ -329,7 +341,7 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
   }
   const top = doc as Record<string, unknown>;
   for (const key of Object.keys(top))
-    if (!['name', 'lake', 'sources', 'streams'].includes(key)) out.push({ path: key, message: 'unknown key (known: name, lake, sources, streams)' });
+    if (!['name', 'lake', 'sources', 'streams'].includes(key)) out.push({ path: key, message: unknownKey(key, ['name', 'lake', 'sources', 'streams']) });
   let lake: string | undefined;
   if (top.lake !== undefined) {
     // `${VAR}` reads the environment, as in sources: a bucket may differ between machines.
@@ -341,7 +353,7 @@ export function checkPipeline(doc: unknown, file: string): Pipeline {
   const sources = (top.sources ?? {}) as Record<string, unknown>;
   const names = Object.keys(DEFAULT_URLS) as SourceName[];
   if (typeof sources !== 'object' || Array.isArray(sources)) out.push({ path: 'sources', message: `must be a mapping of ${names.join(', ')}` });
-  else for (const key of Object.keys(sources)) if (!(names as string[]).includes(key)) out.push({ path: `sources.${key}`, message: `unknown source (known: ${names.join(', ')})` });
+  else for (const key of Object.keys(sources)) if (!(names as string[]).includes(key)) out.push({ path: `sources.${key}`, message: `unknown source${didYouMean(key, names)} (known: ${names.join(', ')})` });
   const checked = Object.fromEntries(names.map((n) => [n, checkSource(sources[n], `sources.${n}`, n, out)])) as Record<SourceName, SourceConfig>;
   const streams: StreamConfig[] = [];
   if (!Array.isArray(top.streams) || top.streams.length === 0) out.push({ path: 'streams', message: 'must be a non-empty list' });

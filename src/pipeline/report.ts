@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { newRequestStats, type RequestStats } from '../decl/request.js';
 import { RUNS, writeAtomic } from '../state/store.js';
 import { bounded, LINE_CHARS } from '../text.js';
+import { EXIT } from '../errors.js';
 
 export interface StreamReport extends RequestStats {
   table: string;
@@ -41,6 +42,8 @@ export interface StreamReport extends RequestStats {
   errors: string[];
   /** Partitions the source does not serve (a node without the admin API), each with the reason: no rows, no failure. */
   skips: string[];
+  /** Of the errors, partitions a service refused for good (ServiceError.permanent): a rerun alone fails them again. Absent in reports of older runs. */
+  refused?: number;
 }
 
 export interface RunReport {
@@ -110,6 +113,38 @@ export function textTable(header: string[], rows: Array<Array<string | number>>)
   return [tableLine(header, widths, right), tableRule(widths), ...cells.map((r) => tableLine(r, widths, right))].join('\n');
 }
 
+/**
+ * The exit code of a finished run and the line that tells what a rerun does: it resumes, unless a
+ * service refused a partition for good (a 404 of an id, a 401 of the key), which it will refuse
+ * again until the pipeline or the key changes.
+ */
+export function runOutcome(r: RunReport): { code: number; line?: string } {
+  if (r.status === 'ok') return { code: EXIT.ok };
+  const refused = r.streams.reduce((n, s) => n + (s.refused ?? 0), 0);
+  if (refused === 0) return { code: EXIT.failed, line: 'the run failed; committed work is kept and rerunning the same command resumes' };
+  return {
+    code: EXIT.refused,
+    line: `the run failed: a service refused ${refused === 1 ? 'a partition' : `${refused} partitions`} for good (see the errors above), and will again until what the error names (an id in the pipeline, the API key, a URL) is corrected; committed work is kept`,
+  };
+}
+
+/**
+ * A table's errors, one line for each thing that went wrong: partitions that failed alike (an
+ * interrupt, an address that refuses connections) are one line saying how many and the first of
+ * them, not a line each (66 lines of "stopped by SIGINT"). An error is `<partition>: <what>`.
+ */
+export function errorLines(table: string, errors: readonly string[]): string[] {
+  const alike = new Map<string, string[]>();
+  for (const e of errors) {
+    const at = e.indexOf(': ');
+    const what = at < 0 ? e : e.slice(at + 2);
+    alike.set(what, [...(alike.get(what) ?? []), at < 0 ? '' : e.slice(0, at)]);
+  }
+  return [...alike].map(([what, ids]) =>
+    ids.length === 1 ? `  ${table}: ${ids[0] ? `${ids[0]}: ` : ''}${what}` : `  ${table}: ${what} (${ids.length} partitions: ${ids[0]} and ${ids.length - 1} more)`,
+  );
+}
+
 export function formatReport(report: RunReport): string {
   const r = boundedReport(report);
   const rows = r.streams.map((s) => [
@@ -127,7 +162,7 @@ export function formatReport(report: RunReport): string {
   ]);
   const budgets = Object.entries(r.budgets ?? {}).map(([svc, b]) => `${svc} ${b.cuPerMinute === null ? 'no limit seen' : `${b.cuPerMinute} CU/min`} (${b.source})`);
   const head = `run ${r.runId} of ${r.pipeline}: ${r.status} in ${(r.seconds ?? 0).toFixed(1)} s (lake ${r.lake})${budgets.length ? `; budgets: ${budgets.join(', ')}` : ''}`;
-  const errors = r.streams.flatMap((s) => s.errors.map((e) => `  ${s.table}: ${e}`));
+  const errors = r.streams.flatMap((s) => errorLines(s.table, s.errors));
   // Reports of runs before skips were kept have none.
   const skips = r.streams.flatMap((s) => (s.skips ?? []).map((e) => `  ${s.table}: ${e}`));
   const drift = r.streams.filter((s) => Object.keys(s.extraFields).length).map((s) => `  ${s.table}: ${Object.entries(s.extraFields).map(([k, n]) => `${k} (${n})`).join(', ')}`);

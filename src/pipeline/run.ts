@@ -12,7 +12,7 @@ import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { STAGING, type StateStore } from '../state/store.js';
-import { Skipped } from '../errors.js';
+import { ServiceError, Skipped } from '../errors.js';
 import type { RunReport, StreamReport } from './report.js';
 import { describeError, holdForRun, LakeSession, openWriter } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
@@ -117,7 +117,10 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
             return undefined;
           }
           job.report.errors.push(`${job.partition.id}: ${describeError(err)}`);
-          o.logger.error({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition failed');
+          if (err instanceof ServiceError && err.permanent) job.report.refused = (job.report.refused ?? 0) + 1;
+          // A stop cuts every partition under way short: the stop is said once (stoppable), not a line each.
+          if (o.signal?.aborted) o.logger.debug({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition stopped');
+          else o.logger.error({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition failed');
           return undefined;
         } finally {
           job.report.seconds = (performance.now() - started) / 1000;

@@ -22,9 +22,9 @@ export function specOptions(spec: RunSpec): SpecOptions {
   return { ...rest, ...(fullRefresh ? { fullRefresh: new Set(fullRefresh) } : {}) };
 }
 
-/** Replaces the URLs of the sources that `urls` names. */
-export function overrideUrls(p: Pipeline, urls: RunSpec['urls']): Pipeline {
-  for (const [name, url] of Object.entries(urls)) if (url) p.sources[name as SourceName].url = url;
+/** Replaces the URLs of the sources that `urls` names; `from` says where each was given (a message asking to correct it names that). */
+export function overrideUrls(p: Pipeline, urls: RunSpec['urls'], from: (name: SourceName) => string = (name) => `--${name}-url`): Pipeline {
+  for (const [name, url] of Object.entries(urls)) if (url) Object.assign(p.sources[name as SourceName], { url, urlFrom: from(name as SourceName) });
   return p;
 }
 

@@ -51,9 +51,22 @@ export interface SourceConfig {
   maxDownloadBytes?: number;
   /** Export links to loopback, private and link-local addresses are followed (data source; off by default). */
   privateLinks?: boolean;
+  /** Where `url` was given when not in the pipeline (`--data-url`), for messages that ask to correct it. */
+  urlFrom?: string;
 }
 
 const NO_RETRY = new Set([400, 401, 403, 404]);
+
+/**
+ * Connection errors that say the address is wrong rather than busy: nothing listens at the port,
+ * or the host name does not exist. At an address that has not answered in the run, retrying them
+ * only delays the answer (by the whole backoff, 45 s with the defaults); once it has answered, a
+ * refusal is a service restarting and is retried as a reset is.
+ */
+const WRONG_ADDRESS: Record<string, string> = {
+  ECONNREFUSED: 'refused the connection (ECONNREFUSED: nothing listens there); start the service there or correct the URL, then rerun',
+  ENOTFOUND: 'does not resolve (ENOTFOUND: no such host name); correct the URL, then rerun',
+};
 
 class Retryable extends Error {
   constructor(
@@ -309,8 +322,9 @@ export class Client implements ClientPort {
     const unfollow = this.follow(o.signal, stop);
     const leave = this.reach.onDown(this.origin, () => stop.abort(new AddressDown()));
     const once = async (): Promise<unknown> => {
-      const down = this.reach.notSent(this.origin, this.service);
-      if (down) throw new AbortError(new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service): not sent: ${down}`, undefined, o.endpoint, true));
+      const down = this.reach.notSent(this.origin);
+      // The words of the request that found it, for every request after: a report says them once per table.
+      if (down) throw new AbortError(new ServiceError(`${this.at()} ${down}`, undefined, o.endpoint, true));
       this.active++;
       try {
         const grant = await this.scheduler.acquire(weight, flow, o.signal);
@@ -360,11 +374,11 @@ export class Client implements ClientPort {
       if (err instanceof ServiceError) throw err;
       if (o.signal?.aborted) throw err;
       if (err instanceof AddressDown) {
-        throw new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service) stopped after ${attempts} tries (last error: ${last}): ${this.reach.notSent(this.origin, this.service)}`, undefined, o.endpoint, true);
+        throw new ServiceError(`${shown} (${o.endpoint} on the ${this.service} service) stopped after ${attempts} tries (last error: ${last}): ${this.at()} ${this.reach.notSent(this.origin)}`, undefined, o.endpoint, true);
       }
       const why = last || this.redact((err as Error).message);
       if (attempts > 1 && this.reach.lastAnswer(this.origin) < started) {
-        this.reach.markDown(this.origin, this.service, `the ${this.service} service (sources.${this.service}.url) answered nothing for ${Math.round((this.clock.now() - started) / 1000)} s, ${attempts} tries of ${shown} (last error: ${why}); check that it is up and reachable, then rerun`);
+        this.reach.markDown(this.origin, `answered nothing for ${Math.round((this.clock.now() - started) / 1000)} s, ${attempts} tries of ${shown} (last error: ${why}); check that it is up and reachable, then rerun`);
       }
       throw new ServiceError(
         `${shown} (${o.endpoint} on the ${this.service} service) failed after ${attempts} tries; last error: ${why}`,
@@ -376,6 +390,11 @@ export class Client implements ClientPort {
       unfollow();
       leave();
     }
+  }
+
+  /** The service, its address and the setting it came from, as a message names them. */
+  private at(): string {
+    return `the ${this.service} service at ${this.origin} (${this.src.urlFrom ?? `sources.${this.service}.url`})`;
   }
 
   /**
@@ -544,6 +563,12 @@ export class Client implements ClientPort {
       }
       if (err instanceof Truncated) throw new Retryable(`${shown}: ${err.message}`, 'network');
       const e = err as NodeJS.ErrnoException;
+      const wrong = e.code === undefined ? undefined : WRONG_ADDRESS[e.code];
+      if (wrong !== undefined && this.reach.lastAnswer(this.origin) === -Infinity) {
+        // Every request to the address, of every service there, fails with it from now on.
+        this.reach.markDown(this.origin, wrong);
+        throw new AbortError(new ServiceError(`${this.at()} ${wrong}`, undefined, o.endpoint, true));
+      }
       throw new Retryable(`${shown}: ${e.code ?? e.message}`, 'network');
     } finally {
       deadline.done();

@@ -6,7 +6,7 @@
 
 export class Reachability {
   private readonly answered = new Map<string, number>();
-  private readonly down = new Map<string, { service: string; why: string }>();
+  private readonly down = new Map<string, string>();
   private readonly waiting = new Map<string, Set<() => void>>();
 
   /** `origin` answered (any status) at `t`. */
@@ -19,10 +19,14 @@ export class Reachability {
     return this.answered.get(origin) ?? -Infinity;
   }
 
-  /** `origin` is down, as `service` found (`why`, for every later request); the first finding stays, and wakes those waiting on it. */
-  markDown(origin: string, service: string, why: string): void {
+  /**
+   * `origin` is down: `finding` says what it did (`refused the connection`), of the address, not of
+   * the service that found it, as each service at the address says it in its own name (notSent).
+   * The first finding stays, and wakes those waiting on it.
+   */
+  markDown(origin: string, finding: string): void {
     if (this.down.has(origin)) return;
-    this.down.set(origin, { service, why });
+    this.down.set(origin, finding);
     for (const wake of this.waiting.get(origin) ?? []) wake();
     this.waiting.delete(origin);
   }
@@ -41,10 +45,8 @@ export class Reachability {
     };
   }
 
-  /** Why a request of `service` to `origin` is not sent, or undefined while the address is not known to be down. */
-  notSent(origin: string, service: string): string | undefined {
-    const d = this.down.get(origin);
-    if (!d) return undefined;
-    return d.service === service ? d.why : `${d.why} (the ${service} service is at the same address)`;
+  /** What was found of `origin` (a request to it is not sent), or undefined while it is not known to be down. */
+  notSent(origin: string): string | undefined {
+    return this.down.get(origin);
   }
 }

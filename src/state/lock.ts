@@ -4,7 +4,7 @@
 // nothing more (the StateStore's fence calls assertHeld).
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { RunError, UsageError } from '../errors.js';
+import { EXIT, RunError, UsageError } from '../errors.js';
 import { Lease, type LeaseBackend, type LeaseRecord } from './lease.js';
 import { FileLeaseBackend } from './lease_file.js';
 
@@ -44,7 +44,7 @@ export class LockHeld extends RunError {
     lake: string,
     readonly holder: string,
   ) {
-    super(`the lake ${lake} is in use by another chainlake run (${holder}); one writer per lake: rerun when it is done, or pass --wait`);
+    super(`the lake ${lake} is in use by another chainlake run (${holder}); one writer per lake: rerun when it is done, or pass --wait`, EXIT.lakeInUse);
   }
 }
 

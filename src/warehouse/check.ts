@@ -572,9 +572,15 @@ export function checksJson(lake: string, results: CheckResult[]): object {
   return { lake, ...counts(results), checks: results.map(({ table, check, status, detail }) => ({ table, check, status, detail: bounded(detail, LINE_CHARS) })) };
 }
 
-export function formatChecks(results: CheckResult[]): string {
+/**
+ * The results for a person: the failures and the counts (most checks pass, and most skips are of
+ * tables the lake does not hold: hundreds of lines that bury a failure); `all`, every check.
+ */
+export function formatChecks(results: CheckResult[], o: { all?: boolean } = {}): string {
   const { passed, failed, skipped } = counts(results);
+  const shown = o.all ? results : results.filter((r) => r.status === 'fail');
   // A failure's detail quotes values of the lake, as the services sent them.
-  const table = textTable(['status', 'table', 'check', 'detail'], results.map((r) => [r.status.toUpperCase(), r.table, r.check, inert(bounded(r.detail, LINE_CHARS))]));
-  return `${table}\n\n${passed} passed, ${failed} failed, ${skipped} skipped`;
+  const table = textTable(['status', 'table', 'check', 'detail'], shown.map((r) => [r.status.toUpperCase(), r.table, r.check, inert(bounded(r.detail, LINE_CHARS))]));
+  const summary = `${passed} passed, ${failed} failed, ${skipped} skipped${o.all || passed + skipped === 0 ? '' : ' (--all lists every check)'}`;
+  return shown.length ? `${table}\n\n${summary}` : summary;
 }

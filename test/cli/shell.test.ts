@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { sharedDemoLake } from '../lake-fixture.js';
 import { step } from '../../src/cli/shell.js';
-import { closest, editDistance } from '../../src/text.js';
+import { closest } from '../../src/closest.js';
 import { queryError } from '../../src/cli/query.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
@@ -39,12 +39,9 @@ describe('the prompt, line by line', () => {
     expect(step('SELECT 1', '.5;')).toEqual({ run: 'SELECT 1\n.5;' });
   });
 
-  it('suggests the closest names, and none when nothing is near', () => {
-    expect(editDistance('erc20_transfers', 'erc_transfers')).toBe(2);
-    expect(editDistance('tabel', 'table')).toBe(1);
-    expect(closest('erc20_transfers', ['erc_transfers', 'erc20_balances', 'blocks'])).toEqual(['erc_transfers']);
-    expect(closest('Blocks', ['erc_transfers', 'blocks', 'block_transactions'])).toEqual(['blocks']);
-    expect(closest('zzzzzz', ['erc_transfers', 'blocks'])).toEqual([]);
+  it('suggests the closest table, and none when nothing is near', () => {
+    expect(closest('erc20_transfers', ['erc_transfers', 'erc20_balances', 'blocks'])).toBe('erc_transfers');
+    expect(closest('zzzzzz', ['erc_transfers', 'blocks'])).toBeUndefined();
     expect(queryError('Catalog Error: Table with name erc20_transfers does not exist!\nDid you mean "pg_prepared_statements"?', ['erc_transfers', 'blocks'])).toBe(
       'no table erc20_transfers in the lake; did you mean erc_transfers? (`chainlake tables` lists every table; a table not fetched yet is empty)',
     );

@@ -1,9 +1,10 @@
 // `chainlake status`: a table that fits a 100-column terminal (ids shortened, never dropped), and
 // every partition whole as JSON for scripts.
-import { mkdirSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
-import { StateStore } from '../../src/state/store.js';
+import { slug, StateStore } from '../../src/state/store.js';
 import { shortenId, statusTable } from '../../src/cli/status.js';
 import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
 
@@ -61,6 +62,25 @@ describe('chainlake status', () => {
     const wide = statusTable(states, 1000).split('\n');
     states.forEach((s, i) => expect(wide[2 + i]!.startsWith(`${s.table}/${s.partition} `)).toBe(true));
     for (const width of [80, 120]) for (const l of statusTable(states, width).split('\n')) expect(l.length).toBeLessThanOrEqual(width);
+  });
+});
+
+describe('no two partitions alike', () => {
+  it('ids that would be cut alike (validator lists that differ in the middle) show where they differ', () => {
+    const lake = mkdtempSync(join(tmpdir(), 'cl-status-alike-'));
+    const nodes = (middle: string) => `mainnet/currency=usd/nodeIds=NodeID-A6onFGyJjA37EZ7kYHANMR1PFRT8NmXrF,${middle},NodeID-6SwnPJLH8cWfrJ162JjZekbmzaFpjPcf`;
+    const partitions = [nodes('NodeID-7Xhw2mDxuDS44j42TCB6U5579esbSt3Lg'), nodes('NodeID-MFrZFVCXPv5iCn6M9K6XduxGTYp891xXZ')];
+    mkdirSync(join(lake, '_state', 'historical_rewards'), { recursive: true });
+    for (const partition of partitions)
+      writeFileSync(join(lake, '_state', 'historical_rewards', `${slug(partition)}.json`), JSON.stringify({ table: 'historical_rewards', partition, files: [], rows: 7, rejects: 0, cursor: {} }));
+    const r = cli(['status', '--lake', lake]);
+    expect(r.code).toBe(0);
+    const rows = r.stdout.trimEnd().split('\n').slice(2);
+    expect(rows).toHaveLength(2);
+    expect(rows[0]).not.toBe(rows[1]);
+    expect(rows[0]).toContain('7Xhw2mDxuDS44j42TCB6U5579esbSt3Lg');
+    expect(rows[1]).toContain('MFrZFVCXPv5iCn6M9K6XduxGTYp891xXZ');
+    for (const l of rows) expect(l.startsWith('historical_rewards/')).toBe(true);
   });
 });
 

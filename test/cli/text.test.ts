@@ -55,7 +55,7 @@ describe('a run against a service whose errors carry escape sequences', () => {
 
   it('JSON log lines: the same text to a JSON reader, inert to a terminal; the report quotes it inert', async () => {
     const r = await cli(['run', pipeline, '--lake', join(dir, 'a'), '--log-format', 'json', ...urls()]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(4);
     expectInert(r.stdout);
     expectInert(r.stderr);
     const report = r.stdout.toString('utf8');
@@ -68,7 +68,7 @@ describe('a run against a service whose errors carry escape sequences', () => {
 
   it('pretty log lines', async () => {
     const r = await cli(['run', pipeline, '--lake', join(dir, 'b'), '--log-format', 'pretty', ...urls()]);
-    expect(r.code).toBe(1);
+    expect(r.code).toBe(4);
     expectInert(r.stdout);
     expectInert(r.stderr);
     expect(r.stderr.toString('utf8')).toContain('partition failed');

@@ -58,7 +58,7 @@ describe('a lake on S3 as Iceberg tables', { timeout: 300_000 }, () => {
     expect(await sameRows('compacted')).toBeGreaterThanOrEqual(9);
     // The snapshot before the compaction still reads from the store: its replaced files are kept.
     expect((await icebergRows(`${URL_LAKE}/erc_transfers`, { metadataFileName: before })).rows).toEqual(rowsBefore);
-    const check = await runCli(['check', '--lake', URL_LAKE], env);
+    const check = await runCli(['check', '--lake', URL_LAKE, '--all'], env);
     expect(check.code, check.stdout + check.stderr).toBe(0);
     expect(check.stdout).toMatch(/Iceberg snapshot names the committed files\s+snapshot \d+ \(metadata v\d+\)/);
     expect(check.stdout).toMatch(/files owned by a partition\s+\d+ files?, each listed by one partition state \(and \d+ files kept for older snapshots\)/);

@@ -104,7 +104,7 @@ describe('export-op against the simulator', () => {
     expect(filesUnder(join(lake, '_staging'))).toEqual([]);
     expect(await LakeLock.held(lake)).toBe(false);
     // The table is checked and exported like every other: key unique, files owned, rows as committed.
-    const checked = await runCli(['check', '--lake', lake]);
+    const checked = await runCli(['check', '--lake', lake, '--all']);
     expect(checked.code, checked.stdout).toBe(0);
     expect(checked.stdout).toMatch(/PASS\s+operations\s+rows match partition states/);
     expect(checked.stdout).toMatch(/PASS\s+operations\s+key unique/);

@@ -75,7 +75,8 @@ describe('the pipelines in pipelines/', () => {
     writeFileSync(p, 'name: one\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
     try {
       const r = await runCli(['run', p, '--quiet', '--lake', join(dir, 'lake-real'), ...urls(server.url)]);
-      expect(r.code).toBe(1);
+      // Its 404 is a refusal for good.
+      expect(r.code).toBe(4);
       expect(server.requests.length).toBeGreaterThan(0);
     } finally {
       await server.close();

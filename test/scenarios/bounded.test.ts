@@ -89,7 +89,7 @@ describe('a service whose text is megabytes long', () => {
     };
     const lake = join(work, 'token');
     const r = await run('token', `  - { table: erc_transfers, chainId: "43114", contracts: ["${CONTRACT}", "${OTHER}"], startBlock: 1, endBlock: 1000, chunks: 1 }`);
-    expect(r.code, r.stderr.slice(0, 2000)).toBe(1);
+    expect(r.code, r.stderr.slice(0, 2000)).toBe(4);
     expectBounded('stderr', r.stderr);
     expectBounded('stdout', r.stdout);
     // The error names the request, the service's answer and how long the token was.
@@ -114,7 +114,7 @@ describe('a service whose text is megabytes long', () => {
     const host = 'a'.repeat(12_000) + '.example';
     handle = (_req, res) => json(res, 302, {}, { location: `http://${host}/v1/next` });
     const r = await run('redirect', `  - { table: erc_transfers, chainId: "43114", contracts: ["${CONTRACT}"], startBlock: 1, endBlock: 1000, chunks: 1 }`);
-    expect(r.code, r.stderr.slice(0, 2000)).toBe(1);
+    expect(r.code, r.stderr.slice(0, 2000)).toBe(4);
     expect(r.stderr).toMatch(/redirected \(302\) to another host, http:\/\/a+…\[cut: 12,015 chars\]/);
     expectBounded('stderr', r.stderr);
     expectBounded('run report', reportOf(join(work, 'redirect')).text);

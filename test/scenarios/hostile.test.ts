@@ -144,7 +144,7 @@ function flood(res: ServerResponse, bytes: number, headers: Record<string, strin
 
 describe('a service that redirects', () => {
   for (const status of [301, 302, 307, 308]) {
-    it(`a ${status} to another host: the key does not follow, the run exits 1 naming that host and the fix`, async () => {
+    it(`a ${status} to another host: the key does not follow, the run exits 4 (refused for good) naming that host and the fix`, async () => {
       const before = foreign.requests.length;
       handle = (req, res) => {
         res.writeHead(status, { location: `${foreign.url}${req.url}` });
@@ -152,7 +152,7 @@ describe('a service that redirects', () => {
       };
       const lake = join(work, `redirect-${status}`);
       const r = await cli(['run', pipeline(`redirect${status}`, TRANSFERS), '--lake', lake, '--log-format', 'json'], work);
-      expect(r.code, r.stderr).toBe(1);
+      expect(r.code, r.stderr).toBe(4);
       expect(foreign.requests.length - before).toBe(0);
       // The key was sent, to its own origin: it had something to leak.
       expect(service.requests.at(-1)!.headers['x-glacier-api-key']).toBe(KEY);
@@ -172,7 +172,7 @@ describe('a service that redirects', () => {
     };
     const streams = `  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], timeInterval: day, startTimestamp: 1700000000 }\n  - { table: node_info }`;
     const r = await cli(['run', pipeline('redirect-others', streams), '--lake', join(work, 'redirect-others'), '--log-format', 'json'], work);
-    expect(r.code, r.stderr).toBe(1);
+    expect(r.code, r.stderr).toBe(4);
     expect(foreign.requests.length - before).toBe(0);
     expect(r.stderr).toContain('the metrics service redirected (307) to another host');
     expect(r.stderr).toContain('the node service redirected (307) to another host');
@@ -281,7 +281,7 @@ describe('a service whose text is hostile', () => {
     const evil = '\x1b]0;pwned\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2K\r\x1b[32mrun finished: 0 errors\x1b[0m\u009b2J\u202e';
     handle = (_req, res) => json(res, 404, { statusCode: 404, message: evil });
     const r = await cli(['run', pipeline('evil', TRANSFERS), '--lake', join(work, 'evil'), '--log-format', 'pretty'], work);
-    expect(r.code, r.stderr).toBe(1);
+    expect(r.code, r.stderr).toBe(4);
     expect(r.stderr).toContain('run finished: 0 errors');
     inertText(r.stderr);
     inertText(r.stdout);

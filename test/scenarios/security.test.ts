@@ -356,14 +356,16 @@ describe('the API key never leaks', () => {
     expect(R.literalResume!.code, R.literalResume!.stderr.slice(-2000)).toBe(0);
 
     for (const r of [R.failRun!, R.failOnA!]) {
-      expect(r.code, r.stderr.slice(-2000)).toBe(1);
-      expect(r.stderr).toContain('the run failed');
+      // The 401 and the 403 are refusals a rerun meets again.
+      expect(r.code, r.stderr.slice(-2000)).toBe(4);
+      expect(r.stderr).toContain('the run failed: a service refused');
       expect(r.stdout).toContain(`${ENDPOINT.transfers}): the data service answered 401`);
       expect(r.stdout).toContain(`${ENDPOINT.transfers}): the data service answered 403`);
       expect(r.stdout).toMatch(/tokens\/\{address\}\/transfers on the data service\) failed after 3 tries; last error: .*503/);
       expect(r.stdout).toContain(`(${ENDPOINT.rewards} on the data service) failed after 3 tries`);
       expect(r.stdout).toContain(`(${ENDPOINT.delegators} on the data service) failed after 3 tries`);
-      expect(r.stdout).toContain(`(${ENDPOINT.metrics} on the metrics service) failed after 2 tries`);
+      // Nothing listens at the metrics service's address: no retries, the address and its flag named.
+      expect(r.stdout).toContain(`the metrics service at ${deadUrl} (--metrics-url) refused the connection (ECONNREFUSED`);
       expect(r.stderr).toContain('partition failed');
     }
     const c = runReports(join(lakes, 'c'));
@@ -478,7 +480,7 @@ describe('the API key never leaks', () => {
       mkdirSync(dir, { recursive: true });
       writeFileSync(yaml, pipelineYaml('sec_echo', 'apiKey: "${CHAINLAKE_API_KEY}"', ', retries: 1').split('  - table: chain_metrics')[0]!);
       const r = await cli('run (service echoes the key)', ['run', yaml, '--lake', lake, '--data-url', echo.url, '--metrics-url', deadUrl, '--log-level', 'trace', '--log-format', 'json'], { CHAINLAKE_API_KEY: ENV_KEY }, { record: false });
-      expect(r.code).toBe(1);
+      expect(r.code).toBe(4);
       expect(echo.requests.some((q) => q.headers[OTHER_HEADER!] === ENV_KEY)).toBe(true);
       expect(r.stdout).toContain('answered 401');
       const found = [...leaks('stdout', r.out), ...leaks('stderr', r.err), ...walk(lake).flatMap((f) => leaks(f, readFileSync(f)))];

@@ -17,6 +17,17 @@ async function refusedUrl(): Promise<string> {
   await s.close();
   return s.url;
 }
+
+/** A loopback service that takes every connection and drops it without an answer (a reset, retried). */
+async function droppingUrl(): Promise<string> {
+  const s = await scriptedServer((_req, res) => res.socket!.destroy());
+  const previous = close;
+  close = async () => {
+    await previous?.();
+    await s.close();
+  };
+  return s.url;
+}
 let close: (() => Promise<void>) | undefined;
 afterEach(async () => {
   await close?.();
@@ -104,28 +115,31 @@ describe('client retry rules', () => {
   });
 
   it('a service that answers nothing: once a request has used up its tries, the others fail at once, unsent, saying why', async () => {
-    const url = await refusedUrl();
+    const url = await droppingUrl();
+    const origin = new URL(url).origin;
     const c = new Client('data', source(url, { retries: 2 }), fast);
     const stats = newRequestStats();
     const first: any = await c.get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
-    expect(first.message).toMatch(/GET \/v1\/a \(\/v1\/a on the data service\) failed after 3 tries; last error: .*ECONNREFUSED/);
+    expect(first.message).toMatch(/GET \/v1\/a \(\/v1\/a on the data service\) failed after 3 tries; last error: .*ECONNRESET/);
     const second: any = await c.get('/v1/b', {}, { endpoint: '/v1/b', stats }).catch((e) => e);
     expect(second).toBeInstanceOf(ServiceError);
-    expect(second.message).toMatch(/^GET \/v1\/b \(\/v1\/b on the data service\): not sent: the data service \(sources\.data\.url\) answered nothing for \d+ s, 3 tries of GET \/v1\/a \(last error: .*ECONNREFUSED\); check that it is up and reachable, then rerun$/);
+    expect(second.message).toMatch(new RegExp(`^the data service at ${origin} \\(sources\\.data\\.url\\) answered nothing for \\d+ s, 3 tries of GET /v1/a \\(last error: .*ECONNRESET\\); check that it is up and reachable, then rerun$`));
     expect(stats.requests).toBe(3);
   });
 
   it("services at one address learn together that it answers nothing: a run's other clients do not send either", async () => {
-    const url = await refusedUrl();
+    const url = await droppingUrl();
+    const origin = new URL(url).origin;
     const reach = new Reachability();
     const data = new Client('data', source(url, { retries: 2 }), { ...fast, reach });
     const metrics = new Client('metrics', source(url, { retries: 2 }), { ...fast, reach });
     const stats = newRequestStats();
     const first: any = await data.get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
-    expect(first.message).toMatch(/failed after 3 tries; last error: .*ECONNREFUSED/);
+    expect(first.message).toMatch(/failed after 3 tries; last error: .*ECONNRESET/);
     const other: any = await metrics.get('/v2/m', {}, { endpoint: '/v2/m', stats }).catch((e) => e);
     expect(other).toBeInstanceOf(ServiceError);
-    expect(other.message).toMatch(/^GET \/v2\/m \(\/v2\/m on the metrics service\): not sent: the data service \(sources\.data\.url\) answered nothing for \d+ s, 3 tries of GET \/v1\/a \(last error: .*ECONNREFUSED\); check that it is up and reachable, then rerun \(the metrics service is at the same address\)$/);
+    // Said in the metrics service's name and setting: it is the metrics partition that fails.
+    expect(other.message).toMatch(new RegExp(`^the metrics service at ${origin} \\(sources\\.metrics\\.url\\) answered nothing for \\d+ s, 3 tries of GET /v1/a \\(last error: .*ECONNRESET\\); check that it is up and reachable, then rerun$`));
     expect(stats.requests).toBe(3);
     // A client of another run (its own reachability), or at another address, still sends.
     const s2 = await scriptedServer((_req, res) => json(res, 200, { ok: true }));
@@ -133,12 +147,13 @@ describe('client retry rules', () => {
     const node = new Client('node', source(s2.url, { retries: 2 }), { ...fast, reach });
     expect(await node.get('/ext/x', {}, { endpoint: '/ext/x', stats })).toEqual({ ok: true });
     const later: any = await new Client('data', source(url, { retries: 0 }), fast).get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
-    expect(later.message).toMatch(/failed after 1 tries; last error: .*ECONNREFUSED/);
+    expect(later.message).toMatch(/failed after 1 tries; last error: .*ECONNRESET/);
     expect(stats.requests).toBe(5);
   });
 
   it('a request asleep before its next try wakes when the address is found down, and fails saying why', async () => {
-    const url = await refusedUrl();
+    const url = await droppingUrl();
+    const origin = new URL(url).origin;
     const reach = new Reachability();
     // Its backoff is ten minutes: without waking it, it would still be asleep when the test times out.
     const slow = new Client('metrics', source(url, { retries: 3 }), { minBackoffMs: 600_000, maxBackoffMs: 600_000, reach });
@@ -147,11 +162,42 @@ describe('client retry rules', () => {
     while (Object.values(sleeper.faults).reduce((a, b) => a + b, 0) < 1) await new Promise((r) => setTimeout(r, 5));
     const data = new Client('data', source(url, { retries: 1 }), { ...fast, reach });
     const first: any = await data.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats() }).catch((e) => e);
-    expect(first.message).toMatch(/failed after 2 tries; last error: .*ECONNREFUSED/);
+    expect(first.message).toMatch(/failed after 2 tries; last error: .*ECONNRESET/);
     const woken: any = await asleep;
     expect(woken).toBeInstanceOf(ServiceError);
-    expect(woken.message).toMatch(/^GET \/v2\/s \(\/v2\/s on the metrics service\) stopped after 1 tries \(last error: .*ECONNREFUSED.*\): the data service \(sources\.data\.url\) answered nothing for \d+ s, 2 tries of GET \/v1\/a .*\(the metrics service is at the same address\)$/);
+    expect(woken.message).toMatch(new RegExp(`^GET /v2/s \\(/v2/s on the metrics service\\) stopped after 1 tries \\(last error: .*ECONNRESET.*\\): the metrics service at ${origin} \\(sources\\.metrics\\.url\\) answered nothing for \\d+ s, 2 tries of GET /v1/a .*then rerun$`));
     expect(sleeper.requests).toBe(1);
+  });
+
+  it('an address that refuses the connection or does not resolve: no retry, the address and its setting named, every service there told; once it has answered, a refusal is retried', async () => {
+    const url = await refusedUrl();
+    const origin = new URL(url).origin;
+    const reach = new Reachability();
+    // Its backoff is ten minutes: a retry would hold the test until it times out.
+    const slow = { minBackoffMs: 600_000, maxBackoffMs: 600_000, reach };
+    const data = new Client('data', source(url, { retries: 6, urlFrom: '--data-url' }), slow);
+    const stats = newRequestStats();
+    const refused: any = await data.get('/v1/a', {}, { endpoint: '/v1/a', stats }).catch((e) => e);
+    expect(refused).toBeInstanceOf(ServiceError);
+    expect(refused.message).toBe(`the data service at ${origin} (--data-url) refused the connection (ECONNREFUSED: nothing listens there); start the service there or correct the URL, then rerun`);
+    expect(stats).toMatchObject({ requests: 1, retries: 0 });
+    const metrics: any = await new Client('metrics', source(url), slow).get('/v2/m', {}, { endpoint: '/v2/m', stats }).catch((e) => e);
+    expect(metrics.message).toBe(`the metrics service at ${origin} (sources.metrics.url) refused the connection (ECONNREFUSED: nothing listens there); start the service there or correct the URL, then rerun`);
+    expect(stats.requests).toBe(1);
+    const unknown: any = await new Client('node', source('http://chainlake-test.invalid:9650', { retries: 6 }), { ...slow, reach: new Reachability() })
+      .get('/ext/info', {}, { endpoint: '/ext/info', stats })
+      .catch((e) => e);
+    expect(unknown.message).toBe('the node service at http://chainlake-test.invalid:9650 (sources.node.url) does not resolve (ENOTFOUND: no such host name); correct the URL, then rerun');
+    expect(stats).toMatchObject({ requests: 2, retries: 0 });
+    // At an address that has answered in the run, a refusal is a restart: retried as a reset is.
+    const s = await scriptedServer((_req, res) => json(res, 200, { ok: true }));
+    const c = new Client('data', source(s.url, { retries: 2 }), fast);
+    expect(await c.get('/v1/a', {}, { endpoint: '/v1/a', stats: newRequestStats() })).toEqual({ ok: true });
+    await s.close();
+    const restarting = newRequestStats();
+    const err: any = await c.get('/v1/b', {}, { endpoint: '/v1/b', stats: restarting }).catch((e) => e);
+    expect(err.message).toMatch(/failed after 3 tries; last error: .*ECONNREFUSED/);
+    expect(restarting).toMatchObject({ requests: 3, retries: 2 });
   });
 
   it('times out a slow answer and retries it', async () => {

@@ -95,11 +95,17 @@ describe('chainlake check on a clean lake', () => {
     expect(failures(await checks(dir))).toEqual([]);
   });
 
-  it('prints the table and exits 0; exits 2 on a lake that does not exist, or a folder that holds none', () => {
+  it('prints the counts (every check with --all) and exits 0; exits 2 on a lake that does not exist, or a folder that holds none', () => {
+    // Nothing failed: one line, not a line per check.
     const r = cli(['check', '--lake', lake]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^status\s+table\s+check\s+detail/);
-    expect(r.stdout).toMatch(/\d+ passed, 0 failed, \d+ skipped/);
+    expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped \(--all lists every check\)\n$/);
+    const all = cli(['check', '--lake', lake, '--all']);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toMatch(/^status\s+table\s+check\s+detail/);
+    expect(all.stdout).toMatch(/^PASS\s+erc_transfers\s+key unique/m);
+    expect(all.stdout).toMatch(/^SKIP\s/m);
+    expect(all.stdout).toMatch(/\n\n\d+ passed, 0 failed, \d+ skipped\n$/);
     expect(cli(['check', '--lake', join(lake, 'nope')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
     // A mistyped --lake naming some other folder: every check would pass there.
     const other = mkdtempSync(join(tmpdir(), 'cl-not-a-lake-'));
@@ -132,6 +138,10 @@ describe('chainlake check finds damage', () => {
     const r = cli(['check', '--lake', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/FAIL\s+erc_transfers\s+files owned by a partition/);
+    // The failures only, then the counts.
+    const lines = r.stdout.trimEnd().split('\n');
+    expect(lines.slice(2, -2).map((l) => l.split(/\s+/)[0])).toEqual(failures(rs).map(() => 'FAIL'));
+    expect(lines.at(-1)).toMatch(new RegExp(`^\\d+ passed, ${failures(rs).length} failed, \\d+ skipped \\(--all lists every check\\)$`));
     const j = cli(['check', '--lake', dir, '--format', 'json']);
     expect(j.code).toBe(1);
     const doc = JSON.parse(j.stdout);
