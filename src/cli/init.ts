@@ -17,7 +17,7 @@ export function starterPipeline(name: string, file: string): string {
 #
 #   npx chainlake run ${file} --simulator --dry-run   # what a run would fetch; sends nothing
 #   npx chainlake run ${file} --simulator             # into the lake (data/lake)
-#   npx chainlake query "SELECT count(*) FROM erc_transfers"
+#   npx chainlake query "SELECT to_address, sum(value_units) AS received FROM erc_transfers GROUP BY 1 ORDER BY 2 DESC LIMIT 5"
 #   npx chainlake report                              # charts of the lake in one HTML file
 #
 # For the production services: drop --simulator and put your own ids where a comment says
@@ -39,20 +39,23 @@ streams:
     contracts:
       # production: your token's contract, e.g. USDC 0xB97EF9Ef8734C71904D8002F8b6BC66Dd9c48a6E
       - "0xb10644cea485f69a5F8859e127911157A0d6D30d"           # the simulator's ERC-20 token
-    # production: a recent block (a token's whole history may be millions of transfers); later runs
-    # go on from the newest block landed. Block 69,500,000 is the simulator world's late September 2025.
-    startBlock: 69500000
+    # October 2025: dates (or UTC date-times, or Unix seconds) become the first block at or after
+    # each, found once through the data service and remembered in the lake; the start is included,
+    # the end excluded. Leave endTimestamp out to follow the chain: later runs go on from the newest
+    # block landed. production: the days you want (a token's whole history may be millions of rows).
+    startTimestamp: 2025-10-01
+    endTimestamp: 2025-11-01
 
   # An address's activity: its native transactions and its token transfers (sent or received)
   # from a block on, and a snapshot of its ERC-20 balances each run.
   - table: address_transactions
     chainId: "43114"
     addresses: ["0x319646172ef34adDbBa180d4A2c86B3b4A06907d"]   # production: your address (0x + 40 hex)
-    startBlock: 69500000                                      # production: a recent block
+    startTimestamp: 2025-09-25                                # production: a recent day
   - table: address_token_transfers
     chainId: "43114"
     addresses: ["0xDC05Caae3AD0d9055A0094d7aa21d877960390A9"]   # production: your address
-    startBlock: 69500000                                      # production: a recent block
+    startTimestamp: 2025-09-25                                # production: a recent day
   - table: erc20_balances
     chainId: "43114"
     addresses: ["0x319646172ef34adDbBa180d4A2c86B3b4A06907d"]   # production: your address
@@ -69,12 +72,12 @@ streams:
     nodeIds: ["NodeID-yogU5xQ61x9UAPr6tzhRwrU389jx6Rqd"]         # production: your NodeID-...
 
   # Chain metrics: daily transactions and active addresses of the C-Chain and of all chains
-  # together ("total"), from 2025-10-01 (Unix seconds); later runs go on from the newest point.
+  # together ("total"), from 2025-10-01; later runs go on from the newest point.
   - table: chain_metrics
     chainIds: ["43114", "total"]
     metrics: [txCount, activeAddresses]
     timeInterval: day
-    startTimestamp: 1759276800
+    startTimestamp: 2025-10-01
 `;
 }
 
