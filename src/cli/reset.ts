@@ -14,12 +14,12 @@ const resetFlags = (y: Argv<Globals>) =>
     .positional('table', { type: 'string', demandOption: true, describe: 'table whose partitions to reset' })
     .option('partition', { type: 'string', array: true, requiresArg: true, describe: 'a partition as `chainlake status` names it (repeat for several; default: every partition of the table)' })
     .option('to-block', { type: 'string', requiresArg: true, describe: 'tables appended by block: the block the next run starts at; committed rows of it and above are deleted' })
-    .option('to-time', { type: 'string', requiresArg: true, describe: 'series and listings by time: the time (Unix seconds) the next run starts at; committed rows at or after it are deleted' })
+    .option('to-time', { type: 'string', requiresArg: true, describe: 'series and listings by time: the time the next run starts at (a date, a UTC date-time or Unix seconds, as in a pipeline); committed rows at or after it are deleted' })
     .option('drop', { type: 'boolean', describe: "drop the partitions: their files and state go, and the next run fetches them from the pipeline's start" })
     .option('wait', { type: 'boolean', describe: 'wait for a run holding the lake instead of exiting 1' })
     .option('warehouse', warehouseOption);
 
-/** `--to-time`: Unix seconds, as a pipeline's times are (config/pipeline.ts says what a wrong one probably meant). */
+/** `--to-time`: a time as a pipeline's are read (a date, a UTC date-time or Unix seconds; config/pipeline.ts says what a wrong one probably meant). */
 async function toTime(v: string | undefined): Promise<number | undefined> {
   if (v === undefined) return undefined;
   const { unixSeconds } = await import('../config/pipeline.js');
