@@ -126,3 +126,9 @@ export const FORMULA_START = /^[=+\-@\t\r]/;
 export function csvSafe(cell: string): string {
   return FORMULA_START.test(cell) ? `'${cell}` : cell;
 }
+
+/** Unix seconds as an ISO time to the second (`2025-11-01T00:00:00Z`); undefined where no date is. */
+export function isoTime(seconds: number): string | undefined {
+  const ms = seconds * 1000;
+  return Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString().replace('.000Z', 'Z') : undefined;
+}

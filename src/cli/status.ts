@@ -149,18 +149,21 @@ export function statusTable(states: PartitionState[], width: number, nowSeconds 
 export function statusJson(lake: string, states: PartitionState[], nowSeconds = Math.floor(Date.now() / 1000)): object {
   return {
     lake,
-    partitions: states.map((s) => boundedAll({
-      table: s.table,
-      partition: s.partition,
-      ...(s.values ? { values: s.values } : {}),
-      cursor: s.cursor,
-      rows: s.rows,
-      rejects: s.rejects,
-      files: s.files.length,
-      lastRun: s.lastRun ?? null,
-      ...(s.head ? { head: s.head } : {}),
-      ...(cursorProblem(s, nowSeconds) ? { problem: cursorProblem(s, nowSeconds) } : {}),
-      ...(s.rebuild ? { rebuild: { cursor: s.rebuild.cursor, rows: s.rebuild.rows, rejects: s.rebuild.rejects, files: s.rebuild.files.length } } : {}),
-    })),
+    partitions: states.map((s) => {
+      const problem = cursorProblem(s, nowSeconds);
+      return boundedAll({
+        table: s.table,
+        partition: s.partition,
+        ...(s.values ? { values: s.values } : {}),
+        cursor: s.cursor,
+        rows: s.rows,
+        rejects: s.rejects,
+        files: s.files.length,
+        lastRun: s.lastRun ?? null,
+        ...(s.head ? { head: s.head } : {}),
+        ...(problem ? { problem } : {}),
+        ...(s.rebuild ? { rebuild: { cursor: s.rebuild.cursor, rows: s.rebuild.rows, rejects: s.rebuild.rejects, files: s.rebuild.files.length } } : {}),
+      });
+    }),
   };
 }

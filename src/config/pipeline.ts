@@ -7,6 +7,7 @@ import { UNIX_SECONDS, type OptionSpec, type StreamConfig, type StreamDecl } fro
 import { ASSET_NAMESPACES, type AssetNamespace } from '../decl/request.js';
 import { METRICS } from '../streams/chain_metrics.js';
 import { UsageError } from '../errors.js';
+import { isoTime } from '../text.js';
 import { closest, didYouMean } from '../closest.js';
 import { evmBlockProblem, isBlockchainId, isEvmAddress, isEvmChainId, NETWORKS, nodeIdProblem, primaryAddressProblem, type Network } from '../ids.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
@@ -68,11 +69,6 @@ const SUBSECOND_UNITS = [
   ['nanoseconds', 1e9],
 ] as const;
 
-/** `s` Unix seconds as an ISO time, or undefined past the dates JavaScript holds. */
-function isoTime(s: number): string | undefined {
-  const ms = s * 1000;
-  return Math.abs(ms) <= 8.64e15 ? new Date(ms).toISOString().replace('.000Z', 'Z') : undefined;
-}
 
 /** A date, or a date-time in UTC (seconds and a whole fraction optional), as ISO 8601 writes them. */
 const ISO_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-]\d{2}:?\d{2})?)?$/;

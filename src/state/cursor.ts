@@ -1,6 +1,7 @@
 // A partition's cursor, kept in its state file (store.ts) and committed with the files it covers:
 // for an append stream, where its committed rows end and the window being paged; for a merge, the
 // newest point and when it was fetched.
+import { isoTime } from '../text.js';
 
 /** Rows of one block already committed, by key: the next window refetches that block and skips them. */
 export interface BlockKeys {
@@ -80,8 +81,7 @@ export function latestTime(nowSeconds: number): number {
 
 /** Unix seconds as an ISO time to the second (`2025-11-01T00:00:00Z`), or the number where it is none. */
 export function isoSeconds(t: number): string {
-  const d = new Date(t * 1000);
-  return Number.isNaN(d.getTime()) ? String(t) : d.toISOString().replace('.000Z', 'Z');
+  return isoTime(t) ?? String(t);
 }
 
 /** The block parameters of a listing's query (a declaration's blockCursor). */
