@@ -55,7 +55,7 @@ export const TEXT_CHARS = 2000;
 export const LINE_CHARS = 4 * TEXT_CHARS;
 
 /** `n` with its thousands grouped: 4,194,304. */
-function grouped(n: number): string {
+export function grouped(n: number): string {
   return String(n).replace(/\B(?=(\d{3})+(?!\d))/g, ',');
 }
 

@@ -6,7 +6,7 @@
 import { onBehalf, type ClientPort, type Page, type PaginateOptions } from '../decl/request.js';
 import { RunError, ServiceError } from '../errors.js';
 import { fromBytes } from '../bytes.js';
-import { bounded } from '../text.js';
+import { bounded, grouped } from '../text.js';
 
 /**
  * A 400 to a request that carried a page token: the token expired (metrics tokens live 24 h) or is
@@ -71,6 +71,14 @@ export class LoopGuard {
  * may page by offsets of its own: what the next token skips is unknown). Undefined when the page
  * is within it, or nothing was asked (an endpoint without a page size, or 0: the service's own).
  */
+/**
+ * The longest page token followed. A token goes back in the query string, and production's
+ * servers refuse a request line much past 8 KiB; a longer one would also be kept whole in the
+ * partition's state. A listing whose service sends one fails its partition before the page is
+ * committed, so the cursor never holds it.
+ */
+export const MAX_PAGE_TOKEN = 8192;
+
 export function oversized(items: number, pageSize: string | undefined): number | undefined {
   const asked = Number(pageSize);
   return pageSize !== undefined && Number.isInteger(asked) && asked > 0 && items > asked ? asked : undefined;
@@ -111,6 +119,9 @@ export async function* paginate(client: Pick<ClientPort, 'get'>, o: PaginateOpti
     if (asked !== undefined) throw new RunError(`${o.endpoint}: the service sent a page of ${items.length} items where ${asked} were asked (pageSize); stopping this partition`);
     const nextRaw = nextToken(b);
     const next = nextRaw !== undefined && bytes ? fromBytes(nextRaw) : nextRaw;
+    if (next !== undefined && next.length > MAX_PAGE_TOKEN) {
+      throw new RunError(`${o.endpoint}: the service sent a page token of ${grouped(next.length)} characters, longer than the ${grouped(MAX_PAGE_TOKEN)} chainlake follows (${JSON.stringify(bounded(next, 80))}); stopping this partition`);
+    }
     yield { items, token, next, raw, bytes };
     if (next === undefined) return;
     empty = items.length === 0 ? empty + 1 : 0;

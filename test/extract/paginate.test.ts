@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { LoopGuard, oversized, paginate } from '../../src/extract/paginate.js';
+import { LoopGuard, MAX_PAGE_TOKEN, oversized, paginate } from '../../src/extract/paginate.js';
 import { newRequestStats } from '../../src/decl/request.js';
 
 function fake(pages: Record<string, unknown>) {
@@ -103,5 +103,21 @@ describe('a page larger than the page size asked', () => {
     expect(oversized(500, undefined)).toBeUndefined();
     expect(oversized(500, '0')).toBeUndefined();
     expect(oversized(500, 'x')).toBeUndefined();
+  });
+});
+
+describe('a page token longer than chainlake follows', () => {
+  it('fails the listing before the page that carries it is handed on, saying its length; one at the bound is followed', async () => {
+    const long = 'x'.repeat(MAX_PAGE_TOKEN + 1);
+    const f = fake({ first: { items: [1, 2], nextPageToken: 'a' }, a: { items: [3, 4], nextPageToken: long } });
+    const got: unknown[] = [];
+    const run = (async () => {
+      for await (const p of paginate(f.client, opts)) got.push(...p.items);
+    })();
+    await expect(run).rejects.toThrow(`/p: the service sent a page token of 8,193 characters, longer than the 8,192 chainlake follows`);
+    expect(got).toEqual([1, 2]);
+    expect(f.calls).toHaveLength(2);
+    const atBound = 'y'.repeat(MAX_PAGE_TOKEN);
+    expect(await collect(paginate(fake({ first: { items: [1], nextPageToken: atBound }, [atBound]: { items: [2] } }).client, opts))).toEqual([1, 2]);
   });
 });
