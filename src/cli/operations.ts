@@ -5,7 +5,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { NETWORKS, type Network } from '../ids.js';
 import { EVM_EXPORT, EXPORT_TYPES, exportRequestProblems, signatureRequestProblems, type ExportRequest, type SignatureRequest } from '../requests.js';
-import { RunError, UsageError } from '../errors.js';
+import { Interrupted, UsageError } from '../errors.js';
 import type { ExportContext } from '../operations/exports.js';
 import { DEFAULT_MAX_DOWNLOAD_BYTES } from '../operations/links.js';
 import type { OperationRow } from '../operations/table.js';
@@ -61,14 +61,19 @@ async function withClient<T>(a: SourceArgs, f: (client: Client, signal: AbortSig
     if (!a.dataUrl) src.url = sim.url;
   }
   const ac = new AbortController();
-  const stop = () => ac.abort();
+  let by: 'SIGINT' | 'SIGTERM' | undefined;
+  const stop = (sig: 'SIGINT' | 'SIGTERM') => {
+    by ??= sig;
+    ac.abort(new Interrupted(sig));
+  };
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);
   try {
     return await f(new Client('data', src), ac.signal);
   } catch (err) {
-    // Stopped mid-request: what was committed stays; say so instead of a stack.
-    if (ac.signal.aborted && !(err instanceof RunError)) throw new RunError('stopped by a signal; what was recorded stays in the lake');
+    // Stopped mid-request: what was committed stays; say so instead of a stack, and exit as
+    // shells report a stop by that signal.
+    if (by) throw new Interrupted(by, `stopped by ${by}; what was recorded stays in the lake`);
     throw err;
   } finally {
     process.off('SIGINT', stop);

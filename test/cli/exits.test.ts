@@ -105,3 +105,26 @@ describe('an interrupt', () => {
     for (const l of errors) expect(l).toMatch(/: stopped by SIGINT \(\d partitions: .* and \d more\)$/);
   });
 });
+
+describe('an interrupt of a command that waits on one request', () => {
+  it('export-op start and aggregate-signatures: SIGTERM exits 143 with the line that says the stop', async () => {
+    const s = await scriptedServer(() => undefined);
+    closers.push(s.close);
+    const commands = [
+      ['export-op', 'start', '--lake', join(dir, 'export-stopped'), '--data-url', s.url, '--first-date', '2024-01-01', '--last-date', '2024-01-02', '--addresses', '0x' + '1'.repeat(40), '--include-chains', '43114', '--no-wait'],
+      ['aggregate-signatures', '--network', 'mainnet', '--data-url', s.url, '--message', '0x' + 'ab'.repeat(40)],
+    ];
+    for (const args of commands) {
+      const before = s.requests.length;
+      const child = spawn(process.execPath, [BIN, ...args]);
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      // The request is under way: the service holds it unanswered until the signal.
+      while (s.requests.length === before && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
+      child.kill('SIGTERM');
+      const code = await new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.on('close', (c) => r(c))));
+      expect(code, `${args[0]}: ${stderr}`).toBe(143);
+      expect(stderr, args[0]).toContain('chainlake: stopped by SIGTERM; what was recorded stays in the lake');
+    }
+  });
+});
