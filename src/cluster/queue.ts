@@ -10,6 +10,7 @@ import { hostname } from 'node:os';
 import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import { RunError } from '../errors.js';
+import { bounded, boundedAll } from '../text.js';
 import { errorMessage, MIGRATION_START, openPool, unavailable } from './pg.js';
 import { redactUrl } from './url.js';
 
@@ -200,12 +201,16 @@ export class WorkQueue {
     return r.rows.map((x) => ({ id: x.id, state: x.state, output: x.output, retryCount: x.retry_count, lost: x.lost }));
   }
 
-  /** A worker's report of a job under way, for the run's progress display. */
+  /**
+   * A worker's report of a job under way, for the run's progress display. What a worker sends the
+   * database (a report, a result, a failure) holds service text (errors quoting an answer), so
+   * each string in it is bounded as the run's own report is.
+   */
   async progress(jobId: string, runId: string, report: object): Promise<void> {
     await this.query(
       `INSERT INTO chainlake.job_progress (job_id, run_id, report) VALUES ($1, $2, $3)
        ON CONFLICT (job_id) DO UPDATE SET report = EXCLUDED.report`,
-      [jobId, runId, JSON.stringify(report)],
+      [jobId, runId, JSON.stringify(boundedAll(report))],
     );
   }
 
@@ -217,7 +222,7 @@ export class WorkQueue {
 
   /** Puts a job back for another worker (or fails it when it was handed out too often). */
   async fail(queue: string, id: string, message: string): Promise<void> {
-    await this.call(() => this.boss.fail(queue, id, { message }));
+    await this.call(() => this.boss.fail(queue, id, { message: bounded(message) }));
   }
 
   /** The next job of `queue` for this worker, if any. */
@@ -229,7 +234,7 @@ export class WorkQueue {
   }
 
   async complete(queue: string, id: string, output: object): Promise<void> {
-    await this.call(() => this.boss.complete(queue, id, output));
+    await this.call(() => this.boss.complete(queue, id, boundedAll(output)));
   }
 
   /** The lease of `key` for the run, when no other live worker holds it (a takeover waits for a commit under way). */

@@ -5,6 +5,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { LeaseLost, QueueUnavailable, WorkQueue, queueName } from '../../src/cluster/queue.js';
 import { startPostgres, type PgFixture } from '../pg-fixture.js';
+import { TEXT_CHARS } from '../../src/text.js';
 
 let db: PgFixture;
 let q: WorkQueue;
@@ -134,6 +135,29 @@ describe('job leases', () => {
     expect([...(await q.progressOf('run-f'))]).toEqual([[id, { rows: 25 }]]);
     await q.endRun(queue, 'run-f');
     expect((await q.progressOf('run-f')).size).toBe(0);
+  });
+
+  it('what a worker sends of service text (progress, a result, a failure) is stored bounded', async () => {
+    const queue = queueName('/lakes/g');
+    await q.beginRun(queue, 'run-g', 60_000);
+    const huge = 'e'.repeat(4 * 1024 * 1024);
+    const [a, b] = await q.send(queue, 'run-g', [
+      { key: 'g/t/a', data: {} },
+      { key: 'g/t/b', data: {} },
+    ]);
+    await q.progress(a!, 'run-g', { errors: [huge] });
+    const [shown] = [...(await q.progressOf('run-g')).values()] as Array<{ errors: string[] }>;
+    expect(shown!.errors[0]).toMatch(/^e+…\[cut: 4,194,304 chars\]$/);
+    expect(shown!.errors[0]!.length).toBeLessThanOrEqual(TEXT_CHARS);
+    for (const id of [a!, b!]) expect(await q.take(queue)).toBeDefined();
+    await q.complete(queue, a!, { report: { errors: [huge] } });
+    await q.fail(queue, b!, huge);
+    const stored = await q.states(queue, [a!, b!], 60_000);
+    expect(stored.map((s) => s.id).sort()).toEqual([a, b].sort());
+    const text = JSON.stringify(stored.map((s) => s.output));
+    expect(text.length).toBeLessThan(2 * TEXT_CHARS + 1000);
+    expect(text).toContain('…[cut: 4,194,304 chars]');
+    await q.endRun(queue, 'run-g');
   });
 
   it('a connection the server terminates while checked out between two queries: the process goes on, its next query fails', async () => {
