@@ -78,6 +78,8 @@ export const WEIGHTS = {
   // Both "xxl" in the OpenAPI: the dearest class, 200 CU.
   apiUsageMetrics: 200,
   apiLogs: 200,
+  // issue 40, the primary network and the X-Chain: "xl" in the OpenAPI.
+  networkDetails: 100,
 } as const;
 
 export type Decision =

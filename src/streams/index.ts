@@ -63,6 +63,8 @@ import { apiLogs } from './api_logs.js';
 import { addressTxTransfers } from './address_tx_transfers.js';
 import { addressTxInternals } from './address_tx_internals.js';
 import { collectibleBalances } from './collectible_balances.js';
+// issue 40, the primary network and the X-Chain
+import { networkDetails } from './network_details.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -127,6 +129,8 @@ export const STREAMS: readonly StreamDecl[] = [
   xchainOutputs,
   cchainAtomicTransactions,
   cchainAtomicUtxos,
+  // issue 40, the primary network and the X-Chain
+  networkDetails,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
