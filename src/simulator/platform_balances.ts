@@ -13,6 +13,7 @@ import { P_CHAIN_ID, pathChain, primaryWorld, type PChainUtxo } from './primary.
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
 import { addressBody, type AssetAmount } from './staking.js';
+import { namesXChain, xBalances, xUtxos } from './xchain_utxos.js';
 
 /** The categories of a P-Chain balance (the OpenAPI's PChainBalance), in its order. */
 export const BALANCE_CATEGORIES = [
@@ -112,6 +113,7 @@ function requiredAddresses(ctx: RouteContext, network: Network): string[] {
 }
 
 function balances(ctx: RouteContext): unknown {
+  if (namesXChain(ctx)) return xBalances(ctx);
   const network = pathChain(ctx);
   const addresses = requiredAddresses(ctx, network);
   const at = intParam(ctx.query, 'blockTimestamp', 0);
@@ -134,6 +136,7 @@ function minAmountParam(q: URLSearchParams): bigint | undefined {
 }
 
 function utxos(ctx: RouteContext): unknown {
+  if (namesXChain(ctx)) return xUtxos(ctx);
   const network = pathChain(ctx);
   const q = ctx.query;
   const addresses = requiredAddresses(ctx, network);

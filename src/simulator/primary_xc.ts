@@ -6,14 +6,16 @@
 // of AVAX and of other assets, new assets) beside each P-Chain block. Transactions are drawn per
 // P-Chain block index, cheap headers first, so a listing by address builds only what it serves.
 import { cb58Encode, isEvmAddress, type Network } from '../ids.js';
+import { ExactNumber } from '../json.js';
 import { badRequest } from './errors.js';
 import { WORLD_NOW } from './evm.js';
 import { Rng, id32, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { lowerBound } from './listing.js';
+import { ASSET_NAMES, assetId as nodeAssetId, nodeUtxoSet } from './node_utxos.js';
 import { networkParam } from './params.js';
 import {
-  BLOCKCHAIN_IDS, C_CHAIN, P_CHAIN_ID, X_CHAIN, listingPosition, platformTransactions, primaryWorld, txFilters, utxoPage, xBlockHash, xBlockHeight,
+  BLOCKCHAIN_IDS, C_CHAIN, P_BLOCK_SECONDS, P_CHAIN_ID, P_T0, X_CHAIN, listingPosition, platformTransactions, primaryWorld, txFilters, utxoPage, xBlockHash, xBlockHeight,
   type Header, type PChainUtxo, type PrimaryTxQuery, type PrimaryWorld,
 } from './primary.js';
 import { WEIGHTS } from './ratelimit.js';
@@ -28,8 +30,8 @@ export interface XcUtxo {
   createdOnChainId: string;
   utxoId: string;
   creationTxHash: string;
-  /** uint64 seconds */
-  locktime: number;
+  /** uint64 seconds (a JSON number; exact where it passes 2^53) */
+  locktime: number | ExactNumber;
   /** a string of digits, unlike the P-Chain's number */
   outputIndex: string;
   threshold: number;
@@ -110,6 +112,9 @@ interface XcHeader {
   p?: Header;
   /** own BaseTx: index into X_ASSETS of the asset moved, besides AVAX */
   asset?: number;
+  /** the BaseTx that made the node's UTXO nodeUtxoSet()[anchor], to `owners` (bech32 bodies) */
+  anchor?: number;
+  owners?: string[];
 }
 
 /** Assets other than AVAX that the X-Chain's own transfers move; amounts of the 18-decimal one pass 2^53. */
@@ -123,6 +128,8 @@ const NANO = 1_000_000_000n;
 /** nAVAX an X-Chain or C-Chain atomic transaction burns (a CreateAssetTx ten times that). */
 const XC_FEE = 1_000_000n;
 const DAY = 86_400;
+/** P-Chain blocks kept clear of the node's UTXOs at either end of the world's fortnight. */
+const ANCHOR_MARGIN = 100;
 
 export function xAssetId(net: StakingNetwork, n: number): string {
   return cb58Encode(labelBytes(`xasset:${net}:${n}`, 32));
@@ -197,8 +204,45 @@ export class AtomicWorld {
         else out.push({ block: i, phase: 1, k, type: 'BaseTx', addrs, time, ...(roll <= 6 ? { asset: roll % X_ASSETS.length } : {}) });
       }
     }
+    if (this.chain === 'x' && net === 'mainnet') {
+      for (const anchor of this.anchorsAt(i)) out.push(this.anchorHeader(net, i, anchor));
+    }
     pHeaders.filter((h) => h.type === 'ExportTx').forEach((h, k) => out.push(pair(h, k)));
     return out;
+  }
+
+  private anchorBlocks?: Map<number, number[]>;
+
+  private anchorHeader(net: StakingNetwork, i: number, anchor: number): XcHeader {
+    const u = nodeUtxoSet(this.seed)[anchor]!;
+    const from = Rng.of(this.seed, 'xanchorfrom', anchor).int(POOL[net]);
+    return { block: i, phase: 1, k: -1 - anchor, type: 'BaseTx', addrs: [from], owners: u.owners.map((o) => o.slice(2)), time: this.p.blockTime(net, i), anchor };
+  }
+
+  /** The anchors' headers through P-Chain block `last`, by time (mainnet's X-Chain only). */
+  private anchorHeaders(net: StakingNetwork, last: number): XcHeader[] {
+    if (this.chain !== 'x' || net !== 'mainnet') return [];
+    this.anchorsAt(0);
+    return [...this.anchorBlocks!]
+      .filter(([i]) => i <= last)
+      .sort(([a], [b]) => a - b)
+      .flatMap(([i, anchors]) => anchors.map((anchor) => this.anchorHeader(net, i, anchor)));
+  }
+
+  /**
+   * The node's UTXOs (mainnet) made beside P-Chain block i: each at a block of the world's first
+   * fortnight drawn from its index, so that the node's addresses have X-Chain transactions here.
+   */
+  private anchorsAt(i: number): number[] {
+    if (!this.anchorBlocks) {
+      this.anchorBlocks = new Map();
+      const span = Math.floor((WORLD_NOW - P_T0) / P_BLOCK_SECONDS) - 2 * ANCHOR_MARGIN;
+      nodeUtxoSet(this.seed).forEach((_, anchor) => {
+        const at = ANCHOR_MARGIN + Rng.of(this.seed, 'xanchor', anchor).int(span);
+        this.anchorBlocks!.set(at, [...(this.anchorBlocks!.get(at) ?? []), anchor]);
+      });
+    }
+    return this.anchorBlocks.get(i) ?? [];
   }
 
   /** Headers through P-Chain block `last`, kept ordered by time: a C-Chain block may fall either side of a neighbour's. */
@@ -218,20 +262,23 @@ export class AtomicWorld {
 
   /** Whether pool owner a is one of the addresses asked (bech32 bodies, or 0x accounts on the C-Chain). */
   private matching(net: StakingNetwork, q: PrimaryTxQuery, t: number): XcHeader[] {
-    // A transaction at t may sit beside the next P-Chain block (an export just before it).
-    const headers = this.headersThrough(net, this.p.headAt(net, t) + 1);
     const want = q.addresses && new Set(q.addresses.map((a) => (isEvmAddress(a) ? a.toLowerCase() : addressBody(a))));
     const types = q.txTypes && new Set(q.txTypes);
     const key = JSON.stringify([net, [...(want ?? [])].sort(), [...(types ?? [])].sort(), q.startTimestamp ?? null, q.endTimestamp ?? null, t]);
     let hit = this.cache.get(key);
     if (hit) return hit;
     const owners = want && new Set(Array.from({ length: POOL[net] }, (_, a) => a).filter((a) => want.has(poolAddress(net, a)) || (this.chain === 'c' && want.has(evmOwner(net, a).toLowerCase()))));
+    // A transaction at t may sit beside the next P-Chain block (an export just before it). Addresses
+    // of no pool owner (the node's) have only the transactions that made their UTXOs: found without
+    // making every header of the fortnight.
+    const last = this.p.headAt(net, t) + 1;
+    const headers = owners && owners.size === 0 ? this.anchorHeaders(net, last) : this.headersThrough(net, last);
     const hi = Math.min(t, q.endTimestamp ?? Infinity);
     hit = [];
     const first = q.startTimestamp === undefined ? 0 : lowerBound(0, headers.length, (x) => headers[x]!.time >= q.startTimestamp!);
     for (let x = first; x < headers.length && headers[x]!.time <= hi; x++) {
       const h = headers[x]!;
-      if (owners && !h.addrs.some((a) => owners.has(a))) continue;
+      if (owners && !h.addrs.some((a) => owners.has(a)) && !h.owners?.some((o) => want!.has(o))) continue;
       if (types && !types.has(h.type)) continue;
       hit.push(h);
     }
@@ -249,6 +296,7 @@ export class AtomicWorld {
   }
 
   private transaction(net: StakingNetwork, h: XcHeader, t: number): XChainTransaction | CChainAtomicTransaction {
+    if (h.anchor !== undefined) return this.anchored(net, h);
     if (!h.p) return this.own(net, h);
     return h.type === 'ImportTx' ? this.importing(net, h.p) : this.exporting(net, h.p, t);
   }
@@ -350,6 +398,35 @@ export class AtomicWorld {
     tx.amountUnlocked = sums(consumed);
     tx.amountCreated = sums(emitted);
     return tx;
+  }
+
+  /**
+   * The BaseTx that made a UTXO the node's addresses hold (node_utxos.ts): a pool owner pays it,
+   * its AVAX change in the outputs before it, so that the UTXO sits at the node's output index.
+   */
+  private anchored(net: StakingNetwork, h: XcHeader): XChainTransaction {
+    const u = nodeUtxoSet(this.seed)[h.anchor!]!;
+    const r = Rng.of(this.seed, 'xanchorbody', h.anchor!);
+    const ts = h.time;
+    const from = poolAddress(net, h.addrs[0]!);
+    const named = ASSET_NAMES.findIndex((_, n) => nodeAssetId(n) === u.assetId);
+    const [name, symbol, denomination] = ASSET_NAMES[named] ?? ['Avalanche', 'AVAX', 9];
+    const sent: AssetAmount = { assetId: u.assetId, name, symbol, denomination, type: 'secp256k1', amount: u.amount };
+    const emitted: XcUtxo[] = [];
+    let change = 0n;
+    for (let n = 0; n < u.outputIndex; n++) {
+      const c = BigInt(r.range(1, 900)) * NANO + r.bigBelow(NANO);
+      change += c;
+      emitted.push(this.output(net, u.txId, n, from, asset(net, undefined, c), ts));
+    }
+    const locktime = BigInt(u.locktime) > BigInt(Number.MAX_SAFE_INTEGER) ? new ExactNumber(u.locktime) : Number(u.locktime);
+    emitted.push({ ...this.output(net, u.txId, u.outputIndex, from, sent, ts), addresses: h.owners!, locktime, threshold: u.threshold });
+    const consumed = [this.earlier(net, r, 0, from, sent, u.txId, ts), this.earlier(net, r, 1, from, asset(net, undefined, XC_FEE + change), u.txId, ts)];
+    const blockHeight = xBlockHeight(net, h.block, 1);
+    return {
+      txHash: u.txId, chainFormat: 'linear', timestamp: ts, txType: 'BaseTx', memo: '', consumedUtxos: consumed, emittedUtxos: emitted,
+      amountUnlocked: sums(consumed), amountCreated: sums(emitted), blockHeight, blockHash: xBlockHash(this.seed, net, blockHeight),
+    };
   }
 
   /** An output of transaction txHash on this chain (unspent as listed). */

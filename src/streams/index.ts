@@ -65,6 +65,8 @@ import { addressTxInternals } from './address_tx_internals.js';
 import { collectibleBalances } from './collectible_balances.js';
 // issue 40, the primary network and the X-Chain
 import { networkDetails } from './network_details.js';
+import { xchainBalances } from './platform_balances.js';
+import { xchainUtxos } from './xchain_utxos.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -131,6 +133,8 @@ export const STREAMS: readonly StreamDecl[] = [
   cchainAtomicUtxos,
   // issue 40, the primary network and the X-Chain
   networkDetails,
+  xchainBalances,
+  xchainUtxos,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
