@@ -71,6 +71,7 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   networkDetails: { schema: 'components.GetNetworkDetailsResponse' },
   xChainBalances: { schema: 'components.ListXChainBalancesResponse' },
   xChainUtxos: { schema: 'components.ListUtxosResponse' },
+  assetTransactions: { schema: 'operations.ListAssetTransactionsResponse', wrapped: true },
 };
 
 /**

@@ -165,6 +165,8 @@ export interface PrimaryTxQuery {
   startTimestamp?: number;
   endTimestamp?: number;
   sortOrder?: 'asc' | 'desc';
+  /** the X-Chain's listing by asset: only transactions that move it */
+  assetId?: string;
 }
 
 export interface TimeRange {

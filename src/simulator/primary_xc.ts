@@ -5,7 +5,7 @@
 // to one of them is taken by an ImportTx listed here. The X-Chain adds its own traffic (transfers
 // of AVAX and of other assets, new assets) beside each P-Chain block. Transactions are drawn per
 // P-Chain block index, cheap headers first, so a listing by address builds only what it serves.
-import { cb58Encode, isEvmAddress, type Network } from '../ids.js';
+import { cb58Encode, isBlockchainId, isEvmAddress, type Network } from '../ids.js';
 import { ExactNumber } from '../json.js';
 import { badRequest } from './errors.js';
 import { WORLD_NOW } from './evm.js';
@@ -264,7 +264,7 @@ export class AtomicWorld {
   private matching(net: StakingNetwork, q: PrimaryTxQuery, t: number): XcHeader[] {
     const want = q.addresses && new Set(q.addresses.map((a) => (isEvmAddress(a) ? a.toLowerCase() : addressBody(a))));
     const types = q.txTypes && new Set(q.txTypes);
-    const key = JSON.stringify([net, [...(want ?? [])].sort(), [...(types ?? [])].sort(), q.startTimestamp ?? null, q.endTimestamp ?? null, t]);
+    const key = JSON.stringify([net, [...(want ?? [])].sort(), [...(types ?? [])].sort(), q.startTimestamp ?? null, q.endTimestamp ?? null, q.assetId ?? null, t]);
     let hit = this.cache.get(key);
     if (hit) return hit;
     const owners = want && new Set(Array.from({ length: POOL[net] }, (_, a) => a).filter((a) => want.has(poolAddress(net, a)) || (this.chain === 'c' && want.has(evmOwner(net, a).toLowerCase()))));
@@ -280,11 +280,29 @@ export class AtomicWorld {
       const h = headers[x]!;
       if (owners && !h.addrs.some((a) => owners.has(a)) && !h.owners?.some((o) => want!.has(o))) continue;
       if (types && !types.has(h.type)) continue;
+      if (q.assetId !== undefined && !this.moves(net, h, q.assetId)) continue;
       hit.push(h);
     }
     if (this.cache.size > 256) this.cache.clear();
     this.cache.set(key, hit);
     return hit;
+  }
+
+  /**
+   * Whether a transaction moves an asset, from its header: every one pays its fee in AVAX; an own
+   * BaseTx moves its other asset too, a CreateAssetTx mints its own (its id is the transaction's),
+   * and a transaction that made one of the node's UTXOs moves that UTXO's asset.
+   */
+  private moves(net: StakingNetwork, h: XcHeader, assetId: string): boolean {
+    if (assetId === AVAX_ASSET_ID[net]) return true;
+    if (h.anchor !== undefined) return nodeUtxoSet(this.seed)[h.anchor]!.assetId === assetId;
+    if (h.p) return false;
+    if (h.type === 'CreateAssetTx') return this.ownTxHash(net, h) === assetId;
+    return h.asset !== undefined && xAssetId(net, h.asset) === assetId;
+  }
+
+  private ownTxHash(net: StakingNetwork, h: XcHeader): string {
+    return id32(Rng.of(this.seed, 'xowntx', net, h.block, h.k));
   }
 
   /** The transactions a query lists at time t, in serving order (newest first unless asc). */
@@ -351,7 +369,7 @@ export class AtomicWorld {
   /** The X-Chain's own transactions: transfers of AVAX or of another asset, and new assets. */
   private own(net: StakingNetwork, h: XcHeader): XChainTransaction {
     const r = Rng.of(this.seed, 'xownbody', net, h.block, h.k);
-    const txHash = id32(Rng.of(this.seed, 'xowntx', net, h.block, h.k));
+    const txHash = this.ownTxHash(net, h);
     const blockHeight = xBlockHeight(net, h.block, 1);
     const ts = h.time;
     const from = poolAddress(net, h.addrs[0]!);
@@ -498,6 +516,25 @@ function transactions(ctx: RouteContext): unknown {
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 
+/** An X-Chain asset's transactions (listAssetTransactions): the X-Chain's listing, filtered by the asset they move. */
+function assetTransactions(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  if (chainOf(ctx.params[1]!, network) !== 'x') throw badRequest('blockchainId must be the X-Chain (x-chain or its id): assets are listed there only');
+  const assetId = ctx.params[2]!;
+  if (!isBlockchainId(assetId)) throw badRequest(`assetId must be an asset id (cb58 of 32 bytes), got "${assetId}"`);
+  const q = ctx.query;
+  if (q.has('addresses')) throw badRequest('addresses is not a parameter of an asset\'s transactions');
+  const { query, pageSize } = txFilters(q, network);
+  const key = JSON.stringify(['assetTransactions', network, assetId, query]);
+  const { offset, t, at } = listingPosition(ctx, key);
+  const listing = atomicWorld(ctx.world.seed, 'x').listTransactions<XChainTransaction>(network, { ...query, assetId }, t);
+  const { items, nextPageToken } = utxoPage(listing, offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
+  const body = { transactions: items, chainInfo: { chainName: 'x-chain', network } };
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
 export const PRIMARY_TX_ROUTES: RouteTable = [
+  // issue 40, the primary network and the X-Chain
+  { pattern: ['v1', 'networks', null, 'blockchains', null, 'assets', null, 'transactions'], route: { name: 'assetTransactions', service: 'data', weight: WEIGHTS.assetTransactions, handle: assetTransactions } },
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'transactions'], route: { name: 'primaryTransactions', service: 'data', weight: WEIGHTS.primaryTransactions, handle: transactions } },
 ];

@@ -67,6 +67,7 @@ import { collectibleBalances } from './collectible_balances.js';
 import { networkDetails } from './network_details.js';
 import { xchainBalances } from './platform_balances.js';
 import { xchainUtxos } from './xchain_utxos.js';
+import { xchainAssetTransactions } from './xchain_asset_transactions.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -135,6 +136,7 @@ export const STREAMS: readonly StreamDecl[] = [
   networkDetails,
   xchainBalances,
   xchainUtxos,
+  xchainAssetTransactions,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
