@@ -51,7 +51,7 @@ function details(ctx: RouteContext, t: number): NetworkDetails {
   }
   const p = primaryWorld(ctx.world.seed);
   const net = stakingNetwork(network);
-  const supply = BigInt(p.block(net, Math.max(0, p.headAt(net, t))).currentSupply);
+  const supply = BigInt(p.block(net, Math.max(0, p.headAt(net, t))).currentSupply!);
   return {
     validatorDetails: {
       validatorCount: active.length,

@@ -141,9 +141,10 @@ export interface PrimaryNetworkBlock {
   txCount: number;
   transactions: string[];
   blockSizeBytes: number;
-  l1ValidatorsAccruedFees: number;
-  activeL1Validators: number;
-  currentSupply: string;
+  /** the P-Chain's only */
+  l1ValidatorsAccruedFees?: number;
+  activeL1Validators?: number;
+  currentSupply?: string;
   proposerDetails?: { proposerId: string; proposerParentId: string; proposerNodeId: string; proposerPChainHeight: number; proposerTimestamp: number };
 }
 
@@ -801,7 +802,8 @@ function stakingTransactions(ctx: RouteContext): unknown {
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 
-function blocks(ctx: RouteContext): unknown {
+/** The P-Chain's side of the blocks route (primary_xc.ts answers the path for the X-Chain too). */
+export function platformBlocks(ctx: RouteContext): unknown {
   const network = pathChain(ctx);
   const range = timeRange(ctx.query);
   const pageSize = intParam(ctx.query, 'pageSize', 1, 100) ?? 10;
@@ -831,7 +833,6 @@ function nodeBlocks(ctx: RouteContext): unknown {
 }
 
 export const PRIMARY_ROUTES: RouteTable = [
-  { pattern: ['v1', 'networks', null, 'blockchains', null, 'blocks'], route: { name: 'primaryBlocks', service: 'data', weight: WEIGHTS.primaryBlocks, handle: blocks } },
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'transactions:listStaking'], route: { name: 'primaryStaking', service: 'data', weight: WEIGHTS.primaryStaking, handle: stakingTransactions } },
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'nodes', null, 'blocks'], route: { name: 'primaryNodeBlocks', service: 'data', weight: WEIGHTS.primaryNodeBlocks, handle: nodeBlocks } },
 ];

@@ -13,10 +13,10 @@ import { Rng, id32, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { lowerBound } from './listing.js';
 import { ASSET_NAMES, assetId as nodeAssetId, nodeUtxoSet } from './node_utxos.js';
-import { networkParam } from './params.js';
+import { intParam, networkParam, page } from './params.js';
 import {
-  BLOCKCHAIN_IDS, C_CHAIN, P_BLOCK_SECONDS, P_CHAIN_ID, P_T0, X_CHAIN, listingPosition, platformTransactions, primaryWorld, txFilters, utxoPage, xBlockHash, xBlockHeight,
-  type Header, type PChainUtxo, type PrimaryTxQuery, type PrimaryWorld,
+  BLOCKCHAIN_IDS, C_CHAIN, P_BLOCK_SECONDS, P_CHAIN_ID, P_T0, X_CHAIN, listingPosition, platformBlocks, platformTransactions, primaryWorld, timeRange, txFilters, utxoPage,
+  xBlockHash, xBlockHeight, type Header, type PChainUtxo, type PrimaryNetworkBlock, type PrimaryTxQuery, type PrimaryWorld, type TimeRange,
 } from './primary.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
@@ -305,6 +305,53 @@ export class AtomicWorld {
     return id32(Rng.of(this.seed, 'xowntx', net, h.block, h.k));
   }
 
+  /**
+   * The X-Chain's blocks at t in [start, end] (inclusive), newest first: one a phase of a P-Chain
+   * block that holds a transaction (its exports, its own, its imports), so heights have gaps and a
+   * block's parent is the block below it.
+   */
+  listBlocks(network: Network, range: TimeRange, t = WORLD_NOW): { length: number; at(k: number): PrimaryNetworkBlock } {
+    const net = stakingNetwork(network);
+    const headers = this.headersThrough(net, this.p.headAt(net, t) + 1);
+    // Grouped by height once per growth of the headers (mainnet and fuji apart).
+    const cacheKey = `${net}:${headers.length}`;
+    let list = this.xBlockCache.get(cacheKey);
+    if (!list) {
+      const by = new Map<number, XcHeader[]>();
+      for (const h of headers) {
+        const height = xBlockHeight(net, h.block, h.phase);
+        by.set(height, [...(by.get(height) ?? []), h]);
+      }
+      list = [...by].sort(([a], [b]) => a - b).map(([height, hs]) => ({ height, time: hs[0]!.time, headers: hs }));
+      if (this.xBlockCache.size > 8) this.xBlockCache.clear();
+      this.xBlockCache.set(cacheKey, list);
+    }
+    const all = list;
+    const hi = Math.min(t, range.endTimestamp ?? Infinity);
+    const within = all.map((b, x) => ({ b, x })).filter(({ b }) => b.time <= hi && (range.startTimestamp === undefined || b.time >= range.startTimestamp));
+    return {
+      length: within.length,
+      at: (k) => {
+        const { b, x } = within[within.length - 1 - k]!;
+        const transactions = b.headers.map((h) => this.txHashOf(net, h));
+        return {
+          blockNumber: String(b.height), blockHash: xBlockHash(this.seed, net, b.height),
+          parentHash: xBlockHash(this.seed, net, x === 0 ? b.height - 1 : all[x - 1]!.height),
+          blockTimestamp: b.time, blockType: 'StandardBlock', txCount: transactions.length, transactions,
+          blockSizeBytes: 120 + b.headers.reduce((n, h) => n + 300 + 150 * h.addrs.length, 0),
+        };
+      },
+    };
+  }
+
+  private readonly xBlockCache = new Map<string, Array<{ height: number; time: number; headers: XcHeader[] }>>();
+
+  /** The id of the transaction a header names, without making its body. */
+  private txHashOf(net: StakingNetwork, h: XcHeader): string {
+    if (h.anchor !== undefined) return nodeUtxoSet(this.seed)[h.anchor]!.txId;
+    return h.p ? this.p.peerTx(net, h.p).txHash : this.ownTxHash(net, h);
+  }
+
   /** The transactions a query lists at time t, in serving order (newest first unless asc). */
   listTransactions<T extends XChainTransaction | CChainAtomicTransaction>(network: Network, q: PrimaryTxQuery, t = WORLD_NOW): { length: number; at(k: number): T } {
     const net = stakingNetwork(network);
@@ -516,6 +563,19 @@ function transactions(ctx: RouteContext): unknown {
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 
+/** The blocks of the P- or X-Chain (listLatestPrimaryNetworkBlocks); the C-Chain's are not served. */
+function blocks(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  if (chainOf(ctx.params[1]!, network) !== 'x') return platformBlocks(ctx);
+  const range = timeRange(ctx.query);
+  const pageSize = intParam(ctx.query, 'pageSize', 1, 100) ?? 10;
+  const key = JSON.stringify(['primaryBlocks', 'x', network, range]);
+  const { offset, t, at } = listingPosition(ctx, key);
+  const { items, nextPageToken } = page(atomicWorld(ctx.world.seed, 'x').listBlocks(network, range, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
+  const body = { blocks: items, chainInfo: { chainName: 'x-chain', network } };
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
 /** An X-Chain asset's transactions (listAssetTransactions): the X-Chain's listing, filtered by the asset they move. */
 function assetTransactions(ctx: RouteContext): unknown {
   const network = networkParam(ctx.params[0]!);
@@ -534,6 +594,7 @@ function assetTransactions(ctx: RouteContext): unknown {
 }
 
 export const PRIMARY_TX_ROUTES: RouteTable = [
+  { pattern: ['v1', 'networks', null, 'blockchains', null, 'blocks'], route: { name: 'primaryBlocks', service: 'data', weight: WEIGHTS.primaryBlocks, handle: blocks } },
   // issue 40, the primary network and the X-Chain
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'assets', null, 'transactions'], route: { name: 'assetTransactions', service: 'data', weight: WEIGHTS.assetTransactions, handle: assetTransactions } },
   { pattern: ['v1', 'networks', null, 'blockchains', null, 'transactions'], route: { name: 'primaryTransactions', service: 'data', weight: WEIGHTS.primaryTransactions, handle: transactions } },

@@ -68,6 +68,7 @@ import { networkDetails } from './network_details.js';
 import { xchainBalances } from './platform_balances.js';
 import { xchainUtxos } from './xchain_utxos.js';
 import { xchainAssetTransactions } from './xchain_asset_transactions.js';
+import { xchainBlocks } from './platform_blocks.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -137,6 +138,7 @@ export const STREAMS: readonly StreamDecl[] = [
   xchainBalances,
   xchainUtxos,
   xchainAssetTransactions,
+  xchainBlocks,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
