@@ -72,6 +72,8 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   xChainBalances: { schema: 'components.ListXChainBalancesResponse' },
   xChainUtxos: { schema: 'components.ListUtxosResponse' },
   assetTransactions: { schema: 'operations.ListAssetTransactionsResponse', wrapped: true },
+  xVertices: { schema: 'operations.ListLatestXChainVerticesResponse', wrapped: true },
+  xVerticesByHeight: { schema: 'operations.GetVertexByHeightResponse', wrapped: true },
 };
 
 /**

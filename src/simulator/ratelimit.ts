@@ -81,6 +81,8 @@ export const WEIGHTS = {
   // issue 40, the primary network and the X-Chain: network details and an asset's transactions are "xl" in the OpenAPI.
   networkDetails: 100,
   assetTransactions: 100,
+  // "medium" in the OpenAPI.
+  xVertices: 20,
 } as const;
 
 export type Decision =

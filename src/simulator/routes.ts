@@ -26,6 +26,7 @@ import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
 import { USAGE_ROUTES } from './usage_routes.js';
 // issue 40, the primary network and the X-Chain
 import { NETWORK_DETAIL_ROUTES } from './network_details.js';
+import { VERTEX_ROUTES } from './xchain_vertices.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -65,6 +66,7 @@ const TABLE: RouteTable = [
   ...USAGE_ROUTES,
   // issue 40, the primary network and the X-Chain
   ...NETWORK_DETAIL_ROUTES,
+  ...VERTEX_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

@@ -69,6 +69,7 @@ import { xchainBalances } from './platform_balances.js';
 import { xchainUtxos } from './xchain_utxos.js';
 import { xchainAssetTransactions } from './xchain_asset_transactions.js';
 import { xchainBlocks } from './platform_blocks.js';
+import { xchainVertices } from './xchain_vertices.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -139,6 +140,7 @@ export const STREAMS: readonly StreamDecl[] = [
   xchainUtxos,
   xchainAssetTransactions,
   xchainBlocks,
+  xchainVertices,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));
