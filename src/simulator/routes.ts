@@ -9,8 +9,8 @@ import {
 } from './params.js';
 import { NODE_ROUTES, isNodePath } from './node_routes.js';
 import { ADDRESS_ACTIVITY_ROUTES } from './address_activity_routes.js';
-import { PRIMARY_ROUTES } from './primary.js';
-import { PRIMARY_TX_ROUTES } from './primary_xc.js';
+import { PRIMARY_ROUTES } from './primary_routes.js';
+import { PRIMARY_TX_ROUTES } from './primary_xc_routes.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';

@@ -4,21 +4,20 @@
 // none of its transactions consumed. The node's own addresses hold the UTXOs they were given
 // (node_utxos.ts), as the listing makes each of them in a transaction of its own.
 import type { Network } from '../ids.js';
-import { badRequest } from './errors.js';
-import { fromArray, type Listing } from './listing.js';
-import { addressesParam, booleanParam, enumParam, intParam, networkParam, pageAt, single } from './params.js';
 import { X_CHAIN } from './primary.js';
 import { atomicWorld, type XChainTransaction, type XcUtxo } from './primary_xc.js';
-import type { RouteContext } from './route.js';
 import { addressBody, stakingNetwork, type AssetAmount } from './staking.js';
 import { encodeUtxo, type SimUtxo } from './utxo_codec.js';
 
-export interface XAddressUtxos {
+/** The UTXOs of addresses at a time: what they hold, and what they held and spent. */
+export interface AddressUtxos<U> {
   /** held at t */
-  held: XcUtxo[];
-  /** held once and spent by t (or consumed by the address's transactions), with what spent them */
-  spent: XcUtxo[];
+  held: U[];
+  /** held once and spent by t, with what spent them */
+  spent: U[];
 }
+
+type XAddressUtxos = AddressUtxos<XcUtxo>;
 
 const cache = new Map<string, XAddressUtxos>();
 
@@ -75,55 +74,4 @@ export function xBalancesOf(held: readonly XcUtxo[], t: number): { locked: Aggre
     e.utxoCount++;
   }
   return out;
-}
-
-// ---- routes (the P-Chain's in platform_balances.ts hand x-chain here) ----
-
-/** Whether the path names the X-Chain (x-chain or its id on the path's network). */
-export function namesXChain(ctx: RouteContext): boolean {
-  const chain = ctx.params[1]!;
-  if (chain === 'x-chain') return true;
-  const network = networkParam(ctx.params[0]!);
-  return chain === X_CHAIN[stakingNetwork(network)];
-}
-
-function requiredAddresses(ctx: RouteContext, network: Network): string[] {
-  const addresses = addressesParam(ctx.query, 'addresses', network);
-  if (!addresses) throw badRequest('addresses is required: a comma-separated list of X-Chain addresses');
-  return addresses;
-}
-
-export function xBalances(ctx: RouteContext): unknown {
-  const network = networkParam(ctx.params[0]!);
-  const addresses = requiredAddresses(ctx, network);
-  const at = intParam(ctx.query, 'blockTimestamp', 0);
-  const t = at === undefined ? ctx.world.now : Math.min(at, ctx.world.now);
-  return { balances: xBalancesOf(xUtxosOf(ctx.world.seed, network, addresses, t).held, t), chainInfo: { chainName: 'x-chain', network } };
-}
-
-export function xUtxos(ctx: RouteContext): unknown {
-  const network = networkParam(ctx.params[0]!);
-  const q = ctx.query;
-  const addresses = requiredAddresses(ctx, network);
-  const assetId = single(q, 'assetId');
-  const includeSpent = booleanParam(q, 'includeSpent') ?? false;
-  const sortBy = enumParam(q, 'sortBy', ['timestamp', 'amount'] as const) ?? 'timestamp';
-  const sortOrder = enumParam(q, 'sortOrder', ['asc', 'desc'] as const) ?? 'desc';
-  const pageSize = intParam(q, 'pageSize', 1, 100, 10)!;
-  const key = JSON.stringify(['xUtxos', network, [...addresses].sort(), assetId ?? null, includeSpent, sortBy, sortOrder]);
-  const list = (t: number): Listing<XcUtxo> => {
-    const { held, spent } = xUtxosOf(ctx.world.seed, network, addresses, t);
-    const items = (includeSpent ? [...held, ...spent] : held).filter((u) => assetId === undefined || u.asset.assetId === assetId);
-    const by = (u: XcUtxo) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.timestamp));
-    const sign = sortOrder === 'asc' ? 1 : -1;
-    items.sort((a, b) => {
-      const x = by(a);
-      const y = by(b);
-      return x !== y ? (x < y ? -sign : sign) : a.utxoId < b.utxoId ? -1 : a.utxoId > b.utxoId ? 1 : 0;
-    });
-    return fromArray(items);
-  };
-  const { items, nextPageToken } = pageAt(ctx, key, pageSize, 'data', list);
-  const body = { utxos: items, chainInfo: { chainName: 'x-chain', network } };
-  return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
