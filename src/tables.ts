@@ -1712,7 +1712,7 @@ export interface LakeTables {
     parent_hash: Utf8;
     /** block time (UTC) */
     block_timestamp: TimestampMicrosecond;
-    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... */
+    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... (the X-Chain: StandardBlock) */
     block_type: Utf8;
     /** transactions in the block */
     tx_count: Int32;
@@ -1856,7 +1856,7 @@ export interface LakeTables {
     parent_hash: Utf8;
     /** block time (UTC) */
     block_timestamp: TimestampMicrosecond;
-    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... */
+    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... (the X-Chain: StandardBlock) */
     block_type: Utf8;
     /** transactions in the block */
     tx_count: Int32;
@@ -2574,6 +2574,254 @@ export interface LakeTables {
     credentials: Utf8;
     /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
     amount_units: Float64;
+  };
+  network_details: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** active primary-network validators */
+    validator_count: Int32;
+    /** their own stake, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(validator_amount_staked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum validator_amount_staked_raw::BIGNUM there */
+    validator_amount_staked: Utf8;
+    /** exact digits of validator_amount_staked as received (text) */
+    validator_amount_staked_raw: Utf8;
+    /** the rewards the active validations and delegations would earn, in nAVAX, as the service estimates them. Exact in chainlake's SQL (BIGNUM): sum(estimated_annual_staking_reward) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum estimated_annual_staking_reward_raw::BIGNUM there */
+    estimated_annual_staking_reward: Utf8;
+    /** exact digits of estimated_annual_staking_reward as received (text) */
+    estimated_annual_staking_reward_raw: Utf8;
+    /** active stake (validators' and delegators') over the current supply, as exact decimal text (CAST to DOUBLE or DECIMAL to compute) */
+    staking_ratio: Utf8;
+    /** active primary-network delegations */
+    delegator_count: Int32;
+    /** their stake, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(delegator_amount_staked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum delegator_amount_staked_raw::BIGNUM there */
+    delegator_amount_staked: Utf8;
+    /** exact digits of delegator_amount_staked as received (text) */
+    delegator_amount_staked_raw: Utf8;
+    /** per AvalancheGo version: [{version, amountStaked (nAVAX as text), validatorCount}] */
+    staking_by_version: Utf8;
+    /** validator_amount_staked in whole units: validator_amount_staked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum validator_amount_staked for an exact total */
+    validator_amount_staked_units: Float64;
+    /** estimated_annual_staking_reward in whole units: estimated_annual_staking_reward / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum estimated_annual_staking_reward for an exact total */
+    estimated_annual_staking_reward_units: Float64;
+    /** delegator_amount_staked in whole units: delegator_amount_staked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum delegator_amount_staked for an exact total */
+    delegator_amount_staked_units: Float64;
+  };
+  xchain_balances: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the holder, as given in the pipeline */
+    address: Utf8;
+    /** the time the balances are of: blockTimestamp as asked, else snapshot_at (UTC) */
+    balance_at: TimestampMicrosecond;
+    /** locked, unlocked, atomicMemoryUnlocked, atomicMemoryLocked (the service's names; a category with nothing in it has no row) */
+    category: Utf8;
+    /** asset (AVAX or another X-Chain asset) */
+    asset_id: Utf8;
+    /** asset name */
+    asset_name: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset (9 for AVAX) */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** the sum, in the asset's smallest unit. Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
+    amount_raw: Utf8;
+    /** UTXOs summed */
+    utxo_count: Int32;
+    /** atomic memory: the chain the UTXOs are shared with (exported to or imported from) */
+    shared_with_chain_id: Utf8;
+    /** atomic memory: status as sent */
+    status: Utf8;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
+  };
+  xchain_utxos: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the listed owner, as given in the pipeline */
+    address: Utf8;
+    /** UTXO id (cb58) */
+    utxo_id: Utf8;
+    /** the transaction that created it */
+    creation_tx_hash: Utf8;
+    /** its index among that transaction's outputs (sent as text) */
+    output_index: Int64;
+    /** amount in the asset's smallest unit (uint64). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
+    amount_raw: Utf8;
+    /** asset */
+    asset_id: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** owners (bech32, as sent) */
+    addresses: List<Utf8>;
+    /** signatures of the owners needed to spend it */
+    threshold: Int32;
+    /** Unix time before which it cannot be spent (uint64) */
+    locktime: Decimal;
+    /** type of output, as sent */
+    utxo_type: Utf8;
+    /** when it was created (UTC) */
+    created_timestamp: TimestampMicrosecond;
+    /** chain it was created on */
+    created_on_chain_id: Utf8;
+    /** chain it is spent on (an export's outputs: the destination) */
+    consumed_on_chain_id: Utf8;
+    /** the transaction that spent it, if spent when listed */
+    consuming_tx_hash: Utf8;
+    /** when it was spent (UTC) */
+    consuming_tx_timestamp: TimestampMicrosecond;
+    /** NFT mint outputs: the minting set */
+    group_id: Int32;
+    /** NFT outputs: the payload (hex) */
+    payload: Utf8;
+    /** inputs: the signatures and public keys that spent it */
+    credentials: Utf8;
+    /** spent at the snapshot (listed with includeSpent only): it has a consuming transaction or time */
+    spent: Bool;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
+  };
+  xchain_asset_transactions: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the asset it was listed for, as given in the pipeline */
+    asset_id: Utf8;
+    /** transaction id (cb58) */
+    tx_hash: Utf8;
+    /** its type, as sent */
+    tx_type: Utf8;
+    /** height of its block */
+    block_number: Int64;
+    /** its block */
+    block_hash: Utf8;
+    /** time it was accepted (UTC): its block's; the cursor of xchain_transactions */
+    block_timestamp: TimestampMicrosecond;
+    /** memo (hex; empty when none) */
+    memo: Utf8;
+    /** imports: the chain the funds come from */
+    source_chain: Utf8;
+    /** exports: the chain the funds go to */
+    destination_chain: Utf8;
+    /** nAVAX its inputs unlock. Exact in chainlake's SQL (BIGNUM): sum(avax_unlocked) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum avax_unlocked_raw::BIGNUM there */
+    avax_unlocked: Utf8;
+    /** exact digits of avax_unlocked as received (text) */
+    avax_unlocked_raw: Utf8;
+    /** nAVAX its outputs create (the difference with avax_unlocked is the fee). Exact in chainlake's SQL (BIGNUM): sum(avax_created) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum avax_created_raw::BIGNUM there */
+    avax_created: Utf8;
+    /** exact digits of avax_created as received (text) */
+    avax_created_raw: Utf8;
+    /** assets its inputs unlock, AVAX included */
+    asset_ids_unlocked: List<Utf8>;
+    /** per asset: {assetId, name, symbol, denomination, type, amount} (amount exact, as text) */
+    amount_unlocked: Utf8;
+    /** per asset, as amount_unlocked */
+    amount_created: Utf8;
+    /** linear (in a block, since Cortina) or non-linear (in vertices, before) */
+    chain_format: Utf8;
+    /** owners of the UTXOs it consumes and emits, once each, sorted (bech32 as sent) */
+    addresses: List<Utf8>;
+    /** UTXOs it consumes (rows of xchain_inputs) */
+    input_count: Int32;
+    /** UTXOs it emits (rows of xchain_outputs) */
+    output_count: Int32;
+    /** CreateAssetTx: the new asset */
+    created_asset_id: Utf8;
+    /** its name */
+    created_asset_name: Utf8;
+    /** its symbol */
+    created_asset_symbol: Utf8;
+    /** its decimals */
+    created_asset_denomination: Int32;
+    /** secp256k1 or nft */
+    created_asset_type: Utf8;
+    /** fixed or variable supply */
+    created_asset_cap: Utf8;
+    /** when it was created (UTC) */
+    created_asset_timestamp: TimestampMicrosecond;
+    /** non-linear transactions: the vertices that accepted it ({hash, height, timestamp}) */
+    vertices: Utf8;
+    /** avax_unlocked in whole units: avax_unlocked / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum avax_unlocked for an exact total */
+    avax_unlocked_units: Float64;
+    /** avax_created in whole units: avax_created / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum avax_created for an exact total */
+    avax_created_units: Float64;
+  };
+  xchain_blocks: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** height */
+    block_number: Int64;
+    /** block id (cb58) */
+    block_hash: Utf8;
+    /** parent block id */
+    parent_hash: Utf8;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... (the X-Chain: StandardBlock) */
+    block_type: Utf8;
+    /** transactions in the block */
+    tx_count: Int32;
+    /** their ids (xchain_transactions.tx_hash) */
+    tx_hashes: List<Utf8>;
+    /** size in bytes */
+    block_size_bytes: Int64;
+    /** continuous fees L1 validators have paid so far, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(l1_validators_accrued_fees) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum l1_validators_accrued_fees_raw::BIGNUM there */
+    l1_validators_accrued_fees: Utf8;
+    /** exact digits of l1_validators_accrued_fees as received (text) */
+    l1_validators_accrued_fees_raw: Utf8;
+    /** L1 validators active */
+    active_l1_validators: Int32;
+    /** AVAX supply after the block, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(current_supply) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum current_supply_raw::BIGNUM there */
+    current_supply: Utf8;
+    /** exact digits of current_supply as received (text) */
+    current_supply_raw: Utf8;
+    /** the proposer VM's block id (standard and proposal blocks) */
+    proposer_id: Utf8;
+    /** its parent */
+    proposer_parent_id: Utf8;
+    /** the node that proposed it */
+    proposer_node_id: Utf8;
+    /** P-Chain height the proposer built on */
+    proposer_p_chain_height: Int64;
+    /** the proposer's time (UTC) */
+    proposer_timestamp: TimestampMicrosecond;
+    /** l1_validators_accrued_fees in whole units: l1_validators_accrued_fees / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum l1_validators_accrued_fees for an exact total */
+    l1_validators_accrued_fees_units: Float64;
+    /** current_supply in whole units: current_supply / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum current_supply for an exact total */
+    current_supply_units: Float64;
+  };
+  xchain_vertices: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** vertex id (cb58) */
+    vertex_hash: Utf8;
+    /** its height in the DAG */
+    vertex_height: Int64;
+    /** its place in the order the chain accepted vertices */
+    vertex_index: Int64;
+    /** when it was accepted (UTC) */
+    vertex_timestamp: TimestampMicrosecond;
+    /** the vertices it builds on (of the height below) */
+    parent_hashes: List<Utf8>;
+    /** transactions in it */
+    tx_count: Int32;
+    /** their ids */
+    tx_hashes: List<Utf8>;
+    /** size in bytes */
+    vertex_size_bytes: Int64;
   };
   operations: {
     /** operation id given by the service */

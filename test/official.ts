@@ -66,6 +66,14 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   // The usage series is one answer (not paged by the client); the logs are paged.
   apiUsageMetrics: { schema: 'components.UsageMetricsResponseDTO' },
   apiLogs: { schema: 'operations.GetApiLogsResponse', wrapped: true },
+  // issue 40, the primary network and the X-Chain. The balances and UTXOs routes answer each chain in
+  // its own shape: the X-Chain's are checked against its own schemas under these names.
+  networkDetails: { schema: 'components.GetNetworkDetailsResponse' },
+  xChainBalances: { schema: 'components.ListXChainBalancesResponse' },
+  xChainUtxos: { schema: 'components.ListUtxosResponse' },
+  assetTransactions: { schema: 'operations.ListAssetTransactionsResponse', wrapped: true },
+  xVertices: { schema: 'operations.ListLatestXChainVerticesResponse', wrapped: true },
+  xVerticesByHeight: { schema: 'operations.GetVertexByHeightResponse', wrapped: true },
 };
 
 /**

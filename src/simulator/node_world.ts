@@ -4,14 +4,18 @@
 // uint64 is an ExactNumber here, which AvalancheGo writes as a JSON number and the reference as a
 // decimal string. Calls are parsed in node_params.ts and dispatched in node_routes.ts; UTXO bytes
 // are utxo_codec.ts's.
-import { cb58Encode, encodePrimaryAddress } from '../ids.js';
+import { cb58Encode } from '../ids.js';
 import { ExactNumber } from '../json.js';
 import { invalidParams, serverError } from './errors.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
 import { Rng, id32, labelBytes } from './hash.js';
 import { nodeIdOf } from './staking.js';
 import { EVM_VM_ID, LAKESIDE_SUBNET_ID, PRIMARY_NETWORK_ID, SUBNET_EVM_VM_ID, X_CHAIN_ID, type Blockchain, type GenesisConfig, type Subnet } from './subnets.js';
-import { encodeUtxo, type SimUtxo } from './utxo_codec.js';
+import type { SimUtxo } from './utxo_codec.js';
+import { ASSET_NAMES, AVAX_ASSET_ID, FIRST_INEXACT, UINT64_MAX, X_ADDRESSES, amountOf, assetId, nodeUtxoSet, pickAsset, u64, xAddress } from './node_utxos.js';
+import { nodeForm, xUtxosOf } from './xchain_utxos.js';
+
+export { AVAX_ASSET_ID, FIRST_INEXACT, assetId, xAddress };
 
 type Obj = Record<string, unknown>;
 
@@ -29,41 +33,18 @@ export interface NodeSource {
 
 const DAY = 86_400;
 const C_CHAIN_ID = CHAINS.find((c) => c.chainId === '43114')!.blockchainId;
-/** The asset chain's own asset. */
-export const AVAX_ASSET_ID = 'FvwEAhmxKfeiG8SnEvq42hc6whRyY3EFYAvebMqDNDGCgxN5Z';
 /** secp256k1fx, the feature extension of every input, output and credential here. */
 const SECP_FX_ID = 'spdxUxVJQbX85MGxMHbKw1sHxMnSqJ3QBzDyDYEP3h6TLuxqQ';
 const ALIASES: Record<string, string> = { P: PRIMARY_NETWORK_ID, X: X_CHAIN_ID.mainnet, C: C_CHAIN_ID };
 /** The asset chain was linearized (blocks from height 0) on this day; a block every 30 s since. */
 const X_GENESIS = Date.UTC(2023, 3, 25) / 1000;
 const X_BLOCK_SECONDS = 30;
-const UINT64_MAX = 18446744073709551615n;
-/** 2^53 + 1: the smallest integer a double cannot hold. */
-export const FIRST_INEXACT = 9_007_199_254_740_993n;
-/** Addresses of the asset chain with UTXOs and activity. */
-const X_ADDRESSES = 6;
 /** Health checks run this often (the node flag --health-check-frequency). */
 const CHECK_SECONDS = 30;
 
 /** A time as the node writes it: RFC 3339 with nanoseconds. */
 function iso(seconds: number, nanos = 0): string {
   return new Date(seconds * 1000).toISOString().replace(/\.\d{3}Z$/, `.${String(nanos).padStart(9, '0')}Z`);
-}
-
-
-export function xAddress(i: number): string {
-  return encodePrimaryAddress('mainnet', labelBytes(`xaddr:${i}`, 20), 'X');
-}
-
-/** Generated assets of the asset chain, besides AVAX. */
-const ASSET_NAMES: Array<[string, string, number]> = [
-  ['Lake Coin', 'LAKE', 9],
-  ['Pier Token', 'PIER', 0],
-  ['Ünïcødé Shells 🐚', 'SHELL', 6],
-];
-
-export function assetId(i: number): string {
-  return cb58Encode(labelBytes(`asset:mainnet:${i}`, 32));
 }
 
 export interface AssetDescription {
@@ -73,16 +54,6 @@ export interface AssetDescription {
   denomination: string;
 }
 
-/** A uint64 of the node's answers. */
-const u64 = (v: number | bigint | string) => new ExactNumber(String(v));
-
-/** Amounts in the asset's smallest unit: mostly ordinary, some past 2^53, a few near the uint64 limit. */
-function amountOf(r: Rng): ExactNumber {
-  const p = r.float();
-  if (p < 0.08) return u64(UINT64_MAX - r.bigBelow(1_000_000n));
-  if (p < 0.25) return u64(FIRST_INEXACT + r.bigBelow(10n ** 17n));
-  return u64(r.range(1_000, 5_000_000) * 1_000_000 + r.int(1_000_000));
-}
 
 /**
  * How the node answers. `avalanchego` (the default): as AvalancheGo does, read in its source: the
@@ -444,10 +415,6 @@ export class NodeWorld {
     ];
   }
 
-  private pickAsset(r: Rng): string {
-    return r.chance(0.7) ? AVAX_ASSET_ID : assetId(r.int(ASSET_NAMES.length));
-  }
-
   /** The block at a height (json encoding), or undefined above the head. */
   xvmBlock(h: number): Obj | undefined {
     if (!Number.isSafeInteger(h) || h < 0 || h > this.xvmHeight()) return undefined;
@@ -462,7 +429,7 @@ export class NodeWorld {
   private xvmTx(h: number, i: number): Obj {
     const r = Rng.of(this.seed, 'xvm-tx', h, i);
     const input = () => ({
-      txID: id32(r), outputIndex: r.int(4), assetID: this.pickAsset(r), fxID: SECP_FX_ID,
+      txID: id32(r), outputIndex: r.int(4), assetID: pickAsset(r), fxID: SECP_FX_ID,
       input: { amount: amountOf(r), signatureIndices: r.chance(0.2) ? [0, 1] : [0] },
     });
     let outputs = 0;
@@ -476,7 +443,7 @@ export class NodeWorld {
       // And its second output is locked for good: a locktime of the uint64 maximum (its top bit set).
       const lock = (t: number) => u64(n === 1 && i === 0 && h % 5 === 0 ? UINT64_MAX : t);
       return {
-        assetID: this.pickAsset(r), fxID: SECP_FX_ID,
+        assetID: pickAsset(r), fxID: SECP_FX_ID,
         // Keys in the order Go writes a map: AvalancheGo marshals the output through one.
         output: { addresses, amount, locktime: lock(r.chance(0.1) ? WORLD_NOW + r.int(365 * DAY) : 0), threshold: 1 + r.int(addresses.length) },
       };
@@ -504,30 +471,17 @@ export class NodeWorld {
     return { unsignedTx: u, credentials, id: id32(r) };
   }
 
-  /**
-   * Every UTXO of the asset chain's addresses (atomic ones exported from `sourceChain` when
-   * given), once each; some are owned by two addresses.
-   */
-  allUtxos(sourceChain?: string): SimUtxo[] {
-    const label = sourceChain ?? 'X';
-    const count = sourceChain ? 5 : 48;
-    return Array.from({ length: count }, (_, k) => {
-      const r = Rng.of(this.seed, 'utxo', label, k);
-      // Address 0 owns most, so its listing takes several pages.
-      const first = k % 3 === 0 ? 0 : r.int(X_ADDRESSES);
-      const owners = r.chance(0.25) ? [...new Set([xAddress(first), xAddress((first + 1) % X_ADDRESSES)])] : [xAddress(first)];
-      const amount = k === 0 ? UINT64_MAX.toString() : amountOf(r).text;
-      const base = { txId: id32(r), outputIndex: r.int(5), assetId: this.pickAsset(r), amount, locktime: ((t) => (k === 1 ? UINT64_MAX.toString() : t))(r.chance(0.1) ? String(WORLD_NOW + r.int(DAY * 90)) : '0'), threshold: 1 + r.int(owners.length), owners };
-      return { ...base, ...encodeUtxo(base) };
-    });
-  }
 
-  /** What an address's listing holds, in order. */
+  /**
+   * What an address's listing holds, in order: its X-Chain UTXOs as the data service has them now
+   * (xchain_utxos.ts: one world), or the atomic ones exported to it from `sourceChain`.
+   */
   utxosOf(address: string, sourceChain?: string): SimUtxo[] {
     const body = address.replace(/^X-/, '');
-    return this.allUtxos(sourceChain)
-      .filter((u) => u.owners.some((o) => o.slice(2) === body))
-      .sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    const list = sourceChain
+      ? nodeUtxoSet(this.seed, sourceChain).filter((u) => u.owners.some((o) => o.slice(2) === body))
+      : xUtxosOf(this.seed, 'mainnet', [body], this.now).held.map(nodeForm);
+    return list.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   /**

@@ -8,11 +8,16 @@
 import { isBlockchainId, type Network } from '../ids.js';
 import { badRequest } from './errors.js';
 import { fromArray, type Listing } from './listing.js';
-import { addressesParam, booleanParam, enumParam, intParam, pageAt, single } from './params.js';
-import { P_CHAIN_ID, pathChain, primaryWorld, type PChainUtxo } from './primary.js';
+import { addressesParam, booleanParam, enumParam, intParam, networkParam, pageAt, single } from './params.js';
+import { P_CHAIN_ID, primaryWorld, type PChainUtxo } from './primary.js';
+import { pathChain } from './primary_routes.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
 import { addressBody, type AssetAmount } from './staking.js';
+import { X_CHAIN } from './primary.js';
+import { xBalancesOf, xUtxosOf, type AddressUtxos } from './xchain_utxos.js';
+import type { XcUtxo } from './primary_xc.js';
+import { stakingNetwork } from './staking.js';
 
 /** The categories of a P-Chain balance (the OpenAPI's PChainBalance), in its order. */
 export const BALANCE_CATEGORIES = [
@@ -34,17 +39,11 @@ export interface AggregatedAssetAmount extends AssetAmount {
 
 export type PChainBalance = Record<BalanceCategory, AggregatedAssetAmount[]>;
 
-export interface AddressUtxos {
-  /** held at t */
-  held: PChainUtxo[];
-  /** held once and spent by t, with what spent them */
-  spent: PChainUtxo[];
-}
 
-const cache = new Map<string, AddressUtxos>();
+const cache = new Map<string, AddressUtxos<PChainUtxo>>();
 
 /** The UTXOs of some addresses (any of them an owner) at time t, as the P-Chain world has them. */
-export function utxosOf(seed: number, network: Network, addresses: readonly string[], t: number): AddressUtxos {
+export function utxosOf(seed: number, network: Network, addresses: readonly string[], t: number): AddressUtxos<PChainUtxo> {
   const want = new Set(addresses.map(addressBody));
   const key = JSON.stringify([seed, network, [...want].sort(), t]);
   const hit = cache.get(key);
@@ -105,13 +104,15 @@ export function balancesOf(held: readonly PChainUtxo[], t: number): PChainBalanc
 
 // ---- routes ----
 
-function requiredAddresses(ctx: RouteContext, network: Network): string[] {
+/** The addresses asked (`chain` names their chain in the refusal of none). */
+function requiredAddresses(ctx: RouteContext, network: Network, chain = 'P-Chain'): string[] {
   const addresses = addressesParam(ctx.query, 'addresses', network);
-  if (!addresses) throw badRequest('addresses is required: a comma-separated list of P-Chain addresses');
+  if (!addresses) throw badRequest(`addresses is required: a comma-separated list of ${chain} addresses`);
   return addresses;
 }
 
 function balances(ctx: RouteContext): unknown {
+  if (namesXChain(ctx)) return xBalances(ctx);
   const network = pathChain(ctx);
   const addresses = requiredAddresses(ctx, network);
   const at = intParam(ctx.query, 'blockTimestamp', 0);
@@ -121,8 +122,6 @@ function balances(ctx: RouteContext): unknown {
   return { balances: balancesOf(held, t), chainInfo: { chainName: 'p-chain', network } };
 }
 
-const SORT_BY = ['timestamp', 'amount'] as const;
-const SORT_ORDER = ['asc', 'desc'] as const;
 
 /** A non-negative JSON number (the OpenAPI's minUtxoAmount, nAVAX): the least whole amount it admits. */
 function minAmountParam(q: URLSearchParams): bigint | undefined {
@@ -133,7 +132,22 @@ function minAmountParam(q: URLSearchParams): bigint | undefined {
   return BigInt(m[1]!) + (m[2] && /[1-9]/.test(m[2]) ? 1n : 0n);
 }
 
+/** UTXOs in the order asked (`by` their amount or time), ties by id: a listing that pages the same way each time. */
+export function sortedUtxos<U extends { utxoId: string }>(items: U[], by: (u: U) => bigint, sortOrder: 'asc' | 'desc'): Listing<U> {
+  const sign = sortOrder === 'asc' ? 1 : -1;
+  items.sort((a, b) => {
+    const x = by(a);
+    const y = by(b);
+    return x !== y ? (x < y ? -sign : sign) : a.utxoId < b.utxoId ? -1 : a.utxoId > b.utxoId ? 1 : 0;
+  });
+  return fromArray(items);
+}
+
+export const SORT_BY = ['timestamp', 'amount'] as const;
+export const SORT_ORDER = ['asc', 'desc'] as const;
+
 function utxos(ctx: RouteContext): unknown {
+  if (namesXChain(ctx)) return xUtxos(ctx);
   const network = pathChain(ctx);
   const q = ctx.query;
   const addresses = requiredAddresses(ctx, network);
@@ -150,17 +164,49 @@ function utxos(ctx: RouteContext): unknown {
     const items = (includeSpent ? [...held, ...spent] : held).filter(
       (u) => (assetId === undefined || u.asset.assetId === assetId) && (minAmount === undefined || BigInt(u.asset.amount) >= minAmount),
     );
-    const by = (u: PChainUtxo) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.blockTimestamp));
-    const sign = sortOrder === 'asc' ? 1 : -1;
-    items.sort((a, b) => {
-      const x = by(a);
-      const y = by(b);
-      return x !== y ? (x < y ? -sign : sign) : a.utxoId < b.utxoId ? -1 : a.utxoId > b.utxoId ? 1 : 0;
-    });
-    return fromArray(items);
+    return sortedUtxos(items, (u) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.blockTimestamp)), sortOrder);
   };
   const { items, nextPageToken } = pageAt(ctx, key, pageSize, 'data', list);
   const body = { utxos: items, chainInfo: { chainName: 'p-chain', network } };
+  return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
+
+// ---- the X-Chain's (xchain_utxos.ts has its world) ----
+
+/** Whether the path names the X-Chain (x-chain or its id on the path's network). */
+function namesXChain(ctx: RouteContext): boolean {
+  const chain = ctx.params[1]!;
+  if (chain === 'x-chain') return true;
+  const network = networkParam(ctx.params[0]!);
+  return chain === X_CHAIN[stakingNetwork(network)];
+}
+
+function xBalances(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  const addresses = requiredAddresses(ctx, network, 'X-Chain');
+  const at = intParam(ctx.query, 'blockTimestamp', 0);
+  const t = at === undefined ? ctx.world.now : Math.min(at, ctx.world.now);
+  return { balances: xBalancesOf(xUtxosOf(ctx.world.seed, network, addresses, t).held, t), chainInfo: { chainName: 'x-chain', network } };
+}
+
+function xUtxos(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  const q = ctx.query;
+  const addresses = requiredAddresses(ctx, network, 'X-Chain');
+  const assetId = single(q, 'assetId');
+  const includeSpent = booleanParam(q, 'includeSpent') ?? false;
+  const sortBy = enumParam(q, 'sortBy', SORT_BY) ?? 'timestamp';
+  const sortOrder = enumParam(q, 'sortOrder', SORT_ORDER) ?? 'desc';
+  const pageSize = intParam(q, 'pageSize', 1, 100, 10)!;
+  const key = JSON.stringify(['xUtxos', network, [...addresses].sort(), assetId ?? null, includeSpent, sortBy, sortOrder]);
+  const list = (t: number): Listing<XcUtxo> => {
+    const { held, spent } = xUtxosOf(ctx.world.seed, network, addresses, t);
+    const items = (includeSpent ? [...held, ...spent] : held).filter((u) => assetId === undefined || u.asset.assetId === assetId);
+    return sortedUtxos(items, (u) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.timestamp)), sortOrder);
+  };
+  const { items, nextPageToken } = pageAt(ctx, key, pageSize, 'data', list);
+  const body = { utxos: items, chainInfo: { chainName: 'x-chain', network } };
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 

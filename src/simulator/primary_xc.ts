@@ -6,18 +6,16 @@
 // of AVAX and of other assets, new assets) beside each P-Chain block. Transactions are drawn per
 // P-Chain block index, cheap headers first, so a listing by address builds only what it serves.
 import { cb58Encode, isEvmAddress, type Network } from '../ids.js';
-import { badRequest } from './errors.js';
+import { ExactNumber } from '../json.js';
 import { WORLD_NOW } from './evm.js';
 import { Rng, id32, labelBytes } from './hash.js';
 import { checksumAddress } from './keccak.js';
 import { lowerBound } from './listing.js';
-import { networkParam } from './params.js';
+import { ASSET_NAMES, assetId as nodeAssetId, nodeUtxoSet } from './node_utxos.js';
 import {
-  BLOCKCHAIN_IDS, C_CHAIN, P_CHAIN_ID, X_CHAIN, listingPosition, platformTransactions, primaryWorld, txFilters, utxoPage, xBlockHash, xBlockHeight,
-  type Header, type PChainUtxo, type PrimaryTxQuery, type PrimaryWorld,
+  C_CHAIN, P_BLOCK_SECONDS, P_CHAIN_ID, P_T0, X_CHAIN, primaryWorld, xBlockHash, xBlockHeight,
+  type Header, type PChainUtxo, type PrimaryNetworkBlock, type PrimaryTxQuery, type PrimaryWorld, type TimeRange,
 } from './primary.js';
-import { WEIGHTS } from './ratelimit.js';
-import type { RouteContext, RouteTable } from './route.js';
 import { AVAX_ASSET_ID, addressBody, poolAddress, stakingNetwork, type AssetAmount, type StakingNetwork } from './staking.js';
 
 /** A UTXO as the X- and C-Chain listings give it (the OpenAPI's Utxo; not the P-Chain's PChainUtxo). */
@@ -28,8 +26,8 @@ export interface XcUtxo {
   createdOnChainId: string;
   utxoId: string;
   creationTxHash: string;
-  /** uint64 seconds */
-  locktime: number;
+  /** uint64 seconds (a JSON number; exact where it passes 2^53) */
+  locktime: number | ExactNumber;
   /** a string of digits, unlike the P-Chain's number */
   outputIndex: string;
   threshold: number;
@@ -110,6 +108,9 @@ interface XcHeader {
   p?: Header;
   /** own BaseTx: index into X_ASSETS of the asset moved, besides AVAX */
   asset?: number;
+  /** the BaseTx that made the node's UTXO nodeUtxoSet()[anchor], to `owners` (bech32 bodies) */
+  anchor?: number;
+  owners?: string[];
 }
 
 /** Assets other than AVAX that the X-Chain's own transfers move; amounts of the 18-decimal one pass 2^53. */
@@ -123,6 +124,8 @@ const NANO = 1_000_000_000n;
 /** nAVAX an X-Chain or C-Chain atomic transaction burns (a CreateAssetTx ten times that). */
 const XC_FEE = 1_000_000n;
 const DAY = 86_400;
+/** P-Chain blocks kept clear of the node's UTXOs at either end of the world's fortnight. */
+const ANCHOR_MARGIN = 100;
 
 export function xAssetId(net: StakingNetwork, n: number): string {
   return cb58Encode(labelBytes(`xasset:${net}:${n}`, 32));
@@ -197,8 +200,45 @@ export class AtomicWorld {
         else out.push({ block: i, phase: 1, k, type: 'BaseTx', addrs, time, ...(roll <= 6 ? { asset: roll % X_ASSETS.length } : {}) });
       }
     }
+    if (this.chain === 'x' && net === 'mainnet') {
+      for (const anchor of this.anchorsAt(i)) out.push(this.anchorHeader(net, i, anchor));
+    }
     pHeaders.filter((h) => h.type === 'ExportTx').forEach((h, k) => out.push(pair(h, k)));
     return out;
+  }
+
+  private anchorBlocks?: Map<number, number[]>;
+
+  private anchorHeader(net: StakingNetwork, i: number, anchor: number): XcHeader {
+    const u = nodeUtxoSet(this.seed)[anchor]!;
+    const from = Rng.of(this.seed, 'xanchorfrom', anchor).int(POOL[net]);
+    return { block: i, phase: 1, k: -1 - anchor, type: 'BaseTx', addrs: [from], owners: u.owners.map((o) => o.slice(2)), time: this.p.blockTime(net, i), anchor };
+  }
+
+  /** The anchors' headers through P-Chain block `last`, by time (mainnet's X-Chain only). */
+  private anchorHeaders(net: StakingNetwork, last: number): XcHeader[] {
+    if (this.chain !== 'x' || net !== 'mainnet') return [];
+    this.anchorsAt(0);
+    return [...this.anchorBlocks!]
+      .filter(([i]) => i <= last)
+      .sort(([a], [b]) => a - b)
+      .flatMap(([i, anchors]) => anchors.map((anchor) => this.anchorHeader(net, i, anchor)));
+  }
+
+  /**
+   * The node's UTXOs (mainnet) made beside P-Chain block i: each at a block of the world's first
+   * fortnight drawn from its index, so that the node's addresses have X-Chain transactions here.
+   */
+  private anchorsAt(i: number): number[] {
+    if (!this.anchorBlocks) {
+      this.anchorBlocks = new Map();
+      const span = Math.floor((WORLD_NOW - P_T0) / P_BLOCK_SECONDS) - 2 * ANCHOR_MARGIN;
+      nodeUtxoSet(this.seed).forEach((_, anchor) => {
+        const at = ANCHOR_MARGIN + Rng.of(this.seed, 'xanchor', anchor).int(span);
+        this.anchorBlocks!.set(at, [...(this.anchorBlocks!.get(at) ?? []), anchor]);
+      });
+    }
+    return this.anchorBlocks.get(i) ?? [];
   }
 
   /** Headers through P-Chain block `last`, kept ordered by time: a C-Chain block may fall either side of a neighbour's. */
@@ -218,26 +258,94 @@ export class AtomicWorld {
 
   /** Whether pool owner a is one of the addresses asked (bech32 bodies, or 0x accounts on the C-Chain). */
   private matching(net: StakingNetwork, q: PrimaryTxQuery, t: number): XcHeader[] {
-    // A transaction at t may sit beside the next P-Chain block (an export just before it).
-    const headers = this.headersThrough(net, this.p.headAt(net, t) + 1);
     const want = q.addresses && new Set(q.addresses.map((a) => (isEvmAddress(a) ? a.toLowerCase() : addressBody(a))));
     const types = q.txTypes && new Set(q.txTypes);
-    const key = JSON.stringify([net, [...(want ?? [])].sort(), [...(types ?? [])].sort(), q.startTimestamp ?? null, q.endTimestamp ?? null, t]);
+    const key = JSON.stringify([net, [...(want ?? [])].sort(), [...(types ?? [])].sort(), q.startTimestamp ?? null, q.endTimestamp ?? null, q.assetId ?? null, t]);
     let hit = this.cache.get(key);
     if (hit) return hit;
     const owners = want && new Set(Array.from({ length: POOL[net] }, (_, a) => a).filter((a) => want.has(poolAddress(net, a)) || (this.chain === 'c' && want.has(evmOwner(net, a).toLowerCase()))));
+    // A transaction at t may sit beside the next P-Chain block (an export just before it). Addresses
+    // of no pool owner (the node's) have only the transactions that made their UTXOs: found without
+    // making every header of the fortnight.
+    const last = this.p.headAt(net, t) + 1;
+    const headers = owners && owners.size === 0 ? this.anchorHeaders(net, last) : this.headersThrough(net, last);
     const hi = Math.min(t, q.endTimestamp ?? Infinity);
     hit = [];
     const first = q.startTimestamp === undefined ? 0 : lowerBound(0, headers.length, (x) => headers[x]!.time >= q.startTimestamp!);
     for (let x = first; x < headers.length && headers[x]!.time <= hi; x++) {
       const h = headers[x]!;
-      if (owners && !h.addrs.some((a) => owners.has(a))) continue;
+      if (owners && !h.addrs.some((a) => owners.has(a)) && !h.owners?.some((o) => want!.has(o))) continue;
       if (types && !types.has(h.type)) continue;
+      if (q.assetId !== undefined && !this.moves(net, h, q.assetId)) continue;
       hit.push(h);
     }
     if (this.cache.size > 256) this.cache.clear();
     this.cache.set(key, hit);
     return hit;
+  }
+
+  /**
+   * Whether a transaction moves an asset, from its header: every one pays its fee in AVAX; an own
+   * BaseTx moves its other asset too, a CreateAssetTx mints its own (its id is the transaction's),
+   * and a transaction that made one of the node's UTXOs moves that UTXO's asset.
+   */
+  private moves(net: StakingNetwork, h: XcHeader, assetId: string): boolean {
+    if (assetId === AVAX_ASSET_ID[net]) return true;
+    if (h.anchor !== undefined) return nodeUtxoSet(this.seed)[h.anchor]!.assetId === assetId;
+    if (h.p) return false;
+    if (h.type === 'CreateAssetTx') return this.ownTxHash(net, h) === assetId;
+    return h.asset !== undefined && xAssetId(net, h.asset) === assetId;
+  }
+
+  private ownTxHash(net: StakingNetwork, h: XcHeader): string {
+    return id32(Rng.of(this.seed, 'xowntx', net, h.block, h.k));
+  }
+
+  /**
+   * The X-Chain's blocks at t in [start, end] (inclusive), newest first: one a phase of a P-Chain
+   * block that holds a transaction (its exports, its own, its imports), so heights have gaps and a
+   * block's parent is the block below it.
+   */
+  listBlocks(network: Network, range: TimeRange, t = WORLD_NOW): { length: number; at(k: number): PrimaryNetworkBlock } {
+    const net = stakingNetwork(network);
+    const headers = this.headersThrough(net, this.p.headAt(net, t) + 1);
+    // Grouped by height once per growth of the headers (mainnet and fuji apart).
+    const cacheKey = `${net}:${headers.length}`;
+    let list = this.xBlockCache.get(cacheKey);
+    if (!list) {
+      const by = new Map<number, XcHeader[]>();
+      for (const h of headers) {
+        const height = xBlockHeight(net, h.block, h.phase);
+        by.set(height, [...(by.get(height) ?? []), h]);
+      }
+      list = [...by].sort(([a], [b]) => a - b).map(([height, hs]) => ({ height, time: hs[0]!.time, headers: hs }));
+      if (this.xBlockCache.size > 8) this.xBlockCache.clear();
+      this.xBlockCache.set(cacheKey, list);
+    }
+    const all = list;
+    const hi = Math.min(t, range.endTimestamp ?? Infinity);
+    const within = all.map((b, x) => ({ b, x })).filter(({ b }) => b.time <= hi && (range.startTimestamp === undefined || b.time >= range.startTimestamp));
+    return {
+      length: within.length,
+      at: (k) => {
+        const { b, x } = within[within.length - 1 - k]!;
+        const transactions = b.headers.map((h) => this.txHashOf(net, h));
+        return {
+          blockNumber: String(b.height), blockHash: xBlockHash(this.seed, net, b.height),
+          parentHash: xBlockHash(this.seed, net, x === 0 ? b.height - 1 : all[x - 1]!.height),
+          blockTimestamp: b.time, blockType: 'StandardBlock', txCount: transactions.length, transactions,
+          blockSizeBytes: 120 + b.headers.reduce((n, h) => n + 300 + 150 * h.addrs.length, 0),
+        };
+      },
+    };
+  }
+
+  private readonly xBlockCache = new Map<string, Array<{ height: number; time: number; headers: XcHeader[] }>>();
+
+  /** The id of the transaction a header names, without making its body. */
+  private txHashOf(net: StakingNetwork, h: XcHeader): string {
+    if (h.anchor !== undefined) return nodeUtxoSet(this.seed)[h.anchor]!.txId;
+    return h.p ? this.p.peerTx(net, h.p).txHash : this.ownTxHash(net, h);
   }
 
   /** The transactions a query lists at time t, in serving order (newest first unless asc). */
@@ -249,6 +357,7 @@ export class AtomicWorld {
   }
 
   private transaction(net: StakingNetwork, h: XcHeader, t: number): XChainTransaction | CChainAtomicTransaction {
+    if (h.anchor !== undefined) return this.anchored(net, h);
     if (!h.p) return this.own(net, h);
     return h.type === 'ImportTx' ? this.importing(net, h.p) : this.exporting(net, h.p, t);
   }
@@ -303,7 +412,7 @@ export class AtomicWorld {
   /** The X-Chain's own transactions: transfers of AVAX or of another asset, and new assets. */
   private own(net: StakingNetwork, h: XcHeader): XChainTransaction {
     const r = Rng.of(this.seed, 'xownbody', net, h.block, h.k);
-    const txHash = id32(Rng.of(this.seed, 'xowntx', net, h.block, h.k));
+    const txHash = this.ownTxHash(net, h);
     const blockHeight = xBlockHeight(net, h.block, 1);
     const ts = h.time;
     const from = poolAddress(net, h.addrs[0]!);
@@ -352,6 +461,35 @@ export class AtomicWorld {
     return tx;
   }
 
+  /**
+   * The BaseTx that made a UTXO the node's addresses hold (node_utxos.ts): a pool owner pays it,
+   * its AVAX change in the outputs before it, so that the UTXO sits at the node's output index.
+   */
+  private anchored(net: StakingNetwork, h: XcHeader): XChainTransaction {
+    const u = nodeUtxoSet(this.seed)[h.anchor!]!;
+    const r = Rng.of(this.seed, 'xanchorbody', h.anchor!);
+    const ts = h.time;
+    const from = poolAddress(net, h.addrs[0]!);
+    const named = ASSET_NAMES.findIndex((_, n) => nodeAssetId(n) === u.assetId);
+    const [name, symbol, denomination] = ASSET_NAMES[named] ?? ['Avalanche', 'AVAX', 9];
+    const sent: AssetAmount = { assetId: u.assetId, name, symbol, denomination, type: 'secp256k1', amount: u.amount };
+    const emitted: XcUtxo[] = [];
+    let change = 0n;
+    for (let n = 0; n < u.outputIndex; n++) {
+      const c = BigInt(r.range(1, 900)) * NANO + r.bigBelow(NANO);
+      change += c;
+      emitted.push(this.output(net, u.txId, n, from, asset(net, undefined, c), ts));
+    }
+    const locktime = BigInt(u.locktime) > BigInt(Number.MAX_SAFE_INTEGER) ? new ExactNumber(u.locktime) : Number(u.locktime);
+    emitted.push({ ...this.output(net, u.txId, u.outputIndex, from, sent, ts), addresses: h.owners!, locktime, threshold: u.threshold });
+    const consumed = [this.earlier(net, r, 0, from, sent, u.txId, ts), this.earlier(net, r, 1, from, asset(net, undefined, XC_FEE + change), u.txId, ts)];
+    const blockHeight = xBlockHeight(net, h.block, 1);
+    return {
+      txHash: u.txId, chainFormat: 'linear', timestamp: ts, txType: 'BaseTx', memo: '', consumedUtxos: consumed, emittedUtxos: emitted,
+      amountUnlocked: sums(consumed), amountCreated: sums(emitted), blockHeight, blockHash: xBlockHash(this.seed, net, blockHeight),
+    };
+  }
+
   /** An output of transaction txHash on this chain (unspent as listed). */
   private output(net: StakingNetwork, txHash: string, index: number, address: string, a: AssetAmount, ts: number): XcUtxo {
     const here = this.chainId[net];
@@ -388,39 +526,3 @@ export const XC_DEMO = {
   addresses: [poolAddress('mainnet', 0), poolAddress('mainnet', 1)].map((a) => 'X-' + a),
   evmAddresses: [evmOwner('mainnet', 1).toLowerCase()],
 } as const;
-
-// ---- the route: one path for the three chains ----
-
-/** Which chain the path names; an id of the other network's chains is refused. */
-function chainOf(raw: string, network: Network): 'p' | XcChain {
-  if (!BLOCKCHAIN_IDS.includes(raw)) throw badRequest(`blockchainId must be one of: ${BLOCKCHAIN_IDS.join(', ')}`);
-  if (raw === 'p-chain' || raw === P_CHAIN_ID) return 'p';
-  if (raw === 'x-chain' || raw === 'c-chain') return raw === 'x-chain' ? 'x' : 'c';
-  const net = stakingNetwork(network);
-  if (raw === X_CHAIN[net]) return 'x';
-  if (raw === C_CHAIN[net]) return 'c';
-  throw badRequest(`blockchainId ${raw} is not a chain of ${network}`);
-}
-
-function transactions(ctx: RouteContext): unknown {
-  const network = networkParam(ctx.params[0]!);
-  const chain = chainOf(ctx.params[1]!, network);
-  if (chain === 'p') return platformTransactions(ctx, network);
-  const q = ctx.query;
-  const { query, pageSize } = txFilters(q, network, chain === 'c');
-  if (q.has('l1ValidationId')) throw badRequest('l1ValidationId is supported only on the P-Chain');
-  // The service filters by type and time only within an address's transactions.
-  if (!query.addresses) {
-    for (const name of ['txTypes', 'startTimestamp', 'endTimestamp']) if (q.has(name)) throw badRequest(`${name} is supported only with addresses`);
-  }
-  const key = JSON.stringify(['primaryTransactions', chain, network, query]);
-  const { offset, t, at } = listingPosition(ctx, key);
-  const listing = atomicWorld(ctx.world.seed, chain).listTransactions<XChainTransaction | CChainAtomicTransaction>(network, query, t);
-  const { items, nextPageToken } = utxoPage(listing, offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
-  const body = { transactions: items, chainInfo: { chainName: chain === 'x' ? 'x-chain' : 'c-chain', network } };
-  return nextPageToken === undefined ? body : { nextPageToken, ...body };
-}
-
-export const PRIMARY_TX_ROUTES: RouteTable = [
-  { pattern: ['v1', 'networks', null, 'blockchains', null, 'transactions'], route: { name: 'primaryTransactions', service: 'data', weight: WEIGHTS.primaryTransactions, handle: transactions } },
-];

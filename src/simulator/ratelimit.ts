@@ -78,6 +78,11 @@ export const WEIGHTS = {
   // Both "xxl" in the OpenAPI: the dearest class, 200 CU.
   apiUsageMetrics: 200,
   apiLogs: 200,
+  // issue 40, the primary network and the X-Chain: network details and an asset's transactions are "xl" in the OpenAPI.
+  networkDetails: 100,
+  assetTransactions: 100,
+  // "medium" in the OpenAPI.
+  xVertices: 20,
 } as const;
 
 export type Decision =

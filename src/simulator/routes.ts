@@ -9,8 +9,8 @@ import {
 } from './params.js';
 import { NODE_ROUTES, isNodePath } from './node_routes.js';
 import { ADDRESS_ACTIVITY_ROUTES } from './address_activity_routes.js';
-import { PRIMARY_ROUTES } from './primary.js';
-import { PRIMARY_TX_ROUTES } from './primary_xc.js';
+import { PRIMARY_ROUTES } from './primary_routes.js';
+import { PRIMARY_TX_ROUTES } from './primary_xc_routes.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { Route, RouteContext, RouteTable } from './route.js';
 import { AVG_TPS_PAGE_SIZE, METRICS, TIME_INTERVALS, dayOnly, type Metric, type TimeInterval } from './series.js';
@@ -24,6 +24,9 @@ import { ADDRESS_TRANSFER_ROUTES } from './address_transfers.js';
 import { ADDRESS_DETAIL_ROUTES } from './address_details.js';
 import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
 import { USAGE_ROUTES } from './usage_routes.js';
+// issue 40, the primary network and the X-Chain
+import { NETWORK_DETAIL_ROUTES } from './network_details.js';
+import { VERTEX_ROUTES } from './xchain_vertices.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -61,6 +64,9 @@ const TABLE: RouteTable = [
   ...ADDRESS_DETAIL_ROUTES,
   ...PLATFORM_BALANCE_ROUTES,
   ...USAGE_ROUTES,
+  // issue 40, the primary network and the X-Chain
+  ...NETWORK_DETAIL_ROUTES,
+  ...VERTEX_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

@@ -4,8 +4,8 @@ import { RunError } from '../errors.js';
 import { ExactNumber } from '../json.js';
 import { stamped } from './chain_reads.js';
 
-/** One GET a run: the supply as the service has it now, stamped with when chainlake asked. */
-async function* supplyPage(x: ExtractContext): AsyncGenerator<Page> {
+/** One GET a run: the answer (one object) as the service has it now, stamped with when chainlake asked. */
+export async function* objectSnapshot(x: ExtractContext): AsyncGenerator<Page> {
   const takenAt = Math.floor(Date.now() / 1000);
   const body = await x.client.get(x.path, {}, { endpoint: x.endpoint, stats: x.stats, signal: x.signal, weight: x.weight, flow: x.flow, exact: x.exact });
   if (body === null || typeof body !== 'object' || Array.isArray(body)) throw new RunError(`${x.endpoint}: the answer is not an object`);
@@ -41,7 +41,7 @@ export const avaxSupply: StreamDecl = {
   service: 'data',
   endpoint: '/v1/avax/supply',
   items: 'supply',
-  extract: supplyPage,
+  extract: objectSnapshot,
   weight: 1,
   // Amounts are decimal strings; a JSON number in their place would be kept as sent.
   exactNumbers: true,

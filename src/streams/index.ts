@@ -63,6 +63,13 @@ import { apiLogs } from './api_logs.js';
 import { addressTxTransfers } from './address_tx_transfers.js';
 import { addressTxInternals } from './address_tx_internals.js';
 import { collectibleBalances } from './collectible_balances.js';
+// issue 40, the primary network and the X-Chain
+import { networkDetails } from './network_details.js';
+import { xchainBalances } from './platform_balances.js';
+import { xchainUtxos } from './xchain_utxos.js';
+import { xchainAssetTransactions } from './xchain_asset_transactions.js';
+import { xchainBlocks } from './platform_blocks.js';
+import { xchainVertices } from './xchain_vertices.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -127,6 +134,13 @@ export const STREAMS: readonly StreamDecl[] = [
   xchainOutputs,
   cchainAtomicTransactions,
   cchainAtomicUtxos,
+  // issue 40, the primary network and the X-Chain
+  networkDetails,
+  xchainBalances,
+  xchainUtxos,
+  xchainAssetTransactions,
+  xchainBlocks,
+  xchainVertices,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

@@ -74,19 +74,22 @@ export function txTypesCheck(s: StreamConfig, types: readonly string[], what: st
 /**
  * The partitions of a primary-network transactions stream: one per id listed under each option,
  * sent under its query name (an address under `addresses`, an L1 validation under
- * `l1ValidationId`), with the entry's types and times.
+ * `l1ValidationId`; `inPath`: in the path instead, an asset's id), with the entry's types and times.
  */
-export function chainTxPartitions(s: StreamConfig, blockchainId: string, lists: ReadonlyArray<{ option: string; query: string; name: string }>): Partition[] {
+export function chainTxPartitions(
+  s: StreamConfig, blockchainId: string, lists: ReadonlyArray<{ option: string; query: string; name: string; inPath?: true }>,
+): Partition[] {
   const network = String(s.network);
   const types = (s.txTypes as string[] | undefined)?.slice().sort().join(',');
   const query: Record<string, string> = { ...(types ? { txTypes: types } : {}), ...timeRangeQuery(s) };
   const suffix = types ? `/txTypes=${types}` : '';
-  return lists.flatMap(({ option, query: name, name: idName }) =>
+  return lists.flatMap(({ option, query: name, name: idName, inPath }) =>
     ((s[option] as string[] | undefined) ?? []).map((v): Partition => ({
       id: `${network}/${idName}=${v}${suffix}`,
-      path: { network, blockchainId },
-      query: { [name]: v, ...query },
-      values: { network },
+      // An id the path names (an asset's listing) is a column of its rows too.
+      path: inPath ? { network, blockchainId, [name]: v } : { network, blockchainId },
+      query: inPath ? query : { [name]: v, ...query },
+      values: inPath ? { network, [name]: v } : { network },
     })),
   );
 }

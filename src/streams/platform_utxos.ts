@@ -1,7 +1,7 @@
 // The P-Chain UTXOs of addresses (getUtxosByAddresses), one snapshot a run: the listing is paged
 // and every item is stamped with the time its first page was asked. The order options change only
 // the order of the pages, not the rows a snapshot holds.
-import type { StreamConfig, StreamDecl } from '../decl/stream.js';
+import type { OptionSpec, StreamConfig, StreamDecl } from '../decl/stream.js';
 import { isBlockchainId } from '../ids.js';
 import { NETWORK_COLUMN } from './common.js';
 import { addressPartitions } from './platform_balances.js';
@@ -23,31 +23,41 @@ function check(s: StreamConfig): Array<[string, string]> {
 
 const FILTERS = ['assetId', 'minUtxoAmount', 'includeSpent', 'sortBy', 'sortOrder'] as const;
 
-export const platformUtxos: StreamDecl = {
-  table: 'platform_utxos',
-  doc: 'snapshots of the UTXOs of addresses on the P-Chain (unspent, or spent too), amounts in nAVAX, locktimes and staking fields typed, one row per UTXO and address per run',
+/** What the P- and X-Chain's UTXO snapshots share: the listing, its paging, its order options and its key. */
+export const UTXO_SNAPSHOT = {
   service: 'data',
   endpoint: '/v1/networks/{network}/blockchains/{blockchainId}/utxos',
   items: 'utxos',
   extract: (x) => snapshotListing(x),
   weight: 100,
   pageSize: { min: 1, max: 100, default: 100 },
-  options: {
-    network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
-    addresses: { kind: 'primary_address[]', required: true, doc: 'owners (P-avax1..., or avax1...) whose UTXOs to snapshot; one partition each' },
-    includeSpent: { kind: 'boolean', doc: 'spent UTXOs too (default false), with what spent them' },
-    minUtxoAmount: { kind: 'string', doc: 'nAVAX as quoted digits: only UTXOs of at least this amount' },
-    assetId: { kind: 'string', doc: 'only UTXOs of this asset (cb58; the P-Chain holds AVAX only)' },
-    sortBy: { kind: 'enum', values: ['timestamp', 'amount'], doc: 'order of the pages: by creation time (default) or amount; the rows are the same' },
-    sortOrder: { kind: 'enum', values: ['asc', 'desc'], doc: 'order of the pages; the rows are the same' },
-  },
-  check,
-  partitions: (s) => addressPartitions(s, Object.fromEntries(FILTERS.filter((k) => s[k] !== undefined).map((k) => [k, String(s[k])]))),
   refresh: 'merge',
   // Entries whose filters overlap list the same UTXO: one row per snapshot and address whichever listed it.
   mergeScope: 'table',
   key: ['network', 'snapshot_at', 'address', 'utxo_id'],
   keyDoc: 'a row is one UTXO of one listed address in one snapshot: each run adds a snapshot (a run within the same second replaces it)',
+} satisfies Partial<StreamDecl>;
+
+/** Options of both: the listing's spent and order options. */
+export const UTXO_LISTING_OPTIONS: Record<string, OptionSpec> = {
+  includeSpent: { kind: 'boolean', doc: 'spent UTXOs too (default false), with what spent them' },
+  sortBy: { kind: 'enum', values: ['timestamp', 'amount'], doc: 'order of the pages: by creation time (default) or amount; the rows are the same' },
+  sortOrder: { kind: 'enum', values: ['asc', 'desc'], doc: 'order of the pages; the rows are the same' },
+};
+
+export const platformUtxos: StreamDecl = {
+  table: 'platform_utxos',
+  doc: 'snapshots of the UTXOs of addresses on the P-Chain (unspent, or spent too), amounts in nAVAX, locktimes and staking fields typed, one row per UTXO and address per run',
+  ...UTXO_SNAPSHOT,
+  options: {
+    network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
+    addresses: { kind: 'primary_address[]', required: true, doc: 'owners (P-avax1..., or avax1...) whose UTXOs to snapshot; one partition each' },
+    minUtxoAmount: { kind: 'string', doc: 'nAVAX as quoted digits: only UTXOs of at least this amount' },
+    assetId: { kind: 'string', doc: 'only UTXOs of this asset (cb58; the P-Chain holds AVAX only)' },
+    ...UTXO_LISTING_OPTIONS,
+  },
+  check,
+  partitions: (s) => addressPartitions(s, Object.fromEntries(FILTERS.filter((k) => s[k] !== undefined).map((k) => [k, String(s[k])]))),
   // Locktimes are uint64 JSON numbers: parsed keeping their digits.
   exactNumbers: ['platformLocktime', 'stakeableLocktime'],
   knownFields: ['asset'],
