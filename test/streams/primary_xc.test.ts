@@ -309,8 +309,9 @@ describe('the simulator answers as production', () => {
     const other = await get(`${C_PATH}?addresses=${a}&pageSize=2&pageToken=${first.body.nextPageToken}`);
     expect(other.status).toBe(400);
     expect(other.body.message).toMatch(/pageToken/);
-    // The X- and C-Chain's balances and blocks are not simulated: 404, not another chain's shape.
-    expect((await get('/v1/networks/mainnet/blockchains/x-chain/blocks')).status).toBe(404);
+    // The C-Chain's balances and blocks are not simulated (the X-Chain's are): 404, not another chain's shape.
+    expect((await get('/v1/networks/mainnet/blockchains/c-chain/blocks')).status).toBe(404);
+    expect((await get(`/v1/networks/mainnet/blockchains/c-chain/balances?addresses=${a}`)).status).toBe(404);
   });
 });
 
