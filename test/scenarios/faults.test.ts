@@ -86,7 +86,7 @@ describe('injected faults', () => {
     expect(faults.timeout).toBeUndefined();
     expect(retries(report)).toBe(Object.values(injected).reduce((a, b) => a + b, 0));
     expect(requests(report)).toBe(faulty.stats.requests);
-  }, 120_000);
+  }, 300_000);
 
   it('a slow answer: one timeout, retried once, exact tables', async () => {
     const cleanLake = await cleanRun();
@@ -100,7 +100,7 @@ describe('injected faults', () => {
     expect(faultsOf(report)).toEqual({ timeout: faulty.stats.faults.slow });
     expect(retries(report)).toBe(faulty.stats.faults.slow);
     expect(requests(report)).toBe(faulty.stats.requests);
-  }, 120_000);
+  }, 300_000);
 
   it('a metrics page token that expires mid-listing restarts the partition without duplicates', async () => {
     const clean = await sim();
