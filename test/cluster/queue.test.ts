@@ -22,13 +22,14 @@ const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 /** A lost worker's job is handed on after this many seconds without a lease renewed. */
 const LEASE_SECONDS = '2';
 /**
- * The lease of the runs whose workers are killed. A live worker's commit must end within it, or the
- * lease rightly refuses it and the job fails (so did the run): on a machine busy with other work a
- * commit took 3.5 s on disk and 11.8-15.2 s on an object store (several requests and an Iceberg
- * publish), past the 2 and 8 s these runs had. Each kill costs about one lease before its job is
- * handed on, and the kills are counted (KILLS), so the run's length does not grow with them.
+ * The lease of the runs that must finish though their workers are killed or the database goes
+ * away. A live worker's commit must end within it, or the lease rightly refuses it and the job
+ * fails (so did the run): on a machine busy with other work a commit took 3.5 s on disk and
+ * 11.8-15.2 s on an object store (several requests and an Iceberg publish), past the 2 and 8 s
+ * these runs had. Each kill costs about one lease before its job is handed on, and the kills are
+ * counted (KILLS), so the run's length does not grow with them.
  */
-const KILLED_LEASE_SECONDS = '10';
+const WORK_LEASE_SECONDS = '10';
 const S3_LEASE_SECONDS = '30';
 const FLUSH = ['--flush-rows', '100'];
 
@@ -119,7 +120,7 @@ const KILLS = 2;
  * Returns the run's result and the kills that landed mid-job.
  */
 async function clusterRun(lake: string, given: Record<string, string> = {}) {
-  const env = { CHAINLAKE_JOB_LEASE_SECONDS: KILLED_LEASE_SECONDS, ...given };
+  const env = { CHAINLAKE_JOB_LEASE_SECONDS: WORK_LEASE_SECONDS, ...given };
   const workers = [worker(lake, env), worker(lake, env), worker(lake, env)];
   let running = true;
   const run = runCli(['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...FLUSH, '--log-format', 'json'], {
@@ -227,7 +228,7 @@ function differences(tables: Record<string, string[]>): string[] {
 
 /**
  * Two workers and a queued run; `during` acts on the database while the run works. `runLease` is
- * the run's lease bound in seconds (the workers keep theirs): how long it waits for the database is
+ * the run's lease bound in seconds, `workerLease` the workers': how long it waits for the database is
  * ten of them.
  */
 /** What a run said above info (warnings, errors, the failed partitions): what explains its exit code. */
@@ -240,8 +241,8 @@ function whyFailed(stderr: string): string {
   return `${aboveInfo(stderr)}\nworkers' errors:\n${workerErrors()}`;
 }
 
-async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>, runLease = LEASE_SECONDS) {
-  const workers = [worker(lake, {}), worker(lake, {})];
+async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>, runLease = LEASE_SECONDS, workerLease = LEASE_SECONDS) {
+  const workers = [worker(lake, { CHAINLAKE_JOB_LEASE_SECONDS: workerLease }), worker(lake, { CHAINLAKE_JOB_LEASE_SECONDS: workerLease })];
   let running = true;
   let working!: () => void;
   // Mid-run is once a first job is done: the run waits on its queue and the workers are up. On a
@@ -293,9 +294,9 @@ describe('run --queue: the database going away', () => {
       await pgdb.stop();
       stopped = true;
       // Longer than a job's lease: the jobs under way are lost and handed out again.
-      await new Promise((r) => setTimeout(r, 5000));
+      await new Promise((r) => setTimeout(r, Number(WORK_LEASE_SECONDS) * 1000 + 3000));
       await pgdb.start();
-    });
+    }, WORK_LEASE_SECONDS, WORK_LEASE_SECONDS);
     expect(stopped).toBe(true);
     expect(result.code, whyFailed(result.stderr)).toBe(0);
     expect(result.stderr).toContain("the queue's database is away: waiting for it");
