@@ -1,4 +1,5 @@
 #!/usr/bin/env node
+// @ts-check
 // Crash-safety torture test: "kill -9 at any instant, rerun, tables equal an uninterrupted run".
 //
 //   node scripts/torture.mjs [--kills N] [--compact-kills M] [--seed S] [--pipeline FILE]
@@ -17,7 +18,7 @@
 //    until N signals have landed on a live run; then it reruns until a run exits 0 (exit 1 is
 //    rerun, exit 2 fails). Each run's output is in <tmp>/logs/attempt-NNNN.log;
 // 4. after every attempt checks the lake's invariants on a copy rolled forward as the next run
-//    would (`chainlake check --format json` passes on it: every Parquet file in a table folder
+//    would (the checks of `chainlake check`, run in this process, pass on it: every Parquet file in a table folder
 //    readable and listed by one state, every file listed there present, keys unique, rows as the
 //    states say...; and what check does not look at: the raw pages and rejects a state lists are
 //    present, _rejects holds only Parquet files a state lists), and the clean lake passes them too;
@@ -43,6 +44,7 @@
 // Exit 0: PASS; 1: FAIL (mismatch, a broken invariant, a run that exited 2, a hang); 2: bad usage.
 // Environment: TORTURE_KILLS, TORTURE_COMPACT_KILLS, TORTURE_SEED, TORTURE_PIPELINE, TORTURE_FLUSH_ROWS, TORTURE_KEEP=1.
 import { spawn } from 'node:child_process';
+/** @import { ChildProcess } from 'node:child_process' */
 import { cpSync, existsSync, mkdtempSync, mkdirSync, openSync, closeSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { constants as osConstants, tmpdir } from 'node:os';
 import { basename, dirname, join, relative, resolve } from 'node:path';
@@ -53,83 +55,135 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const CLI = join(ROOT, 'bin', 'chainlake.js');
 
 // ---------------------------------------------------------------------------------------- options
+/**
+ * @typedef {object} Options
+ * @property {number} kills
+ * @property {number} compactKills
+ * @property {number} seed
+ * @property {string} pipeline
+ * @property {number} flushRows
+ * @property {boolean} keep
+ * @property {number} attemptTimeout
+ * @property {number} timeout
+ * @property {boolean} quiet
+ * @property {boolean} rounds
+ * @property {boolean} unreaped
+ * @property {boolean} s3
+ * @property {[string, string]} [compare]
+ */
+
+/**
+ * @param {string} msg
+ * @returns {never}
+ */
 function usage(msg) {
   if (msg === 'help') {
-    process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^#!.*\n/, '').replace(/^\/\/ ?/gm, '') + '\n');
+    process.stdout.write(readFileSync(fileURLToPath(import.meta.url), 'utf8').split('\nimport ')[0].replace(/^#!.*\n/, '').replace(/^\/\/ @ts-check\n/, '').replace(/^\/\/ ?/gm, '') + '\n');
     process.exit(0);
   }
   process.stderr.write(`torture: ${msg}\nusage: node scripts/torture.mjs [--s3] [--kills N] [--seed S] [--pipeline FILE] [--flush-rows F] [--rounds] [--keep] [--attempt-timeout SEC] [--timeout SEC] [--quiet] [--unreaped]\n`);
   process.exit(2);
 }
 
+/** The options that take a value, by flag. */
+const VALUED = /** @type {const} */ ({ '--kills': 'kills', '--compact-kills': 'compactKills', '--seed': 'seed', '--pipeline': 'pipeline', '--flush-rows': 'flushRows', '--attempt-timeout': 'attemptTimeout', '--timeout': 'timeout' });
+/** @typedef {(typeof VALUED)[keyof typeof VALUED]} Valued */
+
+/**
+ * @param {string[]} argv
+ * @returns {Options}
+ */
 function parseArgs(argv) {
   const env = process.env;
-  const o = {
+  /** @type {Partial<Record<Valued, string>>} */
+  const given = {
     kills: env.TORTURE_KILLS ?? '10',
     compactKills: env.TORTURE_COMPACT_KILLS,
     seed: env.TORTURE_SEED ?? '1',
     pipeline: env.TORTURE_PIPELINE ?? 'pipelines/demo.yaml',
     flushRows: env.TORTURE_FLUSH_ROWS ?? '200',
-    keep: env.TORTURE_KEEP === '1',
     attemptTimeout: '120',
-    timeout: undefined,
-    quiet: false,
-    rounds: false,
-    unreaped: false,
   };
-  const valued = { '--kills': 'kills', '--compact-kills': 'compactKills', '--seed': 'seed', '--pipeline': 'pipeline', '--flush-rows': 'flushRows', '--attempt-timeout': 'attemptTimeout', '--timeout': 'timeout' };
+  const flags = { keep: env.TORTURE_KEEP === '1', quiet: false, rounds: false, unreaped: false, s3: false };
+  /** @type {string[] | undefined} */
+  let compare;
   for (let i = 0; i < argv.length; i++) {
     let a = argv[i];
+    /** @type {string | undefined} */
     let v;
     const eq = a.indexOf('=');
     if (a.startsWith('--') && eq > 0) [a, v] = [a.slice(0, eq), a.slice(eq + 1)];
     if (a === '--compare') {
-      o.compare = [argv[++i], argv[++i]];
-      if (!o.compare[1]) usage('--compare needs two lake folders');
-    } else if (a === '--keep') o.keep = true;
-    else if (a === '--unreaped') o.unreaped = true;
-    else if (a === '--s3') o.s3 = true;
-    else if (a === '--quiet') o.quiet = true;
-    else if (a === '--rounds') o.rounds = true;
+      compare = [argv[++i], argv[++i]];
+      if (!compare[1]) usage('--compare needs two lake folders');
+    } else if (a === '--keep') flags.keep = true;
+    else if (a === '--unreaped') flags.unreaped = true;
+    else if (a === '--s3') flags.s3 = true;
+    else if (a === '--quiet') flags.quiet = true;
+    else if (a === '--rounds') flags.rounds = true;
     else if (a === '--help' || a === '-h') usage('help');
-    else if (valued[a]) {
+    else if (a in VALUED) {
       v ??= argv[++i];
       if (v === undefined) usage(`${a} needs a value`);
-      o[valued[a]] = v;
+      given[VALUED[/** @type {keyof typeof VALUED} */ (a)]] = v;
     } else usage(`unknown argument ${a}`);
   }
+  /** @type {(name: string, v: string | undefined, min: number) => number} */
   const int = (name, v, min) => {
     const n = Number(v);
     if (!Number.isInteger(n) || n < min) usage(`--${name} ${v}: a whole number >= ${min}`);
     return n;
   };
-  o.kills = int('kills', o.kills, 0);
-  o.compactKills = o.compactKills === undefined ? Math.ceil(o.kills / 2) : int('compact-kills', o.compactKills, 0);
-  o.seed = int('seed', o.seed, 0);
-  o.flushRows = int('flush-rows', o.flushRows, 1);
-  o.attemptTimeout = int('attempt-timeout', o.attemptTimeout, 1);
-  o.timeout = o.timeout === undefined ? 300 + 20 * (o.kills + o.compactKills) : int('timeout', o.timeout, 1);
+  const kills = int('kills', given.kills, 0);
+  const compactKills = given.compactKills === undefined ? Math.ceil(kills / 2) : int('compact-kills', given.compactKills, 0);
+  /** @type {Options} */
+  const o = {
+    ...flags,
+    kills,
+    compactKills,
+    seed: int('seed', given.seed, 0),
+    flushRows: int('flush-rows', given.flushRows, 1),
+    attemptTimeout: int('attempt-timeout', given.attemptTimeout, 1),
+    timeout: given.timeout === undefined ? 300 + 20 * (kills + compactKills) : int('timeout', given.timeout, 1),
+    pipeline: resolve(given.pipeline ?? ''),
+  };
   if (o.rounds && o.s3) usage('--rounds empties the tortured lake after each round: a local lake only, not with --s3');
-  o.pipeline = resolve(o.pipeline);
   if (!existsSync(o.pipeline)) usage(`--pipeline ${o.pipeline}: no such file`);
-  if (o.compare) o.compare = o.compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
+  if (compare) {
+    const [a, b] = compare.map((l) => (existsSync(l) ? resolve(l) : usage(`--compare: no lake at ${l}`)));
+    o.compare = [a, b];
+  }
   if (o.unreaped && !existsSync('/proc/self/stat')) usage('--unreaped reads the end of a run from /proc: Linux only');
   if (!existsSync(join(ROOT, 'dist', 'bin', 'main.js'))) usage('dist/ is missing: run `npm run build` (or `make torture`)');
   return o;
 }
 
 const opts = parseArgs(process.argv.slice(2));
-// The stream declarations (keys), the tables `chainlake check` looks at and the commit protocol's
-// roll-forward, as the CLI has them.
+// The stream declarations (keys), the tables `chainlake check` looks at, its checks and the commit
+// protocol's roll-forward, as the CLI has them (dist/, typed by src/).
+/** @type {typeof import('../src/streams/index.js')} */
 const { STREAMS, STREAM_BY_TABLE } = await import(join(ROOT, 'dist', 'streams', 'index.js'));
+/** @type {typeof import('../src/decl/stream.js')} */
 const { stampColumns } = await import(join(ROOT, 'dist', 'decl', 'stream.js'));
-const { LAKE_TABLES } = await import(join(ROOT, 'dist', 'warehouse', 'views.js'));
+/** @type {typeof import('../src/warehouse/views.js')} */
+const { LAKE_TABLES, lakeDatabase, connectWarehouse } = await import(join(ROOT, 'dist', 'warehouse', 'views.js'));
+/** @type {typeof import('../src/warehouse/check.js')} */
+const { runChecks } = await import(join(ROOT, 'dist', 'warehouse', 'check.js'));
+/** @type {typeof import('../src/state/store.js')} */
 const { StateStore } = await import(join(ROOT, 'dist', 'state', 'store.js'));
+/** @type {typeof import('../src/state/cache.js')} */
+const { existingLake } = await import(join(ROOT, 'dist', 'state', 'cache.js'));
+/** @type {typeof import('../src/state/lock.js')} */
+const { LakeLock } = await import(join(ROOT, 'dist', 'state', 'lock.js'));
+/** @type {typeof import('../src/iceberg/table.js')} */
 const { icebergPublisher } = await import(join(ROOT, 'dist', 'iceberg', 'table.js'));
 const say = (s = '') => process.stdout.write(s + '\n');
 const deadline = Date.now() + opts.timeout * 1000;
 
-/** mulberry32: a small seeded PRNG, so a seed replays the same kill schedule. */
+/**
+ * mulberry32: a small seeded PRNG, so a seed replays the same kill schedule.
+ * @param {number} seed
+ */
 function prng(seed) {
   let a = (seed ^ 0x9e3779b9) >>> 0;
   return () => {
@@ -143,8 +197,9 @@ function prng(seed) {
 const rand = prng(opts.seed);
 
 // -------------------------------------------------------------------------------------- processes
+/** @type {Set<ChildProcess>} */
 const children = new Set();
-/** Commands started with --unreaped: not children of this process. */
+/** Commands started with --unreaped: not children of this process. @type {Set<number>} */
 const grandchildren = new Set();
 function cleanupChildren() {
   for (const c of children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
@@ -167,11 +222,15 @@ for (const sig of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
 
 class Fail extends Error {}
 
+/** @typedef {{ url: string, child: ChildProcess }} Simulator */
+
+/** @returns {Promise<Simulator>} */
 async function startSimulator() {
   const child = spawn(process.execPath, [CLI, 'sim', '--port', '0', '--seed', String(opts.seed)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   let out = '';
   let err = '';
+  /** @type {string} */
   const url = await new Promise((res, rej) => {
     const timer = setTimeout(() => rej(new Fail(`the simulator printed no URL within 30 s: ${out}${err}`)), 30_000);
     child.stdout.on('data', (d) => {
@@ -192,6 +251,7 @@ async function startSimulator() {
   return { url, child };
 }
 
+/** @param {Simulator | undefined} sim */
 async function stopSimulator(sim) {
   if (!sim || sim.child.exitCode !== null || sim.child.signalCode !== null) return;
   const gone = new Promise((r) => sim.child.once('exit', r));
@@ -203,14 +263,17 @@ async function stopSimulator(sim) {
 
 // ------------------------------------------------------------------------------- object storage
 /** With --s3: the store, the tortured lake's URL and the folder its objects are downloaded into. */
-const store = { url: undefined, view: undefined, server: undefined, objects: undefined };
+/** @type {{ url?: string, view?: string, server?: import('s3rver').default, objects?: import('../src/state/objects.js').ObjectStore }} */
+const store = {};
 
+/** @param {string} tmp */
 async function startStore(tmp) {
   const { default: S3rver } = await import('s3rver');
   const dir = join(tmp, 's3rver');
   mkdirSync(dir);
-  store.server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'torture' }] });
-  const { port } = await store.server.run();
+  const server = new S3rver({ port: 0, address: '127.0.0.1', silent: true, directory: dir, configureBuckets: [{ name: 'torture' }] });
+  store.server = server;
+  const { port } = await server.run();
   // The children inherit these; the downloads in this process read them too.
   Object.assign(process.env, {
     AWS_ACCESS_KEY_ID: 'S3RVER',
@@ -222,40 +285,72 @@ async function startStore(tmp) {
     AWS_EC2_METADATA_DISABLED: 'true',
   });
   store.url = 's3://torture/tortured';
+  /** @type {typeof import('../src/state/s3.js')} */
   const { S3Objects } = await import(join(ROOT, 'dist', 'state', 's3.js'));
   store.objects = await S3Objects.open(store.url);
   return `http://127.0.0.1:${port}`;
 }
 
 /** Where a command reaches `lake`: the tortured lake's URL with --s3, else the folder. */
-const lakeArg = (lake) => (store.view !== undefined && lake === store.view ? store.url : lake);
+const lakeArg = (/** @type {string} */ lake) => (store.url !== undefined && lake === store.view ? store.url : lake);
 
 /** With --s3: the tortured lake's objects, downloaded afresh into its folder, for the checks. */
+/** @param {string} lake */
 async function refreshView(lake) {
-  if (store.view === undefined || lake !== store.view) return;
+  const objects = store.objects;
+  if (store.view === undefined || lake !== store.view || !objects) return;
   rmSync(lake, { recursive: true, force: true });
   mkdirSync(lake, { recursive: true });
-  for (const { key } of await store.objects.list('')) {
-    const got = await store.objects.get(key);
+  for (const { key } of await objects.list('')) {
+    const got = await objects.get(key);
     if (!got) continue; // deleted since the listing
     mkdirSync(dirname(join(lake, key)), { recursive: true });
     writeFileSync(join(lake, key), got.body);
   }
 }
 
-/** The pipeline's run into `lake` against the simulator at `url`. */
+/** @typedef {{ delayMs: number, signal: NodeJS.Signals }} Kill */
+/**
+ * @typedef {object} Ended
+ * @property {number} pid
+ * @property {boolean} killed
+ * @property {boolean} timedOut
+ * @property {number} [signalSentAt] ms from the spawn
+ * @property {number} [signalEpoch]
+ * @property {number | null} code
+ * @property {NodeJS.Signals | null} signal
+ * @property {number} ms
+ * @property {number} startupMs
+ */
+
+/**
+ * The pipeline's run into `lake` against the simulator at `url`.
+ * @param {string} lake
+ * @param {string} url
+ * @param {string} log
+ * @param {Kill} [kill]
+ */
 function runOnce(lake, url, log, kill) {
   return spawnOnce([CLI, 'run', opts.pipeline, '--lake', lakeArg(lake), '--data-url', url, '--metrics-url', url, '--node-url', url, '--flush-rows', String(opts.flushRows)], log, kill);
 }
 
-/** `chainlake compact` of every table of `lake`. */
+/**
+ * `chainlake compact` of every table of `lake`.
+ * @param {string} lake
+ * @param {string} log
+ * @param {Kill} [kill]
+ */
 function compactOnce(lake, log, kill) {
   return spawnOnce([CLI, 'compact', '--lake', lakeArg(lake)], log, kill);
 }
 
 /**
  * One CLI command. With `kill` = { delayMs, signal }, the signal is sent after the delay if the
- * process is still alive. Output goes to `log`. Resolves { code, signal, ms, killed, timedOut, pid }.
+ * process is still alive. Output goes to `log`.
+ * @param {string[]} args
+ * @param {string} log
+ * @param {Kill} [kill]
+ * @returns {Promise<Ended>}
  */
 function spawnOnce(args, log, kill) {
   const fd = openSync(log, 'w');
@@ -264,7 +359,9 @@ function spawnOnce(args, log, kill) {
   const started = opts.unreaped ? spawnUnreaped(args, fd) : spawnChild(args, fd);
   closeSync(fd);
   return started.then(({ pid, send, ended }) => {
-    const r = { pid, killed: false, timedOut: false, signalSentAt: undefined };
+    /** @type {Pick<Ended, 'pid' | 'killed' | 'timedOut' | 'signalSentAt' | 'signalEpoch'>} */
+    const r = { pid, killed: false, timedOut: false };
+    /** @type {NodeJS.Timeout | undefined} */
     let killTimer;
     let over = false;
     const cap = Math.max(1000, Math.min(opts.attemptTimeout * 1000, deadline - Date.now()));
@@ -290,25 +387,48 @@ function spawnOnce(args, log, kill) {
   });
 }
 
-/** A child of this process, reaped by Node as it ends. */
+/**
+ * @typedef {object} Started
+ * @property {number} pid
+ * @property {(sig: NodeJS.Signals) => void} send
+ * @property {Promise<{ code: number | null, signal: NodeJS.Signals | null }>} ended
+ */
+
+/**
+ * A child of this process, reaped by Node as it ends.
+ * @param {string[]} args
+ * @param {number} fd
+ * @returns {Promise<Started>}
+ */
 async function spawnChild(args, fd) {
   const child = spawn(process.execPath, args, { cwd: ROOT, stdio: ['ignore', fd, fd] });
   children.add(child);
+  /** @type {Started['ended']} */
   const ended = new Promise((res) =>
     child.on('exit', (code, signal) => {
       children.delete(child);
       res({ code, signal });
     }),
   );
-  return { pid: child.pid, send: (sig) => child.exitCode === null && child.signalCode === null && child.kill(sig), ended };
+  // A spawn that failed (no pid) says so as an 'exit' with an error code, as a run that failed.
+  return {
+    pid: child.pid ?? 0,
+    send: (sig) => {
+      if (child.exitCode === null && child.signalCode === null) child.kill(sig);
+    },
+    ended,
+  };
 }
 
-/** Keepers (`sleep`) of the commands started with --unreaped, the newest last. */
+/** Keepers (`sleep`) of the commands started with --unreaped, the newest last. @type {ChildProcess[]} */
 const keepers = [];
 /** --unreaped: the last command's pid, and how many commands started while the one before was a zombie. */
 const unreaped = { last: 0, besideZombie: 0 };
 
-/** The fields of /proc/<pid>/stat after the command name (undefined once the pid is gone). */
+/**
+ * The fields of /proc/<pid>/stat after the command name (undefined once the pid is gone).
+ * @param {number} pid
+ */
 function procStat(pid) {
   try {
     const f = readFileSync(`/proc/${pid}/stat`, 'utf8');
@@ -323,6 +443,9 @@ function procStat(pid) {
  * fd 3 and becomes `sleep`. Its end is read from /proc (state Z, and the exit status). The
  * previous command's keeper goes when this one ends, so every command starts while the one before
  * it is still a zombie (if it was killed).
+ * @param {string[]} args
+ * @param {number} fd
+ * @returns {Promise<Started>}
  */
 async function spawnUnreaped(args, fd) {
   if (unreaped.last && procStat(unreaped.last)?.[0] === 'Z') unreaped.besideZombie++;
@@ -331,9 +454,10 @@ async function spawnUnreaped(args, fd) {
   keeper.on('exit', () => children.delete(keeper));
   keepers.push(keeper);
   // The keeper (sleep) keeps fd 3 open: the pid is the first line, not the whole stream.
+  /** @type {number} */
   const pid = await new Promise((res, rej) => {
     let said = '';
-    keeper.stdio[3].on('data', (d) => {
+    keeper.stdio[3]?.on('data', (d) => {
       said += d;
       if (said.includes('\n')) res(Number(said.trim()));
     });
@@ -343,6 +467,7 @@ async function spawnUnreaped(args, fd) {
   grandchildren.add(pid);
   unreaped.last = pid;
   const status = () => procStat(pid);
+  /** @type {Started['ended']} */
   const ended = new Promise((res) => {
     const poll = setInterval(() => {
       const f = status();
@@ -350,7 +475,7 @@ async function spawnUnreaped(args, fd) {
       clearInterval(poll);
       // exit_code (field 52 of proc(5)) as waitpid reports it.
       const w = f ? Number(f[49]) : 0;
-      const signal = w & 0x7f ? Object.keys(osConstants.signals).find((k) => osConstants.signals[k] === (w & 0x7f)) : null;
+      const signal = w & 0x7f ? (/** @type {NodeJS.Signals[]} */ (Object.keys(osConstants.signals)).find((k) => osConstants.signals[k] === (w & 0x7f)) ?? null) : null;
       for (const k of keepers.splice(0, keepers.length - 1)) k.kill('SIGKILL');
       grandchildren.delete(pid);
       res({ code: signal ? null : (w >> 8) & 0xff, signal });
@@ -371,17 +496,27 @@ async function spawnUnreaped(args, fd) {
 }
 
 // ------------------------------------------------------------------------------------- lake files
-const isTableDir = (name) => !name.startsWith('_') || name === '_rejects';
+const isTableDir = (/** @type {string} */ name) => !name.startsWith('_') || name === '_rejects';
 
-/** The table folders of a lake (and _rejects last). */
+/**
+ * The table folders of a lake (and _rejects last).
+ * @param {string} lake
+ */
 function lakeTables(lake) {
   return readdirSync(lake, { withFileTypes: true })
     .filter((e) => e.isDirectory() && isTableDir(e.name))
     .map((e) => e.name)
-    .sort((a, b) => (a === '_rejects') - (b === '_rejects') || a.localeCompare(b));
+    .sort((a, b) => Number(a === '_rejects') - Number(b === '_rejects') || a.localeCompare(b));
 }
 
+/**
+ * The files under `dir` (none when it is missing), sorted.
+ * @param {string} dir
+ * @param {(path: string) => boolean} [pred]
+ * @returns {string[]}
+ */
 function walk(dir, pred = () => true) {
+  /** @type {string[]} */
   const out = [];
   if (!existsSync(dir)) return out;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -392,9 +527,27 @@ function walk(dir, pred = () => true) {
   return out.sort();
 }
 
+/**
+ * A partition's state file as this script reads it (src/state/store.ts has the whole shape).
+ * @typedef {object} StateFile
+ * @property {string} table
+ * @property {string[]} [files]
+ * @property {number} [rows]
+ * @property {number} [rejects]
+ * @property {unknown} [pending]
+ * @property {{ nextBlock?: number, window?: unknown }} [cursor]
+ * @property {{ status?: string }} [lastRun]
+ */
+
+/**
+ * The partition states of a lake (a state that does not parse: `broken`) and its state temp files.
+ * @param {string} lake
+ */
 function loadStates(lake) {
   const root = join(lake, '_state');
+  /** @type {Array<{ file: string, s?: StateFile, broken?: string }>} */
   const states = [];
+  /** @type {string[]} */
   const tmp = [];
   for (const f of walk(root)) {
     if (basename(f).includes('.tmp-')) tmp.push(relative(lake, f));
@@ -402,14 +555,17 @@ function loadStates(lake) {
       try {
         states.push({ file: relative(lake, f), s: JSON.parse(readFileSync(f, 'utf8')) });
       } catch (e) {
-        states.push({ file: relative(lake, f), broken: String(e.message ?? e) });
+        states.push({ file: relative(lake, f), broken: firstLine(e) });
       }
     }
   }
   return { states, tmp };
 }
 
-/** What a command left in the lake: half-done commits, state temp files, staged files, the lock. */
+/**
+ * What a command left in the lake: half-done commits, state temp files, staged files, the lock.
+ * @param {string} lake
+ */
 async function inspectLake(lake) {
   const { states, tmp } = loadStates(lake);
   const pending = states.filter(({ s }) => s?.pending).length;
@@ -417,7 +573,7 @@ async function inspectLake(lake) {
 }
 
 /** Where lakeProblems rolls a copy of a lake forward (a folder of the torture's work dir). */
-let checkedCopy;
+let checkedCopy = '';
 
 /**
  * The invariants that must hold after a kill at any instant, as problems ([] when they hold). A
@@ -426,6 +582,8 @@ let checkedCopy;
  * by the store's own recovery, as the next command will find it. On that copy `chainlake check`
  * must pass (files owned and readable, keys, rows as the states say, cursors...), and what it does
  * not look at must hold too (outsideCheck).
+ * @param {string} lake
+ * @returns {Promise<string[]>}
  */
 async function lakeProblems(lake) {
   rmSync(checkedCopy, { recursive: true, force: true });
@@ -445,34 +603,40 @@ async function lakeProblems(lake) {
   return problems;
 }
 
-const firstLine = (e) => String(e?.message ?? e).split('\n')[0];
+const firstLine = (/** @type {unknown} */ e) => String(e instanceof Error ? e.message : e).split('\n')[0];
 
 /**
- * `chainlake check --format json` on `lake`: each failed check as "check <name> (<table>): <detail>";
- * a check command that gives no report (a crash, a hang) is a problem too.
+ * `chainlake check` on `lake`, its checks run in this process as the command runs them: each failed
+ * check as "check <name> (<table>): <detail>"; a folder the command would refuse, or checks that
+ * throw or give no answer within --attempt-timeout, is a problem too.
+ * @param {string} lake
+ * @returns {Promise<string[]>}
  */
 async function failedChecks(lake) {
-  const child = spawn(process.execPath, [CLI, 'check', '--lake', lake, '--format', 'json'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-  children.add(child);
-  let out = '';
-  let err = '';
-  child.stdout.on('data', (d) => (out += d));
-  child.stderr.on('data', (d) => (err += d));
-  const timer = setTimeout(() => child.kill('SIGKILL'), opts.attemptTimeout * 1000);
-  const [code, signal] = await new Promise((res) => child.on('close', (...a) => res(a)));
-  clearTimeout(timer);
-  children.delete(child);
-  let report;
   try {
-    report = JSON.parse(out);
-  } catch {
-    // no report: said below
+    existingLake(lake, '--lake');
+  } catch (e) {
+    return [`chainlake check refuses the lake: ${firstLine(e)}`];
   }
-  if ((code !== 0 && code !== 1) || !Array.isArray(report?.checks))
-    return [`chainlake check ${signal ? `killed by ${signal} (over ${opts.attemptTimeout} s?)` : `exited ${code}`} without its JSON report: ${(err || out).trim().split('\n').slice(0, 3).join(' | ')}`];
-  const failed = report.checks.filter((c) => c.status === 'fail').map((c) => `check ${c.check} (${c.table}): ${c.detail}`);
-  if (code === 1 && !failed.length) failed.push('chainlake check exited 1 but its report names no failed check');
-  return failed;
+  /** @type {NodeJS.Timeout | undefined} */
+  let timer;
+  /** @type {Promise<never>} */
+  const late = new Promise((_, rej) => {
+    timer = setTimeout(() => rej(new Fail(`chainlake check gave no answer within ${opts.attemptTimeout} s on ${lake}`)), opts.attemptTimeout * 1000);
+  });
+  const db = await lakeDatabase(lake);
+  const conn = await connectWarehouse(db);
+  try {
+    const results = await Promise.race([runChecks(conn, lake), late]);
+    return results.filter((c) => c.status === 'fail').map((c) => `check ${c.check} (${c.table}): ${c.detail}`);
+  } catch (e) {
+    if (e instanceof Fail) throw e;
+    return [`chainlake check could not run: ${firstLine(e)}`];
+  } finally {
+    clearTimeout(timer);
+    conn.closeSync();
+    db.closeSync();
+  }
 }
 
 /**
@@ -482,12 +646,16 @@ async function failedChecks(lake) {
  * another kind of file.
  */
 const CHECKED_TABLES = new Set(LAKE_TABLES.map((d) => d.table));
+/** @param {string} lake */
 async function outsideCheck(lake) {
+  /** @type {string[]} */
   const problems = [];
+  /** @type {Set<string>} */
   const listed = new Set();
   for (const { file, s } of loadStates(lake).states) {
     // An unreadable state is check's ("partition states readable").
-    for (const f of s?.files ?? []) {
+    if (!s) continue;
+    for (const f of s.files ?? []) {
       listed.add(f);
       const checked = CHECKED_TABLES.has(s.table) && f.startsWith(`${s.table}/`);
       if (!checked && !existsSync(join(lake, f))) problems.push(`${file}: lists ${f}, which is not in the lake (lost)`);
@@ -519,10 +687,16 @@ async function outsideCheck(lake) {
 // ----------------------------------------------------------------------------------------- DuckDB
 const db = await DuckDBInstance.create(':memory:', { threads: '2' });
 const conn = await db.connect();
-const q = (s) => `'${String(s).replace(/'/g, "''")}'`;
+const q = (/** @type {string} */ s) => `'${s.replace(/'/g, "''")}'`;
+/**
+ * The rows of a query, each as an object of JS values.
+ * @param {string} sql
+ * @returns {Promise<Array<Record<string, any>>>}
+ */
 async function rows(sql) {
   return (await conn.runAndReadAll(sql)).getRowObjectsJS();
 }
+/** @param {string} sql */
 async function scalar(sql) {
   const r = (await conn.runAndReadAll(sql)).getRowsJS();
   return Number(r[0][0]);
@@ -531,33 +705,62 @@ async function scalar(sql) {
 // A table's key (its stream's declaration) describes a mismatch row by row. _rejects is no stream:
 // a rejected row is told by where it came from and what it was.
 const REJECTS_KEY = ['table_name', 'partition_id', 'raw_json'];
-const keyOf = (table) => STREAM_BY_TABLE.get(table)?.key ?? (table === '_rejects' ? REJECTS_KEY : undefined);
+const keyOf = (/** @type {string} */ table) => STREAM_BY_TABLE.get(table)?.key ?? (table === '_rejects' ? REJECTS_KEY : undefined);
 // Columns that legitimately differ between two runs: a rejected row's run, and what a run stamps
 // with its own clock (when a snapshot was taken; declared as stamps).
+/** @type {Record<string, string[]>} */
 const VOLATILE = { _rejects: ['run_id', 'rejected_at'] };
 
 // Tables keyed by the snapshot time (the node's state) gain a snapshot per run, so an attempt that
 // got that far adds one: they are compared as sets of distinct rows, without the time.
 const SNAPSHOT_TABLES = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
-const isSnapshotTable = (table) => SNAPSHOT_TABLES.has(table);
-const volatileOf = (table) => [...(VOLATILE[table] ?? []), ...(STREAM_BY_TABLE.has(table) ? stampColumns(STREAM_BY_TABLE.get(table)) : [])];
+const isSnapshotTable = (/** @type {string} */ table) => SNAPSHOT_TABLES.has(table);
+/** @param {string} table */
+const volatileOf = (table) => {
+  const decl = STREAM_BY_TABLE.get(table);
+  return [...(VOLATILE[table] ?? []), ...(decl ? stampColumns(decl) : [])];
+};
 // A partition of a table merged as a whole counts the rows of its last fetch; with a time cursor
 // that fetch starts where the last one ended, so its count depends on where the kills fell.
 const LAST_FETCH_ROWS = new Set(STREAMS.filter((d) => d.mergeScope === 'table' && d.timeCursor).map((d) => d.table));
 
-const hasParquet = (dir) => walk(dir, (p) => p.endsWith('.parquet')).length > 0;
+const hasParquet = (/** @type {string} */ dir) => walk(dir, (p) => p.endsWith('.parquet')).length > 0;
+/** @type {(lake: string, table: string) => string} */
 const src = (lake, table) => `read_parquet(${q(join(lake, table, '**', '*.parquet'))}, union_by_name=true, hive_partitioning=false)`;
 
-/** Compares one table of both lakes as multisets of rows. */
+/**
+ * A table of both lakes compared: row counts, rows only in the tortured lake (extra) and only in
+ * the clean one (missing), '?' where the comparison could not run.
+ * @typedef {{ table: string, clean: number | '?', tortured: number | '?', extra: number | '?', missing: number | '?', ok: boolean, notes: string[] }} Comparison
+ */
+/** The attempt (its number, or "compaction attempt n") that each process id was. @typedef {Map<number, number | string>} Attempts */
+
+/**
+ * Compares one table of both lakes as multisets of rows.
+ * @param {string} clean
+ * @param {string} tortured
+ * @param {string} table
+ * @param {Attempts} pidToAttempt
+ * @param {string[]} [exclude]
+ * @returns {Promise<Comparison>}
+ */
 async function compareTable(clean, tortured, table, pidToAttempt, exclude = []) {
   try {
     return await compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude);
   } catch (e) {
-    return { table, clean: '?', tortured: '?', extra: '?', missing: '?', ok: false, notes: [`cannot compare: ${String(e.message ?? e).split('\n')[0]}`] };
+    return { table, clean: '?', tortured: '?', extra: '?', missing: '?', ok: false, notes: [`cannot compare: ${firstLine(e)}`] };
   }
 }
 
+/**
+ * @param {string} clean
+ * @param {string} tortured
+ * @param {string} table
+ * @param {Attempts} pidToAttempt
+ * @param {string[]} exclude
+ */
 async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude) {
+  /** @type {Comparison & { clean: number, tortured: number, extra: number, missing: number }} */
   const r = { table, clean: 0, tortured: 0, extra: 0, missing: 0, ok: true, notes: [] };
   const cHas = hasParquet(join(clean, table));
   const tHas = hasParquet(join(tortured, table));
@@ -576,9 +779,11 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
     r.clean = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (${stamps}) FROM ${src(clean, table)})`);
     r.tortured = await scalar(`SELECT count(*) FROM (SELECT DISTINCT * EXCLUDE (${stamps}) FROM ${src(tortured, table)})`);
   }
-  const cCols = (await rows(`DESCRIBE SELECT * FROM ${src(clean, table)}`)).map((x) => [x.column_name, x.column_type]);
-  const tCols = (await rows(`DESCRIBE SELECT * FROM ${src(tortured, table)}`)).map((x) => [x.column_name, x.column_type]);
-  const sig = (cols) => cols.map(([n, t]) => `${n} ${t}`).sort().join(', ');
+  /** @type {(lake: string) => Promise<Array<[string, string]>>} */
+  const columns = async (lake) => (await rows(`DESCRIBE SELECT * FROM ${src(lake, table)}`)).map((x) => [x.column_name, x.column_type]);
+  const cCols = await columns(clean);
+  const tCols = await columns(tortured);
+  const sig = (/** @type {Array<[string, string]>} */ cols) => cols.map(([n, t]) => `${n} ${t}`).sort().join(', ');
   if (sig(cCols) !== sig(tCols)) {
     r.ok = false;
     r.notes.push(`schemas differ: clean (${sig(cCols)}) vs tortured (${sig(tCols)})`);
@@ -604,7 +809,7 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
     const counts = `WITH ct AS (SELECT ${kl}, count(*) AS n FROM c GROUP BY ALL), tt AS (SELECT ${kl}, count(*) AS n, list(DISTINCT __file ORDER BY __file) AS files FROM t GROUP BY ALL)`;
     const over = await rows(`${counts} SELECT ${key.map((k) => `tt."${k}"`).join(', ')}, tt.n AS n, coalesce(ct.n, 0) AS cn, tt.files AS files FROM tt LEFT JOIN ct ON ${on} WHERE tt.n > coalesce(ct.n, 0) ORDER BY tt.n - coalesce(ct.n, 0) DESC LIMIT 3`);
     for (const s of over) {
-      const files = s.files.map((f) => describeFile(tortured, table, f, pidToAttempt));
+      const files = /** @type {string[]} */ (s.files).map((f) => describeFile(tortured, table, f, pidToAttempt));
       r.notes.push(`key ${key.map((k) => `${k}=${fmt(s[k])}`).join(' ')}: ${s.n} row(s) in tortured vs ${s.cn} in clean; files: ${files.join('; ')}`);
     }
     const under = await rows(`${counts} SELECT ${key.map((k) => `ct."${k}"`).join(', ')}, ct.n AS cn, coalesce(tt.n, 0) AS n FROM ct LEFT JOIN tt ON ${on} WHERE ct.n > coalesce(tt.n, 0) LIMIT 3`);
@@ -623,14 +828,18 @@ async function compareTableUnsafe(clean, tortured, table, pidToAttempt, exclude)
 /**
  * Columns of a table whose values differ between two uninterrupted runs (each column compared as a
  * multiset on its own), with an example; [] when the table is equal.
+ * @param {string} a
+ * @param {string} b
+ * @param {string} table
  */
 async function unstableColumns(a, b, table) {
   if (!hasParquet(join(a, table)) || !hasParquet(join(b, table))) return [];
   const volatile = volatileOf(table);
   const cols = (await rows(`DESCRIBE SELECT * FROM ${src(a, table)}`)).map((x) => x.column_name).filter((n) => !volatile.includes(n));
+  /** @type {Array<{ col: string, example: string }>} */
   const out = [];
   for (const col of cols) {
-    const one = (lake) => `SELECT "${col}" AS v FROM ${src(lake, table)}`;
+    const one = (/** @type {string} */ lake) => `SELECT "${col}" AS v FROM ${src(lake, table)}`;
     const d = await rows(`SELECT v::VARCHAR AS v FROM (${one(a)} EXCEPT ALL ${one(b)}) LIMIT 1`).catch(() => [{ v: '(not in both)' }]);
     if (d.length) {
       const e = await rows(`SELECT v::VARCHAR AS v FROM (${one(b)} EXCEPT ALL ${one(a)}) LIMIT 1`).catch(() => []);
@@ -640,12 +849,19 @@ async function unstableColumns(a, b, table) {
   return out;
 }
 
+/** @param {unknown} v */
 function fmt(v) {
   const s = typeof v === 'string' ? v : JSON.stringify(v);
   return s && s.length > 24 ? s.slice(0, 21) + '...' : s;
 }
 
-/** A lake file -> "file (attempt n, state _state/<table>/<slug>.json)". */
+/**
+ * A lake file -> "file (attempt n, state _state/<table>/<slug>.json)".
+ * @param {string} lake
+ * @param {string} table
+ * @param {string} file
+ * @param {Attempts} pidToAttempt
+ */
 function describeFile(lake, table, file, pidToAttempt) {
   const rel = relative(lake, file);
   const m = /^(.*-[0-9a-f]{10})-(\d+)-\d+-\d+/.exec(basename(file));
@@ -655,9 +871,14 @@ function describeFile(lake, table, file, pidToAttempt) {
   return `${rel} (written by ${typeof attempt === 'number' ? `attempt ${attempt}` : (attempt ?? `pid ${m[2]}`)}; state _state/${stateTable}/${m[1]}.json)`;
 }
 
-/** Partition state counters and cursors that must match (refreshedAt and run ids may not). */
+/**
+ * Partition state counters and cursors that must match (refreshedAt and run ids may not).
+ * @param {string} clean
+ * @param {string} tortured
+ */
 async function compareStates(clean, tortured) {
-  const pick = (lake) => {
+  const pick = (/** @type {string} */ lake) => {
+    /** @type {Map<string, StateFile>} */
     const m = new Map();
     for (const { file, s } of loadStates(lake).states) if (s) m.set(file, s);
     return m;
@@ -685,19 +906,21 @@ async function compareStates(clean, tortured) {
   return out;
 }
 
-/** Whether a command's log says the lake's lock refused it. */
+/**
+ * Whether a command's log says the lake's lock refused it.
+ * @param {string} log
+ */
 function refusedByLock(log) {
   return readFileSync(log, 'utf8').includes('in use by another chainlake run');
 }
 
 /** Whether a writer's lock is held in the lake (none after a command that ended, SIGTERM included). */
-async function lockHeld(lake) {
-  const { LakeLock } = await import(join(ROOT, 'dist', 'state', 'lock.js'));
+async function lockHeld(/** @type {string} */ lake) {
   return LakeLock.held(lake);
 }
 
 /** Time (epoch ms) of a run's first JSON log line: the CLI has loaded and opened the lake. */
-function firstLogAt(log) {
+function firstLogAt(/** @type {string} */ log) {
   try {
     for (const line of readFileSync(log, 'utf8').split('\n')) {
       try {
@@ -714,7 +937,8 @@ function firstLogAt(log) {
 }
 
 /** The last JSON log line of a run (logged before `until`, epoch ms), as "msg table partition"; else its last line. */
-function lastLog(log, until = Infinity) {
+function lastLog(/** @type {string} */ log, until = Infinity) {
+  /** @type {string[]} */
   let lines = [];
   try {
     lines = readFileSync(log, 'utf8').trim().split('\n').filter(Boolean);
@@ -733,7 +957,8 @@ function lastLog(log, until = Infinity) {
   return lines.length && until === Infinity ? lines[lines.length - 1].slice(0, 80) : '(no output)';
 }
 
-function stderrTail(log) {
+/** The lines of a command's log that say why it failed (its error and stack), joined. */
+function stderrTail(/** @type {string} */ log) {
   try {
     return readFileSync(log, 'utf8')
       .split('\n')
@@ -745,16 +970,27 @@ function stderrTail(log) {
   }
 }
 
+/** @type {(s: unknown, n: number) => string} */
 const pad = (s, n) => String(s).padEnd(n);
+/** @type {(s: unknown, n: number) => string} */
 const lpad = (s, n) => String(s).padStart(n);
 
-/** The lake after an attempt (`r`, from spawnOnce, with the `kill` it was given), its broken invariants, and a line for the log. */
+/**
+ * @typedef {{ after: Awaited<ReturnType<typeof inspectLake>>, bad: string[], what: string }} Seen
+ */
+/**
+ * The lake after an attempt (`r`, from spawnOnce, with the `kill` it was given), its broken invariants, and a line for the log.
+ * @param {string} lake
+ * @param {Ended} r
+ * @param {Kill} [kill]
+ * @returns {Promise<Seen>}
+ */
 async function inspectAttempt(lake, r, kill) {
   await refreshView(lake);
   const after = await inspectLake(lake);
   const bad = await lakeProblems(lake);
-  const what = r.killed
-    ? `${kill.signal} at ${Math.round(r.signalSentAt)} ms -> ${r.signal ?? `exit ${r.code}`}`
+  const what = kill && r.killed
+    ? `${kill.signal} at ${Math.round(r.signalSentAt ?? 0)} ms -> ${r.signal ?? `exit ${r.code}`}`
     : `${kill ? `(${kill.signal} due at ${kill.delayMs} ms, ended first) ` : ''}exit ${r.code ?? r.signal} in ${Math.round(r.ms)} ms`;
   return { after, bad, what };
 }
@@ -762,11 +998,17 @@ async function inspectAttempt(lake, r, kill) {
 /**
  * What ends the torture (a hang, an exit 2) and what fails it (a lock left after a graceful stop, a
  * broken invariant), the same for a run and a compaction; `name` says which (`attempt 3`).
+ * @param {string} name
+ * @param {Ended} r
+ * @param {Kill | undefined} kill
+ * @param {string} log
+ * @param {Seen} seen
+ * @param {string[]} failures
  */
 function judgeAttempt(name, r, kill, log, { after, bad, what }, failures) {
   if (r.timedOut) throw new Fail(`${name}: still running after ${opts.attemptTimeout} s (killed); log ${log}`);
   if (r.code === 2) throw new Fail(`${name}: exit 2 (usage/config error): ${stderrTail(log)}; log ${log}`);
-  if (r.killed && kill.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`${name}: exited ${r.code} after SIGTERM but left its lock held`);
+  if (r.killed && kill?.signal === 'SIGTERM' && r.code !== null && after.lock) failures.push(`${name}: exited ${r.code} after SIGTERM but left its lock held`);
   // Every earlier command is dead by now (killed or ended): its lock must not refuse this one.
   if (refusedByLock(log)) failures.push(`${name}: refused by the lock of a dead run: ${stderrTail(log)}`);
   for (const b of bad) failures.push(`${name} (${what}): ${b}`);
@@ -780,6 +1022,7 @@ function judgeAttempt(name, r, kill, log, { after, bad, what }, failures) {
  * the lake's invariants are checked after every attempt and the final comparison (step 4) then
  * reads the compacted lake. The control lake is compacted first, uninterrupted: it must still equal
  * the clean lake, and its length scales the kill delays.
+ * @param {{ clean: string, control: string, tortured: string, logs: string, unstable: Record<string, string[]>, pidToAttempt: Attempts, failures: string[] }} o
  */
 async function tortureCompaction({ clean, control, tortured, logs, unstable, pidToAttempt, failures }) {
   const k = await compactOnce(control, join(logs, 'compact-control.log'));
@@ -797,6 +1040,7 @@ async function tortureCompaction({ clean, control, tortured, logs, unstable, pid
     if (Date.now() > deadline) throw new Fail(`overall timeout (${opts.timeout} s) in the compaction step after ${kills} kills`);
     const n = ++attempts;
     const log = join(logs, `compact-${String(n).padStart(4, '0')}.log`);
+    /** @type {Kill | undefined} */
     let kill;
     if (kills < opts.compactKills) kill = { delayMs: Math.round(50 + rand() * Math.max(50, k.ms * 1.1 - 50)), signal: rand() < 0.25 ? 'SIGTERM' : 'SIGKILL' };
     else if (++reruns > 20) throw new Fail('no compaction exited 0 within 20 reruns after the kills');
@@ -841,6 +1085,7 @@ async function main() {
     // kills. Such columns are reported (determinism failure) and left out of the kill comparison.
     const k = await runOnce(control, sim.url, join(logs, 'control.log'));
     if (k.code !== 0) throw new Fail(`the control run exited ${k.code ?? k.signal}: ${stderrTail(join(logs, 'control.log'))}`);
+    /** @type {Record<string, string[]>} */
     const unstable = {};
     for (const t of lakeTables(clean)) {
       const u = await unstableColumns(clean, control, t);
@@ -871,6 +1116,7 @@ async function main() {
       if (Date.now() > deadline) throw new Fail(`overall timeout (${opts.timeout} s) after ${stats.attempts} attempts and ${kills} kills`);
       const n = ++stats.attempts;
       const log = join(logs, `attempt-${String(n).padStart(4, '0')}.log`);
+      /** @type {Kill | undefined} */
       let kill;
       if (kills < opts.kills) {
         // The same three draws every time, so the schedule of fractions and signals depends on the
@@ -879,6 +1125,7 @@ async function main() {
         const lo = early ? 50 : Math.max(50, startupMs);
         const hi = early ? Math.max(lo + 10, startupMs * 1.2) : Math.max(lo + 50, expectMs * 1.1);
         const delayMs = Math.round(lo + rand() * (hi - lo));
+        /** @type {NodeJS.Signals} */
         let signal = rand() < 0.25 ? 'SIGTERM' : 'SIGKILL';
         // At least one graceful stop in a short torture: the last kill is a SIGTERM if none was.
         if (kills === opts.kills - 1 && opts.kills >= 2 && stats.sigterm === 0) signal = 'SIGTERM';
@@ -888,7 +1135,7 @@ async function main() {
       pidToAttempt.set(r.pid, n);
       const seen = await inspectAttempt(tortured, r, kill);
       const { after } = seen;
-      if (r.killed) {
+      if (kill && r.killed) {
         kills++;
         if (kill.signal === 'SIGKILL') stats.sigkill++;
         else stats.sigterm++;
@@ -907,7 +1154,7 @@ async function main() {
       if (r.code === 1) {
         stats.exit1++;
         const tail = stderrTail(log);
-        if (!r.killed || kill.signal !== 'SIGTERM') say(`             exit 1 without SIGTERM: ${tail}`);
+        if (!r.killed || kill?.signal !== 'SIGTERM') say(`             exit 1 without SIGTERM: ${tail}`);
       }
       if (opts.rounds && kills < opts.kills && !r.killed && r.code === 0) {
         // A round ends: its lake must equal the clean one; the next round backfills from nothing.
@@ -975,7 +1222,10 @@ async function main() {
   return verdict ? 0 : 1;
 }
 
-/** --compare A B: the table comparison and lake invariants of two existing lakes. */
+/**
+ * --compare A B: the table comparison and lake invariants of two existing lakes.
+ * @param {[string, string]} lakes
+ */
 async function compareOnly([a, b]) {
   const tmp = mkdtempSync(join(tmpdir(), 'chainlake-compare-'));
   checkedCopy = join(tmp, 'checked');
