@@ -66,6 +66,14 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   // The usage series is one answer (not paged by the client); the logs are paged.
   apiUsageMetrics: { schema: 'components.UsageMetricsResponseDTO' },
   apiLogs: { schema: 'operations.GetApiLogsResponse', wrapped: true },
+  // Issue 40, EVM and metrics side.
+  metricsChains: { schema: 'operations.ListChainsResponse', wrapped: true },
+  rollingWindowMetrics: { schema: 'components.RollingWindowMetricsApiResponse' },
+  icmSummary: { schema: 'components.ICMRollingWindowMetricsApiResponse' },
+  validatorAddresses: { schema: 'operations.GetValidatorsByDateRangeResponse', wrapped: true },
+  btcbBridgers: { schema: 'operations.GetAddressesByBtcbBridgedResponse', wrapped: true },
+  addressEvmChains: { schema: 'components.ListAddressChainsResponse' },
+  nftTokens: { schema: 'operations.ListTokensResponse', wrapped: true },
 };
 
 /**

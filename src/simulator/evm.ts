@@ -357,6 +357,11 @@ export class EvmWorld {
     }
   }
 
+  /** The wallets of a chain: the addresses most transfers are between. */
+  walletsOf(chainId: string): readonly RichAddress[] {
+    return this.wallets.get(this.chainOrThrow(chainId).chainId)!;
+  }
+
   /** Named contracts of a chain (a router, a vault, ...): address objects as transfers show them. */
   namedOf(chainId: string): readonly RichAddress[] {
     return this.named.get(this.chainOrThrow(chainId).chainId)!;

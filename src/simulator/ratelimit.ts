@@ -78,6 +78,17 @@ export const WEIGHTS = {
   // Both "xxl" in the OpenAPI: the dearest class, 200 CU.
   apiUsageMetrics: 200,
   apiLogs: 200,
+  // Issue 40, EVM and metrics side: the OpenAPI's classes ("free" the metrics chains, "large"
+  // the address lookups, "medium" an NFT collection's tokens; the address's chains have none,
+  // taken as "medium"); the rolling windows and the ICM summary are "small", budgeted at 100 as
+  // every metrics series (docs/services.md, Rate limits).
+  metricsChains: 1,
+  rollingWindowMetrics: 100,
+  icmSummary: 100,
+  validatorAddresses: 50,
+  btcbBridgers: 50,
+  addressEvmChains: 20,
+  nftTokens: 20,
 } as const;
 
 export type Decision =

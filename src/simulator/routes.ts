@@ -24,6 +24,8 @@ import { ADDRESS_TRANSFER_ROUTES } from './address_transfers.js';
 import { ADDRESS_DETAIL_ROUTES } from './address_details.js';
 import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
 import { USAGE_ROUTES } from './usage_routes.js';
+// Issue 40, EVM and metrics side.
+import { LOOKUP_ROUTES } from './lookups.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -61,6 +63,8 @@ const TABLE: RouteTable = [
   ...ADDRESS_DETAIL_ROUTES,
   ...PLATFORM_BALANCE_ROUTES,
   ...USAGE_ROUTES,
+  // Issue 40, EVM and metrics side.
+  ...LOOKUP_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

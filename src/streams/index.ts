@@ -63,6 +63,14 @@ import { apiLogs } from './api_logs.js';
 import { addressTxTransfers } from './address_tx_transfers.js';
 import { addressTxInternals } from './address_tx_internals.js';
 import { collectibleBalances } from './collectible_balances.js';
+// Issue 40, EVM and metrics side.
+import { metricsChains } from './metrics_chains.js';
+import { chainRollingMetrics } from './chain_rolling_metrics.js';
+import { icmSummary } from './icm_summary.js';
+import { l1ValidatorAddresses } from './l1_validator_addresses.js';
+import { btcbBridgers } from './btcb_bridgers.js';
+import { addressEvmChains } from './address_evm_chains.js';
+import { nftTokens } from './nft_tokens.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -127,6 +135,14 @@ export const STREAMS: readonly StreamDecl[] = [
   xchainOutputs,
   cchainAtomicTransactions,
   cchainAtomicUtxos,
+  // Issue 40, EVM and metrics side.
+  metricsChains,
+  chainRollingMetrics,
+  icmSummary,
+  l1ValidatorAddresses,
+  btcbBridgers,
+  addressEvmChains,
+  nftTokens,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

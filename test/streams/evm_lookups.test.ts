@@ -1,0 +1,189 @@
+// Issue 40's EVM and metrics lookups (metrics_chains, chain_rolling_metrics, icm_summary,
+// l1_validator_addresses, btcb_bridgers, address_evm_chains, nft_tokens) against one simulated
+// world, beside the tables they must agree with (chains, chain_metrics, icm_messages,
+// l1_validators, erc_transfers, address_transactions): every row as the world serves it, every
+// page accepted by the official client, a rerun adding only a snapshot where the table keeps them.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import type { RunReport } from '../../src/pipeline/report.js';
+import { btcbBridgers, collectionTokens, icmSummary, rollingWindow, validatorAddresses, ROLLING_METRICS } from '../../src/simulator/lookups.js';
+import { icmOf } from '../../src/simulator/icm.js';
+import { startSimulator, type Simulator } from '../../src/simulator/server.js';
+import { LAKESIDE_SUBNET_ID } from '../../src/simulator/subnets.js';
+import { validatorWorld } from '../../src/simulator/validators.js';
+import { DEMO } from '../../src/simulator/world.js';
+import { ROLLING_METRICS as DECLARED_ROLLING_METRICS } from '../../src/streams/chain_rolling_metrics.js';
+import { expectCleanRun, lakeRows as rows, line, quiet, runAtTimes, sorted } from '../helpers.js';
+import { listingPages } from '../official.js';
+
+const AT = DEMO.now + 5 * 3600;
+/** Wall clocks of the two runs: a snapshot each. */
+const WALL = [1_900_000_000, 1_900_000_600];
+const SNAPSHOTS = ['chain_rolling_metrics', 'icm_summary'];
+const MERGED = ['metrics_chains', 'l1_validator_addresses', 'btcb_bridgers', 'address_evm_chains', 'nft_tokens'];
+const THRESHOLD = '1000000000';
+const STRANGER = '0x00000000000000000000000000000000000000aa';
+
+describe('issue 40 lookups on one world', () => {
+  const clock = { t: AT };
+  let sim: Simulator;
+  let lake: string;
+  let p: Pipeline;
+  let lakeside: string;
+  let cchain: string;
+  /** A range ending at the newest Lakeside validation's creation: that one is not in it. */
+  let range: { startTimestamp: number; endTimestamp: number };
+  const reports: RunReport[] = [];
+  const counts: Array<Record<string, string>> = [];
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 11, worldNow: () => clock.t });
+    lakeside = sim.world.chain('432204')!.blockchainId;
+    cchain = sim.world.chain('43114')!.blockchainId;
+    const created = validatorWorld(sim.world).l1Fees('mainnet').filter((v) => v.subnetId === LAKESIDE_SUBNET_ID).map((v) => v.creation);
+    range = { startTimestamp: Math.min(...created), endTimestamp: Math.max(...created) };
+    p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.streams = [
+      { table: 'chains' },
+      { table: 'metrics_chains' },
+      { table: 'chain_metrics', chainIds: ['43114'], metrics: ['txCount', 'maxTps'], timeInterval: 'day', startTimestamp: DEMO.now - 400 * 86_400 },
+      { table: 'chain_rolling_metrics', chainIds: ['43114'], metrics: ['txCount', 'maxTps', 'avgGasPrice', 'activeAddresses'] },
+      { table: 'icm_messages', network: 'mainnet', sourceBlockchainId: lakeside, destinationBlockchainId: cchain },
+      { table: 'icm_summary', network: 'mainnet', srcBlockchainId: lakeside, destBlockchainId: cchain },
+      { table: 'icm_summary', network: 'mainnet' },
+      { table: 'l1_validators', network: 'mainnet', includeInactiveL1Validators: true },
+      { table: 'l1_validator_addresses', network: 'mainnet', subnetIds: [LAKESIDE_SUBNET_ID] },
+      { table: 'l1_validator_addresses', network: 'mainnet', subnetIds: [LAKESIDE_SUBNET_ID], ...range },
+      { table: 'btcb_bridgers', thresholds: [THRESHOLD, '0'], pageSize: 40 },
+      { table: 'address_evm_chains', addresses: [DEMO.internalAddresses[0], DEMO.contracts.erc721, STRANGER] },
+      { table: 'erc_transfers', chainId: '43114', contracts: [DEMO.contracts.erc721, DEMO.contracts.erc1155], startBlock: 0 },
+      { table: 'nft_tokens', chainId: '43114', collections: [DEMO.contracts.erc721, DEMO.contracts.erc1155], pageSize: 50 },
+    ];
+    lake = mkdtempSync(join(tmpdir(), 'cl-lookups-'));
+    for (const wall of WALL) {
+      reports.push(await runAtTimes(clock, AT, wall, () => runPipeline(p, { lake, logger: quiet })));
+      const n = await rows(lake, [...SNAPSHOTS, ...MERGED].map((t) => `SELECT '${t}' t, count(*)::VARCHAR n FROM ${t}`).join(' UNION ALL '));
+      counts.push(Object.fromEntries(n.map((r) => [r.t, r.n])));
+    }
+  }, 300_000);
+  afterAll(async () => {
+    await sim?.close();
+  });
+
+  it('completes every partition of both runs without rejects or unknown fields', () => {
+    expectCleanRun(reports[0]!, { drift: false });
+    expect(reports[1]!.status).toBe('ok');
+    for (const s of reports[1]!.streams) expect([s.table, s.errors, s.rejects, Object.keys(s.extraFields)]).toEqual([s.table, [], 0, []]);
+  });
+
+  it('a rerun adds a snapshot to the rolling tables and nothing to the others', () => {
+    for (const t of SNAPSHOTS) expect(Number(counts[1]![t]), t).toBe(2 * Number(counts[0]![t]));
+    for (const t of MERGED) expect(counts[1]![t], t).toBe(counts[0]![t]);
+  });
+
+  it('every page of every lookup is accepted by the official client', async () => {
+    const at = `/v2/chains/43114/rollingWindowMetrics`;
+    await listingPages(sim.url, '/v2/chains', 'metricsChains');
+    await listingPages(sim.url, '/v2/chains?network=testnet', 'metricsChains');
+    for (const m of ROLLING_METRICS) await listingPages(sim.url, `${at}/${m}`, 'rollingWindowMetrics');
+    await listingPages(sim.url, '/v2/icm/summary?network=mainnet', 'icmSummary');
+    await listingPages(sim.url, `/v2/icm/summary?network=mainnet&srcBlockchainId=${lakeside}`, 'icmSummary');
+    await listingPages(sim.url, `/v2/subnets/${LAKESIDE_SUBNET_ID}/validators:getAddresses?pageSize=3`, 'validatorAddresses');
+    await listingPages(sim.url, `/v2/chains/43114/btcb/bridged:getAddresses?threshold=0&pageSize=25`, 'btcbBridgers');
+    for (const a of [DEMO.internalAddresses[0], STRANGER]) await listingPages(sim.url, `/v1/address/${a}/chains`, 'addressEvmChains');
+    for (const c of [DEMO.contracts.erc721, DEMO.contracts.erc1155]) await listingPages(sim.url, `/v1/chains/43114/nfts/collections/${c}/tokens?pageSize=100`, 'nftTokens');
+  });
+
+  it('declares the rolling metrics the simulator serves', () => {
+    expect([...DECLARED_ROLLING_METRICS]).toEqual([...ROLLING_METRICS]);
+  });
+
+  it('metrics_chains: the data service\'s chains, by the same blockchain and subnet ids', async () => {
+    const got = await rows(lake, `SELECT m.evm_chain_id::VARCHAR id, m.blockchain_id = c.platform_chain_id same_chain, m.subnet_id = c.subnet_id same_subnet, m.network, c.is_testnet
+      FROM metrics_chains m LEFT JOIN chains c ON c.chain_id = m.evm_chain_id::VARCHAR ORDER BY 1`);
+    expect(got.map((r) => [r.id, r.same_chain, r.same_subnet, r.network, r.is_testnet])).toEqual([
+      ['43113', true, true, 'testnet', true], ['43114', true, true, 'mainnet', false], ['432204', true, true, 'mainnet', false],
+    ]);
+  });
+
+  it('chain_rolling_metrics: the windows the world serves, a count\'s window the sum of chain_metrics\' newest days', async () => {
+    const got = await rows(lake, `SELECT metric, last_hour, last_day, last_week, last_month, last_90_days, last_year, all_time FROM chain_rolling_metrics WHERE snapshot_at = (SELECT max(snapshot_at) FROM chain_rolling_metrics)`);
+    const want = ['txCount', 'maxTps', 'avgGasPrice', 'activeAddresses'].map((m) => {
+      const w = rollingWindow(sim.world, '43114', m as never, AT);
+      return line(m, w.lastHour, w.lastDay, w.lastWeek, w.lastMonth, w.last90Days, w.lastYear, w.allTime);
+    });
+    expect(sorted(got.map((r) => line(r.metric, r.last_hour, r.last_day, r.last_week, r.last_month, r.last_90_days, r.last_year, r.all_time)))).toEqual(sorted(want));
+    const [agree] = await rows(lake, `
+      WITH d AS (SELECT metric, value, row_number() OVER (PARTITION BY metric ORDER BY timestamp DESC) k FROM chain_metrics WHERE chain_id = '43114' AND time_interval = 'day'),
+      s AS (SELECT metric, sum(value) FILTER (k <= 7) w7, sum(value) FILTER (k <= 90) d90, max(value) FILTER (k <= 30) max30 FROM d GROUP BY metric),
+      r AS (SELECT * FROM chain_rolling_metrics WHERE snapshot_at = (SELECT min(snapshot_at) FROM chain_rolling_metrics))
+      SELECT (SELECT w7 FROM s WHERE metric = 'txCount') = (SELECT last_week FROM r WHERE metric = 'txCount') w7,
+        (SELECT d90 FROM s WHERE metric = 'txCount') = (SELECT last_90_days FROM r WHERE metric = 'txCount') d90,
+        (SELECT max30 FROM s WHERE metric = 'maxTps') = (SELECT last_month FROM r WHERE metric = 'maxTps') max30`);
+    expect(agree).toEqual({ w7: true, d90: true, max30: true });
+    // A metric without an hourly series has no last hour.
+    expect((await rows(lake, `SELECT DISTINCT metric FROM chain_rolling_metrics WHERE last_hour IS NULL ORDER BY 1`)).map((r) => r.metric)).toEqual(['avgGasPrice', 'maxTps']);
+  });
+
+  it('icm_summary: all time is the messages icm_messages lands for the route; the open route counts every message', async () => {
+    const [r] = await rows(lake, `SELECT
+      (SELECT count(*) FROM icm_messages WHERE source_blockchain_id = '${lakeside}' AND destination_blockchain_id = '${cchain}') listed,
+      (SELECT max(all_time) FROM icm_summary WHERE src_blockchain_id = '${lakeside}') summed,
+      (SELECT max(all_time) FROM icm_summary WHERE src_blockchain_id = 'all' AND dest_blockchain_id = 'all') every`);
+    expect(Number(r!.listed)).toBeGreaterThan(0);
+    expect(Number(r!.summed)).toBe(Number(r!.listed));
+    const all = icmSummary(sim.world, 'mainnet', {}, AT);
+    expect(Number(r!.every)).toBe(all.allTime);
+    expect(all.allTime).toBeGreaterThan(Number(r!.listed));
+    expect(all.lastHour as number).toBeLessThanOrEqual(all.lastDay as number);
+    expect(icmOf(sim.world).list('mainnet', {}, AT).length).toBe(all.allTime);
+  });
+
+  it('l1_validator_addresses: the owners of the L1 validations l1_validators lists, narrowed by the range', async () => {
+    const got = await rows(lake, `SELECT time_range, sort_key, address FROM l1_validator_addresses`);
+    const whole = got.filter((r) => r.time_range === '-');
+    const listed = await rows(lake, `SELECT DISTINCT validation_id, unnest(remaining_balance_owner_addresses) address FROM l1_validators WHERE subnet_id = '${LAKESIDE_SUBNET_ID}'`);
+    expect(listed.length).toBeGreaterThan(2);
+    expect(sorted(whole.map((r) => line(r.sort_key, r.address)))).toEqual(sorted(listed.map((r) => line(r.validation_id, r.address))));
+    const ranged = got.filter((r) => r.time_range !== '-');
+    const want = validatorAddresses(sim.world, 'mainnet', LAKESIDE_SUBNET_ID, range, AT);
+    expect(sorted(ranged.map((r) => line(r.sort_key, r.address)))).toEqual(sorted(want.flatMap((v) => v.addresses.map((a) => line(v.sortKey, a)))));
+    expect(ranged.length).toBeLessThan(whole.length);
+  });
+
+  it('btcb_bridgers: every bridger at or above the threshold, keys unique', async () => {
+    const got = await rows(lake, `SELECT threshold, address, sort_key FROM btcb_bridgers`);
+    for (const t of [THRESHOLD, '0']) {
+      const want = btcbBridgers(sim.world, BigInt(t)).map((a) => line(t, a.address.toLowerCase(), a.sortKey));
+      expect(sorted(got.filter((r) => r.threshold === t).map((r) => line(r.threshold, r.address, r.sort_key)))).toEqual(sorted(want));
+    }
+    expect(got.filter((r) => r.threshold === '0').length).toBeGreaterThan(got.filter((r) => r.threshold === THRESHOLD).length);
+    expect(got.filter((r) => r.threshold === THRESHOLD).length).toBeGreaterThan(0);
+  });
+
+  it('address_evm_chains: an active address and a collection on the C-Chain, an unknown address on none', async () => {
+    const got = await rows(lake, `SELECT address, chain_id, blockchain_id FROM address_evm_chains ORDER BY 1, 2`);
+    expect(got).toEqual(sorted([DEMO.internalAddresses[0].toLowerCase(), DEMO.contracts.erc721.toLowerCase()]).map((address) => ({ address, chain_id: '43114', blockchain_id: cchain })));
+  });
+
+  it('nft_tokens: every token the collections\' transfers carry, an ERC-721\'s owner the receiver of its newest transfer', async () => {
+    const got = await rows(lake, `SELECT token_address, token_id, token_type, owner_address FROM nft_tokens`);
+    const want = [DEMO.contracts.erc721, DEMO.contracts.erc1155].flatMap((c) =>
+      collectionTokens(sim.world.evm, sim.world.chain('43114')!, c, AT).map((t) => line(t.address.toLowerCase(), t.tokenId, t.ercType, 'ownerAddress' in t ? t.ownerAddress?.toLowerCase() : undefined)));
+    expect(sorted(got.map((r) => line(r.token_address, r.token_id, r.token_type, r.owner_address)))).toEqual(sorted(want));
+    const [k] = await rows(lake, `SELECT count(*) n, count(DISTINCT (token_address, token_id)) keys FROM nft_tokens`);
+    expect(k!.keys).toBe(k!.n);
+    const [agree] = await rows(lake, `
+      WITH last AS (SELECT token_address, token_id, arg_max(to_address, (block_number, log_index)) holder FROM erc_transfers WHERE token_type = 'ERC-721' GROUP BY 1, 2)
+      SELECT count(*) n, count(*) FILTER (l.holder = t.owner_address) same FROM nft_tokens t JOIN last l USING (token_address, token_id)`);
+    expect(Number(agree!.n)).toBeGreaterThan(10);
+    expect(agree!.same).toBe(agree!.n);
+    const [distinct] = await rows(lake, `SELECT count(*) n FROM (SELECT DISTINCT token_address, token_id FROM erc_transfers)`);
+    expect(distinct!.n).toBe(k!.n);
+  });
+});
