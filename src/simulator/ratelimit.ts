@@ -89,6 +89,8 @@ export const WEIGHTS = {
   btcbBridgers: 50,
   addressEvmChains: 20,
   nftTokens: 20,
+  // "medium" in the OpenAPI, as the v1 listing.
+  transactionDetailsV2: 20,
 } as const;
 
 export type Decision =

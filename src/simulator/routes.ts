@@ -26,6 +26,7 @@ import { PLATFORM_BALANCE_ROUTES } from './platform_balances.js';
 import { USAGE_ROUTES } from './usage_routes.js';
 // Issue 40, EVM and metrics side.
 import { LOOKUP_ROUTES } from './lookups.js';
+import { ADDRESS_DETAIL_V2_ROUTES } from './address_details_v2.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -65,6 +66,7 @@ const TABLE: RouteTable = [
   ...USAGE_ROUTES,
   // Issue 40, EVM and metrics side.
   ...LOOKUP_ROUTES,
+  ...ADDRESS_DETAIL_V2_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

@@ -71,6 +71,7 @@ import { l1ValidatorAddresses } from './l1_validator_addresses.js';
 import { btcbBridgers } from './btcb_bridgers.js';
 import { addressEvmChains } from './address_evm_chains.js';
 import { nftTokens } from './nft_tokens.js';
+import { addressTransactionsV2 } from './address_transactions_v2.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -143,6 +144,7 @@ export const STREAMS: readonly StreamDecl[] = [
   btcbBridgers,
   addressEvmChains,
   nftTokens,
+  addressTransactionsV2,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

@@ -18,7 +18,7 @@ import { validatorWorld } from '../../src/simulator/validators.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { ROLLING_METRICS as DECLARED_ROLLING_METRICS } from '../../src/streams/chain_rolling_metrics.js';
 import { expectCleanRun, lakeRows as rows, line, quiet, runAtTimes, sorted } from '../helpers.js';
-import { listingPages } from '../official.js';
+import { listingPages, publishedProblems } from '../official.js';
 
 const AT = DEMO.now + 5 * 3600;
 /** Wall clocks of the two runs: a snapshot each. */
@@ -185,5 +185,97 @@ describe('issue 40 lookups on one world', () => {
     expect(agree!.same).toBe(agree!.n);
     const [distinct] = await rows(lake, `SELECT count(*) n FROM (SELECT DISTINCT token_address, token_id FROM erc_transfers)`);
     expect(distinct!.n).toBe(k!.n);
+  });
+});
+
+describe('one EVM address followed through the data service', () => {
+  const ACTIVE = DEMO.internalAddresses[0].toLowerCase();
+  let sim: Simulator;
+  let lake: string;
+  let report: RunReport;
+  let contracts: string[];
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 11 });
+    contracts = sim.world.contractsOf('43114').map((c) => c.address);
+    const p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    const addresses = [ACTIVE];
+    p.streams = [
+      { table: 'address_transactions', chainId: '43114', addresses, startBlock: 0 },
+      { table: 'address_token_transfers', chainId: '43114', addresses, startBlock: 0 },
+      { table: 'address_tx_transfers', chainId: '43114', addresses, startBlock: 0 },
+      { table: 'address_tx_internals', chainId: '43114', addresses, startBlock: 0 },
+      { table: 'address_transactions_v2', chainId: '43114', addresses, startBlock: 0, pageSize: 37 },
+      { table: 'address_transactions_v2', chainId: '43114', addresses, startBlock: 0, filterSpamTokens: true },
+      { table: 'erc_transfers', chainId: '43114', contracts, startBlock: 0 },
+      { table: 'address_evm_chains', addresses },
+    ];
+    lake = mkdtempSync(join(tmpdir(), 'cl-one-address-'));
+    report = await runPipeline(p, { lake, logger: quiet });
+  }, 300_000);
+  afterAll(async () => {
+    await sim?.close();
+  });
+
+  it('completes every partition without rejects or unknown fields', () => expectCleanRun(report, { drift: false }));
+
+  it('its full listing carries its token transfers, the very ones of its transfer listings and of the tokens\' own', async () => {
+    const cols = 'tx_hash, log_index, token_address, token_id, from_address, to_address, value_raw';
+    const [r] = await rows(lake, `SELECT
+      (SELECT count(*) FROM address_tx_transfers) nested,
+      (SELECT count(DISTINCT token_type) FROM address_tx_transfers) n_types,
+      (SELECT count(*) FROM (SELECT ${cols} FROM address_tx_transfers EXCEPT ALL SELECT ${cols} FROM address_token_transfers)) +
+      (SELECT count(*) FROM (SELECT ${cols} FROM address_token_transfers EXCEPT ALL SELECT ${cols} FROM address_tx_transfers)) differ,
+      (SELECT count(*) FROM (SELECT ${cols} FROM address_token_transfers EXCEPT ALL SELECT ${cols} FROM erc_transfers WHERE '${ACTIVE}' IN (from_address, to_address))) +
+      (SELECT count(*) FROM (SELECT ${cols} FROM erc_transfers WHERE '${ACTIVE}' IN (from_address, to_address) EXCEPT ALL SELECT ${cols} FROM address_token_transfers)) unlisted`);
+    expect(Number(r!.nested)).toBeGreaterThan(20);
+    expect(r).toMatchObject({ n_types: '3', differ: '0', unlisted: '0' });
+  });
+
+  it('v2: a row per transaction of the native, transfer and internal listings, counting what each holds', async () => {
+    const [r] = await rows(lake, `
+      WITH t AS (SELECT tx_hash FROM address_transactions UNION SELECT tx_hash FROM address_tx_transfers UNION SELECT tx_hash FROM address_tx_internals),
+      per AS (SELECT tx_hash, count(*) FILTER (token_type = 'ERC-20') e20, count(*) FILTER (token_type = 'ERC-721') e721, count(*) FILTER (token_type = 'ERC-1155') e1155 FROM address_tx_transfers GROUP BY 1),
+      calls AS (SELECT tx_hash, count(*) n FROM address_tx_internals GROUP BY 1),
+      v AS (SELECT * FROM address_transactions_v2 WHERE listing = 'all')
+      SELECT (SELECT count(*) FROM t) txs, (SELECT count(*) FROM v) v2, (SELECT count(*) FROM v WHERE tx_hash NOT IN (SELECT tx_hash FROM t)) strangers,
+        (SELECT count(*) FROM v LEFT JOIN per USING (tx_hash) LEFT JOIN calls USING (tx_hash)
+          WHERE v.erc20_transfers <> coalesce(e20, 0) OR v.erc721_transfers <> coalesce(e721, 0) OR v.erc1155_transfers <> coalesce(e1155, 0) OR v.internal_transactions <> coalesce(calls.n, 0)) miscounted,
+        (SELECT count(*) FROM v JOIN address_transactions a USING (tx_hash) WHERE a.value_raw <> v.value_raw OR a.block_number <> v.block_number OR a.from_address <> v.from_address) native_differs,
+        (SELECT sum(malicious_erc20_transfers) FROM v) malicious,
+        (SELECT count(*) FROM address_tx_transfers WHERE token_symbol = 'LMΩ') spam_listed`);
+    expect(r).toMatchObject({ strangers: '0', miscounted: '0', native_differs: '0' });
+    expect(r!.v2).toBe(r!.txs);
+    expect(Number(r!.malicious)).toBeGreaterThan(0);
+    expect(String(r!.malicious)).toBe(r!.spam_listed);
+    const [f] = await rows(lake, `SELECT
+      (SELECT sum(malicious_erc20_transfers) FROM address_transactions_v2 WHERE listing = 'spam_filtered') malicious,
+      (SELECT sum(erc20_transfers) FROM address_transactions_v2 WHERE listing = 'spam_filtered') + (SELECT sum(malicious_erc20_transfers) FROM address_transactions_v2 WHERE listing = 'all') kept_and_spam,
+      (SELECT sum(erc20_transfers) FROM address_transactions_v2 WHERE listing = 'all') every,
+      (SELECT count(*) FROM address_transactions_v2 WHERE listing = 'spam_filtered') filtered_txs`);
+    expect(String(f!.malicious)).toBe('0');
+    expect(f!.kept_and_spam).toBe(f!.every);
+    expect(Number(f!.filtered_txs)).toBeLessThan(Number(r!.v2));
+  });
+
+  it('v2 pages conform to the published schema, newest first, spam filtered when asked', async () => {
+    const all = (await listingPages(sim.url, `/v2/chains/43114/addresses/${ACTIVE}/transactions?pageSize=100`, 'transactionDetailsV2')).flatMap((b) => b.transactions);
+    const blocks = all.map((t: any) => Number(t.nativeTransaction.blockNumber));
+    expect(blocks).toEqual([...blocks].sort((a, b) => b - a));
+    // The copied schema is a check that can fail: a v1 item (no token reputation) is refused.
+    const withSpam = all.find((t: any) => t.erc20Transfers.length > 0);
+    const { tokenReputation: _r, ...v1Token } = withSpam.erc20Transfers[0].erc20Token;
+    const v1 = { transactions: [{ ...withSpam, erc20Transfers: [{ ...withSpam.erc20Transfers[0], erc20Token: v1Token }] }] };
+    expect(publishedProblems('transactionDetailsV2', v1)).toBe('$.transactions[0].erc20Transfers[0].erc20Token.tokenReputation: missing');
+    const tokens = all.flatMap((t: any) => t.erc20Transfers.map((x: any) => x.erc20Token.tokenReputation));
+    expect(new Set(tokens)).toEqual(new Set(['Malicious', 'Benign']));
+    const filtered = (await listingPages(sim.url, `/v2/chains/43114/addresses/${ACTIVE}/transactions?pageSize=100&filterSpamTokens=true&sortOrder=asc`, 'transactionDetailsV2')).flatMap((b) => b.transactions);
+    expect(filtered.flatMap((t: any) => t.erc20Transfers.map((x: any) => x.erc20Token.tokenReputation))).not.toContain('Malicious');
+    expect(Number(filtered[0].nativeTransaction.blockNumber)).toBe(Math.min(...blocks));
+  });
+
+  it('is active on the C-Chain, where its listings are', async () => {
+    expect(await rows(lake, 'SELECT address, chain_id FROM address_evm_chains')).toEqual([{ address: ACTIVE, chain_id: '43114' }]);
   });
 });
