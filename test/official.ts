@@ -75,6 +75,7 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   btcbBridgers: { schema: 'operations.GetAddressesByBtcbBridgedResponse', wrapped: true },
   addressEvmChains: { schema: 'components.ListAddressChainsResponse' },
   nftTokens: { schema: 'operations.ListTokensResponse', wrapped: true },
+  lastActivity: { schema: 'components.LastActivityTimestamp' },
 };
 
 /**

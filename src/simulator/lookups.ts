@@ -3,7 +3,8 @@
 // windows sum the chain series' daily points, its ICM summary counts the ICM world's messages, the
 // addresses validating an L1 are the owners of the L1 validations the data service lists; the
 // chains an address is active on are those whose world holds it, and an NFT collection's tokens are
-// the tokens its transfers carry, each with the owner its last transfer left it with.
+// the tokens its transfers carry, each with the owner its last transfer left it with; an address's
+// last activity is its newest transaction of the P-Chain listing.
 import { isEvmChainId, type Network } from '../ids.js';
 import { badRequest, notFound } from './errors.js';
 import { headAt, type ChainInfo, type Erc721Token, type Erc1155Token, type EvmWorld } from './evm.js';
@@ -14,7 +15,8 @@ import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
 import { dayOnly, type Metric } from './series.js';
 import { icmOf, ICM_GROUP_BY } from './icm.js';
-import { stakingNetwork } from './staking.js';
+import { P_CHAIN_ID, primaryWorld, txFilters } from './primary.js';
+import { addressBody, stakingNetwork } from './staking.js';
 import { LAKESIDE_SUBNET_ID, PRIMARY_NETWORK_ID } from './subnets.js';
 import { validatorWorld } from './validators.js';
 import type { World } from './world.js';
@@ -253,6 +255,46 @@ function nftTokens(ctx: RouteContext): unknown {
   return dataPage(ctx, 'tokens', key, (w): Listing<NftToken> => fromArray(collectionTokens(w.evm, chain, address, w.now)), pageSize);
 }
 
+/** An address's last activity on a primary-network chain (LastActivityTimestamp). */
+export interface LastActivity {
+  timestamp: number;
+  blockNumber: string;
+  txHash: string;
+  utxoId: string;
+  isConsumed: boolean;
+  chainName: 'p-chain';
+  network: 'mainnet' | 'fuji';
+}
+
+/**
+ * The newest P-Chain transaction of any of the addresses at `t` (the newest the transactions listing
+ * serves them): a UTXO of theirs it created, else one it consumed. None for addresses without one.
+ */
+export function lastActivity(seed: number, network: Network, addresses: readonly string[], t: number): LastActivity | undefined {
+  const listing = primaryWorld(seed).listTransactions(network, { addresses }, t);
+  if (listing.length === 0) return undefined;
+  const tx = listing.at(0);
+  const bodies = new Set(addresses.map(addressBody));
+  const theirs = (u: { addresses: string[] }) => u.addresses.some((a) => bodies.has(addressBody(a)));
+  const created = tx.emittedUtxos.find(theirs);
+  const utxo = created ?? tx.consumedUtxos.find(theirs);
+  return {
+    timestamp: tx.blockTimestamp, blockNumber: tx.blockNumber, txHash: tx.txHash, utxoId: utxo?.utxoId ?? '', isConsumed: created === undefined,
+    chainName: 'p-chain', network: network === 'mainnet' ? 'mainnet' : 'fuji',
+  };
+}
+
+function lastActivityRoute(ctx: RouteContext): unknown {
+  const network = networkParam(ctx.params[0]!);
+  const chain = ctx.params[1]!;
+  if (chain !== P_CHAIN_ID && chain !== 'p-chain') throw notFound(`blockchainId ${chain}: the simulator serves the P-Chain's last activity only (p-chain or ${P_CHAIN_ID})`);
+  const { query } = txFilters(ctx.query, network);
+  if (!query.addresses || query.addresses.length === 0) throw badRequest('addresses is required');
+  const found = lastActivity(ctx.world.seed, network, query.addresses, ctx.world.now);
+  if (!found) throw notFound(`no activity of ${query.addresses.join(',')} on the P-Chain`);
+  return found;
+}
+
 export const LOOKUP_ROUTES: RouteTable = [
   { pattern: ['v2', 'chains'], route: { name: 'metricsChains', service: 'metrics', weight: WEIGHTS.metricsChains, handle: metricsChainsRoute } },
   { pattern: ['v2', 'chains', null, 'rollingWindowMetrics', null], route: { name: 'rollingWindowMetrics', service: 'metrics', weight: WEIGHTS.rollingWindowMetrics, handle: rollingWindowMetrics } },
@@ -261,4 +303,5 @@ export const LOOKUP_ROUTES: RouteTable = [
   { pattern: ['v2', 'chains', '43114', 'btcb', 'bridged:getAddresses'], route: { name: 'btcbBridgers', service: 'metrics', weight: WEIGHTS.btcbBridgers, handle: btcbRoute } },
   { pattern: ['v1', 'address', null, 'chains'], route: { name: 'addressEvmChains', service: 'data', weight: WEIGHTS.addressEvmChains, handle: addressEvmChains } },
   { pattern: ['v1', 'chains', null, 'nfts', 'collections', null, 'tokens'], route: { name: 'nftTokens', service: 'data', weight: WEIGHTS.nftTokens, handle: nftTokens } },
+  { pattern: ['v1', 'networks', null, 'blockchains', null, 'lastActivityTimestampByAddresses'], route: { name: 'lastActivity', service: 'data', weight: WEIGHTS.lastActivity, handle: lastActivityRoute } },
 ];

@@ -91,6 +91,8 @@ export const WEIGHTS = {
   nftTokens: 20,
   // "medium" in the OpenAPI, as the v1 listing.
   transactionDetailsV2: 20,
+  // "xl" in the OpenAPI.
+  lastActivity: 100,
 } as const;
 
 export type Decision =

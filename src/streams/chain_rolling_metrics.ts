@@ -1,7 +1,7 @@
 import type { Page } from '../decl/request.js';
 import type { Column, ExtractContext, StreamDecl } from '../decl/stream.js';
 import { RunError } from '../errors.js';
-import { stamped } from './chain_reads.js';
+import { getJson, stamped } from './chain_reads.js';
 
 /** The metrics the rolling windows are published for (ChainRollingWindowMetric). */
 export const ROLLING_METRICS = [
@@ -9,16 +9,20 @@ export const ROLLING_METRICS = [
 ] as const;
 
 /**
- * One GET a partition: the answer's `result` object as one row, stamped with when chainlake asked.
- * Rolling windows are the service's figures now: each run keeps a snapshot.
+ * One GET a partition, whose answer is one object (or holds it under `field`): one row, stamped
+ * with when chainlake asked where `stamp` (the service's figures now: each run keeps a snapshot).
  */
-export async function* resultSnapshot(x: ExtractContext): AsyncGenerator<Page> {
-  const takenAt = Math.floor(Date.now() / 1000);
-  const body = await x.client.get(x.path, x.query, { endpoint: x.endpoint, stats: x.stats, signal: x.signal, weight: x.weight, flow: x.flow, exact: x.exact });
-  const result = body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>).result : undefined;
-  if (result === null || typeof result !== 'object' || Array.isArray(result)) throw new RunError(`${x.endpoint}: the answer has no result object`);
-  yield { items: stamped([result], { takenAt }) };
+export function oneAnswer(o: { field?: string; stamp: boolean }): (x: ExtractContext) => AsyncGenerator<Page> {
+  return async function* (x) {
+    const takenAt = Math.floor(Date.now() / 1000);
+    const body = await getJson(x, x.path, x.endpoint, x.query);
+    const item = o.field === undefined ? body : body !== null && typeof body === 'object' && !Array.isArray(body) ? (body as Record<string, unknown>)[o.field] : undefined;
+    if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new RunError(`${x.endpoint}: the answer has no ${o.field === undefined ? 'object' : `${o.field} object`}`);
+    yield { items: o.stamp ? stamped([item], { takenAt }) : [item] };
+  };
 }
+
+export const resultSnapshot = oneAnswer({ field: 'result', stamp: true });
 
 /** The windows of a rolling summary (ChainRollingWindowMetricsValue, ICMRollingWindowMetricsValue). */
 export const WINDOW_COLUMNS: Column[] = [

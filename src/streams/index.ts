@@ -72,6 +72,7 @@ import { btcbBridgers } from './btcb_bridgers.js';
 import { addressEvmChains } from './address_evm_chains.js';
 import { nftTokens } from './nft_tokens.js';
 import { addressTransactionsV2 } from './address_transactions_v2.js';
+import { addressLastActivity } from './address_last_activity.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -145,6 +146,7 @@ export const STREAMS: readonly StreamDecl[] = [
   addressEvmChains,
   nftTokens,
   addressTransactionsV2,
+  addressLastActivity,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import type { RunReport } from '../../src/pipeline/report.js';
-import { btcbBridgers, collectionTokens, icmSummary, rollingWindow, validatorAddresses, ROLLING_METRICS } from '../../src/simulator/lookups.js';
+import { btcbBridgers, collectionTokens, icmSummary, lastActivity, rollingWindow, validatorAddresses, ROLLING_METRICS } from '../../src/simulator/lookups.js';
 import { icmOf } from '../../src/simulator/icm.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { LAKESIDE_SUBNET_ID } from '../../src/simulator/subnets.js';
@@ -24,7 +24,7 @@ const AT = DEMO.now + 5 * 3600;
 /** Wall clocks of the two runs: a snapshot each. */
 const WALL = [1_900_000_000, 1_900_000_600];
 const SNAPSHOTS = ['chain_rolling_metrics', 'icm_summary'];
-const MERGED = ['metrics_chains', 'l1_validator_addresses', 'btcb_bridgers', 'address_evm_chains', 'nft_tokens'];
+const MERGED = ['metrics_chains', 'l1_validator_addresses', 'btcb_bridgers', 'address_evm_chains', 'nft_tokens', 'address_last_activity'];
 const THRESHOLD = '1000000000';
 const STRANGER = '0x00000000000000000000000000000000000000aa';
 
@@ -63,6 +63,8 @@ describe('issue 40 lookups on one world', () => {
       { table: 'address_evm_chains', addresses: [DEMO.internalAddresses[0], DEMO.contracts.erc721, STRANGER] },
       { table: 'erc_transfers', chainId: '43114', contracts: [DEMO.contracts.erc721, DEMO.contracts.erc1155], startBlock: 0 },
       { table: 'nft_tokens', chainId: '43114', collections: [DEMO.contracts.erc721, DEMO.contracts.erc1155], pageSize: 50 },
+      { table: 'platform_transactions', network: 'mainnet', addresses: [...DEMO.rewardAddresses] },
+      { table: 'address_last_activity', network: 'mainnet', blockchainId: 'p-chain', addresses: [...DEMO.rewardAddresses] },
     ];
     lake = mkdtempSync(join(tmpdir(), 'cl-lookups-'));
     for (const wall of WALL) {
@@ -97,6 +99,8 @@ describe('issue 40 lookups on one world', () => {
     await listingPages(sim.url, `/v2/chains/43114/btcb/bridged:getAddresses?threshold=0&pageSize=25`, 'btcbBridgers');
     for (const a of [DEMO.internalAddresses[0], STRANGER]) await listingPages(sim.url, `/v1/address/${a}/chains`, 'addressEvmChains');
     for (const c of [DEMO.contracts.erc721, DEMO.contracts.erc1155]) await listingPages(sim.url, `/v1/chains/43114/nfts/collections/${c}/tokens?pageSize=100`, 'nftTokens');
+    for (const a of DEMO.rewardAddresses) await listingPages(sim.url, `/v1/networks/mainnet/blockchains/p-chain/lastActivityTimestampByAddresses?addresses=${a}`, 'lastActivity');
+    await listingPages(sim.url, `/v1/networks/mainnet/blockchains/p-chain/lastActivityTimestampByAddresses?addresses=${DEMO.rewardAddresses.join(',')}`, 'lastActivity');
   });
 
   it('declares the rolling metrics the simulator serves', () => {
@@ -185,6 +189,18 @@ describe('issue 40 lookups on one world', () => {
     expect(agree!.same).toBe(agree!.n);
     const [distinct] = await rows(lake, `SELECT count(*) n FROM (SELECT DISTINCT token_address, token_id FROM erc_transfers)`);
     expect(distinct!.n).toBe(k!.n);
+  });
+  it('address_last_activity: each address\'s newest transaction of platform_transactions, a UTXO of its own', async () => {
+    const got = await rows(lake, `SELECT address, epoch(timestamp)::BIGINT t, block_number, tx_hash, utxo_id, is_consumed, chain_name FROM address_last_activity ORDER BY 1`);
+    expect(got.length).toBe(2);
+    for (const r of got) {
+      const want = lastActivity(sim.world.seed, 'mainnet', [r.address], AT)!;
+      expect(line(r.t, r.block_number, r.tx_hash, r.utxo_id, r.is_consumed, r.chain_name)).toBe(line(want.timestamp, want.blockNumber, want.txHash, want.utxoId, want.isConsumed, 'p-chain'));
+      const body = r.address.replace(/^P-/, '');
+      const [newest] = await rows(lake, `SELECT arg_max(tx_hash, block_timestamp) tx, epoch(max(block_timestamp))::BIGINT t FROM platform_transactions WHERE list_contains(addresses, '${body}')`);
+      expect(newest).toEqual({ tx: r.tx_hash, t: r.t });
+      expect(r.utxo_id).not.toBe('');
+    }
   });
 });
 
