@@ -3,7 +3,7 @@
 // world, beside the tables they must agree with (chains, chain_metrics, icm_messages,
 // l1_validators, erc_transfers, address_transactions): every row as the world serves it, every
 // page accepted by the official client, a rerun adding only a snapshot where the table keeps them.
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -189,6 +189,20 @@ describe('issue 40 lookups on one world', () => {
     expect(agree!.same).toBe(agree!.n);
     const [distinct] = await rows(lake, `SELECT count(*) n FROM (SELECT DISTINCT token_address, token_id FROM erc_transfers)`);
     expect(distinct!.n).toBe(k!.n);
+  });
+
+  it('sql/nft_collection_holders.sql: the holders of the collection\'s newest transfers, their tokens adding up to its tokens', async () => {
+    const holders = await rows(lake, readFileSync('sql/nft_collection_holders.sql', 'utf8'));
+    const want = new Map<string, number>();
+    for (const t of collectionTokens(sim.world.evm, sim.world.chain('43114')!, DEMO.contracts.erc721, AT)) {
+      const o = ('ownerAddress' in t ? t.ownerAddress! : '').toLowerCase();
+      want.set(o, (want.get(o) ?? 0) + 1);
+    }
+    expect(new Set(holders.map((h) => h.token_address))).toEqual(new Set([DEMO.contracts.erc721.toLowerCase()]));
+    expect(new Map(holders.map((h) => [h.owner_address, Number(h.tokens)]))).toEqual(want);
+    expect(holders[0]!.rank).toBe('1');
+    expect(Number(holders[0]!.tokens)).toBe(Math.max(...want.values()));
+    expect(holders.reduce((a, h) => a + Number(h.share_percent), 0)).toBeCloseTo(100, 0);
   });
   it('address_last_activity: each address\'s newest transaction of platform_transactions, a UTXO of its own', async () => {
     const got = await rows(lake, `SELECT address, epoch(timestamp)::BIGINT t, block_number, tx_hash, utxo_id, is_consumed, chain_name FROM address_last_activity ORDER BY 1`);
