@@ -1,5 +1,5 @@
 import type { StreamDecl } from '../decl/stream.js';
-import { isBlockchainId } from '../ids.js';
+import { icmMetrics } from './icm_metrics.js';
 import { resultSnapshot, SNAPSHOT_COLUMN, WINDOW_COLUMNS } from './chain_rolling_metrics.js';
 
 export const icmSummary: StreamDecl = {
@@ -12,16 +12,12 @@ export const icmSummary: StreamDecl = {
   weight: 100,
   pageSize: { min: 0, max: 0, default: 0 },
   options: {
-    network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
-    srcBlockchainId: { kind: 'string', doc: 'only messages from this chain (cb58 blockchain id); default all' },
-    destBlockchainId: { kind: 'string', doc: 'only messages to this chain (cb58 blockchain id); default all' },
+    network: icmMetrics.options.network!,
+    srcBlockchainId: { ...icmMetrics.options.srcBlockchainId!, doc: 'only messages from this chain (cb58 blockchain id); default all' },
+    destBlockchainId: { ...icmMetrics.options.destBlockchainId!, doc: 'only messages to this chain (cb58 blockchain id); default all' },
   },
-  check: (s) => {
-    const out: Array<[string, string]> = [];
-    for (const k of ['srcBlockchainId', 'destBlockchainId'] as const)
-      if (s[k] !== undefined && !isBlockchainId(s[k])) out.push([k, `${JSON.stringify(s[k])} is not a blockchain id (cb58 of 32 bytes)`]);
-    return out;
-  },
+  // The ICM series' rules for the two ids (it takes no time keys here).
+  check: icmMetrics.check,
   partitions: (s) => {
     const network = String(s.network);
     const query: Record<string, string> = { network };
