@@ -76,6 +76,7 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   addressEvmChains: { schema: 'components.ListAddressChainsResponse' },
   nftTokens: { schema: 'operations.ListTokensResponse', wrapped: true },
   lastActivity: { schema: 'components.LastActivityTimestamp' },
+  subnetRpcUsage: { schema: 'components.SubnetRpcUsageMetricsResponseDTO' },
 };
 
 /**
@@ -122,6 +123,7 @@ export function officialProblems(route: string, body: unknown): string {
  */
 const PUBLISHED: Record<string, string> = {
   transactionDetailsV2: 'ListTransactionDetailsResponseV2',
+  primaryRpcUsage: 'PrimaryNetworkRpcUsageMetricsResponseDTO',
 };
 const GLACIER = JSON.parse(readFileSync(new URL('./fixtures/openapi/glacier-issue40.json', import.meta.url), 'utf8')) as { components: { schemas: Record<string, JsonSchema> } };
 

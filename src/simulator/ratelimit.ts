@@ -93,6 +93,9 @@ export const WEIGHTS = {
   transactionDetailsV2: 20,
   // "xl" in the OpenAPI.
   lastActivity: 100,
+  // Both "xxl", as the key's own usage series.
+  subnetRpcUsage: 200,
+  primaryRpcUsage: 200,
 } as const;
 
 export type Decision =

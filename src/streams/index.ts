@@ -73,6 +73,7 @@ import { addressEvmChains } from './address_evm_chains.js';
 import { nftTokens } from './nft_tokens.js';
 import { addressTransactionsV2 } from './address_transactions_v2.js';
 import { addressLastActivity } from './address_last_activity.js';
+import { primaryRpcUsageMetrics, subnetRpcUsageMetrics } from './rpc_usage_metrics.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -147,6 +148,8 @@ export const STREAMS: readonly StreamDecl[] = [
   nftTokens,
   addressTransactionsV2,
   addressLastActivity,
+  subnetRpcUsageMetrics,
+  primaryRpcUsageMetrics,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

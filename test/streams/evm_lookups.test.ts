@@ -18,7 +18,8 @@ import { validatorWorld } from '../../src/simulator/validators.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { ROLLING_METRICS as DECLARED_ROLLING_METRICS } from '../../src/streams/chain_rolling_metrics.js';
 import { expectCleanRun, lakeRows as rows, line, quiet, runAtTimes, sorted } from '../helpers.js';
-import { listingPages, publishedProblems } from '../official.js';
+import { listingPages, officialProblems, publishedProblems } from '../official.js';
+import { rpcUsage } from '../../src/simulator/rpc_usage.js';
 
 const AT = DEMO.now + 5 * 3600;
 /** Wall clocks of the two runs: a snapshot each. */
@@ -307,5 +308,97 @@ describe('one EVM address followed through the data service', () => {
 
   it('is active on the C-Chain, where its listings are', async () => {
     expect(await rows(lake, 'SELECT address, chain_id FROM address_evm_chains')).toEqual([{ address: ACTIVE, chain_id: '43114' }]);
+  });
+});
+
+describe("the key's RPC usage, subnet and primary network", () => {
+  const KEY = 'rpc-usage-key';
+  const clock = { t: DEMO.now as number };
+  let sim: Simulator;
+  let lake: string;
+  const reports: RunReport[] = [];
+  let apiKeyId: string;
+  const streams = [
+    { table: 'subnet_rpc_usage_metrics', chainIds: ['43114', '432204'] },
+    { table: 'subnet_rpc_usage_metrics', chainIds: ['43114'], timeInterval: 'hourly', groupBy: 'rpcMethod' },
+    { table: 'primary_rpc_usage_metrics', network: 'mainnet', groupBy: 'responseCode' },
+    { table: 'primary_rpc_usage_metrics', network: 'mainnet', timeInterval: 'hourly', rpcMethod: 'eth_getLogs' },
+  ];
+
+  beforeAll(async () => {
+    sim = await startSimulator({ seed: 11, apiKeys: [KEY], worldNow: () => clock.t });
+    apiKeyId = sim.usage.caller(KEY).apiKeyId;
+    const p = loadPipeline('pipelines/demo.yaml');
+    for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.sources.data!.apiKey = KEY;
+    p.streams = streams;
+    lake = mkdtempSync(join(tmpdir(), 'cl-rpc-usage-'));
+    // A run, and one a day and a half later: the second refetches from the newest point on.
+    for (const at of [DEMO.now + 3600, DEMO.now + 36 * 3600]) {
+      clock.t = at;
+      reports.push(await runPipeline(p, { lake, logger: quiet }));
+    }
+  }, 300_000);
+  afterAll(async () => {
+    await sim?.close();
+  });
+
+  it('completes every partition without rejects or unknown fields', () => {
+    for (const r of reports) expectCleanRun(r, { drift: false });
+  });
+
+  it('lands every point once: those before the first run\'s newest as it saw them, the rest as the last run did', async () => {
+    const RUNS = [DEMO.now + 3600, DEMO.now + 36 * 3600];
+    const served = (at: number) => {
+      const out: string[] = [];
+      for (const s of streams) {
+        const scopes = s.table === 'subnet_rpc_usage_metrics' ? s.chainIds! : ['mainnet'];
+        for (const scope of scopes) {
+          const q = { timeInterval: (s.timeInterval ?? 'daily') as 'daily', ...(s.groupBy ? { groupBy: s.groupBy as 'rpcMethod' } : {}), ...(s.rpcMethod ? { rpcMethod: s.rpcMethod } : {}) };
+          for (const pt of rpcUsage(sim.world.seed, apiKeyId, scope, q, at)) for (const v of pt.values) out.push(line(s.table, scope, q.timeInterval, s.rpcMethod ? `rpcMethod=${s.rpcMethod}` : '', pt.timestamp, v.groupedBy, v.groupValue, v.totalRequests, v.apiCreditsUsed, v.invalidRequests, v.apiCreditsWasted));
+        }
+      }
+      return out;
+    };
+    // Where the second run started each series again: the first run's newest point.
+    const refetched = (l: string) => {
+      const [, , interval, , t] = l.split('|');
+      const step = interval === 'hourly' ? 3600 : 86_400;
+      return Number(t) >= Math.floor(RUNS[0]! / step) * step;
+    };
+    const cols = `time_interval, filters, epoch(timestamp)::BIGINT t, grouped_by, group_value, total_requests, api_credits_used, invalid_requests, api_credits_wasted`;
+    const got = (await rows(lake, `SELECT 'subnet_rpc_usage_metrics' tbl, chain_id sc, ${cols} FROM subnet_rpc_usage_metrics UNION ALL SELECT 'primary_rpc_usage_metrics', network, ${cols} FROM primary_rpc_usage_metrics`))
+      .map((r) => line(r.tbl, r.sc, r.time_interval, r.filters, r.t, r.grouped_by, r.group_value, r.total_requests, r.api_credits_used, r.invalid_requests, r.api_credits_wasted));
+    expect(sorted(got)).toEqual(sorted([...served(RUNS[0]!).filter((l) => !refetched(l)), ...served(RUNS[1]!).filter(refetched)]));
+    // The retention window moved on between the runs: the lake keeps what the service no longer serves.
+    expect(got.length).toBeGreaterThan(served(RUNS[1]!).length);
+  });
+
+  it('agrees across tables: a day is the sum of its hours, the methods sum to the whole, the codes to the requests', async () => {
+    const [r] = await rows(lake, `
+      WITH d AS (SELECT timestamp, total_requests, api_credits_used FROM subnet_rpc_usage_metrics WHERE chain_id = '43114' AND time_interval = 'daily'),
+      h AS (SELECT date_trunc('day', timestamp) d0, sum(total_requests) n, sum(api_credits_used) cu FROM subnet_rpc_usage_metrics WHERE time_interval = 'hourly' GROUP BY 1)
+      SELECT count(*) n_days, count(*) FILTER (d.total_requests = h.n AND d.api_credits_used = h.cu) same FROM d JOIN h ON h.d0 = d.timestamp
+        WHERE d.timestamp > (SELECT min(timestamp) FROM d) AND d.timestamp < (SELECT max(timestamp) FROM d)`);
+    expect(Number(r!.n_days)).toBeGreaterThan(5);
+    expect(r!.same).toBe(r!.n_days);
+    const [codes] = await rows(lake, `SELECT count(DISTINCT group_value) n, bool_and(grouped_by = 'responseCode') ok FROM primary_rpc_usage_metrics WHERE filters = ''`);
+    expect(codes).toEqual({ n: '2', ok: true });
+  });
+
+  it('answers in the published shapes: the subnet series by the official client, the primary network\'s by the document', async () => {
+    const head = { headers: { 'x-glacier-api-key': KEY } };
+    for (const path of ['/v1/subnetRpcUsageMetrics?chainId=43114&groupBy=responseCode&timeInterval=hourly', '/v1/subnetRpcUsageMetrics?chainId=432204']) {
+      const r = await fetch(sim.url + path, head);
+      expect(r.status).toBe(200);
+      expect(officialProblems('subnetRpcUsage', await r.json())).toBe('');
+    }
+    for (const path of ['/v1/primaryNetworkRpcUsageMetrics?network=mainnet&groupBy=country', '/v1/primaryNetworkRpcUsageMetrics?network=fuji&timeInterval=weekly']) {
+      const r = await fetch(sim.url + path, head);
+      expect(r.status).toBe(200);
+      expect(publishedProblems('primaryRpcUsage', await r.json())).toBe('');
+    }
+    expect((await fetch(sim.url + '/v1/primaryNetworkRpcUsageMetrics?network=mainnet')).status).toBe(401);
+    expect(publishedProblems('primaryRpcUsage', { aggregateDuration: '1d', metrics: [], network: 'fuji' })).toBe('$.network: "fuji" not in ["mainnet","testnet"]');
   });
 });
