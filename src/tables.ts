@@ -2785,6 +2785,62 @@ export interface LakeTables {
     /** the service's name of the network (mainnet or fuji) */
     chain_network: Utf8;
   };
+  subnet_rpc_usage_metrics: {
+    /** EVM chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** hourly, daily, weekly or monthly */
+    time_interval: Utf8;
+    /** the entry's rpcMethod filter as a query string, '' for none */
+    filters: Utf8;
+    /** start of the interval (UTC) */
+    timestamp: TimestampMicrosecond;
+    /** rpcMethod, responseCode, rlBypassToken, or None */
+    grouped_by: Utf8;
+    /** the group's value (a status code as its digits) */
+    group_value: Utf8;
+    /** requests in the interval */
+    total_requests: Int64;
+    /** requests per second over the interval */
+    requests_per_second: Float64;
+    /** share of requests that succeeded, % */
+    success_rate_percent: Float64;
+    /** median response time, ms */
+    median_response_time_msecs: Float64;
+    /** requests the service refused as invalid */
+    invalid_requests: Int64;
+    /** compute units charged */
+    api_credits_used: Int64;
+    /** compute units charged for invalid requests */
+    api_credits_wasted: Int64;
+  };
+  primary_rpc_usage_metrics: {
+    /** mainnet or testnet */
+    network: Utf8;
+    /** hourly, daily, weekly or monthly */
+    time_interval: Utf8;
+    /** the entry's rpcMethod filter as a query string, '' for none */
+    filters: Utf8;
+    /** start of the interval (UTC) */
+    timestamp: TimestampMicrosecond;
+    /** rpcMethod, requestPath, responseCode, country, continent, userAgent, or None */
+    grouped_by: Utf8;
+    /** the group's value (a status code as its digits) */
+    group_value: Utf8;
+    /** requests in the interval */
+    total_requests: Int64;
+    /** requests per second over the interval */
+    requests_per_second: Float64;
+    /** share of requests that succeeded, % */
+    success_rate_percent: Float64;
+    /** median response time, ms */
+    median_response_time_msecs: Float64;
+    /** requests the service refused as invalid */
+    invalid_requests: Int64;
+    /** compute units charged */
+    api_credits_used: Int64;
+    /** compute units charged for invalid requests */
+    api_credits_wasted: Int64;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;
