@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
+import { checkPipeline, loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import type { RunReport } from '../../src/pipeline/report.js';
 import { btcbBridgers, collectionTokens, icmSummary, lastActivity, rollingWindow, validatorAddresses, ROLLING_METRICS } from '../../src/simulator/lookups.js';
@@ -400,5 +400,32 @@ describe("the key's RPC usage, subnet and primary network", () => {
     }
     expect((await fetch(sim.url + '/v1/primaryNetworkRpcUsageMetrics?network=mainnet')).status).toBe(401);
     expect(publishedProblems('primaryRpcUsage', { aggregateDuration: '1d', metrics: [], network: 'fuji' })).toBe('$.network: "fuji" not in ["mainnet","testnet"]');
+  });
+});
+
+describe('the entries of the issue-40 tables', () => {
+  const check = (streams: Array<Record<string, unknown>>) => {
+    try {
+      checkPipeline({ name: 'x', sources: { data: { url: 'http://127.0.0.1:1', apiKey: 'k' } }, streams }, 'x.yaml');
+      return '';
+    } catch (err) {
+      return (err as Error).message;
+    }
+  };
+
+  it('refuses a bad value naming its place, and takes the good ones', () => {
+    expect(check([{ table: 'chain_rolling_metrics', chainIds: ['43114'], metrics: ['txCount', 'cumulativeTxCount'] }]))
+      .toBe('x.yaml: streams[0].metrics[1]: "cumulativeTxCount" has no rolling windows (gasUsed, txCount, avgGps, maxGps, avgTps, maxTps, avgGasPrice, maxGasPrice, feesPaid, contracts, deployers, activeAddresses, activeSenders)');
+    expect(check([{ table: 'chain_rolling_metrics', chainIds: ['total'], metrics: ['txCount'] }])).toContain('streams[0].chainIds[0]: "total": rolling windows are per EVM chain');
+    expect(check([{ table: 'btcb_bridgers', thresholds: ['0.5'] }])).toBe('x.yaml: streams[0].thresholds[0]: "0.5" is not a whole number (satoshis of BTC.b)');
+    expect(check([{ table: 'icm_summary', network: 'mainnet', srcBlockchainId: 'C' }])).toContain('streams[0].srcBlockchainId: "C" is not a blockchain id');
+    expect(check([{ table: 'l1_validator_addresses', network: 'mainnet', subnetIds: [LAKESIDE_SUBNET_ID], startTimestamp: '2025-11-01', endTimestamp: '2025-10-01' }])).toContain('streams[0].endTimestamp: startTimestamp 1761955200 must be below endTimestamp 1759276800');
+    expect(check([{ table: 'subnet_rpc_usage_metrics', chainIds: ['C-Chain'] }])).toBe('x.yaml: streams[0].chainIds[0]: "C-Chain" is not an EVM chain id (digits, such as 43114)');
+    expect(check([{ table: 'address_last_activity', network: 'mainnet', blockchainId: 'P', addresses: [DEMO.rewardAddresses[0]] }])).toContain('streams[0].blockchainId');
+    expect(check([{ table: 'address_transactions_v2', chainId: '43114', addresses: [STRANGER], filterSpamTokens: 'yes' }])).toContain('streams[0].filterSpamTokens');
+    expect(check([
+      { table: 'metrics_chains', network: 'testnet' }, { table: 'nft_tokens', chainId: '43114', collections: [DEMO.contracts.erc721] },
+      { table: 'address_evm_chains', addresses: [STRANGER] }, { table: 'primary_rpc_usage_metrics', network: 'mainnet', groupBy: 'country' },
+    ])).toBe('');
   });
 });
