@@ -116,6 +116,7 @@ export function icmSummary(world: World, network: Network, q: { srcBlockchainId?
 function icmSummaryRoute(ctx: RouteContext): unknown {
   const q = ctx.query;
   const network = networkParam(single(q, 'network') ?? 'mainnet');
+  // Checked as the series checks it; the published answer is one object whatever it says.
   enumParam(q, 'groupBy', ICM_GROUP_BY);
   const src = single(q, 'srcBlockchainId');
   const dest = single(q, 'destBlockchainId');
