@@ -2823,6 +2823,272 @@ export interface LakeTables {
     /** size in bytes */
     vertex_size_bytes: Int64;
   };
+  metrics_chains: {
+    /** EVM chain id (chains.chain_id as a number) */
+    evm_chain_id: Int64;
+    /** the service's alias for the chain (c_chain) */
+    chain_name: Utf8;
+    /** blockchain id (cb58) */
+    blockchain_id: Utf8;
+    /** its subnet (the primary network: 11111111111111111111111111111111LpoYY) */
+    subnet_id: Utf8;
+    /** mainnet or testnet */
+    network: Utf8;
+  };
+  chain_rolling_metrics: {
+    /** EVM chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** metric name (gasUsed, txCount, avgGps, maxGps, avgTps, maxTps, avgGasPrice, maxGasPrice, feesPaid, contracts, deployers, activeAddresses, activeSenders) */
+    metric: Utf8;
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** over the last hour (NULL where the service sends none) */
+    last_hour: Float64;
+    /** over the last day */
+    last_day: Float64;
+    /** over the last week */
+    last_week: Float64;
+    /** over the last month */
+    last_month: Float64;
+    /** over the last 90 days */
+    last_90_days: Float64;
+    /** over the last year */
+    last_year: Float64;
+    /** over all time */
+    all_time: Float64;
+  };
+  icm_summary: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** source chain (cb58), or 'all' */
+    src_blockchain_id: Utf8;
+    /** destination chain (cb58), or 'all' */
+    dest_blockchain_id: Utf8;
+    /** when chainlake took the snapshot (UTC) */
+    snapshot_at: TimestampMicrosecond;
+    /** messages in the last hour (NULL where the service sends none) */
+    last_hour: Float64;
+    /** messages in the last day */
+    last_day: Float64;
+    /** messages in the last week */
+    last_week: Float64;
+    /** messages in the last month */
+    last_month: Float64;
+    /** messages in the last 90 days */
+    last_90_days: Float64;
+    /** messages in the last year */
+    last_year: Float64;
+    /** messages in all time */
+    all_time: Float64;
+  };
+  l1_validator_addresses: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** the L1 (its subnet id) */
+    subnet_id: Utf8;
+    /** the pipeline's startTimestamp-endTimestamp (Unix seconds; empty where not given) */
+    time_range: Utf8;
+    /** a P-Chain address (avax1...) of the item */
+    address: Utf8;
+    /** the item's sort key as sent (unpublished meaning; the simulator sends the L1 validation id) */
+    sort_key: Utf8;
+  };
+  btcb_bridgers: {
+    /** the threshold asked (as given in the pipeline) */
+    threshold: Utf8;
+    /** C-Chain address, lowercased */
+    address: Utf8;
+    /** the item's sort key as sent (unpublished meaning; the simulator sends the satoshis bridged) */
+    sort_key: Utf8;
+  };
+  address_evm_chains: {
+    /** the listed address, lowercased */
+    address: Utf8;
+    /** EVM chain id (join chains for its details) */
+    chain_id: Utf8;
+    /** chain name */
+    chain_name: Utf8;
+    /** blockchain id (cb58) */
+    blockchain_id: Utf8;
+    /** a test chain */
+    is_testnet: Bool;
+  };
+  nft_tokens: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the collection (contract), lowercased */
+    token_address: Utf8;
+    /** token id (a uint256 as decimal text) */
+    token_id: Utf8;
+    /** 'ERC-721' or 'ERC-1155' */
+    token_type: Utf8;
+    /** collection name (ERC-721) */
+    name: Utf8;
+    /** collection symbol (ERC-721) */
+    symbol: Utf8;
+    /** token URI */
+    token_uri: Utf8;
+    /** an ERC-721 token's owner as the service knows it, lowercased (NULL for ERC-1155) */
+    owner_address: Utf8;
+    /** name in the metadata */
+    metadata_name: Utf8;
+    /** the metadata's index status (INDEXED, UNINDEXED, ...) */
+    metadata_index_status: Utf8;
+    /** metadata as sent (JSON) */
+    metadata: Utf8;
+  };
+  address_transactions_v2: {
+    /** chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** the listed address this row was fetched for, lowercased */
+    address: Utf8;
+    /** 'all', or 'spam_filtered' for an entry with filterSpamTokens */
+    listing: Utf8;
+    /** block number */
+    block_number: Int64;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** block hash */
+    block_hash: Utf8;
+    /** transaction hash */
+    tx_hash: Utf8;
+    /** position of the transaction in its block (0-based) */
+    block_index: Int32;
+    /** '1' succeeded, '0' failed (text as sent) */
+    tx_status: Utf8;
+    /** transaction type (0 legacy, 1 access list, 2 EIP-1559, ...) */
+    tx_type: Int32;
+    /** from address, lowercased */
+    from_address: Utf8;
+    /** name the service knows for the from address */
+    from_name: Utf8;
+    /** symbol of the from address when it is a token */
+    from_symbol: Utf8;
+    /** decimals of the from address when it is a token */
+    from_decimals: Int32;
+    /** logo of the from address */
+    from_logo_uri: Utf8;
+    /** to address, lowercased */
+    to_address: Utf8;
+    /** name the service knows for the to address */
+    to_name: Utf8;
+    /** symbol of the to address when it is a token */
+    to_symbol: Utf8;
+    /** decimals of the to address when it is a token */
+    to_decimals: Int32;
+    /** logo of the to address */
+    to_logo_uri: Utf8;
+    /** value sent, in wei. Exact in chainlake's SQL (BIGNUM): sum(value) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum value_raw::BIGNUM there */
+    value: Utf8;
+    /** exact digits of value as received (text) */
+    value_raw: Utf8;
+    /** gas limit of the transaction */
+    gas_limit: Int64;
+    /** gas used */
+    gas_used: Int64;
+    /** gas price, in wei. Exact in chainlake's SQL (BIGNUM): sum(gas_price) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum gas_price_raw::BIGNUM there */
+    gas_price: Utf8;
+    /** exact digits of gas_price as received (text) */
+    gas_price_raw: Utf8;
+    /** the sender's nonce */
+    nonce: Int64;
+    /** NATIVE_TRANSFER, CONTRACT_CALL or CONTRACT_CREATION */
+    call_type: Utf8;
+    /** 4-byte selector of a contract call (empty otherwise) */
+    method_hash: Utf8;
+    /** method signature when known; 'Native Transfer' or 'Contract Created' for those */
+    method_name: Utf8;
+    /** the address's ERC-20 transfers in the transaction (as listed: spam left out when filtered) */
+    erc20_transfers: Int32;
+    /** of them, of tokens the service rates Malicious (C-Chain tokens only are rated) */
+    malicious_erc20_transfers: Int32;
+    /** the address's ERC-721 transfers in the transaction */
+    erc721_transfers: Int32;
+    /** the address's ERC-1155 transfers in the transaction */
+    erc1155_transfers: Int32;
+    /** the address's internal transactions in the transaction (non-zero CALLs and CREATEs) */
+    internal_transactions: Int32;
+    /** value in whole units: value / 10^18, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum value for an exact total */
+    value_units: Float64;
+  };
+  address_last_activity: {
+    /** mainnet, fuji or testnet, as given in the pipeline */
+    network: Utf8;
+    /** p-chain, x-chain or c-chain, as given in the pipeline */
+    blockchain_id: Utf8;
+    /** the address as given in the pipeline */
+    address: Utf8;
+    /** when the last activity happened (UTC) */
+    timestamp: TimestampMicrosecond;
+    /** its block */
+    block_number: Int64;
+    /** the transaction that created or consumed a UTXO of the address */
+    tx_hash: Utf8;
+    /** that UTXO */
+    utxo_id: Utf8;
+    /** the activity consumed the UTXO (else created it) */
+    is_consumed: Bool;
+    /** p-chain, x-chain or c-chain */
+    chain_name: Utf8;
+    /** the service's name of the network (mainnet or fuji) */
+    chain_network: Utf8;
+  };
+  subnet_rpc_usage_metrics: {
+    /** EVM chain id as given in the pipeline */
+    chain_id: Utf8;
+    /** hourly, daily, weekly or monthly */
+    time_interval: Utf8;
+    /** the entry's rpcMethod filter as a query string, '' for none */
+    filters: Utf8;
+    /** start of the interval (UTC) */
+    timestamp: TimestampMicrosecond;
+    /** rpcMethod, responseCode, rlBypassToken, or None */
+    grouped_by: Utf8;
+    /** the group's value (a status code as its digits) */
+    group_value: Utf8;
+    /** requests in the interval */
+    total_requests: Int64;
+    /** requests per second over the interval */
+    requests_per_second: Float64;
+    /** share of requests that succeeded, % */
+    success_rate_percent: Float64;
+    /** median response time, ms */
+    median_response_time_msecs: Float64;
+    /** requests the service refused as invalid */
+    invalid_requests: Int64;
+    /** compute units charged */
+    api_credits_used: Int64;
+    /** compute units charged for invalid requests */
+    api_credits_wasted: Int64;
+  };
+  primary_rpc_usage_metrics: {
+    /** mainnet or testnet */
+    network: Utf8;
+    /** hourly, daily, weekly or monthly */
+    time_interval: Utf8;
+    /** the entry's rpcMethod filter as a query string, '' for none */
+    filters: Utf8;
+    /** start of the interval (UTC) */
+    timestamp: TimestampMicrosecond;
+    /** rpcMethod, requestPath, responseCode, country, continent, userAgent, or None */
+    grouped_by: Utf8;
+    /** the group's value (a status code as its digits) */
+    group_value: Utf8;
+    /** requests in the interval */
+    total_requests: Int64;
+    /** requests per second over the interval */
+    requests_per_second: Float64;
+    /** share of requests that succeeded, % */
+    success_rate_percent: Float64;
+    /** median response time, ms */
+    median_response_time_msecs: Float64;
+    /** requests the service refused as invalid */
+    invalid_requests: Int64;
+    /** compute units charged */
+    api_credits_used: Int64;
+    /** compute units charged for invalid requests */
+    api_credits_wasted: Int64;
+  };
   operations: {
     /** operation id given by the service */
     operation_id: Utf8;

@@ -200,6 +200,8 @@ const NAMED_ADDRESSES: ReadonlyArray<Omit<RichAddress, 'address'>> = [
 ];
 
 const WALLETS_PER_CHAIN = 96;
+/** One transfer in this many has an active address (an internal-transaction owner) for a party. */
+const ACTIVE_SHARE = 16;
 const DAY_SECONDS = 86_400;
 /** New items per day after WORLD_NOW, per listing, at scale 1 (multiples of GROUP). */
 export const TRANSFERS_PER_DAY = 48;
@@ -357,6 +359,11 @@ export class EvmWorld {
     }
   }
 
+  /** The wallets of a chain: the addresses most transfers are between. */
+  walletsOf(chainId: string): readonly RichAddress[] {
+    return this.wallets.get(this.chainOrThrow(chainId).chainId)!;
+  }
+
   /** Named contracts of a chain (a router, a vault, ...): address objects as transfers show them. */
   namedOf(chainId: string): readonly RichAddress[] {
     return this.named.get(this.chainOrThrow(chainId).chainId)!;
@@ -463,6 +470,16 @@ export class EvmWorld {
       to: this.counterparty(chain.chainId, r),
       logIndex: (hashKey(s.key, s.g, s.k, 'log') % 40) + s.p * 3 + r.int(3),
     };
+    // One world: the active addresses (the internal-transaction owners, who send native
+    // transactions too) trade tokens as well, so that their full transaction listing carries
+    // transfers. Decided by a hash, not by r, so every other transfer stays as it was.
+    const active = hashKey(this.seed, 'active', l.key, i);
+    if (active % ACTIVE_SHARE === 0) {
+      const owners = this.owners.get(chain.chainId)!;
+      const owner = { ...owners[(active >>> 8) % owners.length]! };
+      if (active & 0x10000) base.from = owner;
+      else base.to = owner;
+    }
     const edge = edgeClassAt(i);
     const u = r.float();
     if (c.ercType === 'ERC-20') {

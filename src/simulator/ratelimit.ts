@@ -83,6 +83,24 @@ export const WEIGHTS = {
   assetTransactions: 100,
   // "medium" in the OpenAPI.
   xVertices: 20,
+  // Issue 40, EVM and metrics side: the OpenAPI's classes ("free" the metrics chains, "large"
+  // the address lookups, "medium" an NFT collection's tokens; the address's chains have none,
+  // taken as "medium"); the rolling windows and the ICM summary are "small", budgeted at 100 as
+  // every metrics series (docs/services.md, Rate limits).
+  metricsChains: 1,
+  rollingWindowMetrics: 100,
+  icmSummary: 100,
+  validatorAddresses: 50,
+  btcbBridgers: 50,
+  addressEvmChains: 20,
+  nftTokens: 20,
+  // "medium" in the OpenAPI, as the v1 listing.
+  transactionDetailsV2: 20,
+  // "xl" in the OpenAPI.
+  lastActivity: 100,
+  // Both "xxl", as the key's own usage series.
+  subnetRpcUsage: 200,
+  primaryRpcUsage: 200,
 } as const;
 
 export type Decision =

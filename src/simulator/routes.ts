@@ -27,6 +27,10 @@ import { USAGE_ROUTES } from './usage_routes.js';
 // issue 40, the primary network and the X-Chain
 import { NETWORK_DETAIL_ROUTES } from './network_details.js';
 import { VERTEX_ROUTES } from './xchain_vertices.js';
+// Issue 40, EVM and metrics side.
+import { LOOKUP_ROUTES } from './lookups.js';
+import { ADDRESS_DETAIL_V2_ROUTES } from './address_details_v2.js';
+import { RPC_USAGE_ROUTES } from './rpc_usage.js';
 
 const TABLE: RouteTable = [
   { pattern: ['v1', 'chains', null, 'tokens', null, 'transfers'], route: { name: 'transfers', service: 'data', weight: WEIGHTS.transfers, handle: transfers } },
@@ -67,6 +71,10 @@ const TABLE: RouteTable = [
   // issue 40, the primary network and the X-Chain
   ...NETWORK_DETAIL_ROUTES,
   ...VERTEX_ROUTES,
+  // Issue 40, EVM and metrics side.
+  ...LOOKUP_ROUTES,
+  ...ADDRESS_DETAIL_V2_ROUTES,
+  ...RPC_USAGE_ROUTES,
 ];
 
 export function matchRoute(segments: readonly string[], method = 'GET'): { route: Route; params: string[] } | undefined {

@@ -70,6 +70,17 @@ import { xchainUtxos } from './xchain_utxos.js';
 import { xchainAssetTransactions } from './xchain_asset_transactions.js';
 import { xchainBlocks } from './platform_blocks.js';
 import { xchainVertices } from './xchain_vertices.js';
+// Issue 40, EVM and metrics side.
+import { metricsChains } from './metrics_chains.js';
+import { chainRollingMetrics } from './chain_rolling_metrics.js';
+import { icmSummary } from './icm_summary.js';
+import { l1ValidatorAddresses } from './l1_validator_addresses.js';
+import { btcbBridgers } from './btcb_bridgers.js';
+import { addressEvmChains } from './address_evm_chains.js';
+import { nftTokens } from './nft_tokens.js';
+import { addressTransactionsV2 } from './address_transactions_v2.js';
+import { addressLastActivity } from './address_last_activity.js';
+import { primaryRpcUsageMetrics, subnetRpcUsageMetrics } from './rpc_usage_metrics.js';
 
 export const STREAMS: readonly StreamDecl[] = [
   ercTransfers,
@@ -141,6 +152,18 @@ export const STREAMS: readonly StreamDecl[] = [
   xchainAssetTransactions,
   xchainBlocks,
   xchainVertices,
+  // Issue 40, EVM and metrics side.
+  metricsChains,
+  chainRollingMetrics,
+  icmSummary,
+  l1ValidatorAddresses,
+  btcbBridgers,
+  addressEvmChains,
+  nftTokens,
+  addressTransactionsV2,
+  addressLastActivity,
+  subnetRpcUsageMetrics,
+  primaryRpcUsageMetrics,
 ];
 
 export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.map((s) => [s.table, s]));

@@ -30,7 +30,7 @@ const CHAIN = '43114';
 const TYPES: ErcType[] = ['ERC-20', 'ERC-721', 'ERC-1155'];
 /** A named contract: a party to many token transfers. */
 const ROUTER = namedAddress(CHAIN, 0);
-/** Internal-transaction owners: native transactions and internal calls, no token transfer. */
+/** Internal-transaction owners: native transactions, internal calls and token transfers (one world). */
 const [FACTORY, WALLET] = DEMO.internalAddresses as [string, string];
 
 /** A plain wallet of the world: the receiver of the newest ERC-20 transfer that went to one. */
@@ -87,7 +87,7 @@ describe('the full transaction listing and collectibles, whole histories', () =>
     p = pipeline(sim.url, [
       { table: 'address_tx_transfers', chainId: CHAIN, addresses: everyone, pageSize: 20 },
       { table: 'address_tx_internals', chainId: CHAIN, addresses: everyone },
-      { table: 'address_token_transfers', chainId: CHAIN, addresses: [ROUTER, wallet] },
+      { table: 'address_token_transfers', chainId: CHAIN, addresses: everyone },
       { table: 'internal_transactions', chainId: CHAIN, addresses: [FACTORY, WALLET] },
       { table: 'collectible_balances', chainId: CHAIN, addresses: [FACTORY, WALLET, wallet], pageSize: 3 },
       { table: 'erc721_balances', chainId: CHAIN, addresses: [FACTORY, WALLET, wallet] },
@@ -119,7 +119,7 @@ describe('the full transaction listing and collectibles, whole histories', () =>
     expect(Number(check!.over38)).toBeGreaterThan(0);
     expect(Number(check!.big_ids)).toBeGreaterThan(0);
     expect(check).toMatchObject({
-      mismatched: '0', nft_values: '0', dup_keys: '0', strangers: '0', n_types: '3', addresses: '2',
+      mismatched: '0', nft_values: '0', dup_keys: '0', strangers: '0', n_types: '3', addresses: '4',
       value_type: 'BIGNUM', ts_type: 'TIMESTAMP WITH TIME ZONE',
     });
   });

@@ -30,8 +30,8 @@ const ROUTES: Record<ErcType, [string, string]> = {
 };
 /** A named contract: a counterparty of many transfers. */
 const ROUTER = namedAddress(CHAIN, 0);
-/** An internal-transaction owner: never a party to a token transfer. */
-const QUIET = DEMO.internalAddresses[0];
+/** An address the world does not hold: a party to no token transfer. */
+const QUIET = '0x00000000000000000000000000000000000000aa';
 
 /** A plain wallet of the world: the receiver of the newest ERC-20 transfer that went to one. */
 function walletOf(w: World): string {
