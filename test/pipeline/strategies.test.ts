@@ -145,4 +145,132 @@ describe('merge into the table (subnets)', () => {
     expect(strategyOf(SUBNETS).shared).toBe(TABLE_PARTITION);
     for (const table of ['erc_transfers', 'chain_metrics', 'native_balances']) expect(strategyOf(STREAM_BY_TABLE.get(table)!).shared, table).toBeUndefined();
   });
+
+  it("commits a rebuild: the table's rows from every partition's replay, each partition keeping its raw pages and its new rejects", async () => {
+    const raw = '_raw/subnets/mainnet-1.jsonl.gz';
+    const state: PartitionState = { table: 'subnets', partition: 'mainnet', files: [raw, '_rejects/subnets/old.parquet'], rows: 4, rejects: 1, cursor: {} };
+    const { store, commits } = fakeStore([{ table: 'subnets', partition: TABLE_PARTITION, files: ['subnets/old.parquet'], rows: 4, rejects: 0, cursor: {} }, state]);
+    const { writer, merges } = fakeWriter();
+    const rows = await strategyOf(SUBNETS).commitRebuild(SUBNETS, [{ state, data: [['staged-a.parquet', 'subnets/a.parquet']], rejects: [['staged-r.parquet', '_rejects/subnets/r.parquet']], rejected: 2, final: false }], store, writer);
+    expect(rows).toBe(1);
+    // Replayed rows replace the table's: nothing of the old files is merged in.
+    expect(merges).toEqual([{ fresh: ['staged-a.parquet'], old: [] }]);
+    expect(commits.map((c) => [c.state.partition, c.state.files, c.deletes])).toEqual([
+      [TABLE_PARTITION, ['subnets/m1.parquet'], ['subnets/old.parquet']],
+      ['mainnet', [raw, '_rejects/subnets/r.parquet'], ['_rejects/subnets/old.parquet']],
+    ]);
+  });
+});
+
+describe('merge into the partition (chain_metrics)', () => {
+  it("commits a rebuild per partition: a final replay as it is, another merged by key; old data goes, raw pages stay", async () => {
+    const decl = STREAM_BY_TABLE.get('chain_metrics')!;
+    const raw = '_raw/chain_metrics/p-1.jsonl.gz';
+    const a: PartitionState = { table: decl.table, partition: 'a', files: [raw, 'chain_metrics/old-a.parquet'], rows: 3, rejects: 0, cursor: {} };
+    const b: PartitionState = { ...a, partition: 'b', files: [raw, 'chain_metrics/old-b.parquet'] };
+    const { store, commits } = fakeStore([a, b]);
+    const { writer, merges } = fakeWriter();
+    const rows = await strategyOf(decl).commitRebuild(
+      decl,
+      [
+        { state: a, data: [['s1.parquet', 'chain_metrics/n1.parquet']], rejects: [], rejected: 0, final: true },
+        { state: b, data: [['s2.parquet', 'chain_metrics/n2.parquet'], ['s3.parquet', 'chain_metrics/n3.parquet']], rejects: [], rejected: 0, final: false },
+      ],
+      store,
+      writer,
+    );
+    expect(merges.map((m) => m.fresh)).toEqual([['s2.parquet', 's3.parquet']]);
+    expect(commits.map((c) => [c.state.partition, c.state.files, c.deletes, c.state.rows])).toEqual([
+      ['a', [raw, 'chain_metrics/n1.parquet'], ['chain_metrics/old-a.parquet'], 1],
+      ['b', [raw, 'chain_metrics/m1.parquet'], ['chain_metrics/old-b.parquet'], 1],
+    ]);
+    expect(rows).toBe(2);
+  });
+});
+
+describe('append (erc_transfers)', () => {
+  const decl = STREAM_BY_TABLE.get('erc_transfers')!;
+  const token = '0x' + 'ab'.repeat(20);
+  const transfer = (block: number, i: number) => ({
+    blockNumber: String(block),
+    blockTimestamp: 1700000000 + block,
+    blockHash: '0x' + block.toString(16).padStart(64, '0'),
+    txHash: '0x' + (block * 10 + i).toString(16).padStart(64, '0'),
+    logIndex: i,
+    from: { address: '0x' + '01'.repeat(20) },
+    to: { address: '0x' + '02'.repeat(20) },
+    value: '100000000000000000000000000000000000000001',
+    erc20Token: { address: token, name: 'T', symbol: 'T', decimals: 18 },
+  });
+  /** Newest first, as the service lists them: two transfers a page, blocks 150 down to 100, within [100, 200). */
+  const PAGES = [
+    { items: [transfer(150, 0), transfer(140, 0)], next: '1' },
+    { items: [transfer(130, 0), transfer(120, 0)], next: '2' },
+    { items: [transfer(100, 0)] },
+  ];
+  const client = (refuse: (token?: string) => boolean = () => false) => {
+    const asked: Array<string | undefined> = [];
+    const fake = {
+      baseUrl: 'http://fake',
+      get: async (path: string, query: Record<string, string>) => {
+        // The chain's head, which a window's end is checked against.
+        if (path.endsWith('/blocks')) return { blocks: [{ blockNumber: '1000', blockTimestamp: 1700001000 }] };
+        asked.push(query.pageToken);
+        if (refuse(query.pageToken)) throw new ServiceError('400 Bad Request: page token expired', 400, decl.endpoint, false);
+        const page = PAGES[query.pageToken === undefined ? 0 : Number(query.pageToken)]!;
+        return { transfers: page.items, ...(page.next ? { nextPageToken: page.next } : {}) };
+      },
+      post: async () => {
+        throw new Error('no posts');
+      },
+    };
+    return { client: fake as unknown as Client, asked };
+  };
+  const job = (fullRefresh = false): Job => {
+    const cfg = { table: decl.table, chainId: '43114', contracts: [token], startBlock: 100, endBlock: 200, chunks: 1 };
+    return { decl, cfg, partition: decl.partitions(cfg)[0]!, report: newStreamReport(decl.table), fullRefresh };
+  };
+
+  it('commits batch by batch with the token that continues the listing, then the window done at its end', async () => {
+    const { store, commits } = fakeStore();
+    const { writer } = fakeWriter();
+    const { client: c, asked } = client();
+    await strategyOf(decl).refresh(new PartitionRun(job(), store, writer, c, { logger: quiet, keepRaw: false, runId: 'r', flushRows: 2 }));
+    expect(asked).toEqual([undefined, '1', '2']);
+    expect(commits.length).toBeGreaterThanOrEqual(2);
+    // Every commit but the last holds the token of the page after it.
+    for (const c of commits.slice(0, -1)) expect(JSON.stringify(c.state.cursor)).toMatch(/"token":"[12]"/);
+    const last = commits.at(-1)!.state;
+    expect(last.cursor.nextBlock).toBe(200);
+    expect(last.cursor.window).toBeUndefined();
+    expect(last.rows).toBe(5);
+    expect(last.files).toEqual(commits.flatMap((c) => c.moves.map(([, t]) => t)));
+  });
+
+  it('a full refresh pages into _rebuild/ and swaps the rebuilt files in at its end, the old ones deleted', async () => {
+    const old: PartitionState = { table: decl.table, partition: job().partition.id, files: ['erc_transfers/chain=43114/old.parquet'], rows: 9, rejects: 0, cursor: { nextBlock: 200 } };
+    const { store, commits } = fakeStore([old]);
+    const { writer } = fakeWriter();
+    await strategyOf(decl).refresh(new PartitionRun(job(true), store, writer, client().client, { logger: quiet, keepRaw: false, runId: 'r', flushRows: 2 }));
+    const staged = commits.slice(0, -1);
+    expect(staged.every((c) => c.moves.every(([, t]) => t.startsWith('_rebuild/')) && c.state.files.includes(old.files[0]!))).toBe(true);
+    const swap = commits.at(-1)!;
+    expect(swap.state.rebuild).toBeUndefined();
+    expect(swap.state.rows).toBe(5);
+    expect(swap.deletes).toEqual(old.files);
+    expect(swap.moves.map(([, t]) => t)).toEqual(swap.state.files);
+  });
+
+  it('a refused page token restarts the listing at its first page; the rows committed before are not counted again', async () => {
+    const { store, commits } = fakeStore();
+    const { writer } = fakeWriter();
+    let refused = 0;
+    const { client: c, asked } = client((t) => t === '2' && refused++ === 0);
+    const p = job();
+    await strategyOf(decl).refresh(new PartitionRun(p, store, writer, c, { logger: quiet, keepRaw: false, runId: 'r', flushRows: 2 }));
+    expect(p.report.restarts).toBe(1);
+    expect(asked).toEqual([undefined, '1', '2', undefined, '1', '2']);
+    expect(commits.at(-1)!.state.cursor.nextBlock).toBe(200);
+    expect(commits.at(-1)!.state.rows).toBe(5);
+  });
 });
