@@ -1,9 +1,9 @@
 // One strategy per refresh kind: append (append.ts), merge or replace into the partition's rows,
 // and merge or replace into the table's (merge.ts). A strategy owns how its partitions are fetched
 // and committed, how a run groups them into jobs, the table's commit at the end of a stream, the
-// commits of a `rebuild`, and where a dry run says a partition starts. The run, the queue and its
-// workers, `reset`, `check` and the table reference ask the strategy; no other file reads the
-// declaration's merge scope (strategyOf, at the end).
+// commits of a `rebuild` (commitRebuild), and where a dry run says a partition starts. The run,
+// the queue and its workers, `reset`, `check` and the table reference ask the strategy rather than
+// branch on the declaration's refresh and merge scope, which strategyOf (at the end) reads once.
 import { TABLE_PARTITION, REJECTS, RAW, slug, type PartitionState, type StateStore } from '../state/store.js';
 import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
