@@ -6,7 +6,7 @@ import type { Pipeline } from '../config/pipeline.js';
 import { EXIT, UsageError } from '../errors.js';
 import { didYouMean } from '../closest.js';
 import { inert, inertAll, inertJson } from '../text.js';
-import type { RunSpec } from '../pipeline/spec.js';
+import type { RunSpec, SpecOptions } from '../pipeline/spec.js';
 import { formatReport, runOutcome, type RunReport } from '../pipeline/report.js';
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/s3.js';
@@ -44,24 +44,24 @@ const runFlags = (y: Argv<Globals>) =>
     .option('warehouse', warehouseOption);
 
 /** `--full-refresh` alone means every table; with names, those tables (checked against the pipeline). */
-function fullRefreshTables(p: Pipeline, v: string[] | undefined): Set<string> | undefined {
+function fullRefreshTables(p: Pipeline, v: string[] | undefined): string[] | undefined {
   if (v === undefined) return undefined;
   const inPipeline = new Set(p.streams.map((s) => s.table));
   const names = v.flatMap((x) => String(x).split(',')).filter((x) => x !== '' && x !== 'true');
-  if (names.length === 0) return inPipeline;
+  if (names.length === 0) return [...inPipeline];
   for (const n of names) if (!inPipeline.has(n)) throw new UsageError(`--full-refresh ${n}: not a table of ${p.file}${didYouMean(n, inPipeline)} (its tables: ${[...inPipeline].join(', ')})`);
-  return new Set(names);
+  return [...new Set(names)];
 }
 
 async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
   const { parsePipeline, readPipeline, writtenKeys } = await import('../config/pipeline.js');
-  const { overrideUrls, specOptions } = await import('../pipeline/spec.js');
+  const { overrideUrls } = await import('../pipeline/spec.js');
   const text = readPipeline(a.pipeline);
   const p: Pipeline = parsePipeline(text, a.pipeline);
   const lake = checkLake(a.lake ?? p.lake ?? DEFAULT_LAKE);
-  const fullRefresh = fullRefreshTables(p, a.fullRefresh);
-  const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
+  // The run's options, in the one form every process working the run reads (the spec's).
+  const options: SpecOptions = { flushRows: wholeNumber('flush-rows', a.flushRows, 1), fullRefresh: fullRefreshTables(p, a.fullRefresh), strict: a.strict, keepRaw: a.raw };
   const dataUrl = checkUrl('data-url', a.dataUrl);
   const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
   const nodeUrl = checkUrl('node-url', a.nodeUrl);
@@ -79,7 +79,7 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
     const shown = 'the embedded simulator';
     overrideUrls(p, a.simulator ? { data: shown, metrics: shown, node: shown } : { data: dataUrl, metrics: metricsUrl, node: nodeUrl });
     // An s3:// lake's plan reads the copies of its states.
-    const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
+    const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh: options.fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
     // A plan quotes the lake's states (page tokens the service sent).
     process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(plan, null, 1)) : inert(formatPlan(plan), { lines: true })) + '\n');
     return 0;
@@ -96,8 +96,7 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   // A URL given for a service wins over the simulator's.
   const spec: RunSpec = {
     pipeline: { file: a.pipeline, text },
-    lake,
-    options: { flushRows, fullRefresh: fullRefresh && [...fullRefresh], strict: a.strict, keepRaw: a.raw },
+    options,
     urls: { data: dataUrl ?? sim?.url, metrics: metricsUrl ?? sim?.url, node: nodeUrl ?? sim?.url },
   };
   overrideUrls(p, spec.urls, (name) => (spec.urls[name] === sim?.url ? '--simulator' : `--${name}-url`));
@@ -109,8 +108,9 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   // Signals are handled until the embedded simulator has closed too.
   return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
     try {
-      const o = { lake, ...specOptions(spec), logger, signal, wait: a.wait, compactAfter: a.compact ? AUTO_MIN_FILES : (false as const), sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
-      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...o, queue, spec }) : runPipeline(p, o)).finally(() => progress?.stop());
+      // What only this process has; the spec's options go with it, or, queued, in the spec to the workers.
+      const here = { lake, logger, signal, wait: a.wait, compactAfter: a.compact ? AUTO_MIN_FILES : (false as const), sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
+      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...here, queue, spec }) : runPipeline(p, { ...here, ...spec.options })).finally(() => progress?.stop());
       // Its errors quote the services' answers: each stays on its line, inert.
       process.stdout.write(formatReport(inertAll(report)) + '\n');
       await refreshWarehouse('run', lake, a.warehouse);

@@ -5,6 +5,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../closest.js';
 import { textTable } from '../pipeline/report.js';
+import { strategyOf } from '../pipeline/strategies.js';
 import { STREAMS } from '../streams/index.js';
 import { UNIX_SECONDS, type StreamDecl } from '../decl/stream.js';
 import { columnDoc, landedColumns, unitsOf, UNITS_SUFFIX } from '../transform/columns.js';
@@ -15,7 +16,7 @@ export type Style = 'markdown' | 'text';
 function refreshText(d: StreamDecl): string {
   if (d.refresh === 'append')
     return `append from the partition's high-water block on (\`${d.blockCursor!.start}\` = that block; its rows already landed are skipped by key); commits every batch with the page token that continues the listing`;
-  const scope = d.mergeScope === 'table' ? 'into the whole table (one row per key across all queries)' : "into the partition's rows";
+  const { rows } = strategyOf(d);
   const from = d.timeCursor
     ? d.timeCursor.start
       ? ` Fetches from the newest committed point on (\`${d.timeCursor.start}\`), refetching that point, which the service may still change.`
@@ -24,15 +25,15 @@ function refreshText(d: StreamDecl): string {
         : ' Pages newest first and stops at the first page older than the newest committed point, which is refetched.'
     : ' Refetches the query each run (the endpoint has no time filter).';
   if (d.refresh === 'replace')
-    return `replace ${d.mergeScope === 'table' ? 'the whole table (one row per key across all queries)' : "the partition's rows"}: the listing is the current state, so a complete fetch replaces the committed rows (a row the service stops listing is gone); a run where a partition fails merges by key instead, newest wins, and the next complete run replaces.${from}`;
-  return `merge by key ${scope}, newest wins, in one commit.${from}`;
+    return `replace ${rows}: the listing is the current state, so a complete fetch replaces the committed rows (a row the service stops listing is gone); a run where a partition fails merges by key instead, newest wins, and the next complete run replaces.${from}`;
+  return `merge by key into ${rows}, newest wins, in one commit.${from}`;
 }
 
 /** The refresh in a few words, for the list of tables. */
 function refreshLabel(d: StreamDecl): string {
   if (d.refresh === 'append') return d.blockCursor?.perBlock ? 'append by block' : 'append';
   if (d.timeCursor) return `${d.refresh} from newest point`;
-  return `${d.refresh === 'merge' ? 'merge into' : 'replace'} ${d.mergeScope ?? 'partition'}`;
+  return `${d.refresh === 'merge' ? 'merge into' : 'replace'} ${strategyOf(d).scope}`;
 }
 
 function endpointText(d: StreamDecl): string {

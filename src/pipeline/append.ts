@@ -22,14 +22,24 @@ function trackOf(state: PartitionState): Track {
 }
 
 /**
+ * A partition's state as an append starts on it, and the track its window moves: a full refresh
+ * not begun yet starts with an empty shadow under _rebuild/; one in progress goes on with its own.
+ */
+export function appendStart(state: PartitionState, fullRefresh: boolean): { state: PartitionState; track: Track; rebuilding: boolean } {
+  const started = fullRefresh && !state.rebuild ? { ...state, rebuild: { cursor: {}, files: [], rows: 0, rejects: 0 } } : state;
+  return { state: started, track: trackOf(started), rebuilding: started.rebuild !== undefined };
+}
+
+/**
  * Block-ranged listing from the high-water block on, committed batch by batch with the page
  * token that continues it. A --full-refresh pages into _rebuild/ and swaps in at the end.
  */
 export async function append(p: PartitionRun): Promise<void> {
   const { decl, cfg, partition } = p.job;
   const bc = decl.blockCursor!;
-  if (p.fullRefresh && !p.state.rebuild) p.state = { ...p.state, rebuild: { cursor: {}, files: [], rows: 0, rejects: 0 } };
-  const rebuilding = p.state.rebuild !== undefined;
+  const start = appendStart(p.state, p.fullRefresh);
+  p.state = start.state;
+  const { rebuilding, track } = start;
   const chunks = bc.head && !bc.perBlock ? ((cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS) : 1;
   const blocks = timeBounded(bc, cfg) ? await windowBlocks(p.store, p.context(), bc, cfg, partition) : givenBlocks(bc, cfg);
   if (blocks.note) p.note(blocks.note);
@@ -45,7 +55,6 @@ export async function append(p: PartitionRun): Promise<void> {
     findsHead: bc.head !== undefined,
     now: Math.floor(Date.now() / 1000),
   };
-  const track = trackOf(p.state);
   const next = nextWindow(track.cursor, wc);
   let window = next.window;
   if (next.needsHead) {
@@ -131,32 +140,33 @@ class WindowRun {
       if (this.maxChunks > 1) batches.retag(chunkTag(m.window.start, m.range(id)));
       return p.stage(this.base, batches);
     };
-    let restarts = 0;
-    for (;;) {
-      const { query, token } = m.listing(id);
-      try {
-        for await (const page of p.pages(query, token, this.signal)) {
-          p.page(page, batches);
-          const after = m.paged(id, page.next, page.items.length, transformer.rows, p.flushRows);
-          this.launch();
-          if (!after.commit) continue;
-          this.save(id, await stage(), transformer);
-          if (after.last) return;
+    await p.restarting(
+      async () => {
+        const { query, token } = m.listing(id);
+        try {
+          for await (const page of p.pages(query, token, this.signal)) {
+            p.page(page, batches);
+            const after = m.paged(id, page.next, page.items.length, transformer.rows, p.flushRows);
+            this.launch();
+            if (!after.commit) continue;
+            this.save(id, await stage(), transformer);
+            if (after.last) return;
+          }
+          // An extractor that yielded no page: nothing to commit.
+          m.stopped(id);
+        } catch (err) {
+          // Stopped (SIGTERM, or another chunk failed): the pages fetched so far commit, up to the
+          // token of the next one, rather than be fetched again.
+          if (this.signal.aborted && !(err instanceof PageTokenError) && m.stopping(id)) this.save(id, await stage(), transformer);
+          throw err;
         }
-        // An extractor that yielded no page: nothing to commit.
-        m.stopped(id);
-        return;
-      } catch (err) {
-        // Stopped (SIGTERM, or another chunk failed): the pages fetched so far commit, up to the
-        // token of the next one, rather than be fetched again.
-        if (this.signal.aborted && !(err instanceof PageTokenError) && m.stopping(id)) this.save(id, await stage(), transformer);
-        if (!(err instanceof PageTokenError)) throw err;
-        p.restarted(err, ++restarts);
+      },
+      () => {
         m.restart(id);
         transformer = new Transformer(decl, partition, {}, m.gate(id));
         batches.restart(transformer);
-      }
-    }
+      },
+    );
   }
 
   /** Commits what the machine answers for a chunk's staged batch. */

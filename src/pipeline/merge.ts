@@ -1,8 +1,9 @@
 // `refresh: 'merge'` and `'replace'`: a partition is fetched (a time series from its newest point
 // on), then its rows are merged by key into what was committed, newest first; a replace table's
-// complete fetch replaces it. With `mergeScope: 'table'` the rows of every partition merge into
-// the table's one set of files, in one commit at the end of the stream (commitTable, which
-// `rebuild` uses too).
+// complete fetch replaces it. Into the partition's rows (commitPartition), or, for a table whose
+// rows merge across partitions, into the table's one set of files in one commit at the end of the
+// stream (stageForTable, then commitTable, which `rebuild` uses too). Which is the strategy's
+// (strategies.ts).
 import PQueue from 'p-queue';
 import { DEFAULT_CHUNKS, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
@@ -11,7 +12,6 @@ import { dataFilesOf, newestOf, partitionMerge, seriesQuery, SeriesListing, tabl
 import { isoSeconds, latestTime, type Cursor } from '../state/cursor.js';
 import { nextSeq, stemText } from '../state/names.js';
 import { Transformer } from '../transform/rows.js';
-import { PageTokenError } from '../extract/paginate.js';
 import type { BatchPath, Moves, Staged } from './batch.js';
 import type { Job, PartitionRun } from './partition.js';
 
@@ -45,9 +45,8 @@ async function fetchListing(p: PartitionRun, query: Record<string, string>, newe
   const listing = new SeriesListing(newest, tc?.start !== undefined, timeOf(decl), tc?.settled, gate);
   batches.transformer.gate = gate;
   let fresh: Staged[] = [];
-  let restarts = 0;
-  for (;;) {
-    try {
+  return p.restarting(
+    async (): Promise<Fetched> => {
       for await (const page of p.pages(query)) {
         if (probe && page.next !== undefined) return { fresh: [], more: true };
         p.page(page, batches);
@@ -57,18 +56,29 @@ async function fetchListing(p: PartitionRun, query: Record<string, string>, newe
         if (after.stop) break;
       }
       return { fresh, top: listing.point };
-    } catch (err) {
-      if (!(err instanceof PageTokenError)) throw err;
-      p.restarted(err, ++restarts);
+    },
+    () => {
       fresh = [];
       listing.restart();
       batches.restart(new Transformer(decl, partition, {}, gate));
-    }
-  }
+    },
+  );
 }
 
-/** Fetches the partition (from its newest point on, for series), then merges by key. */
-export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)): Promise<TableMergeInput | undefined> {
+/** What a merge partition fetched, staged, for its commit. */
+export interface MergeFetch {
+  /** The fresh rows' Parquet files in staging, in fetch order. */
+  data: string[];
+  /** Their rejects and raw pages, with where each lands. */
+  side: Moves;
+  rows: number;
+  rejected: number;
+  /** The partition's cursor after this fetch. */
+  cursor: Cursor;
+}
+
+/** Fetches the partition (from its newest point on, for series), to staging. */
+export async function fetchMerge(p: PartitionRun, now = Math.floor(Date.now() / 1000)): Promise<MergeFetch> {
   const { decl, partition, cfg } = p.job;
   const tc = decl.timeCursor;
   const newest = p.fullRefresh ? undefined : p.state.cursor.newest;
@@ -93,41 +103,43 @@ export async function merge(p: PartitionRun, now = Math.floor(Date.now() / 1000)
     fetched = head.more ? await atOnce(ranges) : [head];
   } else fetched = await atOnce(ranges);
   const fresh = fetched.flatMap((f) => f.fresh);
-  const freshData = fresh.flatMap((f) => f.data.map(([s]) => s));
-  const sideMoves = fresh.flatMap((f) => f.side);
-  const rows = fresh.reduce((n, f) => n + f.rows, 0);
-  const rejected = fresh.reduce((n, f) => n + f.rejected, 0);
   const until = tc?.endOption === undefined ? undefined : (cfg[tc.endOption] as number | undefined);
-  const cursor: Cursor = { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), newest) } : {}), ...(until === undefined ? {} : { until }) };
-  const whole = p.fullRefresh || decl.refresh === 'replace';
-  const state = p.state;
-  if (decl.mergeScope === 'table') {
-    const plan = tableScopePartition(state.files, sideMoves.map(([, t]) => t), whole);
-    const kept: Cursor = { ...cursor, ...(tc ? { newest: state.cursor.newest } : {}) };
-    if (kept.newest === undefined) delete kept.newest;
-    p.commit({ ...state, files: plan.files, cursor: kept, rows, rejects: rejected, lastRun: p.lastRun(true) }, sideMoves, plan.deletes);
-    return { job: p.job, fresh: freshData, ...(cursor.newest !== undefined ? { newest: cursor.newest } : {}) };
-  }
-  const oldData = dataFilesOf(state.files);
-  const merged = await p.writer.merge(decl, freshData, whole ? [] : await p.store.local(oldData), p.store.stagingDir(decl.table, partition.id), stemText({ partition: slug(partition.id), seq: p.nextSeq() }));
-  const moves: Moves = [...merged.map((f): [string, string] => [f.staged, `${decl.table}/${f.rel}`]), ...sideMoves];
-  const plan = partitionMerge(state.files, moves.map(([, t]) => t), merged.length > 0, whole);
-  const total = plan.replaced ? await p.writer.countRowsOf(merged.map((f) => f.staged)) : state.rows;
-  p.commit({ ...state, files: plan.files, cursor, rows: total, rejects: rejected, lastRun: p.lastRun(true), ...(whole ? { rawIncomplete: undefined } : {}) }, moves, plan.deletes);
-  return undefined;
+  return {
+    data: fresh.flatMap((f) => f.data.map(([s]) => s)),
+    side: fresh.flatMap((f) => f.side),
+    rows: fresh.reduce((n, f) => n + f.rows, 0),
+    rejected: fresh.reduce((n, f) => n + f.rejected, 0),
+    cursor: { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), newest) } : {}), ...(until === undefined ? {} : { until }) },
+  };
 }
 
 /**
- * How the end of a merge-into-table stream commits, given what its partitions fetched: undefined
- * when it must not (a full refresh swaps the table only when every partition fetched, so nothing
- * is lost), else whether the fresh rows replace the table. A replace table is replaced only by a
- * complete fetch; a partial one merges (keeps the rows of the partitions that failed) and the
- * next complete run replaces.
+ * Merges what the partition fetched by key into its committed rows, newest first, in one commit;
+ * `whole`: the fetch is the partition's rows, the old ones go.
  */
-export function tableCommit(decl: StreamDecl, inputs: TableMergeInput[], partitions: number, fullRefresh: boolean): { replace: boolean } | undefined {
-  const complete = inputs.length === partitions;
-  if (fullRefresh && !complete) return undefined;
-  return { replace: fullRefresh || (decl.refresh === 'replace' && complete) };
+export async function commitPartition(p: PartitionRun, f: MergeFetch, whole: boolean): Promise<void> {
+  const { decl, partition } = p.job;
+  const state = p.state;
+  const oldData = dataFilesOf(state.files);
+  const merged = await p.writer.merge(decl, f.data, whole ? [] : await p.store.local(oldData), p.store.stagingDir(decl.table, partition.id), stemText({ partition: slug(partition.id), seq: p.nextSeq() }));
+  const moves: Moves = [...merged.map((m): [string, string] => [m.staged, `${decl.table}/${m.rel}`]), ...f.side];
+  const plan = partitionMerge(state.files, moves.map(([, t]) => t), merged.length > 0, whole);
+  const total = plan.replaced ? await p.writer.countRowsOf(merged.map((m) => m.staged)) : state.rows;
+  p.commit({ ...state, files: plan.files, cursor: f.cursor, rows: total, rejects: f.rejected, lastRun: p.lastRun(true), ...(whole ? { rawIncomplete: undefined } : {}) }, moves, plan.deletes);
+}
+
+/**
+ * A partition of a table whose rows merge across partitions: its rejects and raw pages commit
+ * now; its rows wait in staging for the table's commit at the end of the stream (commitTable).
+ */
+export function stageForTable(p: PartitionRun, f: MergeFetch, whole: boolean): TableMergeInput {
+  const tc = p.job.decl.timeCursor;
+  const state = p.state;
+  const plan = tableScopePartition(state.files, f.side.map(([, t]) => t), whole);
+  const kept: Cursor = { ...f.cursor, ...(tc ? { newest: state.cursor.newest } : {}) };
+  if (kept.newest === undefined) delete kept.newest;
+  p.commit({ ...state, files: plan.files, cursor: kept, rows: f.rows, rejects: f.rejected, lastRun: p.lastRun(true) }, f.side, plan.deletes);
+  return { job: p.job, fresh: f.data, ...(f.cursor.newest !== undefined ? { newest: f.cursor.newest } : {}) };
 }
 
 /**

@@ -5,7 +5,7 @@ import type { Logger } from 'pino';
 import type { Client } from '../sources/client.js';
 import type { ExtractContext, Partition, StreamConfig, StreamDecl } from '../decl/stream.js';
 import type { Page, PaginateOptions } from '../decl/request.js';
-import { paginate, type PageTokenError } from '../extract/paginate.js';
+import { paginate, PageTokenError } from '../extract/paginate.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import type { StateStore, PartitionState } from '../state/store.js';
 import PQueue from 'p-queue';
@@ -14,6 +14,7 @@ import { RunError } from '../errors.js';
 import { BatchPath, type Moves, type Staged } from './batch.js';
 import { nextSeq, type ListingTag } from '../state/names.js';
 import type { StreamReport } from './report.js';
+import type { SpecOptions } from './spec.js';
 import { addNames } from '../text.js';
 
 export interface Job {
@@ -21,19 +22,15 @@ export interface Job {
   cfg: StreamConfig;
   partition: Partition;
   report: StreamReport;
+  /** Rebuilt from scratch (--full-refresh of its table): resolved once, when the run is planned. */
+  fullRefresh: boolean;
 }
 
 /** What a partition takes from the run's options. */
-export interface PartitionOptions {
+export type PartitionOptions = Pick<SpecOptions, 'flushRows' | 'keepRaw'> & {
   logger: Logger;
-  /** Rows buffered per partition before a commit. */
-  flushRows?: number;
   signal?: AbortSignal;
-  /** Tables to rebuild from scratch; their old files are replaced when the rebuild commits. */
-  fullRefresh?: Set<string>;
-  /** Keep every page as sent, compressed, under _raw/ (default true): `rebuild` re-derives from it. */
-  keepRaw?: boolean;
-}
+};
 
 /** How many times one partition restarts its listing after a refused page token, in one run. */
 const MAX_RESTARTS = 3;
@@ -72,7 +69,7 @@ export class PartitionRun {
   }
 
   get fullRefresh(): boolean {
-    return this.o.fullRefresh?.has(this.table) ?? false;
+    return this.job.fullRefresh;
   }
 
   get flushRows(): number {
@@ -222,10 +219,21 @@ export class PartitionRun {
     return this.job.decl.extract({ ...x, paginate: (o = {}) => x.paginate({ startToken: undefined, ...o }) });
   }
 
-  /** A refused page token: the listing starts again, up to MAX_RESTARTS times a run. */
-  restarted(err: PageTokenError, restarts: number): void {
-    if (restarts > MAX_RESTARTS) throw err.cause;
-    this.job.report.restarts++;
-    this.o.logger.warn({ table: this.table, partition: this.job.partition.id, err: err.message }, 'page token refused: restarting the listing from its first page');
+  /**
+   * Pages a listing with `list`; after a refused page token (an expired one) `restart` puts the
+   * listing back at its first page and it is paged again, up to MAX_RESTARTS times a run.
+   */
+  async restarting<T>(list: () => Promise<T>, restart: () => void): Promise<T> {
+    for (let restarts = 1; ; restarts++) {
+      try {
+        return await list();
+      } catch (err) {
+        if (!(err instanceof PageTokenError)) throw err;
+        if (restarts > MAX_RESTARTS) throw err.cause;
+        this.job.report.restarts++;
+        this.o.logger.warn({ table: this.table, partition: this.job.partition.id, err: err.message }, 'page token refused: restarting the listing from its first page');
+        restart();
+      }
+    }
   }
 }

@@ -8,21 +8,23 @@ import { existsSync } from 'node:fs';
 import type { Pipeline, SourceName } from '../config/pipeline.js';
 import { METRICS_BUDGET, TIERS, type Tier } from '../sources/budget.js';
 import { StateStore, type PartitionState } from '../state/store.js';
-import { isoSeconds, listingRange, listingsOf, windowToFetch, type Cursor } from '../state/cursor.js';
-import type { Partition, Refresh, StreamConfig, StreamDecl } from '../decl/stream.js';
+import type { Partition, Refresh, StreamConfig } from '../decl/stream.js';
 import { BLOCK_CU } from '../streams/chain_reads.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { UsageError } from '../errors.js';
 import type { Job } from './partition.js';
 import { rememberedBlock, type BlockCursor } from './block_times.js';
 import { maxProbes } from './block_search.js';
-import { minute, newStreamReport, textTable, type StreamReport } from './report.js';
+import { newStreamReport, textTable, type StreamReport } from './report.js';
+import { strategyOf, type PartitionPlan, type PlanBlocks } from './strategies.js';
+
+export type { PartitionPlan, Start } from './strategies.js';
 
 /**
  * All jobs of a pipeline; two entries that name the same partition of a table are a config error.
  * Here rather than in run.ts, so that a dry run plans without loading the runtime (DuckDB).
  */
-export function planJobs(p: Pipeline, reports: Map<string, StreamReport>): Job[] {
+export function planJobs(p: Pipeline, reports: Map<string, StreamReport>, fullRefresh: string[] = []): Job[] {
   const jobs: Job[] = [];
   const seen = new Map<string, number>();
   p.streams.forEach((cfg, i) => {
@@ -34,30 +36,10 @@ export function planJobs(p: Pipeline, reports: Map<string, StreamReport>): Job[]
       if (seen.has(key)) throw new UsageError(`${p.file}: streams[${i}]: partition ${partition.id} of ${decl.table} is also in streams[${seen.get(key)}]`);
       seen.set(key, i);
       report.partitions++;
-      jobs.push({ decl, cfg, partition, report });
+      jobs.push({ decl, cfg, partition, report, fullRefresh: fullRefresh.includes(decl.table) });
     }
   });
   return jobs;
-}
-
-/** Where a partition would start: from scratch, from its committed state, or not at all. */
-export type Start = 'new' | 'resume' | 'refetch' | 'full refresh' | 'done';
-
-export interface PartitionPlan {
-  id: string;
-  start: Start;
-  /** Where, in words (`from block 80000000`, `resumes at block 80012345`). */
-  from: string;
-  /** The fewest requests this partition makes. */
-  requests: number;
-  /** Block-range streams: the block the fetch starts at (none when there is nothing to fetch). */
-  fromBlock?: number;
-  /**
-   * Time keys whose block the lake does not know yet: each is found at the run's start by a
-   * search of the chain's blocks (one a chain and time, whatever the partitions), of a request
-   * at least, counted once in the plan.
-   */
-  searches?: number;
 }
 
 export interface StreamPlan {
@@ -109,23 +91,6 @@ export interface RunPlan {
   services: ServicePlan[];
 }
 
-/**
- * A block-ranged window's bounds for a dry run: its block keys, or the blocks the lake remembers for
- * its time keys; a time it does not know the block of yet is said, with what finding it costs.
- */
-interface PlanBlocks {
-  startBlock?: number;
-  endBlock?: number;
-  /** A start or an end whose block is found at the run's start: its time. */
-  startAt?: number;
-  endAt?: number;
-  /** Their keys, and the most requests a search of the chain's blocks makes. */
-  unknown: string[];
-  most: number;
-  /** Searches of those no earlier partition of the plan counted (a chain and a time). */
-  searches: number;
-}
-
 function planBlocks(bc: BlockCursor, cfg: StreamConfig, partition: Partition, store: StateStore | undefined, head: number | undefined, counted: Set<string>): PlanBlocks {
   const out: PlanBlocks = { startBlock: cfg[bc.startOption] as number | undefined, endBlock: cfg[bc.endOption] as number | undefined, unknown: [], most: 0, searches: 0 };
   const times = bc.times;
@@ -157,60 +122,6 @@ function planBlocks(bc: BlockCursor, cfg: StreamConfig, partition: Partition, st
 /** Blocks of a long chain (the C-Chain has tens of millions): what bounds a search before the head is known. */
 const LONG_CHAIN = 2 ** 27;
 
-/** How a run would start a block-ranged partition bounded by `blocks`, given its committed state. */
-function windowStart(bc: BlockCursor, blocks: PlanBlocks, state: PartitionState, fullRefresh: boolean): Omit<PartitionPlan, 'id'> {
-  // As a run's append (append.ts): a full refresh in progress goes on with its own cursor.
-  const rebuilding = state.rebuild !== undefined || fullRefresh;
-  const cursor: Cursor = state.rebuild?.cursor ?? (fullRefresh ? {} : state.cursor);
-  const end = blocks.endBlock;
-  const upTo = end !== undefined ? `to block ${end} (exclusive)` : blocks.endAt !== undefined ? `to the first block at or after ${isoSeconds(blocks.endAt)} (exclusive)` : 'to the head';
-  const span = (from: number) => (bc.perBlock && end !== undefined ? 1 + Math.max(0, end - from) : 1);
-  const listings = listingsOf(cursor.window);
-  const what = state.rebuild ? 'resumes the full refresh in progress' : 'resumes the window being paged';
-  if (listings.length > 1) {
-    const left = listings.filter((l) => !l.done);
-    const at = Math.min(...left.map((l) => listingRange(l, bc).from));
-    return { start: 'resume', from: `${what}: ${left.length} of ${listings.length} block ranges left, the lowest from block ${at}, ${upTo}`, requests: left.length, fromBlock: at };
-  }
-  const w = listings[0];
-  if (w) {
-    // A block-by-block window's token starts with the block it continues at.
-    const at = bc.perBlock && w.token ? Number(/^\d+/.exec(w.token)?.[0] ?? w.query[bc.start] ?? 0) : Number(w.query[bc.start] ?? 0);
-    return { start: 'resume', from: `${what}: from block ${at}${w.token ? ', at its stored page token' : ''}, ${upTo}`, requests: span(at), fromBlock: at };
-  }
-  const from = windowToFetch(cursor, blocks.startBlock, end, rebuilding);
-  if (from === undefined) return { start: 'done', from: `every block below ${end} is committed: nothing to fetch`, requests: 0 };
-  if (blocks.startAt !== undefined && cursor.nextBlock === undefined) {
-    const at = `from the first block at or after ${isoSeconds(blocks.startAt)} ${upTo}`;
-    return rebuilding ? { start: 'full refresh', from: `rebuilds ${at}`, requests: 1 } : { start: 'new', from: at, requests: 1 };
-  }
-  if (rebuilding) return { start: 'full refresh', from: `${state.rebuild ? 'resumes the full refresh in progress' : 'rebuilds'} from block ${from} ${upTo}`, requests: span(from), fromBlock: from };
-  if (cursor.nextBlock !== undefined) return { start: 'resume', from: `resumes at block ${from} ${upTo}`, requests: span(from), fromBlock: from };
-  return { start: 'new', from: `from block ${from}${from === 0 ? ' (genesis)' : ''} ${upTo}`, requests: span(from), fromBlock: from };
-}
-
-/** How the run would start a partition, given its committed state (and a block-ranged one's bounds). */
-function partitionStart(decl: StreamDecl, cfg: StreamConfig, state: PartitionState, fullRefresh: boolean, blocks?: PlanBlocks): Omit<PartitionPlan, 'id'> {
-  const committed = state.lastRun !== undefined || state.files.length > 0;
-  const bc = decl.blockCursor;
-  if (decl.refresh === 'append' && bc && blocks) {
-    const start = windowStart(bc, blocks, state, fullRefresh);
-    if (!blocks.unknown.length) return start;
-    const search = `${blocks.unknown.join(' and ')}: found at the run's start, a search of the chain's blocks each (a few requests on a regular chain, at most ${blocks.most})`;
-    return { ...start, from: `${start.from}; ${search}`, searches: blocks.searches };
-  }
-  if (fullRefresh) return { start: 'full refresh', from: 'full refresh: fetched whole, replaces what is committed', requests: 1 };
-  const tc = decl.timeCursor;
-  if (tc && state.cursor.newest !== undefined)
-    return { start: 'resume', from: `from its newest point, ${minute(state.cursor.newest * 1000)} (refetched)`, requests: 1 };
-  if (committed) {
-    const last = state.cursor.refreshedAt ?? state.lastRun?.at;
-    return { start: 'refetch', from: `fetched again${last ? ` (last ${minute(Date.parse(last))})` : ''}`, requests: 1 };
-  }
-  const since = tc?.startOption !== undefined && cfg[tc.startOption] !== undefined ? ` from ${minute(Number(cfg[tc.startOption]) * 1000)}` : '';
-  return { start: 'new', from: tc ? `the whole series${since}` : '', requests: 1 };
-}
-
 /** The budget a service's requests are reckoned against. */
 function budgetOf(p: Pipeline, service: SourceName): Budget | null {
   const src = p.sources[service];
@@ -237,8 +148,8 @@ export function budgetSeconds(cu: number, perMinute: number, perDay: number | nu
  * The plan of a run of `p` into `lake`: the pipeline's partitions as the run makes them (two
  * entries naming one partition are the same usage error), each with where it would start.
  */
-export function planRun(p: Pipeline, o: { lake: string; fullRefresh?: Set<string> }): RunPlan {
-  const jobs = planJobs(p, new Map());
+export function planRun(p: Pipeline, o: { lake: string; fullRefresh?: string[] }): RunPlan {
+  const jobs = planJobs(p, new Map(), o.fullRefresh);
   const lakeExists = existsSync(o.lake);
   const store = new StateStore(o.lake);
   const empty = (table: string, partition: string): PartitionState => ({ table, partition, files: [], rows: 0, rejects: 0, cursor: {} });
@@ -246,10 +157,11 @@ export function planRun(p: Pipeline, o: { lake: string; fullRefresh?: Set<string
   const streams: StreamPlan[] = p.streams.map((cfg, entry) => {
     const own = jobs.filter((j) => j.cfg === cfg);
     const decl = own[0]!.decl;
-    const partitions = own.map(({ partition }) => {
+    const partitions = own.map((job) => {
+      const { partition } = job;
       const state = lakeExists ? store.load(decl.table, partition.id) : empty(decl.table, partition.id);
       const blocks = decl.blockCursor && planBlocks(decl.blockCursor, cfg, partition, lakeExists ? store : undefined, state.head?.block, searched);
-      return { id: partition.id, ...partitionStart(decl, cfg, state, o.fullRefresh?.has(decl.table) ?? false, blocks) };
+      return { id: partition.id, ...strategyOf(decl).start(job, state, blocks) };
     });
     const searches = partitions.reduce((n, x) => n + (x.searches ?? 0), 0);
     const listed = partitions.reduce((n, x) => n + x.requests, 0);

@@ -6,7 +6,6 @@
 // report as jobs complete, and exits as a run does.
 import { setTimeout as wait } from 'node:timers/promises';
 import type { Pipeline } from '../config/pipeline.js';
-import { TABLE_PARTITION } from '../state/store.js';
 import { jobLeaseBound } from '../state/lock.js';
 import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
@@ -14,8 +13,9 @@ import type { RunReport, StreamReport } from './report.js';
 import { addNames } from '../text.js';
 import { compactAfterRun, newRun, type RunOptions } from './run.js';
 import { holdForRun, LakeSession } from './session.js';
-import type { RunSpec } from './spec.js';
+import type { RunSpec, SpecOptions } from './spec.js';
 import type { Job } from './partition.js';
+import { strategyOf } from './strategies.js';
 
 /** What a job asks of a worker: which partitions of which table, of which run (its spec as the command line gave it). */
 export interface WorkOrder {
@@ -30,10 +30,10 @@ export interface WorkResult {
   budgets?: RunReport['budgets'];
 }
 
-export interface QueuedRunOptions extends RunOptions {
+export interface QueuedRunOptions extends Omit<RunOptions, keyof SpecOptions> {
   /** postgres://… */
   queue: string;
-  /** The run as the command line gave it: each job carries it to its worker. */
+  /** The run as the command line gave it, its options included: each job carries it to its worker. */
   spec: RunSpec;
 }
 
@@ -48,22 +48,19 @@ export function jobKey(queue: string, table: string, partition: string): string 
   return `${queue}/${table}/${partition}`;
 }
 
-/** The run's jobs as work orders: a table merged across partitions is one order. */
+/** The run's jobs as work orders: one a partition, or one a table whose strategy merges its partitions' rows in one state. */
 export function workOrders(jobs: Job[], spec: RunSpec): Array<{ partition: string; order: WorkOrder }> {
   const out: Array<{ partition: string; order: WorkOrder }> = [];
-  const whole = new Map<string, WorkOrder>();
+  const orders = new Map<string, WorkOrder>();
   for (const job of jobs) {
     const table = job.decl.table;
-    if (job.decl.mergeScope !== 'table') {
-      out.push({ partition: job.partition.id, order: { spec, table, partitions: [job.partition.id] } });
-      continue;
-    }
-    const order = whole.get(table);
+    const partition = strategyOf(job.decl).shared ?? job.partition.id;
+    const order = orders.get(`${table}\0${partition}`);
     if (order) order.partitions.push(job.partition.id);
     else {
       const o2 = { spec, table, partitions: [job.partition.id] };
-      whole.set(table, o2);
-      out.push({ partition: TABLE_PARTITION, order: o2 });
+      orders.set(`${table}\0${partition}`, o2);
+      out.push({ partition, order: o2 });
     }
   }
   return out;
@@ -92,7 +89,7 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 
 export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunReport> {
   const session = await LakeSession.open(o.lake);
-  const { jobs, reports, report } = newRun(p, session.store.lake);
+  const { jobs, reports, report } = newRun(p, session.store.lake, o.spec.options.fullRefresh);
   const id = report.runId;
   // The queue first: a database that does not answer (or refuses the password) leaves the lake untouched.
   const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.warn({ err: message }, "the queue's upkeep failed") });

@@ -13,6 +13,7 @@ import { coveredRange, isoSeconds, type Cursor } from '../state/cursor.js';
 import { nextSeq, stemText } from '../state/names.js';
 import { UsageError } from '../errors.js';
 import { withLockedWriter } from './session.js';
+import { strategyOf } from './strategies.js';
 
 /** Where a reset takes a partition: back to a block (append tables), to a time (series), or dropped. */
 export type ResetTarget = { block: number } | { time: number } | { drop: true };
@@ -63,7 +64,7 @@ export function resetPlan(decl: StreamDecl, state: PartitionState, target: Reset
   }
   const tc = decl.timeCursor;
   if (!tc || decl.blockCursor) throw new UsageError(`reset ${decl.table}: --to-time is for series and listings by time; ${decl.blockCursor ? 'this one is appended by block (give --to-block)' : 'this one has no time cursor (give --drop)'}`);
-  if (decl.mergeScope === 'table') throw new UsageError(`reset ${decl.table}: its partitions' rows merge into one set of files; refetch it whole with \`chainlake run ... --full-refresh ${decl.table}\``);
+  if (strategyOf(decl).shared !== undefined) throw new UsageError(`reset ${decl.table}: its partitions' rows merge into one set of files; refetch it whole with \`chainlake run ... --full-refresh ${decl.table}\``);
   if (state.cursor.newest === undefined || target.time > state.cursor.newest) throw new UsageError(`reset ${where}: --to-time ${isoSeconds(target.time)} is not behind the cursor (${from}); a reset only moves a cursor back`);
   const cursor: Cursor = { ...state.cursor, newest: target.time };
   return { filter: data, keep: `${quoted(tc.column)} < to_timestamp(${target.time})`, deletes: gone, state: { ...state, files: keptFiles, cursor, rawIncomplete: true }, from, to: describe(cursor) };

@@ -1,5 +1,5 @@
 // Runs a pipeline: every partition of every stream, concurrently, each paged, transformed, written
-// and committed batch by batch (partition.ts, batch.ts) as its refresh says (append.ts, merge.ts).
+// and committed batch by batch (partition.ts, batch.ts) as its refresh's strategy says (strategies.ts).
 // A failed partition does not stop the others; the run then fails (exit 1) and a rerun resumes
 // from the checkpoints. Here: the run's id, its jobs, the pool of Parquet writers, and the report;
 // the lake is held by a session (session.ts).
@@ -17,19 +17,19 @@ import type { RunReport, StreamReport } from './report.js';
 import { describeError, holdForRun, LakeSession, openWriter } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { planJobs } from './plan.js';
-import { append } from './append.js';
-import { advanceCursors, commitTable, merge, tableCommit, type TableMergeInput } from './merge.js';
+import type { TableMergeInput } from './merge.js';
+import { strategyOf } from './strategies.js';
 import { compactTables } from './compact.js';
+import type { SpecOptions } from './spec.js';
 
-export interface RunOptions extends PartitionOptions {
+/** What a run in this process is given: its spec's options and what only this process has. */
+export interface RunOptions extends SpecOptions, PartitionOptions {
   lake: string;
   /** Partitions worked on at once (requests are capped by each service's queue). */
   partitionConcurrency?: number;
   client?: ClientOptions;
   /** Each service's budget shared with other processes on its key (--budget-db); the caller closes them. */
   sharedBudget?: SharedBudgetFactory;
-  /** Rejected rows fail the run. */
-  strict?: boolean;
   /** Wait for another writer of the lake instead of refusing. */
   wait?: boolean;
   /**
@@ -51,10 +51,10 @@ export function runId(): string {
   return last.n === 1 ? base : `${base}-${last.n}`;
 }
 
-/** A partition's fetch and commits, as its refresh says; done when its last commit is. */
+/** A partition's fetch and commits, as its refresh's strategy says; done when its last commit is. */
 async function refresh(p: PartitionRun): Promise<TableMergeInput | undefined> {
   try {
-    return p.job.decl.refresh === 'append' ? await append(p).then(() => undefined) : await merge(p);
+    return await strategyOf(p.job.decl).refresh(p);
   } finally {
     // A failed fetch still waits for the commits before it: nothing may write once the run ends.
     await p.settled();
@@ -79,13 +79,16 @@ export function budgetsOf(jobs: Job[], clients: Clients): RunReport['budgets'] {
   return Object.fromEntries([...used].map((svc) => [svc, clients[svc].budgetState()]));
 }
 
+/** What working jobs takes from a run's options. */
+export type JobOptions = PartitionOptions & Pick<RunOptions, 'partitionConcurrency' | 'strict'> & { runId: string };
+
 /**
- * Works `jobs` into `store`: every partition, at most `partitionConcurrency` at once, then the
- * merge of each table whose rows merge across partitions. Outcomes land in the jobs' reports: a
- * failed partition is an error there, never a throw. The caller holds the right to write (the
- * lake's lock, or a worker's leases through the guard its store was made with).
+ * Works `jobs` into `store`: every partition, at most `partitionConcurrency` at once, then each
+ * table's commit at the end of its stream, where its strategy has one. Outcomes land in the jobs'
+ * reports: a failed partition is an error there, never a throw. The caller holds the right to
+ * write (the lake's lock, or a worker's leases through the guard its store was made with).
  */
-export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, o: RunOptions & { runId: string }): Promise<void> {
+export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, o: JobOptions): Promise<void> {
   const writers: ParquetWriter[] = [];
   try {
     const queue = new PQueue({ concurrency: o.partitionConcurrency ?? 8 });
@@ -132,14 +135,8 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
       [...byTable.values()].map(async (tableJobs) => {
         const decl = tableJobs[0]!.decl;
         const outs = await Promise.all(tableJobs.map(runJob));
-        if (decl.mergeScope !== 'table') return;
-        const inputs = outs.filter((x): x is TableMergeInput => x !== undefined);
-        const commit = tableCommit(decl, inputs, tableJobs.length, o.fullRefresh?.has(decl.table) ?? false);
-        if (!commit) return;
-        const fresh = inputs.flatMap((i) => i.fresh);
         try {
-          await withWriter((w) => commitTable(decl, fresh, store, w, { ...commit, runId: o.runId, refreshed: true }));
-          await advanceCursors(store, inputs);
+          await strategyOf(decl).finish(tableJobs, outs, store, withWriter, o.runId);
         } catch (err) {
           tableJobs[0]!.report.errors.push(`merge into ${decl.table}: ${describeError(err)}`);
         }
@@ -152,22 +149,23 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
   }
 }
 
-/** A run's id, its jobs and its report (live: its counters move as the run goes). */
-export function newRun(p: Pipeline, lake: string): { jobs: Job[]; reports: Map<string, StreamReport>; report: RunReport } {
+/** A run's id, its jobs (a full refresh resolved for each) and its report (live: its counters move as the run goes). */
+export function newRun(p: Pipeline, lake: string, fullRefresh?: string[]): { jobs: Job[]; reports: Map<string, StreamReport>; report: RunReport } {
   const reports = new Map<string, StreamReport>();
-  const jobs = planJobs(p, reports);
+  const jobs = planJobs(p, reports, fullRefresh);
   const report: RunReport = { runId: runId(), pipeline: p.name, lake, startedAt: new Date().toISOString(), status: 'running', streams: [...reports.values()] };
   return { jobs, reports, report };
 }
 
 export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
   const session = await LakeSession.open(o.lake);
-  const { jobs, report } = newRun(p, session.store.lake);
+  const { jobs, report } = newRun(p, session.store.lake, o.fullRefresh);
   await holdForRun(session, report, o, async () => {
     const clients = newClients(p, o);
     o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: session.store.lake }, 'run started');
     o.onStart?.(report);
-    await runJobs(jobs, session.store, clients, { ...o, runId: report.runId });
+    const { logger, signal, flushRows, keepRaw, partitionConcurrency, strict } = o;
+    await runJobs(jobs, session.store, clients, { logger, signal, flushRows, keepRaw, partitionConcurrency, strict, runId: report.runId });
     report.budgets = budgetsOf(jobs, clients);
     report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
     await compactAfterRun(session, jobs, report, o);

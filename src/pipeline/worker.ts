@@ -8,7 +8,7 @@ import { LeaseLost, QueueUnavailable, WorkQueue, queueName, type JobLease, type 
 import { errorMessage } from '../cluster/pg.js';
 import { sharedBudgets } from '../cluster/port.js';
 import { jobLeaseBound } from '../state/lock.js';
-import { TABLE_PARTITION, type StateStore } from '../state/store.js';
+import type { StateStore } from '../state/store.js';
 import { icebergPublisher } from '../iceberg/table.js';
 import { RunError } from '../errors.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
@@ -17,7 +17,8 @@ import { budgetsOf, newClients, runJobs, type Clients } from './run.js';
 import { planJobs } from './plan.js';
 import { sleep, type WorkOrder, type WorkResult } from './queued.js';
 import { LakeSession } from './session.js';
-import { specOptions, specPipeline } from './spec.js';
+import { specPipeline } from './spec.js';
+import { strategyOf } from './strategies.js';
 
 export interface WorkerOptions {
   /** postgres://… */
@@ -104,7 +105,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       }
     };
     // A table merged across partitions is one job (queued.ts), which also commits the table's state.
-    const parts = [...order.partitions, ...(STREAM_BY_TABLE.get(order.table)?.mergeScope === 'table' ? [TABLE_PARTITION] : [])];
+    const tableState = STREAM_BY_TABLE.has(order.table) ? strategyOf(STREAM_BY_TABLE.get(order.table)!).shared : undefined;
+    const parts = [...order.partitions, ...(tableState ? [tableState] : [])];
     const names = parts.map((p) => `${order.table}\0${p}`);
     try {
       // A live holder of the key is a job handed out twice (its worker was thought lost): wait for it.
@@ -116,14 +118,15 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       const p = specPipeline(order.spec);
       const reports = new Map<string, StreamReport>();
       const wanted = new Set(order.partitions);
-      const jobs = planJobs(p, reports).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
+      const jobs = planJobs(p, reports, order.spec.options.fullRefresh).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
       if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.spec.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
       if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory, logger: o.logger }) };
       await session.recoverPartitions(order.table, parts);
       o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
       const report = jobs[0]!.report;
       ticker = setInterval(() => void q.progress(job.id, run, report).catch(() => undefined), PROGRESS_MS);
-      await runJobs(jobs, store, clients.clients, { ...specOptions(order.spec), lake: store.lake, logger: o.logger, signal: stop.signal, runId: run, partitionConcurrency: o.partitionConcurrency });
+      const { flushRows, keepRaw, strict } = order.spec.options;
+      await runJobs(jobs, store, clients.clients, { flushRows, keepRaw, strict, logger: o.logger, signal: stop.signal, runId: run, partitionConcurrency: o.partitionConcurrency });
       if (stop.signal.aborted) return await stopped();
       const result: WorkResult = { report, budgets: budgetsOf(jobs, clients.clients) };
       await q.complete(queue, job.id, result);

@@ -15,6 +15,7 @@ import { isTableData } from '../state/names.js';
 import { icebergReader, lakeUri, type IcebergTables } from '../iceberg/table.js';
 import { coveredRange, cursorProblem, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
 import { textTable } from '../pipeline/report.js';
+import { strategyOf } from '../pipeline/strategies.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { query } from './query.js';
 
@@ -231,13 +232,14 @@ function rowsMatchState(decl: StreamDecl): Check {
     table: decl.table,
     async run(ctx) {
       const glob = parquetGlob(ctx, decl.table);
-      const owning = ctx.states.filter((s) => s.table === decl.table && !(decl.mergeScope === 'table' && s.partition !== TABLE_PARTITION));
+      const shared = strategyOf(decl).shared;
+      const owning = ctx.states.filter((s) => s.table === decl.table && (shared === undefined || s.partition === shared));
       if (!glob && owning.every((s) => s.rows === 0)) return skip('no files');
       const sql = `
         WITH f AS (SELECT filename AS path, count(*) AS n FROM read_parquet(${sqlString(glob ?? '')}, filename = true, union_by_name = true, hive_partitioning = false) GROUP BY 1)
         SELECT s.part, s.n_rows AS expected, coalesce(sum(f.n), 0) AS actual
         FROM _check_state s LEFT JOIN _check_files cf ON cf.tbl = s.tbl AND cf.part = s.part LEFT JOIN f ON f.path = cf.path
-        WHERE s.tbl = ${sqlString(decl.table)} ${decl.mergeScope === 'table' ? `AND s.part = ${sqlString(TABLE_PARTITION)}` : ''}
+        WHERE s.tbl = ${sqlString(decl.table)} ${shared !== undefined ? `AND s.part = ${sqlString(shared)}` : ''}
         GROUP BY s.part, s.n_rows
         HAVING s.n_rows <> coalesce(sum(f.n), 0)
         ORDER BY s.part`;

@@ -114,7 +114,7 @@ describe('--full-refresh', () => {
     const before = await lakeContents(lake);
     // Cut a full refresh short once some rebuilt files are committed under _rebuild/.
     const ac = new AbortController();
-    const all = new Set(['erc_transfers', 'internal_transactions', 'delegators', 'chain_metrics']);
+    const all = ['erc_transfers', 'internal_transactions', 'delegators', 'chain_metrics'];
     const rebuilt = () => (existsSync(join(lake, '_rebuild')) ? readdirSync(join(lake, '_rebuild'), { recursive: true }).filter((f) => String(f).endsWith('.parquet')) : []);
     const cut = runPipeline(p, { lake, logger: quiet, fullRefresh: all, flushRows: 100, signal: ac.signal });
     const timer = setInterval(() => rebuilt().length > 0 && ac.abort(new Error('cut')), 2);

@@ -210,7 +210,7 @@ describe('icm_messages as time passes', () => {
     const refuse = <T>(_table: string, partition: string, change: () => Promise<T>): Promise<T> => (partition === TABLE_PARTITION ? Promise.reject(new Error('no table commit')) : change());
     const store = new StateStore(lake, { guard: refuse });
     const { jobs, report } = newRun(p, lake);
-    await runJobs(jobs, store, newClients(p, { logger: quiet }), { lake, logger: quiet, runId: 'cut' });
+    await runJobs(jobs, store, newClients(p, { logger: quiet }), { logger: quiet, runId: 'cut' });
     expect(report.streams[0]!.errors.join(' ')).toMatch(/merge into icm_messages: .*no table commit/);
     const parts = store.all().filter((st) => st.table === 'icm_messages' && st.partition !== TABLE_PARTITION);
     expect(parts.length).toBeGreaterThan(0);
