@@ -152,7 +152,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     // compared with itself only, so a later run's refetch of a key is never taken for a repeat.
     if (!final) batches.transformer.newListing();
     const [local] = await store.local([f]);
-    for (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
+    for await (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
       report.pages++;
       const body = Array.isArray(page) ? undefined : (page as Record<string, unknown>);
       const items = body ? body[decl.items] : page;
