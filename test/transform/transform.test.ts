@@ -5,6 +5,12 @@ import { stagedColumns } from '../../src/transform/columns.js';
 import { ercTransfers } from '../../src/streams/erc_transfers.js';
 import { internalTransactions } from '../../src/streams/internal_transactions.js';
 import { delegators } from '../../src/streams/delegators.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { brotliCompressSync } from 'node:zlib';
+import { readRawPages } from '../../src/load/raw.js';
+import { fromBytes } from '../../src/bytes.js';
 
 const partition = { id: '43114/0xabc', path: {}, query: {}, values: { chainId: '43114', address: '0x' + 'a'.repeat(40) } };
 const addr = (n: string) => ({ address: '0x' + n.repeat(40), name: 'N', symbol: 'S', decimals: 18, logoUri: 'u' });
@@ -187,12 +193,6 @@ describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', (
   });
 
   it('are read page by page from a stream: pages longer than its chunks whole, each page parsed as bytes if it allows it', async () => {
-    const { mkdtempSync, writeFileSync } = await import('node:fs');
-    const { tmpdir } = await import('node:os');
-    const { join } = await import('node:path');
-    const { brotliCompressSync } = await import('node:zlib');
-    const { readRawPages } = await import('../../src/load/raw.js');
-    const { fromBytes } = await import('../../src/bytes.js');
     const dir = mkdtempSync(join(tmpdir(), 'cl-rawstream-'));
     // Pages of 1 byte to 300 KB, so that page ends fall anywhere in the decompressed chunks.
     const pages = [1, 5_000, 70_000, 300_000, 3, 131_072].map((n, i) => ({ transfers: [{ name: `${i}é`.padEnd(n, 'x') }] }));
