@@ -201,7 +201,7 @@ for (const r of results) {
   console.log(`    end to end on the simulator (run)       ${fmt(r.rows / r.run.seconds)} rows/s  (${(r.rows / r.run.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.run.rssMB)} MB`);
   if (r.runS3)
     console.log(`    end to end into s3:// (s3rver, loopback)  ${fmt(r.rows / r.runS3.seconds)} rows/s  (${(r.run.seconds / r.runS3.seconds).toFixed(2)} of the local run), peak RSS ${fmt(r.runS3.rssMB)} MB`);
-  console.log(`    compact (files of 10,000 rows -> 1M)    ${r.compact.files} files in ${r.compact.seconds.toFixed(1)} s, peak RSS ${fmt(r.compact.rssMB)} MB`);
+  console.log(`    compact (files of 40,000 rows -> 1M)    ${r.compact.files} files in ${r.compact.seconds.toFixed(1)} s, peak RSS ${fmt(r.compact.rssMB)} MB`);
 }
 if (results.length >= 2) {
   const [a, b] = results;

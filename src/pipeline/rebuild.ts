@@ -14,9 +14,9 @@ import { UsageError } from '../errors.js';
 import { withLockedWriter } from './session.js';
 import { BatchPath, type Moves } from './batch.js';
 import { Transformer } from '../transform/rows.js';
-import { coveredRange, highest, latestTime, type BlockKeys } from '../state/cursor.js';
+import { coveredRange, latestTime, skipAt, type Cursor, type Listing } from '../state/cursor.js';
 import { compareNames, isTableData, nextSeq, readName, stemText, type ReadName } from '../state/names.js';
-import { ListingGate, type WindowBounds } from './window.js';
+import { WindowMachine } from './window.js';
 import { TimeGate } from './series.js';
 import { commitTable } from './merge.js';
 
@@ -47,8 +47,11 @@ interface RawFile {
   range: string;
 }
 
-/** A window fetched in chunks: each chunk's files, by the block its range ends before. */
-type ChunkedFiles = Map<number | 'head', Array<{ file: string; floor: number }>>;
+/** A window fetched in chunks: where it started, and each chunk's files by the block its range ends before. */
+interface ChunkedFiles {
+  start: number;
+  chunks: Map<number | 'head', Array<{ file: string; floor: number }>>;
+}
 
 interface Replayed {
   state: PartitionState;
@@ -70,23 +73,48 @@ interface Replayed {
 async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   let seq = nextSeq(state.files);
-  // An append stream's rows pass the gate its listing passed them through in the run (window.ts),
-  // within what the run committed: no block above the cursor's, no time in the future. A series'
-  // rows within the end its last fetch kept to, and not in the future.
-  const now = Math.floor(Date.now() / 1000);
+  // A series' rows within the end its last fetch kept to, and not in the future.
+  const maxTime = latestTime(Math.floor(Date.now() / 1000));
+  const bp = decl.blockCursor;
+  const series = bp || !decl.timeCursor ? undefined : new TimeGate({ end: state.cursor.until, maxTime });
+  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false, seq: () => seq++ }, new Transformer(decl, partition, {}, series));
+  // An append stream's windows are driven through the run's own machine (window.ts), window after
+  // window: each chunk's rows pass the gate they passed in the run, and a window's end moves the
+  // cursor the next starts from, skipping what it committed of its first block. A window whose
+  // raw pages do not say its end is bounded by what the run committed (no block above the
+  // cursor's); one whose start they do not say (the first: the pipeline's start block is not
+  // kept) starts at block 0.
   const high = coveredRange(state.cursor).high;
-  const bounds: WindowBounds = { start: 0, ...(high === undefined ? {} : { end: high + 1 }), maxTime: latestTime(now) };
-  const blocks = decl.blockCursor !== undefined;
-  const series = blocks || !decl.timeCursor ? undefined : new TimeGate({ end: state.cursor.until, maxTime: latestTime(now) });
-  const gateOf = (range?: { from: number; to: number }, o: { skip?: BlockKeys; top?: BlockKeys } = {}) => new ListingGate(range, { ...o, bounds });
-  let gate = gateOf();
-  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false, seq: () => seq++ }, new Transformer(decl, partition, {}, blocks ? gate : series));
-  // Another listing follows (a window, a chunk, a range): its own gate, carry and recent pages.
-  const listing = (g: ListingGate) => {
-    gate = g;
-    if (blocks) batches.transformer.gate = g;
+  let cursor: Cursor = {};
+  let machine: WindowMachine | undefined;
+  let chunk = 0;
+  const openWindow = (start: number, end: number | undefined, chunks: Listing[]) => {
+    machine = new WindowMachine({ start, ...(end === undefined ? {} : { end }), endConfigured: false, chunks, splits: 0 }, skipAt(cursor, start), bp!, 1, 1, maxTime);
+  };
+  // The window's next chunk: its own gate, carry and recent pages.
+  const nextChunk = () => {
+    chunk = machine!.next(0)!.id;
+    batches.transformer.gate = machine!.gate(chunk);
     batches.transformer.endListing();
   };
+  // The chunk's listing is at its end; once every chunk's is, the window's cursor is where the next starts.
+  const endChunk = () => {
+    machine!.paged(chunk, undefined, 0, 0, 1);
+    const intent = machine!.commit(chunk, { cursor, files: [], rows: 0, rejects: 0 }, { files: [], rows: 0, rejected: 0 }, {});
+    if (intent.complete) cursor = intent.track.cursor;
+  };
+  const oneListing = () => {
+    const start = cursor.nextBlock ?? 0;
+    openWindow(start, high === undefined ? undefined : high + 1, [{ query: start > 0 ? { [bp!.start]: String(start) } : {}, files: [] }]);
+    nextChunk();
+  };
+  // Another listing follows that is no window of the one before (a range of a series).
+  const newListing = () => {
+    if (!bp) return batches.transformer.endListing();
+    cursor = {};
+    oneListing();
+  };
+  if (bp) oneListing();
   const final = decl.refresh === 'append' && !decl.extract;
   const out: Replayed = { state, data: [], rejects: [], rejected: 0, final };
   let writing: Promise<void> = Promise.resolve();
@@ -129,17 +157,17 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       segments.push(f);
       continue;
     }
-    let chunks = windows.get(tag.window);
-    if (!chunks) {
-      windows.set(tag.window, (chunks = new Map()));
-      segments.push(chunks);
+    let w = windows.get(tag.window);
+    if (!w) {
+      windows.set(tag.window, (w = { start: tag.window, chunks: new Map() }));
+      segments.push(w);
     }
-    chunks.set(tag.end, [...(chunks.get(tag.end) ?? []), { file: f.file, floor: tag.floor }]);
+    w.chunks.set(tag.end, [...(w.chunks.get(tag.end) ?? []), { file: f.file, floor: tag.floor }]);
   }
   const first = new Map<string, number>();
   raws.forEach((f, i) => first.set(f.range, first.get(f.range) ?? i));
   // A series' ranges (merge tables: no windows in chunks) are replayed range by range.
-  const rangeOf = (seg: RawFile | ChunkedFiles) => (seg instanceof Map ? '' : seg.range);
+  const rangeOf = (seg: RawFile | ChunkedFiles) => ('chunks' in seg ? '' : seg.range);
   if (raws.some((f) => f.range !== '')) segments.sort((a, b) => first.get(rangeOf(a))! - first.get(rangeOf(b))!);
   const replayFile = async (f: string, lastPageEndsWindow: boolean) => {
     if (signal?.aborted) {
@@ -152,7 +180,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     // compared with itself only, so a later run's refetch of a key is never taken for a repeat.
     if (!final) batches.transformer.newListing();
     const [local] = await store.local([f]);
-    for (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
+    for await (const { page, bytes } of readRawPages(local!, { bytes: decl.bytesSafe, exact: decl.exactNumbers })) {
       report.pages++;
       const body = Array.isArray(page) ? undefined : (page as Record<string, unknown>);
       const items = body ? body[decl.items] : page;
@@ -163,19 +191,21 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       if (!body) out.final = false;
       else if (lastPageEndsWindow && out.final && nextToken(body) === undefined) {
         // The window ended: the next starts at its newest block, skipping the rows of it seen already.
-        const top = gate.getTop();
-        listing(gateOf(undefined, { skip: top, top }));
+        if (bp) {
+          endChunk();
+          oneListing();
+        } else batches.transformer.endListing();
       }
       if (batches.transformer.rows >= flushRows) await flush();
     }
   };
   let range: string | undefined;
   for (const seg of segments) {
-    if (!(seg instanceof Map)) {
+    if (!('chunks' in seg)) {
       // A series' ranges (merge tables) each with its own carry.
       if (range !== undefined && seg.range !== range) {
         await flush();
-        listing(gateOf());
+        newListing();
       }
       range = seg.range;
       await replayFile(seg.file, true);
@@ -184,20 +214,21 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
     // A window in chunks: it starts where one listing's window would, skipping what the last one
     // committed of its newest block.
     await flush();
-    const skip = gate.getTop();
-    const tops = [skip];
-    for (const [end, files] of seg) {
-      // Rows at or above the chunk's end were dropped by the run as another chunk's.
-      listing(gateOf({ from: 0, to: end === 'head' ? Infinity : end }, { skip }));
+    const ends = [...seg.chunks.keys()];
+    const end = ends.includes('head') ? (high === undefined ? undefined : high + 1) : Math.max(...(ends as number[]));
+    // Rows at or above a chunk's end were dropped by the run as another chunk's; each file was cut
+    // at the floor its chunk had then.
+    openWindow(seg.start, end, ends.map((e) => ({ query: e === 'head' ? {} : { [bp!.end]: String(e) }, files: [] })));
+    for (const files of seg.chunks.values()) {
+      nextChunk();
       for (const { file, floor } of files) {
-        gate.floor = floor;
+        machine!.cutAt(chunk, floor);
         await replayFile(file, false);
       }
-      tops.push(gate.getTop());
+      endChunk();
       await flush();
     }
-    const top = highest(tops);
-    listing(gateOf(undefined, { skip: top, top }));
+    oneListing();
   }
   await flush();
   await writing;
@@ -218,7 +249,10 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     const lacking = states.filter((s) => s.rawIncomplete || (s.files.some((f) => isTableData(table, f)) && !s.files.some((f) => f.startsWith(`${RAW}/`))));
     if (lacking.length)
       throw new UsageError(`rebuild: ${lacking.length === 1 ? 'the partition' : `${lacking.length} partitions`} ${lacking.slice(0, 3).map((s) => s.partition).join(', ')}${lacking.length > 3 ? ', ...' : ''} of ${table} hold rows that no raw page keeps (a \`chainlake reset\`, or runs that kept none): a rebuild would lose them; refetch with \`chainlake run ... --full-refresh ${table}\``);
-    const flushRows = o.flushRows ?? 10_000;
+    // Nothing is committed before the whole table is replayed, so a batch need not be a run's
+    // commit: a file of 40,000 rows costs DuckDB less a row than four of 10,000 (each COPY reads,
+    // compresses and closes its file), for some 30 MB more of its buffers at the peak.
+    const flushRows = o.flushRows ?? 40_000;
     const replayed: Replayed[] = [];
     for (const state of states) {
       report.partitions++;

@@ -312,12 +312,26 @@ export class WindowMachine {
     const query: Record<string, string> = { ...c.saved.query, [this.bp.end]: String(mid) };
     if (from > 0) query[this.bp.start] = String(from);
     else delete query[this.bp.start];
-    c.saved = { ...c.saved, floor: mid };
-    c.gate.floor = mid;
+    this.raiseFloor(c, mid);
     const saved: Listing = { query, files: [] };
     this.chunks.push({ saved, status: 'waiting', query, gate: this.gateOf(saved), more: false, items: 0, restarted: false });
     this.splits++;
     return this.chunks.length - 1;
+  }
+
+  /** The blocks of a chunk below `floor` went to another chunk: its listing drops their rows, and ends at the first if newest first. */
+  private raiseFloor(c: Chunk, floor: number): void {
+    c.saved = { ...c.saved, floor };
+    c.gate.floor = floor;
+  }
+
+  /**
+   * A chunk's floor as its files were cut at when it was fetched (`rebuild` replays a chunk's raw
+   * files, each named with the floor a split had raised it to by then).
+   */
+  cutAt(id: number, floor: number): void {
+    const c = this.chunks[id]!;
+    if (floor > (c.saved.floor ?? -Infinity)) this.raiseFloor(c, floor);
   }
 
   /** The listing a chunk pages: its query and the token to continue from. */

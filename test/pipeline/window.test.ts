@@ -160,6 +160,21 @@ const rowsOf = (lake: Lake) =>
 const config = (o: Partial<WindowConfig>): WindowConfig => ({ bp: BP, chunks: 1, query: {}, pageSize: 2, rebuilding: false, ...o });
 
 describe('the window machine', () => {
+  it('a chunk cut at a floor (as rebuild replays a file of it): rows below it go, the checkpoint keeps it, a lower floor does not lower it', () => {
+    const m = new WindowMachine({ start: 10, end: 100, endConfigured: false, chunks: [{ query: { endBlock: '100' }, files: [] }], splits: 0 }, { block: 10, keys: ['10:0'] }, BP, 1, 1);
+    const { id } = m.next(0)!;
+    m.cutAt(id, 40);
+    m.cutAt(id, 30);
+    const g = m.gate(id);
+    expect([g.admit(60, '60:0'), g.admit(40, '40:0'), g.admit(39, '39:0')]).toEqual([KEEP, KEEP, BELOW]);
+    expect(m.range(id)).toEqual({ from: 40, to: 100 });
+    m.paged(id, undefined, 3, 2, 10);
+    const track: Track = { cursor: {}, files: [], rows: 0, rejects: 0 };
+    const done = m.commit(id, track, { files: [], rows: 2, rejected: 0 }, {});
+    expect(done.complete).toBe(true);
+    expect(done.track.cursor).toEqual({ nextBlock: 60, skip: { block: 60, keys: ['60:0'] } });
+  });
+
   it('chunks, splits, kills, stops and refused tokens at random: every row once, the cursor of one listing', () => {
     const calm: Chaos = { kill: 0, expire: 0, stop: 0 };
     let kills = 0;

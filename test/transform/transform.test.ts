@@ -5,6 +5,12 @@ import { stagedColumns } from '../../src/transform/columns.js';
 import { ercTransfers } from '../../src/streams/erc_transfers.js';
 import { internalTransactions } from '../../src/streams/internal_transactions.js';
 import { delegators } from '../../src/streams/delegators.js';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { brotliCompressSync } from 'node:zlib';
+import { readRawPages } from '../../src/load/raw.js';
+import { fromBytes } from '../../src/bytes.js';
 
 const partition = { id: '43114/0xabc', path: {}, query: {}, values: { chainId: '43114', address: '0x' + 'a'.repeat(40) } };
 const addr = (n: string) => ({ address: '0x' + n.repeat(40), name: 'N', symbol: 'S', decimals: 18, logoUri: 'u' });
@@ -168,17 +174,41 @@ describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', (
     const dir = mkdtempSync(join(tmpdir(), 'cl-rawbytes-'));
     const file = (name: string, body: Buffer) => {
       writeFileSync(join(dir, name), brotliCompressSync(body));
-      return [...readRawPages(join(dir, name), { bytes: true })];
+      return pagesOf(join(dir, name), { bytes: true });
     };
-    const plain = file('plain', Buffer.from(`{"transfers":[{"name":"é"}]}\n{"transfers":[]}\n`));
+    const pagesOf = async (path: string, o: { bytes?: boolean } = {}) => {
+      const out = [];
+      for await (const p of readRawPages(path, o)) out.push(p);
+      return out;
+    };
+    const plain = await file('plain', Buffer.from(`{"transfers":[{"name":"é"}]}\n{"transfers":[]}\n`));
     expect(plain.map((p) => p.bytes)).toEqual([true, true]);
     expect((plain[0]!.page as { transfers: Array<{ name: string }> }).transfers[0]!.name).toBe('\xc3\xa9');
-    const escaped = file('escaped', Buffer.from('{"transfers":[{"name":"\\u00e9"}]}\n'));
+    const escaped = await file('escaped', Buffer.from('{"transfers":[{"name":"\\u00e9"}]}\n'));
     expect(escaped[0]!.bytes).toBe(false);
     expect((escaped[0]!.page as { transfers: Array<{ name: string }> }).transfers[0]!.name).toBe('é');
-    const invalid = file('invalid', Buffer.concat([Buffer.from('{"transfers":[{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}\n')]));
+    const invalid = await file('invalid', Buffer.concat([Buffer.from('{"transfers":[{"name":"'), Buffer.from([0xff, 0xfe]), Buffer.from('"}]}\n')]));
     expect(invalid[0]!.bytes).toBe(false);
-    expect([...readRawPages(join(dir, 'plain'))].map((p) => p.bytes)).toEqual([false, false]);
+    expect((await pagesOf(join(dir, 'plain'))).map((p) => p.bytes)).toEqual([false, false]);
+  });
+
+  it('are read page by page from a stream: pages longer than its chunks whole, each page parsed as bytes if it allows it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cl-rawstream-'));
+    // Pages of 1 byte to 300 KB, so that page ends fall anywhere in the decompressed chunks.
+    const pages = [1, 5_000, 70_000, 300_000, 3, 131_072].map((n, i) => ({ transfers: [{ name: `${i}é`.padEnd(n, 'x') }] }));
+    const lines = pages.map((p) => JSON.stringify(p));
+    lines.splice(2, 0, '{"transfers":[{"name":"\\u00e9"}]}');
+    writeFileSync(join(dir, 'raw'), brotliCompressSync(Buffer.from(lines.join('\n') + '\n')));
+    const read = [];
+    for await (const p of readRawPages(join(dir, 'raw'), { bytes: true })) read.push(p);
+    expect(read.map((p) => p.bytes)).toEqual([true, true, false, true, true, true, true]);
+    const names = read.map((p) => {
+      const name = (p.page as { transfers: Array<{ name: string }> }).transfers[0]!.name;
+      return p.bytes ? fromBytes(name) : name;
+    });
+    const sent = pages.map((p) => p.transfers[0]!.name);
+    sent.splice(2, 0, 'é');
+    expect(names).toEqual(sent);
   });
 });
 
