@@ -5,20 +5,20 @@
 // fetched a key again, or a page does not say where its window ended).
 import type { Logger } from 'pino';
 import { streamOf } from '../streams/index.js';
-import { folderOf, type Partition, type StreamDecl } from '../decl/stream.js';
+import type { Partition, StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { readRawPages } from '../load/raw.js';
-import { RAW, REJECTS, slug, TABLE_PARTITION, type StateStore, type PartitionState } from '../state/store.js';
+import { RAW, TABLE_PARTITION, type StateStore, type PartitionState } from '../state/store.js';
 import { nextToken } from '../extract/paginate.js';
 import { UsageError } from '../errors.js';
 import { withLockedWriter } from './session.js';
-import { BatchPath, type Moves } from './batch.js';
+import { BatchPath } from './batch.js';
 import { Transformer } from '../transform/rows.js';
 import { coveredRange, latestTime, skipAt, type Cursor, type Listing } from '../state/cursor.js';
-import { compareNames, isTableData, nextSeq, readName, stemText, type ReadName } from '../state/names.js';
+import { compareNames, isTableData, nextSeq, readName, type ReadName } from '../state/names.js';
 import { WindowMachine } from './window.js';
 import { TimeGate } from './series.js';
-import { commitTable } from './merge.js';
+import { strategyOf, type RebuiltPartition } from './strategies.js';
 
 export interface RebuildReport {
   table: string;
@@ -53,15 +53,6 @@ interface ChunkedFiles {
   chunks: Map<number | 'head', Array<{ file: string; floor: number }>>;
 }
 
-interface Replayed {
-  state: PartitionState;
-  /** Data files in staging, each with its target in the table folder. */
-  data: Moves;
-  rejects: Moves;
-  rejected: number;
-  /** The data files are the table's already: every duplicate was skipped the way the run skips it. */
-  final: boolean;
-}
 
 /**
  * Replays one partition's raw pages through the run's batch path into Parquet files, a batch at a
@@ -70,7 +61,7 @@ interface Replayed {
  * listing's last page ends a block window, and the next window skips the newest block's rows seen
  * already. Its files then need no merge by key.
  */
-async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<Replayed> {
+async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<RebuiltPartition> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   let seq = nextSeq(state.files);
   // A series' rows within the end its last fetch kept to, and not in the future.
@@ -116,7 +107,7 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   };
   if (bp) oneListing();
   const final = decl.refresh === 'append' && !decl.extract;
-  const out: Replayed = { state, data: [], rejects: [], rejected: 0, final };
+  const out: RebuiltPartition = { state, data: [], rejects: [], rejected: 0, final };
   let writing: Promise<void> = Promise.resolve();
   const flush = async () => {
     const closed = batches.close();
@@ -253,34 +244,12 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     // commit: a file of 40,000 rows costs DuckDB less a row than four of 10,000 (each COPY reads,
     // compresses and closes its file), for some 30 MB more of its buffers at the peak.
     const flushRows = o.flushRows ?? 40_000;
-    const replayed: Replayed[] = [];
+    const replayed: RebuiltPartition[] = [];
     for (const state of states) {
       report.partitions++;
       replayed.push(await replay(decl, state, store, writer, flushRows, report, o.signal));
     }
-    const keep = (s: PartitionState) => s.files.filter((f) => f.startsWith(`${RAW}/`));
-    const stamp = { runId: 'rebuild', at: new Date().toISOString(), status: 'complete' as const };
-    if (decl.mergeScope === 'table') {
-      // Every partition's rows merge into the table's one set of files, newest fetch first.
-      const fresh = replayed.flatMap((r) => r.data.map(([s]) => s));
-      report.rows = await commitTable(decl, fresh, store, writer, { replace: true, runId: 'rebuild', refreshed: false });
-      for (const r of replayed)
-        await store.commit({ ...r.state, files: [...keep(r.state), ...r.rejects.map(([, t]) => t)], rejects: r.rejected, lastRun: stamp }, r.rejects, r.state.files.filter((f) => f.startsWith(`${REJECTS}/`)));
-    } else {
-      for (const r of replayed) {
-        const merged = r.final
-          ? r.data
-          : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), stemText({ partition: slug(r.state.partition), seq: nextSeq(r.state.files) }), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
-        const rows = await writer.countRowsOf(merged.map(([s]) => s));
-        report.rows += rows;
-        const drop = r.state.files.filter((f) => !f.startsWith(`${RAW}/`));
-        await store.commit(
-          { ...r.state, files: [...keep(r.state), ...[...merged, ...r.rejects].map(([, t]) => t)], rows, rejects: r.rejected, lastRun: stamp },
-          [...merged, ...r.rejects],
-          drop,
-        );
-      }
-    }
+    report.rows = await strategyOf(decl).commitRebuild(decl, replayed, store, writer);
   });
   report.seconds = (performance.now() - t0) / 1000;
   o.logger.info({ ...report }, 'rebuild finished');
