@@ -8,14 +8,14 @@ import { streamOf } from '../streams/index.js';
 import { folderOf, type Partition, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { readRawPages } from '../load/raw.js';
-import { RAW, REJECTS, slug, TABLE_PARTITION, type StateStore, type PartitionState } from '../state/store.js';
+import { RAW, REJECTS, TABLE_PARTITION, type StateStore, type PartitionState } from '../state/store.js';
 import { nextToken } from '../extract/paginate.js';
 import { UsageError } from '../errors.js';
 import { withLockedWriter } from './session.js';
 import { BatchPath, type Moves } from './batch.js';
 import { Transformer } from '../transform/rows.js';
 import { coveredRange, highest, latestTime, type BlockKeys } from '../state/cursor.js';
-import { compareNames, isTableData, nextSeq, readName, stemText, type ReadName } from '../state/names.js';
+import { compareNames, isTableData, nextSeq, nextStem, readName, type ReadName } from '../state/names.js';
 import { ListingGate, type WindowBounds } from './window.js';
 import { TimeGate } from './series.js';
 import { commitTable } from './merge.js';
@@ -236,7 +236,7 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
       for (const r of replayed) {
         const merged = r.final
           ? r.data
-          : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), stemText({ partition: slug(r.state.partition), seq: nextSeq(r.state.files) }), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
+          : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), nextStem(r.state.partition, r.state.files), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
         const rows = await writer.countRowsOf(merged.map(([s]) => s));
         report.rows += rows;
         const drop = r.state.files.filter((f) => !f.startsWith(`${RAW}/`));
