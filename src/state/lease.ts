@@ -170,7 +170,8 @@ export class Lease {
    */
   private static async write(backend: LeaseBackend, o: LeaseOptions, record: LeaseRecord, op: () => Promise<boolean>): Promise<string | undefined> {
     if (!(await op())) return undefined;
-    if (!backend.conditional) await (o.clock ?? machineClock).sleep(o.settle ?? 2000);
+    // This wait holds the process up: a take or renewal under way is not dropped at its exit.
+    if (!backend.conditional) await (o.clock ?? realClock).sleep(o.settle ?? 2000);
     const back = await backend.read();
     return back && parseRecord(back.body)?.token === record.token ? back.version : undefined;
   }
