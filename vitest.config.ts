@@ -25,6 +25,7 @@ const UNIT = [
   'test/cli/docs.test.ts',
   'test/pipeline/spec.test.ts',
   'test/pipeline/strategies.test.ts',
+  'test/pipeline/settle.test.ts',
 ];
 /**
  * Real processes that share a machine well: each runs its own servers and processes on loopback,

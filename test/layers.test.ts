@@ -161,15 +161,18 @@ function mask(src: string): { code: string; strings: Map<number, string> } {
   return { code: out.join(''), strings };
 }
 
-/** Every import of a file's source: static (`import`, `import type`, `export ... from`) and dynamic. */
-function importsOf(src: string): Array<{ spec: string; line: number }> {
+/**
+ * Every import of a file's source: static (`import`, `import type`, `export ... from`) and dynamic.
+ * An `import type` or `export type` loads nothing when the file runs: it says so (typeOnly).
+ */
+function importsOf(src: string): Array<{ spec: string; line: number; typeOnly?: true }> {
   const { code, strings } = mask(src);
-  const found: Array<{ spec: string; line: number }> = [];
+  const found: Array<{ spec: string; line: number; typeOnly?: true }> = [];
   const lineOf = (at: number) => src.slice(0, at).split('\n').length;
   const statics = /\b(?:import|export)\b(?:\s+type\b)?[^;"`]*?\bfrom\s*(?=")|\bimport\s*(?=")/g;
   for (const m of code.matchAll(statics)) {
     const at = m.index + m[0].length;
-    found.push({ spec: strings.get(at)!, line: lineOf(m.index) });
+    found.push({ spec: strings.get(at)!, line: lineOf(m.index), ...(/^(?:import|export)\s+type\b/.test(m[0]) ? { typeOnly: true as const } : {}) });
   }
   for (const m of code.matchAll(/\bimport\s*\(\s*/g)) {
     const at = m.index + m[0].length;
@@ -258,7 +261,7 @@ describe('the import scanner', () => {
     ].join('\n');
     expect(importsOf(src)).toEqual([
       { spec: './a.js', line: 1 },
-      { spec: '../b.js', line: 2 },
+      { spec: '../b.js', line: 2, typeOnly: true },
       { spec: './c.js', line: 3 },
       { spec: './e.js', line: 7 },
       { spec: './f.js', line: 8 },
@@ -322,10 +325,53 @@ describe('src/', () => {
   });
 });
 
+/**
+ * The files of src/ that `file` loads when it runs, itself included, and the packages and Node
+ * built-ins they import: type-only imports load nothing.
+ */
+function loads(file: string): { files: string[]; outside: string[] } {
+  const files = new Set<string>();
+  const outside = new Set<string>();
+  const visit = (f: string): void => {
+    if (files.has(f)) return;
+    files.add(f);
+    for (const i of importsOf(readFileSync(join(SRC, f), 'utf8'))) {
+      if (i.typeOnly) continue;
+      if (!i.spec.startsWith('.')) outside.add(i.spec);
+      else visit(relative(SRC, resolve(dirname(join(SRC, f)), i.spec.replace(/\.js$/, '.ts'))));
+    }
+  };
+  visit(file);
+  return { files: [...files].sort(), outside: [...outside].sort() };
+}
+
+/** The pure machines and codecs: they decide on what they are given, and leave the I/O and the time to their callers. */
+const PURE = ['pipeline/window.ts', 'pipeline/series.ts', 'pipeline/settle.ts', 'pipeline/block_search.ts', 'state/names.ts', 'state/cursor.ts'];
+/** What they may load besides each other: vocabulary that loads nothing itself. */
+const LEAVES = ['errors.ts', 'text.ts', 'transform/gate.ts'];
+
+describe('the pure machines and codecs', () => {
+  it('load, transitively, only each other and leaves of the vocabulary: no store, no package, no Node built-in but hashing', () => {
+    for (const file of PURE) {
+      const { files, outside } = loads(file);
+      expect(files.filter((f) => !PURE.includes(f) && !LEAVES.includes(f)), file).toEqual([]);
+      expect(outside.filter((spec) => spec !== 'node:crypto'), file).toEqual([]);
+    }
+    for (const file of LEAVES) expect(loads(file).files, file).toEqual([file]);
+  });
+
+  it('the check follows imports through other files, and not type-only ones', () => {
+    expect(loads('pipeline/worker.ts').files).toEqual(expect.arrayContaining(['pipeline/settle.ts', 'state/store.ts', 'state/s3.ts', 'cluster/queue.ts']));
+    expect(loads('pipeline/worker.ts').outside).toEqual(expect.arrayContaining(['pg']));
+    // block_search.ts names state/block_times.ts's types only.
+    expect(loads('pipeline/block_search.ts').files).not.toContain('state/block_times.ts');
+  });
+});
+
 describe('the refresh machines', () => {
   // pipeline/window.ts and series.ts decide; the drivers around them do the I/O and keep the time.
   it('import no package and no Node built-in, and read no clock and set no timer', () => {
-    for (const file of ['pipeline/window.ts', 'pipeline/series.ts']) {
+    for (const file of ['pipeline/window.ts', 'pipeline/series.ts', 'pipeline/settle.ts', 'pipeline/block_search.ts', 'state/cursor.ts']) {
       const src = readFileSync(join(SRC, file), 'utf8');
       const outside = importsOf(src).filter((i) => !i.spec.startsWith('.'));
       expect(outside, file).toEqual([]);

@@ -199,6 +199,9 @@ interface Slice {
   left: number;
 }
 
+/** What the budget asks of its database: a pg.Pool, or a stand-in for one in tests. */
+export type BudgetDatabase = Pick<pg.Pool, 'query' | 'end'>;
+
 export class SharedBudget {
   private readonly hash: string;
   private windowMs: number;
@@ -224,7 +227,7 @@ export class SharedBudget {
   stored: WindowBudget | undefined;
 
   private constructor(
-    private readonly pool: pg.Pool,
+    private readonly pool: BudgetDatabase,
     private readonly where: string,
     private readonly o: SharedBudgetOptions,
   ) {
@@ -275,8 +278,12 @@ export class SharedBudget {
 
   /** Connects to `url` (postgres://…), creates the tables if missing and removes stale windows. */
   static async open(url: string, o: SharedBudgetOptions): Promise<SharedBudget> {
-    const pool = openPool(url, 2);
-    const budget = new SharedBudget(pool, redactUrl(url), o);
+    return SharedBudget.on(openPool(url, 2), redactUrl(url), o);
+  }
+
+  /** The budget in `pool` (`where` names it in messages, never with a password); `open` connects one. */
+  static async on(pool: BudgetDatabase, where: string, o: SharedBudgetOptions): Promise<SharedBudget> {
+    const budget = new SharedBudget(pool, where, o);
     try {
       await budget.query(MIGRATE, []);
       await budget.query(`DELETE FROM chainlake.budget_windows WHERE start_ms < ${NOW_MS} - ${KEEP_MS}`, []);

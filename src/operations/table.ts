@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { duck, PARQUET } from '../load/parquet.js';
 import { openWriter } from '../pipeline/session.js';
 import { sqlString } from '../load/paths.js';
-import { slug, STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
-import { nextSeq, stemText } from '../state/names.js';
+import { STAGING, StateStore, TABLE_PARTITION } from '../state/store.js';
+import { nextStem } from '../state/names.js';
 import { landedColumns } from '../transform/columns.js';
 import { OPERATIONS } from '../decl/operations.js';
 
@@ -60,7 +60,7 @@ export async function commitOperations(store: StateStore, rows: OperationRow[], 
   const writer = await openWriter(store, spill);
   try {
     const old = state.files.filter(isTableFile);
-    const [merged] = await writer.merge(OPERATIONS, [fresh], await store.local(old), dir, stemText({ partition: slug(TABLE_PARTITION), seq: nextSeq(state.files) }));
+    const [merged] = await writer.merge(OPERATIONS, [fresh], await store.local(old), dir, nextStem(TABLE_PARTITION, state.files));
     const moves: Array<[string, string]> = [[merged!.staged, `${OPERATIONS.table}/${merged!.rel}`], ...files];
     const targets = moves.map(([, t]) => t);
     const kept = state.files.filter((f) => !isTableFile(f) && !targets.includes(f));

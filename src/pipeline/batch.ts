@@ -10,8 +10,8 @@ import type { ParquetWriter } from '../load/parquet.js';
 import { compressRawPages, rawLine } from '../load/raw.js';
 import { stringifyExact } from '../json.js';
 import { Spool } from '../load/spool.js';
-import { RAW, REJECTS, slug, type StateStore } from '../state/store.js';
-import { stemText, type ListingTag } from '../state/names.js';
+import { RAW, REJECTS, type StateStore } from '../state/store.js';
+import { partitionStem, type ListingTag } from '../state/names.js';
 
 /** [file, lake-relative target] pairs, as StateStore.commit takes them. */
 export type Moves = Array<[string, string]>;
@@ -102,7 +102,7 @@ export class BatchPath {
   /** Writes a closed batch to staging, each file named for where it lands under `base` in the lake. */
   async write({ batch, dir, rows, raw }: Closed, base = ''): Promise<Staged> {
     const { decl, partition } = this;
-    const stem = stemText({ partition: slug(partition.id), listing: this.listing, seq: this.o.seq() });
+    const stem = partitionStem(partition.id, this.o.seq(), this.listing);
     // The raw pages compress on libuv's threads while DuckDB writes the rows on its own.
     const compressed = raw.lines ? compressRawPages(raw.path, join(dir, 'raw'), stem) : Promise.resolve([]);
     compressed.catch(() => undefined); // awaited below; not unhandled if the write fails first

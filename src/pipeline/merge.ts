@@ -7,10 +7,10 @@
 import PQueue from 'p-queue';
 import { DEFAULT_CHUNKS, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
-import { slug, TABLE_PARTITION, type StateStore } from '../state/store.js';
+import { TABLE_PARTITION, type StateStore } from '../state/store.js';
 import { dataFilesOf, newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, TimeGate, timeOf, timeRanges } from './series.js';
 import { isoSeconds, latestTime, type Cursor } from '../state/cursor.js';
-import { nextSeq, stemText } from '../state/names.js';
+import { nextStem, partitionStem } from '../state/names.js';
 import { Transformer } from '../transform/rows.js';
 import type { BatchPath, Moves, Staged } from './batch.js';
 import type { Job, PartitionRun } from './partition.js';
@@ -121,7 +121,7 @@ export async function commitPartition(p: PartitionRun, f: MergeFetch, whole: boo
   const { decl, partition } = p.job;
   const state = p.state;
   const oldData = dataFilesOf(state.files);
-  const merged = await p.writer.merge(decl, f.data, whole ? [] : await p.store.local(oldData), p.store.stagingDir(decl.table, partition.id), stemText({ partition: slug(partition.id), seq: p.nextSeq() }));
+  const merged = await p.writer.merge(decl, f.data, whole ? [] : await p.store.local(oldData), p.store.stagingDir(decl.table, partition.id), partitionStem(partition.id, p.nextSeq()));
   const moves: Moves = [...merged.map((m): [string, string] => [m.staged, `${decl.table}/${m.rel}`]), ...f.side];
   const plan = partitionMerge(state.files, moves.map(([, t]) => t), merged.length > 0, whole);
   const total = plan.replaced ? await p.writer.countRowsOf(merged.map((m) => m.staged)) : state.rows;
@@ -156,7 +156,7 @@ export async function commitTable(
 ): Promise<number> {
   const state = store.load(decl.table, TABLE_PARTITION);
   if (fresh.length === 0 && !o.replace) return state.rows;
-  const merged = fresh.length ? await writer.merge(decl, fresh, o.replace ? [] : await store.local(state.files), store.stagingDir(decl.table, TABLE_PARTITION), stemText({ partition: slug(TABLE_PARTITION), seq: nextSeq(state.files) })) : [];
+  const merged = fresh.length ? await writer.merge(decl, fresh, o.replace ? [] : await store.local(state.files), store.stagingDir(decl.table, TABLE_PARTITION), nextStem(TABLE_PARTITION, state.files)) : [];
   const moves: Moves = merged.map((f) => [f.staged, `${decl.table}/${f.rel}`]);
   const rows = await writer.countRowsOf(merged.map((f) => f.staged));
   const at = new Date().toISOString();

@@ -16,6 +16,7 @@ import { holdForRun, LakeSession } from './session.js';
 import type { RunSpec, SpecOptions } from './spec.js';
 import type { Job } from './partition.js';
 import { strategyOf } from './strategies.js';
+import { RunWatch, type Verdict } from './settle.js';
 
 /** What a job asks of a worker: which partitions of which table, of which run (its spec as the command line gave it). */
 export interface WorkOrder {
@@ -36,12 +37,6 @@ export interface QueuedRunOptions extends Omit<RunOptions, keyof SpecOptions> {
   /** The run as the command line gave it, its options included: each job carries it to its worker. */
   spec: RunSpec;
 }
-
-/** A run none of whose jobs was taken this long says that no worker seems to be there. */
-const NO_WORKER_MS = 15_000;
-
-/** Seconds the queue's database may stay away before the run gives up (the workers wait on). */
-const PATIENCE_BOUNDS = 10;
 
 /** The lease key of a job: one per partition, or one per table when its rows merge across partitions. */
 export function jobKey(queue: string, table: string, partition: string): string {
@@ -104,11 +99,11 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
     const queue = queueName(session.store.lake);
     // The run outlives a lost job lease: a worker cut off as long as a lease bound keeps its run.
     await q.beginRun(queue, id, 3 * bound);
-    let lastOk = Date.now();
+    const watch = new RunWatch(bound, Date.now());
     renewer = setInterval(() => {
       q.renewRun(id, 3 * bound).then(
         (ok) => {
-          lastOk = Date.now();
+          watch.heard(Date.now());
           if (!ok) o.logger.error({ run: id }, 'the run was ended by a later run on the same lake');
         },
         () => undefined,
@@ -137,47 +132,42 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
         addReport(reports.get(order.table)!, { ...(r as StreamReport), errors: [], skips: [] });
       }
     };
-    const settle = (s: JobState) => {
+    const settle = (s: JobState, v: Verdict) => {
       const order = orderOf.get(s.id)!;
       const into = done.get(order.table)!;
       open.delete(s.id);
-      if (s.state === 'completed' && (s.output as Partial<WorkResult> | null)?.report) {
+      if (v.kind === 'done') {
         const r = s.output as WorkResult;
         addReport(into, r.report);
         Object.assign(budgets, r.budgets ?? {});
         o.logger.info({ table: order.table, partitions: order.partitions.length, errors: r.report.errors.length }, 'job done');
-      } else {
-        const why = (s.output as { message?: string } | null)?.message ?? (s.state === 'completed' ? 'abandoned by its worker: the run had ended' : s.state);
-        for (const part of order.partitions) into.errors.push(`${part}: ${why}`);
-        o.logger.error({ table: order.table, partitions: order.partitions, err: why }, 'job failed');
+      } else if (v.kind === 'failed') {
+        for (const part of order.partitions) into.errors.push(`${part}: ${v.why}`);
+        o.logger.error({ table: order.table, partitions: order.partitions, err: v.why }, 'job failed');
       }
     };
-    let taken = false;
-    const queuedAt = Date.now();
+    watch.queued(Date.now());
     while (open.size > 0 && !o.signal?.aborted) {
       let states: JobState[];
       try {
         states = await q.states(queue, [...open], bound);
-        lastOk = Date.now();
       } catch (err) {
         if (!(err instanceof QueueUnavailable)) throw err;
-        const away = Date.now() - lastOk;
-        if (away > PATIENCE_BOUNDS * bound) throw new QueueUnavailable(`${err.message} (for ${Math.round(away / 1000)} s; ${ids.length - open.size} of ${ids.length} jobs done, their commits kept: rerun to finish)`);
+        const away = watch.away(Date.now());
+        if (away.giveUp) throw new QueueUnavailable(`${err.message} (for ${Math.round(away.awayMs / 1000)} s; ${ids.length - open.size} of ${ids.length} jobs done, their commits kept: rerun to finish)`);
         o.logger.warn({ err: err.message }, "the queue's database is away: waiting for it");
         await sleep(1000, o.signal);
         continue;
       }
-      if (!taken && states.some((s) => s.state !== 'created')) taken = true;
-      else if (!taken && Date.now() - queuedAt > NO_WORKER_MS) {
-        taken = true; // said once
-        o.logger.warn({ lake: session.store.lake }, `no worker has taken a job yet: start \`chainlake worker --queue postgres://… --lake ${session.store.lake}\` on a machine that reaches the database, the services and the lake`);
-      }
-      for (const s of states) {
-        if (s.state === 'completed' || s.state === 'failed' || s.state === 'cancelled') settle(s);
-        else if (s.lost) {
+      const { verdicts, noWorker } = watch.polled(states, Date.now());
+      if (noWorker) o.logger.warn({ lake: session.store.lake }, `no worker has taken a job yet: start \`chainlake worker --queue postgres://… --lake ${session.store.lake}\` on a machine that reaches the database, the services and the lake`);
+      for (const [i, s] of states.entries()) {
+        const v = verdicts[i]!;
+        if (v.kind === 'done' || v.kind === 'failed') settle(s, v);
+        else if (v.kind === 'lost') {
           lost++;
-          o.logger.warn({ table: orderOf.get(s.id)!.table, partitions: orderOf.get(s.id)!.partitions, attempt: s.retryCount + 1 }, 'a worker was lost: its job goes to another');
-          await q.fail(queue, s.id, `its worker was lost ${s.retryCount + 1} times (no lease renewed for ${Math.round(bound / 1000)} s)`);
+          o.logger.warn({ table: orderOf.get(s.id)!.table, partitions: orderOf.get(s.id)!.partitions, attempt: v.attempt }, 'a worker was lost: its job goes to another');
+          await q.fail(queue, s.id, v.why);
         }
       }
       show(open.size > 0 ? await q.progressOf(id).catch(() => new Map()) : new Map());

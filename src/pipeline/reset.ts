@@ -7,10 +7,10 @@
 import type { Logger } from 'pino';
 import { streamOf } from '../streams/index.js';
 import { folderOf, type StreamDecl } from '../decl/stream.js';
-import { RAW, slug, TABLE_PARTITION, type PartitionState } from '../state/store.js';
+import { RAW, TABLE_PARTITION, type PartitionState } from '../state/store.js';
 import { isTableData } from '../state/names.js';
 import { coveredRange, isoSeconds, type Cursor } from '../state/cursor.js';
-import { nextSeq, stemText } from '../state/names.js';
+import { nextStem } from '../state/names.js';
 import { UsageError } from '../errors.js';
 import { withLockedWriter } from './session.js';
 import { strategyOf } from './strategies.js';
@@ -104,7 +104,7 @@ export async function resetTable(lake: string, table: string, target: ResetTarge
       let rows = 0;
       if (plan.filter.length) {
         const dir = store.stagingDir(table, s.partition);
-        const [out] = await writer.rewrite(await store.local(plan.filter), dir, stemText({ partition: slug(s.partition), seq: nextSeq([...plan.filter, ...s.files]) }), folderOf(decl, s.values ?? {}), decl, plan.keep);
+        const [out] = await writer.rewrite(await store.local(plan.filter), dir, nextStem(s.partition, [...plan.filter, ...s.files]), folderOf(decl, s.values ?? {}), decl, plan.keep);
         rows = await writer.countRowsOf([out!.staged]);
         if (rows > 0) moves = [[out!.staged, `${table}/${out!.rel}`]];
       }

@@ -2,8 +2,8 @@
 // time ranges are fetched at once, when a listing has reached what is committed, and which files a
 // merge keeps, adds and deletes. merge.ts does the I/O around them. No clock: `now` is an argument.
 import type { StreamDecl } from '../decl/stream.js';
-import { RAW, REBUILD, REJECTS } from '../state/store.js';
-import { getter, KEEP, OUTSIDE, UNASKED, type RowGate, type Verdict } from '../transform/rows.js';
+import { RAW, REBUILD, REJECTS } from '../state/names.js';
+import { getter, KEEP, OUTSIDE, UNASKED, type RowGate, type Verdict } from '../transform/gate.js';
 import { FUTURE_SECONDS, isoSeconds, latestTime } from '../state/cursor.js';
 
 const isRaw = (f: string) => f.startsWith(`${RAW}/`) || f.startsWith(`${REBUILD}/${RAW}/`);

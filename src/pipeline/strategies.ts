@@ -4,11 +4,11 @@
 // commits of a `rebuild` (commitRebuild), and where a dry run says a partition starts. The run,
 // the queue and its workers, `reset`, `check` and the table reference ask the strategy rather than
 // branch on the declaration's refresh and merge scope, which strategyOf (at the end) reads once.
-import { TABLE_PARTITION, REJECTS, RAW, slug, type PartitionState, type StateStore } from '../state/store.js';
+import { TABLE_PARTITION, REJECTS, RAW, type PartitionState, type StateStore } from '../state/store.js';
 import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { isoSeconds, listingRange, listingsOf, windowToFetch } from '../state/cursor.js';
-import { nextSeq, stemText } from '../state/names.js';
+import { nextStem } from '../state/names.js';
 import type { Moves } from './batch.js';
 import type { Job, PartitionRun } from './partition.js';
 import { append, appendStart } from './append.js';
@@ -110,7 +110,7 @@ abstract class OwnRows {
     for (const r of replayed) {
       const merged = r.final
         ? r.data
-        : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), stemText({ partition: slug(r.state.partition), seq: nextSeq(r.state.files) }), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
+        : (await writer.merge(decl, r.data.map(([s]) => s), [], store.stagingDir(table, r.state.partition), nextStem(r.state.partition, r.state.files), folderOf(decl, r.state.values ?? {}))).map((f): [string, string] => [f.staged, `${table}/${f.rel}`]);
       const rows = await writer.countRowsOf(merged.map(([s]) => s));
       total += rows;
       const drop = r.state.files.filter((f) => !f.startsWith(`${RAW}/`));

@@ -6,7 +6,7 @@
 // new one, and the checkpoint that a killed run resumes from. `rebuild` replays raw pages through
 // the same gates. The rules of the cursor itself are state/cursor.ts.
 import { afterWindow, highest, listingRange, splitPoint, windowToFetch, skipAt, chunkedWindow, FUTURE_SECONDS, isoSeconds, latestTime, type BlockKeys, type BlockParams, type Carry, type ChunkedWindow, type Cursor, type Listing } from '../state/cursor.js';
-import { BELOW, KEEP, OUTSIDE, SKIPPED, UNASKED, type RowGate, type Verdict } from '../transform/rows.js';
+import { BELOW, KEEP, OUTSIDE, SKIPPED, UNASKED, type RowGate, type Verdict } from '../transform/gate.js';
 
 /**
  * What a window may hold at all: blocks from its start to its end (the pipeline's endBlock, or the

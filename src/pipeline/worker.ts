@@ -17,6 +17,7 @@ import { budgetsOf, newClients, runJobs, type Clients } from './run.js';
 import { planJobs } from './plan.js';
 import { sleep, type WorkOrder, type WorkResult } from './queued.js';
 import { LakeSession } from './session.js';
+import { jobStart, jobStopped } from './settle.js';
 import { specPipeline } from './spec.js';
 import { strategyOf } from './strategies.js';
 
@@ -71,18 +72,18 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   const work = async (job: QueuedJob<WorkOrder>): Promise<void> => {
     const order = job.data;
     const run = job.data.run;
-    let standing = await q.runState(run);
-    // A run silent for a while may be cut off from the database for a moment: waited for a little.
-    for (let waited = 0; standing === 'silent' && waited < 3 * bound && !o.signal.aborted; waited += bound / 3) {
-      await sleep(bound / 3, o.signal);
-      standing = await q.runState(run);
+    let start = jobStart(await q.runState(run), 0, bound, o.signal.aborted);
+    for (let waited = 0; start.kind === 'wait'; ) {
+      await sleep(start.ms, o.signal);
+      waited += start.ms;
+      start = jobStart(await q.runState(run), waited, bound, o.signal.aborted);
     }
-    if (standing === 'ended') {
+    if (start.kind === 'abandon') {
       await q.complete(queue, job.id, { abandoned: true });
       o.logger.info({ table: order.table, run }, 'job of an ended run: abandoned');
       return;
     }
-    if (standing === 'silent') {
+    if (start.kind === 'give back') {
       // Its run did not renew itself (cut off from the database a while, or gone): back to the
       // queue, for when it is heard again or ends.
       await q.fail(queue, job.id, 'its run was silent');
@@ -96,11 +97,10 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     let ticker: NodeJS.Timeout | undefined;
     const stopped = async () => {
       const reason = stop.signal.reason;
-      if (reason instanceof LeaseLost) {
-        // Another worker has the job, or its run ended: nothing to tell the queue.
-        o.logger.warn({ table: order.table, err: reason.message }, 'job lost');
-      } else {
-        await q.fail(queue, job.id, `given back: ${errorMessage(reason)}`);
+      const end = jobStopped(reason instanceof LeaseLost, errorMessage(reason));
+      if (end.kind === 'lost') o.logger.warn({ table: order.table, err: errorMessage(reason) }, 'job lost');
+      else {
+        await q.fail(queue, job.id, end.message);
         o.logger.info({ table: order.table }, 'job given back (the worker stops)');
       }
     };

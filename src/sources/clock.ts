@@ -4,6 +4,11 @@
 
 export interface Clock {
   now(): number;
+  /**
+   * Milliseconds from any fixed start, never going back when the wall clock is set: for how long
+   * something still holds (a lease). A clock without it measures that on `now`.
+   */
+  monotonic?(): number;
   /** Resolves after `ms`; rejects with the signal's reason on abort. */
   sleep(ms: number, signal?: AbortSignal): Promise<void>;
 }
@@ -14,6 +19,7 @@ export interface Clock {
  */
 export const realClock: Clock = {
   now: () => Date.now(),
+  monotonic: () => performance.now(),
   sleep: (ms, signal) =>
     new Promise<void>((resolve, reject) => {
       if (signal?.aborted) return reject(signal.reason);

@@ -6,10 +6,12 @@
 // process is gone, a zombie, or its pid now names another process) at once, and any record not
 // renewed within its bound, whoever wrote it. A holder trusts its lease for two thirds of the bound
 // after its last renewal: the last third covers a difference between hosts' clocks, so a holder
-// that stopped renewing (paused, cut off) stops committing before anyone may take over.
+// that stopped renewing (paused, cut off) stops committing before anyone may take over. It reads
+// and waits on the clock it is given, so that renewals and expiries run on a fake one in tests.
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { RunError } from '../errors.js';
+import { realClock, type Clock } from '../sources/clock.js';
 import { processFacts, thisProcess, type ThisProcess } from './process.js';
 
 export interface LeaseBackend {
@@ -52,7 +54,15 @@ export interface LeaseOptions {
    * back to see whether another writer's record replaced it (default 2000 ms).
    */
   settle?: number;
+  /** What it reads and waits on: the machine's clock, whose waits do not keep the process up. */
+  clock?: Clock;
 }
+
+/** The machine's clock: a lease left unreleased (a command that failed) does not hold its process open. */
+const machineClock: Clock = { ...realClock, sleep: (ms, signal) => sleep(ms, undefined, { ref: false, signal }) };
+
+/** How long from a fixed start: monotonic where the clock has it, so a wall clock set back stretches no lease. */
+const elapsed = (c: Clock) => c.monotonic?.() ?? c.now();
 
 /** Why a record may be taken over now, or undefined while its holder keeps it. */
 export function takeoverReason(h: LeaseRecord, now: number, me: ThisProcess = thisProcess()): string | undefined {
@@ -93,9 +103,11 @@ export type Taken = { lease: Lease; tookOver?: { from: LeaseRecord | undefined; 
 export class Lease {
   private version: string;
   private record: LeaseRecord;
-  /** performance.now() until which the lease is surely ours. */
+  /** On the clock's monotonic count: until then the lease is surely ours. */
   private validUntil: number;
-  private readonly timer: NodeJS.Timeout;
+  /** Stops the renewals. */
+  private readonly stop = new AbortController();
+  private readonly clock: Clock;
   private renewing: Promise<void> | undefined;
   private lostWhy: string | undefined;
   private lastError: unknown;
@@ -111,24 +123,37 @@ export class Lease {
     this.record = record;
     this.version = version;
     this.validUntil = validUntil;
-    this.timer = setInterval(() => void this.renew(), Math.max(1, o.bound / 3));
-    this.timer.unref();
+    this.clock = o.clock ?? machineClock;
+    void this.renewEvery(Math.max(1, o.bound / 3));
+  }
+
+  /** Starts a renewal every `ms`, whether the last one is done or not (renew() joins one under way). */
+  private async renewEvery(ms: number): Promise<void> {
+    for (;;) {
+      try {
+        await this.clock.sleep(ms, this.stop.signal);
+      } catch {
+        return; // stopped
+      }
+      void this.renew();
+    }
   }
 
   /** Takes the lease, or says who holds it. */
   static async take(backend: LeaseBackend, o: LeaseOptions): Promise<Taken> {
+    const clock = o.clock ?? machineClock;
     for (let attempt = 0; attempt < 5; attempt++) {
       const cur = await backend.read();
       const from = cur && parseRecord(cur.body);
-      const why = !cur ? undefined : from ? takeoverReason(from, Date.now()) : 'its record is unreadable';
+      const why = !cur ? undefined : from ? takeoverReason(from, clock.now()) : 'its record is unreadable';
       if (cur && why === undefined) return { holder: from! };
       const me = thisProcess();
-      const at = new Date().toISOString();
+      const at = new Date(clock.now()).toISOString();
       const record: LeaseRecord = {
         pid: me.pid, host: me.host, ...(me.space ? { space: me.space } : {}), ...(me.start ? { start: me.start } : {}),
         since: at, renewed: at, bound: o.bound, token: randomBytes(16).toString('hex'), fence: (from?.fence ?? 0) + 1,
       };
-      const started = performance.now();
+      const started = elapsed(clock);
       const version = await Lease.write(backend, o, record, () => (cur ? backend.replace(JSON.stringify(record), cur.version) : backend.create(JSON.stringify(record))));
       // Someone else wrote first: read again, it may be a live holder now.
       if (version === undefined) continue;
@@ -145,7 +170,8 @@ export class Lease {
    */
   private static async write(backend: LeaseBackend, o: LeaseOptions, record: LeaseRecord, op: () => Promise<boolean>): Promise<string | undefined> {
     if (!(await op())) return undefined;
-    if (!backend.conditional) await sleep(o.settle ?? 2000);
+    // This wait holds the process up: a take or renewal under way is not dropped at its exit.
+    if (!backend.conditional) await (o.clock ?? realClock).sleep(o.settle ?? 2000);
     const back = await backend.read();
     return back && parseRecord(back.body)?.token === record.token ? back.version : undefined;
   }
@@ -164,7 +190,7 @@ export class Lease {
     const where = this.backend.where;
     if (this.released) throw new LeaseLost(`the lock at ${where} was released; nothing more is committed`);
     if (this.lostWhy) throw new LeaseLost(`this process lost the lock at ${where}: ${this.lostWhy}; it commits nothing more (rerun to resume)`);
-    const late = performance.now() - this.validUntil;
+    const late = elapsed(this.clock) - this.validUntil;
     if (late > 0) {
       const last = this.lastError instanceof Error ? ` (last renewal: ${this.lastError.message})` : '';
       throw new LeaseLost(
@@ -176,8 +202,8 @@ export class Lease {
   private renew(): Promise<void> {
     if (this.renewing || this.released || this.lostWhy) return this.renewing ?? Promise.resolve();
     this.renewing = (async () => {
-      const started = performance.now();
-      const record = { ...this.record, renewed: new Date().toISOString() };
+      const started = elapsed(this.clock);
+      const record = { ...this.record, renewed: new Date(this.clock.now()).toISOString() };
       try {
         if (!this.backend.conditional) {
           const cur = await this.backend.read();
@@ -205,16 +231,20 @@ export class Lease {
       : body === undefined
         ? 'its record was removed by another process'
         : 'its record was replaced by another process';
-    clearInterval(this.timer);
+    this.stop.abort();
   }
 
   /** Stops renewing and removes the record if it is still ours; false when it was not. */
   async release(): Promise<boolean> {
     if (this.released) return false;
     this.released = true;
-    clearInterval(this.timer);
+    this.stop.abort();
     // A renewal stuck on a store that stopped answering does not hold the command's end for long.
-    if (this.renewing) await Promise.race([this.renewing, sleep(this.o.bound, undefined, { ref: false })]);
+    if (this.renewing) {
+      const gaveUp = new AbortController();
+      await Promise.race([this.renewing, this.clock.sleep(this.o.bound, gaveUp.signal).catch(() => undefined)]);
+      gaveUp.abort();
+    }
     if (this.lostWhy) return false;
     try {
       if (!this.backend.conditional) {

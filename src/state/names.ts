@@ -1,5 +1,5 @@
-// The names of the files chainlake writes into a lake (data, rejects, raw pages), made and read
-// here alone. A name says whose rows a file holds, which listing they came from and the file's
+// The names of the files chainlake writes into a lake (data, rejects, raw pages) and of the
+// folders beside the tables, made and read here alone. A name says whose rows a file holds, which listing they came from and the file's
 // place in its partition's order, so that `rebuild` replays raw pages as they were fetched:
 //
 //   <partition slug>[.<listing>]-n<seq>-<writer><extension>
@@ -12,9 +12,21 @@
 // partition (a worker whose lease was taken over, and its successor) never write the same name.
 // Names written before this codec (`-<pid>-<milliseconds>-<counter>`) are read too, and come
 // first.
-import { randomBytes } from 'node:crypto';
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Folders beside the tables: rejected rows, raw pages, and the rows a rebuild re-derives. */
+export const REJECTS = '_rejects';
+export const RAW = '_raw';
+export const REBUILD = '_rebuild';
 
 export const PARQUET_EXT = '.parquet';
+
+/** A file name for a partition id: readable, safe, and unique (hash suffix). */
+export function slug(partition: string): string {
+  // No '=': a folder named k=v reads as a hive partition to DuckDB and Spark.
+  const readable = partition.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 80);
+  return `${readable}-${createHash('sha256').update(partition).digest('hex').slice(0, 10)}`;
+}
 
 /**
  * A key of one of `table`'s data files: a Parquet file in its folder, which a partition state also
@@ -62,6 +74,16 @@ export function chunkTag(windowStart: number, range: { from: number; to: number 
 /** The name's beginning, up to its writer: `<partition>[.<listing>]-n<seq>`. */
 export function stemText(s: Stem): string {
   return `${s.partition}${s.listing ? `.${listingText(s.listing)}` : ''}-n${s.seq}`;
+}
+
+/** The stem of file number `seq` of a partition (its id, as the state names it). */
+export function partitionStem(partition: string, seq: number, listing?: ListingTag): string {
+  return stemText({ partition: slug(partition), ...(listing ? { listing } : {}), seq });
+}
+
+/** The stem of the next file of a partition that holds `files`. */
+export function nextStem(partition: string, files: Iterable<string>, listing?: ListingTag): string {
+  return partitionStem(partition, nextSeq(files), listing);
 }
 
 /** A whole name: the stem, a writer's mark (`writerMark()`) and the extension. */

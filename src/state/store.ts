@@ -19,7 +19,7 @@ import type { StreamDecl } from '../decl/stream.js';
 import { DiskObjects, writeAtomic, type ObjectStore } from './objects.js';
 import { isObjectUrl, S3Objects } from './s3.js';
 import { cacheBound, Mirror, workFolder } from './cache.js';
-import { isTableData } from './names.js';
+import { isTableData, RAW, REBUILD, REJECTS, slug } from './names.js';
 import { BLOCK_TIMES, decodeBlockTimes, encodeBlockTimes, isTableFolder, type Resolved } from './block_times.js';
 
 export { writeAtomic } from './objects.js';
@@ -110,20 +110,11 @@ export interface TablePublisher {
 
 export const STAGING = '_staging';
 export const STATE = '_state';
-export const REJECTS = '_rejects';
 export const RUNS = '_runs';
-export const REBUILD = '_rebuild';
-export const RAW = '_raw';
+export { RAW, REBUILD, REJECTS, slug };
 
 /** Partition id of the state that owns a merge-into-table stream's data files. */
 export const TABLE_PARTITION = '(table)';
-
-/** A file name for a partition id: readable, safe, and unique (hash suffix). */
-export function slug(partition: string): string {
-  // No '=': a folder named k=v reads as a hive partition to DuckDB and Spark.
-  const readable = partition.replace(/[^A-Za-z0-9._-]+/g, '_').replace(/^\.+/, '_').slice(0, 80);
-  return `${readable}-${createHash('sha256').update(partition).digest('hex').slice(0, 10)}`;
-}
 
 /** A writer's checks around its changes to the lake, given when the store is made. */
 export interface StoreHooks {

@@ -8,6 +8,9 @@ import { stringifyExact } from '../json.js';
 import { addNames } from '../text.js';
 import type { Carry } from '../state/cursor.js';
 import { pageDigest, RecentRows } from './repeats.js';
+import { BELOW, getter, KEEP, OUTSIDE, SKIPPED, UNASKED, type RowGate, type Verdict } from './gate.js';
+
+export { BELOW, getter, KEEP, OUTSIDE, SKIPPED, UNASKED, type RowGate, type Verdict };
 
 export { FIELD, NULL, stageText, unstage } from './staging.js';
 
@@ -48,28 +51,6 @@ export interface PageOutcome {
   twice: number;
   /** The page brought rows and none was new: it was dropped whole, the batch as it was before it. */
   dropped: boolean;
-}
-
-/**
- * What a listing's gate says of a row: kept, committed already, outside its own range (another
- * listing of the window sends it), below its floor, or outside what was asked or can exist.
- */
-export const KEEP = 0;
-export const SKIPPED = 1;
-export const OUTSIDE = 2;
-export const BELOW = 3;
-export const UNASKED = 4;
-export type Verdict = typeof KEEP | typeof SKIPPED | typeof OUTSIDE | typeof BELOW | typeof UNASKED;
-
-/**
- * Which rows of a listing are its own (pipeline/window.ts and series.ts decide): asked of each row
- * of a stream with a block or time cursor, with its block (NaN for none), key and time (Unix
- * seconds, NaN for none), after the rows sent twice are dropped.
- */
-export interface RowGate {
-  admit(block: number, key: string, time: number): Verdict;
-  /** Why the last row it called UNASKED was, in words (`block 1200 is above the window's end 1100`). */
-  readonly unasked?: string;
 }
 
 /**
@@ -133,19 +114,6 @@ export function knownFields(decl: StreamDecl): KnownFields {
   return root;
 }
 
-/** Reads a dot path (`reward.amount`) of an item: undefined where a step is missing. */
-export function getter(path: string): (item: Record<string, unknown>) => unknown {
-  const parts = path.split('.');
-  if (parts.length === 1) return (item) => item[path];
-  return (item) => {
-    let v: unknown = item;
-    for (const k of parts) {
-      if (v === null || typeof v !== 'object') return undefined;
-      v = (v as Record<string, unknown>)[k];
-    }
-    return v;
-  };
-}
 
 
 export class Transformer {

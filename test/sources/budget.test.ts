@@ -7,6 +7,9 @@ import { FairScheduler } from '../../src/sources/scheduler.js';
 import { RateLimiter } from '../../src/simulator/ratelimit.js';
 import { checkPipeline } from '../../src/config/pipeline.js';
 import { seeded as rng } from '../random.js';
+import { SharedBudget, type BudgetDatabase } from '../../src/cluster/budget.js';
+import type { Clock } from '../../src/sources/clock.js';
+import { FakeClock } from './fake-clock.js';
 
 const MIN = 60_000;
 
@@ -521,5 +524,147 @@ describe('budget keys of a source', () => {
     [{ data: { cuPerDay: 1.5 } }, 'sources.data.cuPerDay: must be a whole number >= 0, not 1.5'],
   ])('%j is refused with its place', (sources, message) => {
     expect(() => check(sources)).toThrow(`p.yaml: ${message}`);
+  });
+});
+
+/**
+ * The key's budget shared by processes through the database (src/cluster/budget.ts), its database
+ * a stand-in that keeps the windows as its statements do, on the fake clock. The database and the
+ * service count their windows on the same clock, as in the tests and benchmarks on one machine.
+ */
+function budgetDatabase(clock: FakeClock, o: { arrive: () => number; answer: () => number }): BudgetDatabase {
+  const windows = new Map<string, { used: number; cap: number }>();
+  let pausedUntil = 0;
+  const at = (ms: unknown, start: unknown) => `${ms}:${start}`;
+  const query = async (sql: string, p: unknown[] = []) => {
+    await clock.sleep(o.arrive());
+    const now = clock.now();
+    let rows: unknown[] = [];
+    if (sql.includes('WITH clock AS')) {
+      const [windowMs, budget, slice, weight, backStart, back, lead] = [p[2], p[3], p[5], p[6], p[7], p[8], p[9]].map(Number) as number[];
+      const start = now + lead! - ((now + lead!) % windowMs!);
+      if (back! > 0 && backStart !== start) {
+        const w = windows.get(at(windowMs, backStart));
+        if (w) w.used = Math.max(0, w.used - back!);
+      }
+      let granted: number | null = null;
+      if (pausedUntil <= now && weight! <= budget!) {
+        const w = windows.get(at(windowMs, start)) ?? { used: 0, cap: budget! };
+        windows.set(at(windowMs, start), w);
+        if (w.used + weight! <= budget!) {
+          granted = Math.min(slice!, budget! - w.used);
+          w.used += granted;
+        }
+      }
+      rows = [{ now_ms: String(now), start_ms: String(start), paused_until_ms: String(pausedUntil), cap: String(budget), learnt_cu: null, learnt_window_ms: null, granted: granted === null ? null : String(granted) }];
+    } else if (sql.includes('paused_until_ms = GREATEST')) {
+      pausedUntil = Math.max(pausedUntil, now + Number(p[2]));
+      rows = [{ paused_until_ms: String(pausedUntil), now_ms: String(now) }];
+    } else if (sql.startsWith('UPDATE chainlake.budget_windows')) {
+      const w = windows.get(at(p[2], p[3]));
+      if (w) w.used = Math.max(0, w.used - Number(p[4]));
+    }
+    await clock.sleep(o.answer());
+    return { rows } as never;
+  };
+  return { query: query as unknown as BudgetDatabase['query'], end: async () => undefined };
+}
+
+/** The time a clock's sleeper wakes late: `late` of them by up to `lateMs`. */
+const lateness = (rand: () => number, late: number, lateMs: number) => () => (rand() < late ? rand() * lateMs : 0);
+
+/** A clock whose timers fire late now and then, as on an event loop kept busy by other work. */
+function slowLoop(clock: FakeClock, lag: () => number): Clock {
+  return { now: () => clock.now(), sleep: (ms, signal) => clock.sleep(ms + lag(), signal) };
+}
+
+interface Shared {
+  /** Share of the timers, the database's answers and the requests' ways that are late, and by up to how much. */
+  late: number;
+  lateMs: number;
+  seed: number;
+  windows: number;
+  /** What a flow does between an answer and its next request (its pages' rows): a process that is not always hungry sends all through the window. */
+  thinkMs?: number;
+}
+
+/**
+ * Two processes on one key, each as a run's client does it (src/sources/client.ts): its scheduler
+ * grants, then the request takes its weight from the shared budget with the lead of the latency it
+ * has seen, and goes. They page hungry flows into a service counting fixed windows by arrival.
+ */
+async function driveShared(o: Shared): Promise<{ requests: number; limited: number; perWindow: number[]; quota: number; leaks: number }> {
+  const rand = rng(o.seed);
+  const W = 10_000;
+  const quota = 400;
+  const clock = new FakeClock(Date.UTC(2025, 0, 1) + Math.floor(rand() * W), { inMemory: true });
+  const lag = lateness(rand, o.late, o.lateMs);
+  const limiter = new RateLimiter({ cuPerMinute: (quota * MIN) / W, windowSeconds: W / 1000, blockAfterLimitedRequests: 1e9 }, () => clock.now());
+  const end = (Math.ceil(clock.now() / W) + o.windows) * W;
+  const accepted = new Map<number, number>();
+  let requests = 0;
+  let limited = 0;
+  let leaks = 0;
+  const db = budgetDatabase(clock, { arrive: () => 1 + lag(), answer: () => 1 + lag() });
+  const oneProcess = async () => {
+    const loop = slowLoop(clock, lag);
+    const shared = await SharedBudget.on(db, 'a stand-in', { service: 'data', key: 'k', cuPerWindow: quota, windowMs: W, clock: loop });
+    const scheduler = new FairScheduler(new RateBudget({ cuPerMinute: (quota * MIN) / W, shared: true, pause: shared.paused }), loop);
+    scheduler.budget.answer(scheduler.budget.grant(0, clock.now(), false), 200, readRateHeaders((n) => ({ 'ratelimit-policy': limiter.policy() })[n] ?? null, clock.now()), clock.now());
+    let latency: number | undefined;
+    const flow = async (name: string, weight: number) => {
+      while (clock.now() < end) {
+        const grant = await scheduler.acquire(weight, name);
+        await scheduler.waitPause();
+        // The client's lead: the latency seen, with its margin.
+        const spend = await shared.take(weight, { leadMs: (latency ?? 0) * 1.25 });
+        grant.sent();
+        const sentAt = clock.now();
+        await loop.sleep(20 + rand() * 30); // to the service
+        const d = limiter.take('k', weight);
+        requests++;
+        if (Math.floor(clock.now() / W) * W !== spend.windowStart) leaks++;
+        if (d.allowed) accepted.set(Math.floor(clock.now() / W), (accepted.get(Math.floor(clock.now() / W)) ?? 0) + weight);
+        else {
+          limited++;
+        }
+        await loop.sleep(10 + rand() * 20); // back
+        const now = clock.now();
+        latency = latency === undefined ? now - sentAt : 0.8 * latency + 0.2 * (now - sentAt);
+        const headers: Record<string, string> = { 'ratelimit-policy': limiter.policy(), 'ratelimit-limit': String(d.limit), 'ratelimit-remaining': String(d.remaining) };
+        if (!d.allowed) headers['retry-after'] = String(d.resetSeconds);
+        grant.answer(d.allowed ? 200 : 429, (n) => headers[n] ?? null);
+        if (!d.allowed) await shared.pause(scheduler.budget.pausedUntil - now);
+        grant.finish();
+        if (o.thinkMs) await loop.sleep(rand() * 2 * o.thinkMs);
+      }
+    };
+    await Promise.all(['a', 'b', 'c', 'd'].map((f) => flow(f, 20)));
+    await shared.close();
+  };
+  await clock.run(Promise.all([oneProcess(), oneProcess()]));
+  const perWindow: number[] = [];
+  for (let w = Math.ceil(Date.UTC(2025, 0, 1) / W) + 1; w < end / W - 1; w++) perWindow.push(accepted.get(w) ?? 0);
+  return { requests, limited, perWindow, quota, leaks };
+}
+
+describe('the shared budget under load', () => {
+  // Two processes whose timers fire late (a timer in ten up to half a second late, one in twenty
+  // up to a second), whose claims are answered late as often, and whose requests are held as long
+  // on their way: hungry, or thinking between pages so that they send all through the window.
+  it.each([
+    { late: 0.1, lateMs: 500, seed: 1, thinkMs: 3000 },
+    { late: 0.2, lateMs: 300, seed: 3, thinkMs: 2500 },
+    { late: 0.05, lateMs: 1000, seed: 4, thinkMs: 3000 },
+    { late: 0.1, lateMs: 500, seed: 5, thinkMs: 0 },
+    { late: 0.3, lateMs: 300, seed: 7, thinkMs: 1500 },
+  ])('two processes on one key with slow event loops ($late late by up to $lateMs ms, $thinkMs ms between pages) spend the budget with at most 1% 429s', async (o) => {
+    vi.useRealTimers();
+    const out = await driveShared({ ...o, windows: 20 });
+    expect(out.limited / out.requests).toBeLessThanOrEqual(0.01);
+    expect(mean(out.perWindow) / out.quota).toBeGreaterThanOrEqual(0.95);
+    for (const cu of out.perWindow) expect(cu).toBeLessThanOrEqual(out.quota);
+    // At most one request in the run reached the service in another window than the one it was counted in.
+    expect(out.leaks).toBeLessThanOrEqual(1);
   });
 });

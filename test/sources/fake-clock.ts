@@ -8,12 +8,25 @@ interface Sleeper {
 }
 
 /** One turn of the real event loop: answers from a loopback server come in. */
-const turn = () => new Promise<void>((r) => setTimeout(r, 1));
+const loopTurn = () => new Promise<void>((r) => setTimeout(r, 1));
+/** With nothing outside the process (every party on this clock), the promises settled are all there is to wait for. */
+const promisesTurn = () => new Promise<void>((r) => setImmediate(r));
 
 export class FakeClock implements Clock {
   private sleepers: Sleeper[] = [];
 
-  constructor(public time = Date.UTC(2025, 0, 1)) {}
+  private readonly turn: () => Promise<void>;
+  /** Turns of the event loop without a sleeper woken that `run` takes as quiet. */
+  private readonly quietTurns: number;
+
+  /** `inMemory`: every party of the test runs on this clock (no server, no socket), so time moves as soon as the promises settle. */
+  constructor(
+    public time = Date.UTC(2025, 0, 1),
+    o: { inMemory?: boolean } = {},
+  ) {
+    this.turn = o.inMemory ? promisesTurn : loopTurn;
+    this.quietTurns = o.inMemory ? 1 : 3;
+  }
 
   now(): number {
     return this.time;
@@ -53,7 +66,7 @@ export class FakeClock implements Clock {
     const end = this.time + ms;
     for (let at = this.next; at !== undefined && at <= end; at = this.next) await this.wake(at);
     this.time = end;
-    await turn();
+    await this.turn();
   }
 
   private async wake(at: number): Promise<void> {
@@ -61,7 +74,7 @@ export class FakeClock implements Clock {
     const due = this.sleepers.filter((s) => s.at <= at);
     this.sleepers = this.sleepers.filter((s) => s.at > at);
     for (const s of due) s.resolve();
-    await turn();
+    await this.turn();
   }
 
   /**
@@ -76,9 +89,9 @@ export class FakeClock implements Clock {
       () => (settled = true),
     );
     for (let quiet = 0; !settled; ) {
-      await turn();
+      await this.turn();
       if (settled || this.next === undefined) quiet = 0;
-      else if (++quiet >= 3) {
+      else if (++quiet >= this.quietTurns) {
         quiet = 0;
         await this.wake(this.next);
       }

@@ -1,6 +1,7 @@
 // The lease in one process: its file backend's conditional writes, the takeover rules, renewal,
-// the fence before a commit, release, and a backend that ignores conditions. Takeovers between
-// real processes (zombies, races, a paused holder) are in lock.test.ts.
+// the fence before a commit, release, and a backend that ignores conditions. Renewals and expiries
+// run on a fake clock: time moves only when a test moves it. Takeovers between real processes
+// (zombies, races, a paused holder) are in lock.test.ts.
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,21 +12,13 @@ import { LakeLock, LEASE_SECONDS_ENV, leaseBound } from '../../src/state/lock.js
 import { processFacts, thisProcess } from '../../src/state/process.js';
 import { StateStore } from '../../src/state/store.js';
 import { UsageError } from '../../src/errors.js';
+import { FakeClock } from '../sources/fake-clock.js';
 
 const lake = () => mkdtempSync(join(tmpdir(), 'cl-lease-'));
 const cleanups: Array<() => void | Promise<void>> = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
 });
-
-/** Polls `f` until it is true; the limit is generous (a loaded machine), never a measurement. */
-async function eventually(f: () => boolean | Promise<boolean>, what: string, ms = 30_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await f())) {
-    if (Date.now() > end) throw new Error(`never happened: ${what}`);
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
 
 function record(o: Partial<LeaseRecord> = {}): LeaseRecord {
   const now = new Date().toISOString();
@@ -49,10 +42,11 @@ async function takeOverBehind(backend: LeaseBackend, r: LeaseRecord): Promise<vo
   }
 }
 
-async function take(backend: LeaseBackend, bound = 60_000) {
-  const t = await Lease.take(backend, { bound, settle: 50 });
+async function take(backend: LeaseBackend, bound = 60_000, clock = new FakeClock(Date.now())) {
+  const t = await Lease.take(backend, { bound, settle: 50, clock });
   if ('holder' in t) throw new Error(`refused by pid ${t.holder.pid}`);
-  cleanups.push(() => void t.lease.release());
+  // A renewal stuck on its store holds the release until the bound: the fake clock gets there.
+  cleanups.push(() => void clock.run(t.lease.release()));
   return t;
 }
 
@@ -174,18 +168,25 @@ describe('the lease', () => {
     expect(await take(backend)).toMatchObject({ tookOver: { from: { host: 'elsewhere' }, why: expect.stringMatching(/not renewed/) } });
   });
 
-  it('renews its record while held', async () => {
+  it('renews its record every third of its bound, on its clock, and stays held for as long as it renews', async () => {
     const backend = new FileLeaseBackend(join(lake(), '_lock'));
-    await take(backend, 300);
+    const clock = new FakeClock(Date.now());
+    const { lease } = await take(backend, 3000, clock);
     const first = parseRecord((await backend.read())!.body)!;
-    await eventually(async () => parseRecord((await backend.read())!.body)!.renewed > first.renewed, 'a renewal');
-    expect(parseRecord((await backend.read())!.body)).toMatchObject({ token: first.token, since: first.since, fence: first.fence });
+    await clock.advance(999);
+    expect(parseRecord((await backend.read())!.body)!.renewed).toBe(first.renewed);
+    await clock.advance(1);
+    expect(parseRecord((await backend.read())!.body)).toMatchObject({ renewed: new Date(clock.now()).toISOString(), token: first.token, since: first.since, fence: first.fence });
+    // Ten bounds on, renewed all along: still held, and nobody may take it over.
+    for (let i = 0; i < 30; i++) await clock.advance(1000);
+    expect(() => lease.assertHeld()).not.toThrow();
+    expect(takeoverReason(parseRecord((await backend.read())!.body)!, clock.now())).toBeUndefined();
   });
 
   it('a holder whose lease was taken over learns it at its next renewal and cannot commit: the fence throws, nothing is written', async () => {
     const root = lake();
-    const lock = await LakeLock.tryAcquire(root, { bound: 6000 });
-    cleanups.push(() => lock.release());
+    const clock = new FakeClock(Date.now());
+    const { lease: lock } = await take(new FileLeaseBackend(join(root, '_lock')), 6000, clock);
     const store = new StateStore(root, { fence: () => lock.assertHeld() });
     mkdirSync(join(root, '_staging'), { recursive: true });
     writeFileSync(join(root, '_staging', 'a.parquet'), 'x');
@@ -193,7 +194,11 @@ describe('the lease', () => {
     await store.commit({ ...store.load('t', 'p'), files: [] }, []);
     const backend = new FileLeaseBackend(join(root, '_lock'));
     await takeOverBehind(backend, record({ pid: 1, host: 'elsewhere', since: 'the takeover', fence: 2 }));
-    await eventually(() => lock.lost, 'the holder finds its lease taken');
+    // Until its next renewal the holder does not know.
+    await clock.advance(1999);
+    expect(lock.lost).toBe(false);
+    await clock.advance(1);
+    expect(lock.lost).toBe(true);
     const before = store.load('t', 'p');
     await expect(store.commit({ ...before, files: ['t/a.parquet'], rows: 1 }, [['_staging/a.parquet', 't/a.parquet']])).rejects.toThrow(/lost the lock at .*_lock: pid 1 on elsewhere took it over at the takeover \(fence 2\)/);
     expect(store.load('t', 'p')).toEqual(before);
@@ -219,17 +224,17 @@ describe('the lease', () => {
       replace: (b, v) => (stuck ? new Promise<boolean>(() => {}) : file.replace(b, v)),
       remove: (v) => file.remove(v),
     };
-    const { lease } = await take(backend, 3000);
+    const clock = new FakeClock(Date.now());
+    const { lease } = await take(backend, 3000, clock);
     stuck = true;
-    await eventually(() => {
-      try {
-        lease.assertHeld();
-        return false;
-      } catch (err) {
-        expect((err as Error).message).toMatch(/could not renew its lock at a store that hangs for .*; another writer may take the lake over after 3 s/);
-        return true;
-      }
-    }, 'the lease runs out');
+    // The renewal at 1 s hangs; the lease is trusted for two thirds of the bound from its taking.
+    await clock.advance(2000);
+    expect(() => lease.assertHeld()).not.toThrow();
+    await clock.advance(1);
+    expect(() => lease.assertHeld()).toThrow(/could not renew its lock at a store that hangs for 2 s; another writer may take the lake over after 3 s/);
+    // A second later another process may take it over; this one stopped trusting it a third of the bound before.
+    await clock.advance(1000);
+    expect(takeoverReason(parseRecord((await file.read())!.body)!, clock.now())).toMatch(/not renewed for 3 s/);
     // Nobody took it over: the record is still this holder's, not renewed since.
     expect(lease.lost).toBe(false);
   });
@@ -285,12 +290,20 @@ function unconditional(): LeaseBackend & { writes: number } {
 describe('a store that ignores conditional writes', () => {
   it('is said at the start; of two writers that start together the last one keeps the lock, the other refuses', async () => {
     const backend = unconditional();
-    const [a, b] = await Promise.all([Lease.take(backend, { bound: 60_000, settle: 50 }), Lease.take(backend, { bound: 60_000, settle: 50 })]);
+    const clock = new FakeClock(Date.now());
+    const both = Promise.all([Lease.take(backend, { bound: 60_000, settle: 50, clock }), Lease.take(backend, { bound: 60_000, settle: 50, clock })]);
+    // Each wrote and waits the settle before it reads back.
+    await clock.advance(0);
+    expect(backend.writes).toBe(2);
+    await clock.advance(49);
+    expect(clock.pending).toBe(2);
+    await clock.advance(1);
+    const [a, b] = await both;
     // Both wrote before either read back.
     expect(backend.writes).toBe(2);
     const won = [a, b].filter((t) => 'lease' in t);
     expect(won).toHaveLength(1);
-    for (const t of [a, b]) if ('lease' in t) cleanups.push(() => void t.lease.release());
+    for (const t of [a, b]) if ('lease' in t) cleanups.push(() => void clock.run(t.lease.release()));
     const notes: string[] = [];
     await expect(LakeLock.tryAcquire('unused', { backend, onNote: (n) => notes.push(n) })).rejects.toThrow(/in use by another chainlake run/);
     await backend.remove('');

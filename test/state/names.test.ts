@@ -1,8 +1,7 @@
 // The one codec of lake file names (src/state/names.ts): what a name says comes back as written,
 // names written before it still read, and order within a partition comes from the seq, not a clock.
 import { describe, expect, it } from 'vitest';
-import { chunkTag, compareNames, fileName, nextSeq, PARQUET_EXT, RAW_EXT, readName, stemText, writerMark, type ListingTag } from '../../src/state/names.js';
-import { slug } from '../../src/state/store.js';
+import { chunkTag, compareNames, fileName, nextSeq, nextStem, PARQUET_EXT, partitionStem, RAW_EXT, readName, slug, stemText, writerMark, type ListingTag } from '../../src/state/names.js';
 
 const byOrder = (a: string, b: string) => compareNames(readName(a), readName(b));
 
@@ -51,5 +50,17 @@ describe('lake file names', () => {
     expect(nextSeq(files)).toBe(11);
     expect(nextSeq([])).toBe(0);
     expect(nextSeq([`${part}-1234-1700000000124-0.ndjson.br`])).toBe(0);
+  });
+});
+
+describe("a partition's next name", () => {
+  it('is the slug of its id and one more than the highest seq it holds, with its listing; read back as such', () => {
+    const files = [`t/${fileName(stemText({ partition: slug('43114'), seq: 4 }), writerMark(), PARQUET_EXT)}`, `t/${fileName(stemText({ partition: slug('43114'), seq: 1 }), writerMark(), PARQUET_EXT)}`];
+    expect(nextStem('43114', files)).toBe(`${slug('43114')}-n5`);
+    expect(nextStem('43114', [])).toBe(`${slug('43114')}-n0`);
+    const compact = nextStem('a b/c', files, { kind: 'compact' });
+    expect(compact).toMatch(/^a_b_c-[0-9a-f]{10}\.compact-n5$/);
+    expect(readName(fileName(compact, writerMark(), PARQUET_EXT))).toMatchObject({ partition: slug('a b/c'), listing: { kind: 'compact' }, seq: 5 });
+    expect(partitionStem('43114', 7, { kind: 'range', start: 100 })).toBe(`${slug('43114')}.chunk100-n7`);
   });
 });
