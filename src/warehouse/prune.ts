@@ -179,6 +179,13 @@ export interface Described {
 }
 
 /**
+ * The manifests read last, by metadata file: decoding them costs far more than a selective query
+ * (a long-lived process, the library, reads them once per version of the table).
+ */
+const read = new Map<string, Map<string, Described>>();
+const READ_KEPT = 16;
+
+/**
  * Each data file (lake-relative) of the table's current Iceberg snapshot with its columns' bounds;
  * undefined where the table has no metadata or it cannot be read (then nothing is pruned).
  */
@@ -191,7 +198,11 @@ export function snapshotBounds(lake: string, table: string): Map<string, Describ
     let n = Number(readFileSync(hint, 'utf8').trim());
     // A writer makes its version before it moves the hint on.
     while (existsSync(join(dir, versionFile(n + 1)))) n++;
-    const metadata = JSON.parse(readFileSync(join(dir, versionFile(n)), 'utf8')) as TableMetadata;
+    // A version file is written once (a new number for every change).
+    const at = join(dir, versionFile(n));
+    const known = read.get(at);
+    if (known) return known;
+    const metadata = JSON.parse(readFileSync(at, 'utf8')) as TableMetadata;
     const snap = currentSnapshot(metadata);
     const schema = currentSchema(metadata);
     if (!snap || !schema) return undefined;
@@ -216,6 +227,8 @@ export function snapshotBounds(lake: string, table: string): Map<string, Describ
         out.set(key(e.file.path), { bounds, columns: [...(e.file.valueCounts?.keys() ?? [])].sort((a, b) => a - b).join(',') });
       }
     }
+    if (read.size >= READ_KEPT) read.delete(read.keys().next().value!);
+    read.set(at, out);
     return out;
   } catch {
     return undefined;
@@ -235,12 +248,61 @@ export function mayMatch(bounds: FileBounds | undefined, need: Need): boolean {
   return true;
 }
 
+/** Where a table's files are described: the warehouse file's catalogue, else its manifests. */
+export type DescribedOf = (table: string) => Map<string, Described> | undefined;
+
+/** The catalogue of file bounds a warehouse file keeps (writeCatalogue), so that a query reads one small table, not the manifests. */
+export const CATALOGUE = '_chainlake_bounds';
+
+/**
+ * Writes into the database `conn` writes the catalogue of every data file of `tables` that their
+ * manifests describe (those with columns pruned on). Read back by catalogueIn.
+ */
+export async function writeCatalogue(conn: DuckDBConnection, lake: string, tables: readonly string[]): Promise<void> {
+  await conn.run(`CREATE OR REPLACE TABLE ${CATALOGUE} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, columns VARCHAR NOT NULL, bounds VARCHAR NOT NULL)`);
+  const rows: string[] = [];
+  for (const t of tables) {
+    for (const [file, d] of snapshotBounds(lake, t) ?? []) {
+      const bounds = Object.fromEntries([...d.bounds].map(([c, r]) => [c, [r.lo === undefined ? null : String(r.lo), r.hi === undefined ? null : String(r.hi)]]));
+      rows.push(`(${sqlString(t)}, ${sqlString(file)}, ${sqlString(d.columns)}, ${sqlString(JSON.stringify(bounds))})`);
+    }
+  }
+  for (let i = 0; i < rows.length; i += 1000) await conn.run(`INSERT INTO ${CATALOGUE} VALUES ${rows.slice(i, i + 1000).join(', ')}`);
+}
+
+/** The catalogue of `tables` in database `db` attached to `conn`; none where it has none. */
+export async function catalogueIn(conn: DuckDBConnection, db: string, tables: readonly string[]): Promise<Map<string, Map<string, Described>>> {
+  const out = new Map<string, Map<string, Described>>();
+  if (!tables.length) return out;
+  let rows;
+  try {
+    rows = (await conn.runAndReadAll(`SELECT table_name, file, columns, bounds FROM ${db}.main.${CATALOGUE} WHERE table_name IN (${tables.map(sqlString).join(', ')})`)).getRows();
+  } catch {
+    return out;
+  }
+  for (const [t, file, columns, json] of rows) {
+    let files = out.get(String(t));
+    if (!files) out.set(String(t), (files = new Map()));
+    const bounds: FileBounds = new Map();
+    for (const [c, [lo, hi]] of Object.entries(JSON.parse(String(json)) as Record<string, [string | null, string | null]>)) {
+      const of = (v: string | null) => (v === null ? undefined : PRUNABLE[c] === 'string' ? v : BigInt(v));
+      const r: Range = {};
+      if (lo !== null) r.lo = of(lo)!;
+      if (hi !== null) r.hi = of(hi)!;
+      bounds.set(c, r);
+    }
+    files.set(String(file), { bounds, columns: String(columns) });
+  }
+  return out;
+}
+
 /**
  * The files each table of `tables` needs read for `sql`, where fewer than all of `committed`
- * (lake-relative, per table): the tables left out read every file. At least one file is kept, so
- * that the view has the table's columns.
+ * (lake-relative, per table): the tables left out read every file. A file not described (committed
+ * after the catalogue was written) is read. At least one described file is kept, so that the view
+ * has the table's columns.
  */
-export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: string, committed: ReadonlyMap<string, readonly string[]>): Promise<Map<string, string[]>> {
+export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: string, committed: ReadonlyMap<string, readonly string[]>, describedOf: DescribedOf = (t) => snapshotBounds(lake, t)): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   const tables = [...committed.keys()].filter((t) => (committed.get(t)?.length ?? 0) > 1);
   if (!tables.length) return out;
@@ -249,13 +311,15 @@ export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: str
   for (const [table, places] of await placesOf(conn, sql, tables)) {
     if (!places) continue;
     const all = committed.get(table)!;
-    const described = snapshotBounds(lake, table);
-    // Every file described, all with the same columns: a view over some of them has the columns
-    // of the view over all.
-    if (!described || !all.every((f) => described.has(f)) || new Set(all.map((f) => described.get(f)!.columns)).size !== 1) continue;
+    const described = describedOf(table);
+    const known = all.filter((f) => described?.has(f));
+    // The described files all with the same columns: a view over some of them (and every file not
+    // described) has the columns of the view over all.
+    if (!described || !known.length || new Set(known.map((f) => described.get(f)!.columns)).size !== 1) continue;
     const needs = await needsOf(conn, places);
-    const keep = all.filter((f) => needs.some((n) => mayMatch(described.get(f)!.bounds, n)));
-    if (keep.length < all.length) out.set(table, keep.length ? keep : [all[0]!]);
+    const keep = all.filter((f) => !described.has(f) || needs.some((n) => mayMatch(described.get(f)!.bounds, n)));
+    if (!keep.some((f) => described.has(f))) keep.unshift(known[0]!);
+    if (keep.length < all.length) out.set(table, keep);
   }
   return out;
 }

@@ -13,6 +13,7 @@ import { committedBefore, REJECTS, RUNS, STATE, StateStore } from '../state/stor
 import { OPERATIONS } from '../decl/operations.js';
 import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
 import { committedFiles, currentRows, ROWS_DB, rowsView } from './rows.js';
+import type { Described } from './prune.js';
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
@@ -177,13 +178,32 @@ export interface LakeDatabaseOptions {
  * For `sql`, the files it can need of each table of `tables` (those read from Parquet), where fewer
  * than all (warehouse/prune.ts): their views bind those files alone.
  */
-export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>): Promise<Map<string, string[]>> {
+export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, warehouse?: { file: string; attached: boolean }): Promise<Map<string, string[]>> {
   const named = viewsFor(sql);
   const read = [...tables].filter((t) => !named || named.has(t));
   if (!read.length || !/\bwhere\b/i.test(sql)) return new Map();
-  const { prunedFiles } = await import('./prune.js');
-  return prunedFiles(conn, lake, sql, committedFiles(lake, read));
+  const { catalogueIn, prunedFiles, snapshotBounds } = await import('./prune.js');
+  // The warehouse file's catalogue of the files' bounds where there is one (a run writes it), else
+  // the tables' manifests.
+  let catalogue = new Map<string, Map<string, Described>>();
+  if (warehouse?.attached) catalogue = await catalogueIn(conn, ROWS_DB, read);
+  else if (warehouse && existsSync(warehouse.file)) {
+    try {
+      await conn.run(`ATTACH ${sqlString(warehouse.file)} AS ${CATALOGUE_DB} (READ_ONLY)`);
+      try {
+        catalogue = await catalogueIn(conn, CATALOGUE_DB, read);
+      } finally {
+        await conn.run(`DETACH ${CATALOGUE_DB}`);
+      }
+    } catch {
+      // Held open for writing elsewhere, or not a database: the manifests.
+    }
+  }
+  return prunedFiles(conn, lake, sql, committedFiles(lake, read), (t) => catalogue.get(t) ?? snapshotBounds(lake, t));
 }
+
+/** The name the warehouse file is attached under to read its catalogue of file bounds alone. */
+const CATALOGUE_DB = 'chainlake_catalogue';
 
 /**
  * TEMP views (they shadow the database's for one connection) over only the files `sql` can need
@@ -222,7 +242,7 @@ export async function readLakeDatabase(lake: string, engine: EngineOptions = {},
   const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables, o.rowsNamed) : new Set<string>();
   const rest = new Set([...(only ?? [...tables, '_rejects', '_runs'])].filter((t) => !rows.has(t)));
   const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, rest) : undefined;
-  const pruned = o.sql ? await filesFor(conn, lake, o.sql, rest) : undefined;
+  const pruned = o.sql ? await filesFor(conn, lake, o.sql, rest, o.rowsFrom ? { file: o.rowsFrom, attached: rows.size > 0 } : undefined) : undefined;
   for (const sql of await viewSql(conn, lake, only, oneSchema, rows, pruned)) await conn.run(sql);
   conn.closeSync();
   return { db, parquet: rest, ...(oneSchema ? { oneSchema } : {}) };
