@@ -11,7 +11,6 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
 import { sqlString } from '../load/paths.js';
-import { readManifest, readManifestList } from '../iceberg/avro.js';
 import { compareValues, decodeBound } from '../iceberg/bounds.js';
 import { currentSchema, currentSnapshot, versionFile, type TableMetadata } from '../iceberg/metadata.js';
 
@@ -189,7 +188,7 @@ const READ_KEPT = 16;
  * Each data file (lake-relative) of the table's current Iceberg snapshot with its columns' bounds;
  * undefined where the table has no metadata or it cannot be read (then nothing is pruned).
  */
-export function snapshotBounds(lake: string, table: string): Map<string, Described> | undefined {
+export async function snapshotBounds(lake: string, table: string): Promise<Map<string, Described> | undefined> {
   const root = resolve(lake);
   const dir = join(root, table, 'metadata');
   try {
@@ -202,6 +201,8 @@ export function snapshotBounds(lake: string, table: string): Map<string, Describ
     const at = join(dir, versionFile(n));
     const known = read.get(at);
     if (known) return known;
+    // Loaded here, not at the top: Avro's decoder costs a query that reads the catalogue instead.
+    const { readManifest, readManifestList } = await import('../iceberg/avro.js');
     const metadata = JSON.parse(readFileSync(at, 'utf8')) as TableMetadata;
     const snap = currentSnapshot(metadata);
     const schema = currentSchema(metadata);
@@ -249,7 +250,7 @@ export function mayMatch(bounds: FileBounds | undefined, need: Need): boolean {
 }
 
 /** Where a table's files are described: the warehouse file's catalogue, else its manifests. */
-export type DescribedOf = (table: string) => Map<string, Described> | undefined;
+export type DescribedOf = (table: string) => Promise<Map<string, Described> | undefined>;
 
 /** The catalogue of file bounds a warehouse file keeps (writeCatalogue), so that a query reads one small table, not the manifests. */
 export const CATALOGUE = '_chainlake_bounds';
@@ -262,7 +263,7 @@ export async function writeCatalogue(conn: DuckDBConnection, lake: string, table
   await conn.run(`CREATE OR REPLACE TABLE ${CATALOGUE} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, columns VARCHAR NOT NULL, bounds VARCHAR NOT NULL)`);
   const rows: string[] = [];
   for (const t of tables) {
-    for (const [file, d] of snapshotBounds(lake, t) ?? []) {
+    for (const [file, d] of (await snapshotBounds(lake, t)) ?? []) {
       const bounds = Object.fromEntries([...d.bounds].map(([c, r]) => [c, [r.lo === undefined ? null : String(r.lo), r.hi === undefined ? null : String(r.hi)]]));
       rows.push(`(${sqlString(t)}, ${sqlString(file)}, ${sqlString(d.columns)}, ${sqlString(JSON.stringify(bounds))})`);
     }
@@ -311,7 +312,7 @@ export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: str
   for (const [table, places] of await placesOf(conn, sql, tables)) {
     if (!places) continue;
     const all = committed.get(table)!;
-    const described = describedOf(table);
+    const described = await describedOf(table);
     const known = all.filter((f) => described?.has(f));
     // The described files all with the same columns: a view over some of them (and every file not
     // described) has the columns of the view over all.

@@ -199,7 +199,7 @@ export async function filesFor(conn: DuckDBConnection, lake: string, sql: string
       // Held open for writing elsewhere, or not a database: the manifests.
     }
   }
-  return prunedFiles(conn, lake, sql, committedFiles(lake, read), (t) => catalogue.get(t) ?? snapshotBounds(lake, t));
+  return prunedFiles(conn, lake, sql, committedFiles(lake, read), async (t) => catalogue.get(t) ?? snapshotBounds(lake, t));
 }
 
 /** The name the warehouse file is attached under to read its catalogue of file bounds alone. */
