@@ -40,21 +40,30 @@ const PRUNABLE: Record<string, 'long' | 'timestamptz' | 'string'> = {
 type Node = Record<string, unknown>;
 const isNode = (x: unknown): x is Node => typeof x === 'object' && x !== null;
 
-/** A constant of the query as SQL DuckDB can evaluate (a literal, or a cast of one), else undefined. */
-function constantSql(e: unknown): string | undefined {
+const INTEGERS = ['INTEGER', 'BIGINT', 'HUGEINT', 'SMALLINT', 'TINYINT', 'UBIGINT', 'UINTEGER'];
+
+/** The types of constant a column's comparison is taken for a bound with: those DuckDB compares as the column's values (a number against text would compare as numbers). */
+const TAKES: Record<'long' | 'timestamptz' | 'string', string[]> = {
+  long: [...INTEGERS, 'VARCHAR'],
+  timestamptz: ['VARCHAR', 'TIMESTAMP WITH TIME ZONE', 'TIMESTAMP', 'DATE'],
+  string: ['VARCHAR'],
+};
+
+/** A constant of the query as SQL DuckDB can evaluate (a literal, or a cast of one) and its type, else undefined. */
+function constantSql(e: unknown): { sql: string; type: string } | undefined {
   if (!isNode(e)) return undefined;
   if (e.type === 'VALUE_CONSTANT') {
     const v = e.value as { is_null: boolean; value: unknown; type: { id: string } };
     if (v.is_null) return undefined;
-    if (v.type.id === 'VARCHAR') return sqlString(String(v.value));
-    if (['INTEGER', 'BIGINT', 'HUGEINT', 'SMALLINT', 'TINYINT', 'UBIGINT', 'UINTEGER'].includes(v.type.id)) return String(v.value);
+    if (v.type.id === 'VARCHAR') return { sql: sqlString(String(v.value)), type: 'VARCHAR' };
+    if (INTEGERS.includes(v.type.id)) return { sql: String(v.value), type: v.type.id };
     return undefined;
   }
   if (e.type === 'OPERATOR_CAST' && !e.try_cast) {
     const inner = constantSql(e.child);
     const to = (e.cast_type as { id: string; type_info: unknown }).id;
     if (inner === undefined || !['TIMESTAMP WITH TIME ZONE', 'TIMESTAMP', 'DATE', 'BIGINT', 'INTEGER', 'VARCHAR'].includes(to)) return undefined;
-    return `CAST(${inner} AS ${to})`;
+    return { sql: `CAST(${inner.sql} AS ${to})`, type: to };
   }
   return undefined;
 }
@@ -73,11 +82,12 @@ function boundsOf(e: Node, names: Set<string>): Bound[] {
     const name = parts.length === 1 ? parts[0] : parts.length === 2 && names.has(parts[0]!) ? parts[1] : undefined;
     return name !== undefined && name in PRUNABLE ? name : undefined;
   };
+  const fits = (c: string, k: { type: string } | undefined): k is { sql: string; type: string } => k !== undefined && TAKES[PRUNABLE[c]!].includes(k.type);
   if (e.type === 'COMPARE_BETWEEN') {
     const c = column(e.input);
     const lo = constantSql(e.lower);
     const hi = constantSql(e.upper);
-    return c && lo && hi ? [{ column: c, side: 'lo', sql: lo }, { column: c, side: 'hi', sql: hi }] : [];
+    return c && fits(c, lo) && fits(c, hi) ? [{ column: c, side: 'lo', sql: lo.sql }, { column: c, side: 'hi', sql: hi.sql }] : [];
   }
   const flip = { COMPARE_EQUAL: 'COMPARE_EQUAL', COMPARE_GREATERTHAN: 'COMPARE_LESSTHAN', COMPARE_GREATERTHANOREQUALTO: 'COMPARE_LESSTHANOREQUALTO', COMPARE_LESSTHAN: 'COMPARE_GREATERTHAN', COMPARE_LESSTHANOREQUALTO: 'COMPARE_GREATERTHANOREQUALTO' } as Record<string, string>;
   if (!(String(e.type) in flip)) return [];
@@ -89,10 +99,10 @@ function boundsOf(e: Node, names: Set<string>): Bound[] {
     k = constantSql(e.left);
     type = flip[type]!;
   }
-  if (!c || !k) return [];
+  if (!c || !fits(c, k)) return [];
   // A strict comparison is taken as inclusive: a bound a little wide keeps a file, never drops one.
   const side = type === 'COMPARE_EQUAL' ? 'eq' : type.startsWith('COMPARE_GREATERTHAN') ? 'lo' : 'hi';
-  return [{ column: c, side, sql: k }];
+  return [{ column: c, side, sql: k.sql }];
 }
 
 /** The conjuncts of a WHERE (its ANDs flattened). */
@@ -317,7 +327,13 @@ export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: str
     // The described files all with the same columns: a view over some of them (and every file not
     // described) has the columns of the view over all.
     if (!described || !known.length || new Set(known.map((f) => described.get(f)!.columns)).size !== 1) continue;
-    const needs = await needsOf(conn, places);
+    let needs: Need[];
+    try {
+      needs = await needsOf(conn, places);
+    } catch {
+      // A constant DuckDB cannot convert (out of range, not a time): the query says so itself.
+      continue;
+    }
     const keep = all.filter((f) => !described.has(f) || needs.some((n) => mayMatch(described.get(f)!.bounds, n)));
     if (!keep.some((f) => described.has(f))) keep.unshift(known[0]!);
     if (keep.length < all.length) out.set(table, keep);
