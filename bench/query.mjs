@@ -13,7 +13,9 @@
 //      way, then the next), so that the machine's other work falls on all of them alike. The
 //      CLI's figure leaves out its start-up (the time of `SELECT 1`, measured the same way);
 //   4. compacts a copy of the lake and times the same again.
-// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--repeat 3] [--only q1,q2] [--no-compact]
+// --no-cli leaves out every process of a query (`chainlake query` and the native table in a
+// process of its own): the library and the warehouse file against the native table, in minutes.
+// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--repeat 3] [--only q1,q2] [--no-compact] [--no-cli]
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -26,6 +28,7 @@ const LAKE_ROOT = resolve(arg('lake', join(root, 'data', 'bench-query')));
 const REPEAT = Number(arg('repeat', '3'));
 const ONLY = arg('only', '')?.split(',').filter(Boolean) ?? [];
 const CHUNKS = 8;
+const CLI = !process.argv.includes('--no-cli');
 /**
  * Every DuckDB of the bench (the native table, the warehouse file) under the memory limit that
  * chainlake gives a query by default here (src/load/limits.ts), so that each way has the same
@@ -205,17 +208,19 @@ async function timeAll(label, lake, ref, duckdb, openLake) {
   const bound = ways.map(() => Infinity);
   let nativeOpen = Infinity;
   for (let round = 0; round < REPEAT; round++) {
-    startup = Math.min(startup, cliRun(lake, 'SELECT 1', []).seconds);
-    bare = Math.min(bare, bareStartup(1));
-    nativeOpen = Math.min(nativeOpen, nativeProcess(NOTHING));
-    for (const [i, w] of ways.entries()) bound[i] = Math.min(bound[i], cliRun(lake, NOTHING, w.cliFlags).seconds);
+    if (CLI) {
+      startup = Math.min(startup, cliRun(lake, 'SELECT 1', []).seconds);
+      bare = Math.min(bare, bareStartup(1));
+      nativeOpen = Math.min(nativeOpen, nativeProcess(NOTHING));
+      for (const [i, w] of ways.entries()) bound[i] = Math.min(bound[i], cliRun(lake, NOTHING, w.cliFlags).seconds);
+    }
     for (const q of qs) {
       process.stderr.write(`  ${label}, round ${round + 1}: ${q.name}\n`);
       const b = best.get(q.name);
       const n = await duckSeconds(ref.conn, q.sql);
       b.native = Math.min(b.native, n.seconds);
       b.rows = n.rows;
-      b.nativeProcess = Math.min(b.nativeProcess, nativeProcess(q.sql));
+      if (CLI) b.nativeProcess = Math.min(b.nativeProcess, nativeProcess(q.sql));
       for (const [i, w] of ways.entries()) {
         const m = b.ways[i];
         m.warehouse = Math.min(m.warehouse, (await duckSeconds(w.conn, q.sql)).seconds);
@@ -223,6 +228,7 @@ async function timeAll(label, lake, ref, duckdb, openLake) {
         const table = await w.library.query(q.sql);
         m.library = Math.min(m.library, (performance.now() - t0) / 1000);
         if (table.numRows !== n.rows) throw new Error(`${q.name}: the library gave ${table.numRows} rows, the native table ${n.rows}`);
+        if (!CLI) continue;
         const c = cliRun(lake, q.sql, w.cliFlags);
         m.cli = Math.min(m.cli, c.seconds);
         m.cliRss = Math.max(m.cliRss, c.rssMB);

@@ -65,8 +65,9 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
   const flag = a.warehouse as string | false | undefined;
   const tables = [...LAKE_TABLES.map((d) => d.table), '_rejects', '_runs'];
-  // Only the views the SQL names (each binds its table's files when it is made); a prompt, all.
-  const conn = await openWarehouse(lake, {}, sql === undefined ? undefined : viewsFor(sql), rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'));
+  // Only the views the SQL names (each binds its table's files when it is made, only those the
+  // SQL's filters can need: warehouse/prune.ts); a prompt, all.
+  const conn = await openWarehouse(lake, {}, sql === undefined ? undefined : viewsFor(sql), { ...rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'), ...(sql === undefined ? {} : { sql }) });
   try {
     if (sql === undefined) {
       const { shell } = await import('./shell.js');

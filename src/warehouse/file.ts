@@ -27,6 +27,7 @@ import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewInputs, viewSql } from './views.js';
 import { defaultWarehousePath, FILES, MARKER, rowsCurrent, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
+import { CATALOGUE, writeCatalogue } from './prune.js';
 
 export { defaultWarehousePath, MARKER };
 
@@ -231,8 +232,12 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
     comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
     queries++;
   }
+  // Each data file's bounds, so that a query binds only the files it can need (warehouse/prune.ts)
+  // without reading the manifests.
+  await writeCatalogue(conn, lake, LAKE_TABLES.map((d) => d.table));
   await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, ${url === undefined ? 'NULL::VARCHAR' : sqlString(url)} AS lake_url, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(inputs)} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
   comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild that changed the lake, and `chainlake warehouse` rewrites it; inputs and skipped say what it was made from; lake (or lake_url, for an s3:// lake) is the lake it is of, and a file of another lake that still exists is never replaced'));
+  comments.push(comment(`TABLE ${CATALOGUE}`, "each data file's bounds of the columns queries filter on (block, time, token, address, hash), from the tables' Iceberg manifests: `chainlake query` and the library read only the files a query's filter can match"));
   if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
   return { tables: LAKE_TABLES.length + 2, queries, skipped, ...(rows ? { rows } : {}) };
@@ -244,7 +249,7 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
  */
 function fingerprint(): string {
   const tables = LAKE_TABLES.map((d) => [d.table, d.doc, viewColumns(d).map(([n, t]) => [n, t, columnDoc(d, n)])]);
-  return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables])).digest('hex').slice(0, 16);
+  return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables, CATALOGUE])).digest('hex').slice(0, 16);
 }
 
 /**

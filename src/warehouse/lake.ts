@@ -7,7 +7,7 @@ import type { LakeTables } from '../tables.js';
 import { existingLake } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
-import { connectWarehouse, LAKE_TABLES, lakeDatabase } from './views.js';
+import { connectWarehouse, LAKE_TABLES, prunedViews, readLakeDatabase, type LakeDatabase } from './views.js';
 import { rowsFileOf } from './rows.js';
 
 export interface Lake {
@@ -45,27 +45,40 @@ export interface LakeOptions extends EngineOptions {
 export async function openLake(path: string, options: LakeOptions = {}): Promise<Lake> {
   const { warehouse, ...engine } = options;
   const lake = existingLake(path, 'openLake:');
-  const db = await lakeDatabase(lake, engine, { lineUpOnce: true, ...rowsFileOf(lake, warehouse, 'openLake: warehouse') });
-  return new OpenLake(path, db);
+  return new OpenLake(path, lake, await readLakeDatabase(lake, engine, { lineUpOnce: true, ...rowsFileOf(lake, warehouse, 'openLake: warehouse') }));
 }
 
 class OpenLake implements Lake {
   private closed = false;
 
+  private readonly db: DuckDBInstance;
+
   constructor(
     readonly path: string,
-    private readonly db: DuckDBInstance,
-  ) {}
+    private readonly lake: string,
+    private readonly views: LakeDatabase,
+  ) {
+    this.db = views.db;
+  }
 
   // A connection per query: a second streaming query on one connection ends the first one's
-  // result early without an error, so two queries at once (Promise.all) would lose rows.
-  private async connect(): Promise<DuckDBConnection> {
+  // result early without an error, so two queries at once (Promise.all) would lose rows. Its
+  // tables read from Parquet are, for `sql`, views of only the files it can need (its own TEMP
+  // views: warehouse/prune.ts), read as the lake's files are now.
+  private async connect(sql: string): Promise<DuckDBConnection> {
     if (this.closed) throw new UsageError(`lake ${this.path}: closed`);
-    return connectWarehouse(this.db);
+    const conn = await connectWarehouse(this.db);
+    try {
+      for (const v of await prunedViews(conn, this.lake, sql, this.views.parquet, this.views.oneSchema)) await conn.run(v);
+    } catch (err) {
+      conn.closeSync();
+      throw err;
+    }
+    return conn;
   }
 
   async query<T extends TypeMap = any>(sql: string): Promise<Table<T>> {
-    const conn = await this.connect();
+    const conn = await this.connect(sql);
     try {
       const result = await arrowResult(conn, sql);
       const batches: RecordBatch[] = [];
@@ -77,7 +90,7 @@ class OpenLake implements Lake {
   }
 
   async *batches<T extends TypeMap = any>(sql: string): AsyncGenerator<RecordBatch<T>> {
-    const conn = await this.connect();
+    const conn = await this.connect(sql);
     try {
       yield* (await arrowResult(conn, sql)).batches() as AsyncGenerator<RecordBatch<T>>;
     } finally {

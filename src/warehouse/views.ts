@@ -12,7 +12,8 @@ import { exactSelect, viewColumns } from './amounts.js';
 import { committedBefore, REJECTS, RUNS, STATE, StateStore } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
 import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
-import { currentRows, ROWS_DB, rowsView } from './rows.js';
+import { committedFiles, currentRows, ROWS_DB, rowsView } from './rows.js';
+import type { Described } from './prune.js';
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
@@ -35,11 +36,13 @@ export function emptySelect(decl: StreamDecl): string {
  * What a table's view reads when it reads Parquet: `read_parquet(...)` of its committed files
  * (lined up by name unless `oneSchema`), or none when it has no files.
  */
-export function filesOf(lake: string, decl: StreamDecl, oneSchema = false, store = stateStoreOf(lake)): string | undefined {
+export function filesOf(lake: string, decl: StreamDecl, oneSchema = false, store = stateStoreOf(lake), some?: readonly string[]): string | undefined {
   const root = resolve(lake);
+  const byName = oneSchema ? '' : 'union_by_name = true, ';
+  // Pruned for a query (warehouse/prune.ts): only the files it can need.
+  if (some) return `read_parquet([${some.map((f) => sqlString(join(root, f))).join(', ')}], ${byName}hive_partitioning = false)`;
   const dir = join(root, decl.table);
   if (!hasParquet(dir)) return undefined;
-  const byName = oneSchema ? '' : 'union_by_name = true, ';
   // A table whose folder also holds files kept for older Iceberg snapshots (a retention) reads
   // the files its states list; otherwise its folder, which holds those alone.
   const mine = store?.statesOf(decl.table) ?? [];
@@ -90,7 +93,7 @@ export async function oneSchemaTables(conn: DuckDBConnection, lake: string, only
  * `oneSchema`: tables known to have one schema in all their files (oneSchemaTables), read without
  * union_by_name. `rows`: tables read from the copy of their rows in the warehouse file attached as ROWS_DB.
  */
-export async function viewSql(conn: DuckDBConnection, lake: string, only?: Set<string>, oneSchema?: Set<string>, rows?: Set<string>): Promise<string[]> {
+export async function viewSql(conn: DuckDBConnection, lake: string, only?: Set<string>, oneSchema?: Set<string>, rows?: Set<string>, pruned?: ReadonlyMap<string, string[]>): Promise<string[]> {
   const root = resolve(lake);
   const out: string[] = [];
   const store = stateStoreOf(root);
@@ -100,7 +103,7 @@ export async function viewSql(conn: DuckDBConnection, lake: string, only?: Set<s
       out.push(await rowsView(conn, decl, ROWS_DB));
       continue;
     }
-    const from = filesOf(root, decl, oneSchema?.has(decl.table), store);
+    const from = filesOf(root, decl, oneSchema?.has(decl.table), store, pruned?.get(decl.table));
     out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${from ? await exactSelect(conn, decl, from) : emptySelect(decl)}`);
   }
   const rejects = join(root, REJECTS);
@@ -167,6 +170,49 @@ export interface LakeDatabaseOptions {
   rowsFrom?: string;
   /** How the user named `rowsFrom` (`--warehouse`), when they did: then it must be a warehouse file. */
   rowsNamed?: string;
+  /** The one query the database is for: the views of the tables it reads from Parquet bind only the files it can need (prunedViews). */
+  sql?: string;
+}
+
+/**
+ * For `sql`, the files it can need of each table of `tables` (those read from Parquet), where fewer
+ * than all (warehouse/prune.ts): their views bind those files alone.
+ */
+export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, warehouse?: { file: string; attached: boolean }): Promise<Map<string, string[]>> {
+  const named = viewsFor(sql);
+  const read = [...tables].filter((t) => !named || named.has(t));
+  if (!read.length || !/\bwhere\b/i.test(sql)) return new Map();
+  const { catalogueIn, prunedFiles, snapshotBounds } = await import('./prune.js');
+  // The warehouse file's catalogue of the files' bounds where there is one (a run writes it), else
+  // the tables' manifests.
+  let catalogue = new Map<string, Map<string, Described>>();
+  if (warehouse?.attached) catalogue = await catalogueIn(conn, ROWS_DB, read);
+  else if (warehouse && existsSync(warehouse.file)) {
+    try {
+      await conn.run(`ATTACH ${sqlString(warehouse.file)} AS ${CATALOGUE_DB} (READ_ONLY)`);
+      try {
+        catalogue = await catalogueIn(conn, CATALOGUE_DB, read);
+      } finally {
+        await conn.run(`DETACH ${CATALOGUE_DB}`);
+      }
+    } catch {
+      // Held open for writing elsewhere, or not a database: the manifests.
+    }
+  }
+  return prunedFiles(conn, lake, sql, committedFiles(lake, read), async (t) => catalogue.get(t) ?? snapshotBounds(lake, t));
+}
+
+/** The name the warehouse file is attached under to read its catalogue of file bounds alone. */
+const CATALOGUE_DB = 'chainlake_catalogue';
+
+/**
+ * TEMP views (they shadow the database's for one connection) over only the files `sql` can need
+ * of each table of `tables` read from Parquet; none when nothing is pruned.
+ */
+export async function prunedViews(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, oneSchema?: Set<string>): Promise<string[]> {
+  const pruned = await filesFor(conn, lake, sql, tables);
+  if (!pruned.size) return [];
+  return (await viewSql(conn, lake, new Set(pruned.keys()), oneSchema, undefined, pruned)).map((v) => v.replace(/^CREATE OR REPLACE VIEW/, 'CREATE OR REPLACE TEMP VIEW'));
 }
 
 /**
@@ -174,6 +220,17 @@ export interface LakeDatabaseOptions {
  * threads and spill folder from `engine` over the environment (load/limits.ts).
  */
 export async function lakeDatabase(lake: string, engine: EngineOptions = {}, o: LakeDatabaseOptions = {}): Promise<DuckDBInstance> {
+  return (await readLakeDatabase(lake, engine, o)).db;
+}
+
+/** A lake's database (lakeDatabase) and how its views read: the tables read from Parquet, and those of them read without lining up by name. */
+export interface LakeDatabase {
+  db: DuckDBInstance;
+  parquet: Set<string>;
+  oneSchema?: Set<string>;
+}
+
+export async function readLakeDatabase(lake: string, engine: EngineOptions = {}, o: LakeDatabaseOptions = {}): Promise<LakeDatabase> {
   const { only, lineUpOnce = false } = o;
   const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));
   const conn = await db.connect();
@@ -185,16 +242,17 @@ export async function lakeDatabase(lake: string, engine: EngineOptions = {}, o: 
   const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables, o.rowsNamed) : new Set<string>();
   const rest = new Set([...(only ?? [...tables, '_rejects', '_runs'])].filter((t) => !rows.has(t)));
   const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, rest) : undefined;
-  for (const sql of await viewSql(conn, lake, only, oneSchema, rows)) await conn.run(sql);
+  const pruned = o.sql ? await filesFor(conn, lake, o.sql, rest, o.rowsFrom ? { file: o.rowsFrom, attached: rows.size > 0 } : undefined) : undefined;
+  for (const sql of await viewSql(conn, lake, only, oneSchema, rows, pruned)) await conn.run(sql);
   conn.closeSync();
-  return db;
+  return { db, parquet: rest, ...(oneSchema ? { oneSchema } : {}) };
 }
 
 /**
  * An in-memory DuckDB with the lake's views (`only`: those of these names, see viewsFor;
- * `rowsFrom`: a warehouse file whose current rows to read).
+ * `rowsFrom`: a warehouse file whose current rows to read; `sql`: the one query it is for).
  */
-export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>, rows: Pick<LakeDatabaseOptions, 'rowsFrom' | 'rowsNamed'> = {}): Promise<DuckDBConnection> {
+export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>, rows: Pick<LakeDatabaseOptions, 'rowsFrom' | 'rowsNamed' | 'sql'> = {}): Promise<DuckDBConnection> {
   return connectWarehouse(await lakeDatabase(lake, engine, { only, ...rows }));
 }
 

@@ -1,0 +1,342 @@
+// Pruning before DuckDB plans (issue 38): a query that filters a table on a column with constants
+// (`block_number BETWEEN a AND b`, `block_timestamp >= '...'`, `token_address = '0x...'`, a tx
+// hash) reads a view over only the files whose bounds can match, so that DuckDB neither reads the
+// other files' footers nor plans over them. The bounds are those the table's Iceberg manifests keep
+// for each data file (iceberg/stats.ts, written with every commit), so nothing is read from the
+// Parquet files to prune. A file is left out only where its bounds rule it out for every place the
+// query reads the table: anything not understood (a join, an OR, a function of a column, a
+// statement that is not a SELECT, a file the manifests do not describe) keeps every file. Reading
+// more files than needed is slower, never wrong: the query's own filter still runs over them.
+import { existsSync, readFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import type { DuckDBConnection } from './duckdb.js';
+import { sqlString } from '../load/paths.js';
+import { compareValues, decodeBound } from '../iceberg/bounds.js';
+import { currentSchema, currentSnapshot, versionFile, type TableMetadata } from '../iceberg/metadata.js';
+
+type Value = bigint | number | string | boolean;
+
+/** Inclusive bounds of a column; a side left out is open. */
+export interface Range {
+  lo?: Value;
+  hi?: Value;
+}
+
+/** What one place that reads a table needs of it: a range per column, each row outside one is filtered out by the query. */
+export type Need = Map<string, Range>;
+
+/** The columns pruned on and how a constant compared with each becomes a bound (DuckDB's conversion, so that it means what the query's comparison means). */
+const PRUNABLE: Record<string, 'long' | 'timestamptz' | 'string'> = {
+  block_number: 'long',
+  block_timestamp: 'timestamptz',
+  token_address: 'string',
+  from_address: 'string',
+  to_address: 'string',
+  tx_hash: 'string',
+  address: 'string',
+  hash: 'string',
+};
+
+type Node = Record<string, unknown>;
+const isNode = (x: unknown): x is Node => typeof x === 'object' && x !== null;
+
+const INTEGERS = ['INTEGER', 'BIGINT', 'HUGEINT', 'SMALLINT', 'TINYINT', 'UBIGINT', 'UINTEGER'];
+
+/** The types of constant a column's comparison is taken for a bound with: those DuckDB compares as the column's values (a number against text would compare as numbers). */
+const TAKES: Record<'long' | 'timestamptz' | 'string', string[]> = {
+  long: [...INTEGERS, 'VARCHAR'],
+  timestamptz: ['VARCHAR', 'TIMESTAMP WITH TIME ZONE', 'TIMESTAMP', 'DATE'],
+  string: ['VARCHAR'],
+};
+
+/** A constant of the query as SQL DuckDB can evaluate (a literal, or a cast of one) and its type, else undefined. */
+function constantSql(e: unknown): { sql: string; type: string } | undefined {
+  if (!isNode(e)) return undefined;
+  if (e.type === 'VALUE_CONSTANT') {
+    const v = e.value as { is_null: boolean; value: unknown; type: { id: string } };
+    if (v.is_null) return undefined;
+    if (v.type.id === 'VARCHAR') return { sql: sqlString(String(v.value)), type: 'VARCHAR' };
+    if (INTEGERS.includes(v.type.id)) return { sql: String(v.value), type: v.type.id };
+    return undefined;
+  }
+  if (e.type === 'OPERATOR_CAST' && !e.try_cast) {
+    const inner = constantSql(e.child);
+    const to = (e.cast_type as { id: string; type_info: unknown }).id;
+    if (inner === undefined || !['TIMESTAMP WITH TIME ZONE', 'TIMESTAMP', 'DATE', 'BIGINT', 'INTEGER', 'VARCHAR'].includes(to)) return undefined;
+    return { sql: `CAST(${inner.sql} AS ${to})`, type: to };
+  }
+  return undefined;
+}
+
+interface Bound {
+  column: string;
+  side: 'lo' | 'hi' | 'eq';
+  sql: string;
+}
+
+/** The bounds one conjunct of a WHERE puts on the table's columns (`names`: how a column may be qualified). */
+function boundsOf(e: Node, names: Set<string>): Bound[] {
+  const column = (x: unknown): string | undefined => {
+    if (!isNode(x) || x.type !== 'COLUMN_REF') return undefined;
+    const parts = (x.column_names as string[]).map((p) => p.toLowerCase());
+    const name = parts.length === 1 ? parts[0] : parts.length === 2 && names.has(parts[0]!) ? parts[1] : undefined;
+    return name !== undefined && name in PRUNABLE ? name : undefined;
+  };
+  const fits = (c: string, k: { type: string } | undefined): k is { sql: string; type: string } => k !== undefined && TAKES[PRUNABLE[c]!].includes(k.type);
+  if (e.type === 'COMPARE_BETWEEN') {
+    const c = column(e.input);
+    const lo = constantSql(e.lower);
+    const hi = constantSql(e.upper);
+    return c && fits(c, lo) && fits(c, hi) ? [{ column: c, side: 'lo', sql: lo.sql }, { column: c, side: 'hi', sql: hi.sql }] : [];
+  }
+  const flip = { COMPARE_EQUAL: 'COMPARE_EQUAL', COMPARE_GREATERTHAN: 'COMPARE_LESSTHAN', COMPARE_GREATERTHANOREQUALTO: 'COMPARE_LESSTHANOREQUALTO', COMPARE_LESSTHAN: 'COMPARE_GREATERTHAN', COMPARE_LESSTHANOREQUALTO: 'COMPARE_GREATERTHANOREQUALTO' } as Record<string, string>;
+  if (!(String(e.type) in flip)) return [];
+  let c = column(e.left);
+  let k = constantSql(e.right);
+  let type = String(e.type);
+  if (!c) {
+    c = column(e.right);
+    k = constantSql(e.left);
+    type = flip[type]!;
+  }
+  if (!c || !fits(c, k)) return [];
+  // A strict comparison is taken as inclusive: a bound a little wide keeps a file, never drops one.
+  const side = type === 'COMPARE_EQUAL' ? 'eq' : type.startsWith('COMPARE_GREATERTHAN') ? 'lo' : 'hi';
+  return [{ column: c, side, sql: k.sql }];
+}
+
+/** The conjuncts of a WHERE (its ANDs flattened). */
+function conjuncts(e: unknown): Node[] {
+  if (!isNode(e)) return [];
+  if (e.type === 'CONJUNCTION_AND') return (e.children as unknown[]).flatMap(conjuncts);
+  return [e];
+}
+
+/**
+ * For each table of `tables` that `sql` reads, what each place reading it needs as bounds (SQL of
+ * constants, not yet evaluated), or undefined when some place needs every row or the SQL cannot be
+ * read so (not only SELECTs, or the table named some other way than as a table of a FROM).
+ */
+async function placesOf(conn: DuckDBConnection, sql: string, tables: readonly string[]): Promise<Map<string, Bound[][] | undefined>> {
+  const out = new Map<string, Bound[][] | undefined>(tables.map((t) => [t, undefined]));
+  let parsed: { error: boolean; statements?: unknown[] };
+  try {
+    parsed = JSON.parse(String((await conn.runAndReadAll(`SELECT json_serialize_sql(${sqlString(sql)})`)).getRows()[0]![0]));
+  } catch {
+    return out;
+  }
+  if (parsed.error || !parsed.statements) return out;
+  const places = new Map<string, Bound[][]>(tables.map((t) => [t, []]));
+  const everything = new Set<string>();
+  const seen = new Set<unknown>();
+  const visit = (x: unknown): void => {
+    if (Array.isArray(x)) return x.forEach(visit);
+    if (!isNode(x)) return;
+    if (x.type === 'SELECT_NODE' && isNode(x.from_table) && x.from_table.type === 'BASE_TABLE') {
+      const from = x.from_table;
+      const table = String(from.table_name).toLowerCase();
+      if (places.has(table) && !from.catalog_name && (!from.schema_name || String(from.schema_name).toLowerCase() === 'main')) {
+        const names = new Set([table, String(from.alias ?? '').toLowerCase()].filter(Boolean));
+        places.get(table)!.push(conjuncts(x.where_clause).flatMap((c) => boundsOf(c, names)));
+        seen.add(from);
+      }
+    }
+    if (x.type === 'BASE_TABLE' && !seen.has(x)) {
+      const table = String(x.table_name).toLowerCase();
+      if (places.has(table)) everything.add(table);
+    }
+    for (const v of Object.values(x)) visit(v);
+  };
+  visit(parsed.statements);
+  // Each mention of a table's name must be one of the places found: a name in a string
+  // (query_table('t'), query('...')) reads the view unseen. A qualified column (t.x) is no place.
+  const lower = sql.toLowerCase();
+  for (const [t, found] of places) {
+    const mentions = lower.match(new RegExp(`(?<![a-z0-9_$])${t}(?![a-z0-9_$]|"?\\s*\\.)`, 'g'))?.length ?? 0;
+    if (everything.has(t) || found.length === 0 || mentions !== found.length || found.some((b) => b.length === 0)) continue;
+    out.set(t, found);
+  }
+  return out;
+}
+
+/** The bounds as values of each column's type, each constant evaluated by DuckDB (in the connection's time zone, as the query's own comparison). */
+async function needsOf(conn: DuckDBConnection, places: Bound[][]): Promise<Need[]> {
+  const exprs = places.flat().map((b) => (PRUNABLE[b.column] === 'long' ? `CAST(${b.sql} AS BIGINT)::VARCHAR` : PRUNABLE[b.column] === 'timestamptz' ? `epoch_us(CAST(${b.sql} AS TIMESTAMPTZ))::VARCHAR` : `CAST(${b.sql} AS VARCHAR)`));
+  const row = (await conn.runAndReadAll(`SELECT ${exprs.join(', ')}`)).getRows()[0]!;
+  let i = 0;
+  return places.map((bounds) => {
+    const need: Need = new Map();
+    for (const b of bounds) {
+      const text = String(row[i++]);
+      const v: Value = PRUNABLE[b.column] === 'string' ? text : BigInt(text);
+      const r = need.get(b.column) ?? {};
+      if (b.side !== 'hi' && (r.lo === undefined || compareValues(v, r.lo) > 0)) r.lo = v;
+      if (b.side !== 'lo' && (r.hi === undefined || compareValues(v, r.hi) < 0)) r.hi = v;
+      need.set(b.column, r);
+    }
+    return need;
+  });
+}
+
+/** A data file's bounds by column, as its table's manifests keep them. */
+export type FileBounds = Map<string, Range>;
+
+/** A data file as its table's manifests describe it: its bounds, and which columns it has (their ids). */
+export interface Described {
+  bounds: FileBounds;
+  columns: string;
+}
+
+/**
+ * The manifests read last, by metadata file: decoding them costs far more than a selective query
+ * (a long-lived process, the library, reads them once per version of the table).
+ */
+const read = new Map<string, Map<string, Described>>();
+const READ_KEPT = 16;
+
+/**
+ * Each data file (lake-relative) of the table's current Iceberg snapshot with its columns' bounds;
+ * undefined where the table has no metadata or it cannot be read (then nothing is pruned).
+ */
+export async function snapshotBounds(lake: string, table: string): Promise<Map<string, Described> | undefined> {
+  const root = resolve(lake);
+  const dir = join(root, table, 'metadata');
+  try {
+    const hint = join(dir, 'version-hint.text');
+    if (!existsSync(hint)) return undefined;
+    let n = Number(readFileSync(hint, 'utf8').trim());
+    // A writer makes its version before it moves the hint on.
+    while (existsSync(join(dir, versionFile(n + 1)))) n++;
+    // A version file is written once (a new number for every change).
+    const at = join(dir, versionFile(n));
+    const known = read.get(at);
+    if (known) return known;
+    // Loaded here, not at the top: Avro's decoder costs a query that reads the catalogue instead.
+    const { readManifest, readManifestList } = await import('../iceberg/avro.js');
+    const metadata = JSON.parse(readFileSync(at, 'utf8')) as TableMetadata;
+    const snap = currentSnapshot(metadata);
+    const schema = currentSchema(metadata);
+    if (!snap || !schema) return undefined;
+    // Files are named by URIs under the metadata's own location (the lake where it was written).
+    const base = metadata.location.slice(0, metadata.location.lastIndexOf('/') + 1);
+    const key = (uri: string) => {
+      if (!uri.startsWith(base)) throw new Error(`${uri} is outside ${base}`);
+      return decodeURI(uri.slice(base.length));
+    };
+    const fields = schema.fields.filter((f) => f.name in PRUNABLE && f.type === PRUNABLE[f.name]);
+    const out = new Map<string, Described>();
+    for (const mf of readManifestList(readFileSync(join(root, key(snap['manifest-list']))))) {
+      for (const e of readManifest(readFileSync(join(root, key(mf.path)))).entries) {
+        if (e.status === 2) continue;
+        const bounds: FileBounds = new Map();
+        for (const f of fields) {
+          const lo = e.file.lowerBounds?.get(f.id);
+          const hi = e.file.upperBounds?.get(f.id);
+          const t = f.type as 'long' | 'timestamptz' | 'string';
+          bounds.set(f.name, { ...(lo ? { lo: decodeBound(t, lo) } : {}), ...(hi ? { hi: decodeBound(t, hi) } : {}) });
+        }
+        out.set(key(e.file.path), { bounds, columns: [...(e.file.valueCounts?.keys() ?? [])].sort((a, b) => a - b).join(',') });
+      }
+    }
+    if (read.size >= READ_KEPT) read.delete(read.keys().next().value!);
+    read.set(at, out);
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a file with `bounds` may hold a row that `need` keeps (a column without a bound may hold anything). */
+export function mayMatch(bounds: FileBounds | undefined, need: Need): boolean {
+  if (!bounds) return true;
+  for (const [column, want] of need) {
+    const has = bounds.get(column);
+    if (!has) continue;
+    if (want.lo !== undefined && want.hi !== undefined && compareValues(want.lo, want.hi) > 0) return false;
+    if (want.lo !== undefined && has.hi !== undefined && compareValues(has.hi, want.lo) < 0) return false;
+    if (want.hi !== undefined && has.lo !== undefined && compareValues(has.lo, want.hi) > 0) return false;
+  }
+  return true;
+}
+
+/** Where a table's files are described: the warehouse file's catalogue, else its manifests. */
+export type DescribedOf = (table: string) => Promise<Map<string, Described> | undefined>;
+
+/** The catalogue of file bounds a warehouse file keeps (writeCatalogue), so that a query reads one small table, not the manifests. */
+export const CATALOGUE = '_chainlake_bounds';
+
+/**
+ * Writes into the database `conn` writes the catalogue of every data file of `tables` that their
+ * manifests describe (those with columns pruned on). Read back by catalogueIn.
+ */
+export async function writeCatalogue(conn: DuckDBConnection, lake: string, tables: readonly string[]): Promise<void> {
+  await conn.run(`CREATE OR REPLACE TABLE ${CATALOGUE} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, columns VARCHAR NOT NULL, bounds VARCHAR NOT NULL)`);
+  const rows: string[] = [];
+  for (const t of tables) {
+    for (const [file, d] of (await snapshotBounds(lake, t)) ?? []) {
+      const bounds = Object.fromEntries([...d.bounds].map(([c, r]) => [c, [r.lo === undefined ? null : String(r.lo), r.hi === undefined ? null : String(r.hi)]]));
+      rows.push(`(${sqlString(t)}, ${sqlString(file)}, ${sqlString(d.columns)}, ${sqlString(JSON.stringify(bounds))})`);
+    }
+  }
+  for (let i = 0; i < rows.length; i += 1000) await conn.run(`INSERT INTO ${CATALOGUE} VALUES ${rows.slice(i, i + 1000).join(', ')}`);
+}
+
+/** The catalogue of `tables` in database `db` attached to `conn`; none where it has none. */
+export async function catalogueIn(conn: DuckDBConnection, db: string, tables: readonly string[]): Promise<Map<string, Map<string, Described>>> {
+  const out = new Map<string, Map<string, Described>>();
+  if (!tables.length) return out;
+  let rows;
+  try {
+    rows = (await conn.runAndReadAll(`SELECT table_name, file, columns, bounds FROM ${db}.main.${CATALOGUE} WHERE table_name IN (${tables.map(sqlString).join(', ')})`)).getRows();
+  } catch {
+    return out;
+  }
+  for (const [t, file, columns, json] of rows) {
+    let files = out.get(String(t));
+    if (!files) out.set(String(t), (files = new Map()));
+    const bounds: FileBounds = new Map();
+    for (const [c, [lo, hi]] of Object.entries(JSON.parse(String(json)) as Record<string, [string | null, string | null]>)) {
+      const of = (v: string | null) => (v === null ? undefined : PRUNABLE[c] === 'string' ? v : BigInt(v));
+      const r: Range = {};
+      if (lo !== null) r.lo = of(lo)!;
+      if (hi !== null) r.hi = of(hi)!;
+      bounds.set(c, r);
+    }
+    files.set(String(file), { bounds, columns: String(columns) });
+  }
+  return out;
+}
+
+/**
+ * The files each table of `tables` needs read for `sql`, where fewer than all of `committed`
+ * (lake-relative, per table): the tables left out read every file. A file not described (committed
+ * after the catalogue was written) is read. At least one described file is kept, so that the view
+ * has the table's columns.
+ */
+export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: string, committed: ReadonlyMap<string, readonly string[]>, describedOf: DescribedOf = (t) => snapshotBounds(lake, t)): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const tables = [...committed.keys()].filter((t) => (committed.get(t)?.length ?? 0) > 1);
+  if (!tables.length) return out;
+  // Constants are read in the zone every query runs in (connectWarehouse).
+  await conn.run("SET TimeZone = 'UTC'");
+  for (const [table, places] of await placesOf(conn, sql, tables)) {
+    if (!places) continue;
+    const all = committed.get(table)!;
+    const described = await describedOf(table);
+    const known = all.filter((f) => described?.has(f));
+    // The described files all with the same columns: a view over some of them (and every file not
+    // described) has the columns of the view over all.
+    if (!described || !known.length || new Set(known.map((f) => described.get(f)!.columns)).size !== 1) continue;
+    let needs: Need[];
+    try {
+      needs = await needsOf(conn, places);
+    } catch {
+      // A constant DuckDB cannot convert (out of range, not a time): the query says so itself.
+      continue;
+    }
+    const keep = all.filter((f) => !described.has(f) || needs.some((n) => mayMatch(described.get(f)!.bounds, n)));
+    if (!keep.some((f) => described.has(f))) keep.unshift(known[0]!);
+    if (keep.length < all.length) out.set(table, keep);
+  }
+  return out;
+}
