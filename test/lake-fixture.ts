@@ -12,7 +12,7 @@ import type { RunReport } from '../src/pipeline/report.js';
 import { startSimulator } from '../src/simulator/server.js';
 import { quiet } from './helpers.js';
 
-export const DEMO_TABLES = ['erc_transfers', 'internal_transactions', 'historical_rewards', 'pending_rewards', 'delegators', 'chain_metrics', 'avg_tps', 'icm_messages', 'validators', 'platform_transactions', 'address_token_transfers', 'platform_balances', 'nft_tokens'];
+export const DEMO_TABLES = ['erc_transfers', 'internal_transactions', 'historical_rewards', 'pending_rewards', 'delegators', 'chain_metrics', 'avg_tps', 'icm_messages', 'validators', 'platform_transactions', 'address_token_transfers', 'platform_balances', 'nft_tokens', 'network_details', 'xchain_asset_transactions'];
 
 export function demoPipeline(url: string, tables: string[]): Pipeline {
   const p = loadPipeline('pipelines/demo.yaml');

@@ -287,6 +287,10 @@ export async function startSimulator(opts: SimulatorOptions = {}): Promise<Simul
       }
     });
   });
+  // An idle connection stays open as long as behind a production load balancer (a minute), not
+  // Node's 5 s: a client that reuses a socket the server is closing at that moment sees a reset,
+  // which a busy machine's late timers make likely with a 5 s bound.
+  server.keepAliveTimeout = 65_000;
   const sockets = new Set<Socket>();
   server.on('connection', (s) => {
     sockets.add(s);
