@@ -157,7 +157,7 @@ function credential(r: Rng): Credential {
 }
 
 /** A P-Chain UTXO as the other chain's listing shows the same output. */
-function fromP(u: PChainUtxo, consumedOnChainId: string): XcUtxo {
+export function fromP(u: PChainUtxo, consumedOnChainId: string): XcUtxo {
   return {
     addresses: [...u.addresses], asset: { ...u.asset }, consumedOnChainId, createdOnChainId: u.createdOnChainId, utxoId: u.utxoId,
     creationTxHash: u.txHash, locktime: u.platformLocktime, outputIndex: String(u.outputIndex), threshold: u.threshold, timestamp: u.blockTimestamp, utxoType: 'TRANSFER',

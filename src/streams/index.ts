@@ -65,8 +65,8 @@ import { addressTxInternals } from './address_tx_internals.js';
 import { collectibleBalances } from './collectible_balances.js';
 // issue 40, the primary network and the X-Chain
 import { networkDetails } from './network_details.js';
-import { xchainBalances } from './platform_balances.js';
-import { xchainUtxos } from './xchain_utxos.js';
+import { cchainBalances, xchainBalances } from './platform_balances.js';
+import { cchainUtxos, xchainUtxos } from './xchain_utxos.js';
 import { xchainAssetTransactions } from './xchain_asset_transactions.js';
 import { xchainBlocks } from './platform_blocks.js';
 import { xchainVertices } from './xchain_vertices.js';
@@ -149,6 +149,8 @@ export const STREAMS: readonly StreamDecl[] = [
   networkDetails,
   xchainBalances,
   xchainUtxos,
+  cchainBalances,
+  cchainUtxos,
   xchainAssetTransactions,
   xchainBlocks,
   xchainVertices,
