@@ -112,8 +112,8 @@ function requiredAddresses(ctx: RouteContext, network: Network, chain = 'P-Chain
 }
 
 function balances(ctx: RouteContext): unknown {
-  if (namesXChain(ctx)) return xBalances(ctx);
-  if (namesCChain(ctx)) return cBalances(ctx);
+  const xc = xcChainOf(ctx);
+  if (xc) return xcBalances(ctx, xc);
   const network = pathChain(ctx);
   const addresses = requiredAddresses(ctx, network);
   const at = intParam(ctx.query, 'blockTimestamp', 0);
@@ -148,8 +148,8 @@ export const SORT_BY = ['timestamp', 'amount'] as const;
 export const SORT_ORDER = ['asc', 'desc'] as const;
 
 function utxos(ctx: RouteContext): unknown {
-  if (namesXChain(ctx)) return xcUtxos(ctx, 'x');
-  if (namesCChain(ctx)) return xcUtxos(ctx, 'c');
+  const xc = xcChainOf(ctx);
+  if (xc) return xcUtxos(ctx, xc);
   const network = pathChain(ctx);
   const q = ctx.query;
   const addresses = requiredAddresses(ctx, network);
@@ -174,22 +174,24 @@ function utxos(ctx: RouteContext): unknown {
 }
 
 
-// ---- the X-Chain's (xchain_utxos.ts has its world) ----
+// ---- the X- and C-Chain's (xchain_utxos.ts has the X-Chain's world; the C-Chain's is below) ----
 
-/** Whether the path names the X-Chain (x-chain or its id on the path's network). */
-function namesXChain(ctx: RouteContext): boolean {
+/** Which of the X- and C-Chain the path names (its alias, or its id on the path's network), if either. */
+function xcChainOf(ctx: RouteContext): 'x' | 'c' | undefined {
   const chain = ctx.params[1]!;
-  if (chain === 'x-chain') return true;
-  const network = networkParam(ctx.params[0]!);
-  return chain === X_CHAIN[stakingNetwork(network)];
+  if (chain === 'x-chain' || chain === 'c-chain') return chain === 'x-chain' ? 'x' : 'c';
+  const net = stakingNetwork(networkParam(ctx.params[0]!));
+  return chain === X_CHAIN[net] ? 'x' : chain === C_CHAIN[net] ? 'c' : undefined;
 }
 
-function xBalances(ctx: RouteContext): unknown {
+/** The X-Chain's balances, or the C-Chain's atomic memory's: each its own shape, one query. */
+function xcBalances(ctx: RouteContext, chain: 'x' | 'c'): unknown {
   const network = networkParam(ctx.params[0]!);
-  const addresses = requiredAddresses(ctx, network, 'X-Chain');
+  const addresses = requiredAddresses(ctx, network, chain === 'x' ? 'X-Chain' : 'C-Chain (bech32)');
   const at = intParam(ctx.query, 'blockTimestamp', 0);
   const t = at === undefined ? ctx.world.now : Math.min(at, ctx.world.now);
-  return { balances: xBalancesOf(xUtxosOf(ctx.world.seed, network, addresses, t).held, t), chainInfo: { chainName: 'x-chain', network } };
+  const balances = chain === 'x' ? xBalancesOf(xUtxosOf(ctx.world.seed, network, addresses, t).held, t) : cBalancesOf(cUtxosOf(ctx.world.seed, network, addresses, t).held, t);
+  return { balances, chainInfo: { chainName: chain === 'x' ? 'x-chain' : 'c-chain', network } };
 }
 
 /** The X-Chain's UTXOs, or the C-Chain's in atomic memory: one shape (the OpenAPI's Utxo), one query. */
@@ -214,13 +216,6 @@ function xcUtxos(ctx: RouteContext, chain: 'x' | 'c'): unknown {
 }
 
 // ---- the C-Chain's: its atomic memory only (the EVM balances are the chain's own listings) ----
-
-function namesCChain(ctx: RouteContext): boolean {
-  const chain = ctx.params[1]!;
-  if (chain === 'c-chain') return true;
-  const network = networkParam(ctx.params[0]!);
-  return chain === C_CHAIN[stakingNetwork(network)];
-}
 
 const cCache = new Map<string, AddressUtxos<XcUtxo>>();
 
@@ -269,14 +264,6 @@ export function cBalancesOf(held: readonly XcUtxo[], t: number): { atomicMemoryU
     e.utxoCount++;
   }
   return out;
-}
-
-function cBalances(ctx: RouteContext): unknown {
-  const network = networkParam(ctx.params[0]!);
-  const addresses = requiredAddresses(ctx, network, 'C-Chain (bech32)');
-  const at = intParam(ctx.query, 'blockTimestamp', 0);
-  const t = at === undefined ? ctx.world.now : Math.min(at, ctx.world.now);
-  return { balances: cBalancesOf(cUtxosOf(ctx.world.seed, network, addresses, t).held, t), chainInfo: { chainName: 'c-chain', network } };
 }
 
 export const PLATFORM_BALANCE_ROUTES: RouteTable = [
