@@ -2783,6 +2783,50 @@ export interface LakeTables {
     /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
     amount_units: Float64;
   };
+  cchain_blocks: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** height */
+    block_number: Int64;
+    /** block id (0x hex, as blocks.block_hash) */
+    block_hash: Utf8;
+    /** parent block id */
+    parent_hash: Utf8;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... (the X-Chain: StandardBlock) */
+    block_type: Utf8;
+    /** transactions in the block */
+    tx_count: Int32;
+    /** their ids (cchain_atomic_transactions.tx_hash) */
+    tx_hashes: List<Utf8>;
+    /** size in bytes */
+    block_size_bytes: Int64;
+    /** continuous fees L1 validators have paid so far, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(l1_validators_accrued_fees) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum l1_validators_accrued_fees_raw::BIGNUM there */
+    l1_validators_accrued_fees: Utf8;
+    /** exact digits of l1_validators_accrued_fees as received (text) */
+    l1_validators_accrued_fees_raw: Utf8;
+    /** L1 validators active */
+    active_l1_validators: Int32;
+    /** AVAX supply after the block, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(current_supply) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum current_supply_raw::BIGNUM there */
+    current_supply: Utf8;
+    /** exact digits of current_supply as received (text) */
+    current_supply_raw: Utf8;
+    /** the proposer VM's block id (standard and proposal blocks) */
+    proposer_id: Utf8;
+    /** its parent */
+    proposer_parent_id: Utf8;
+    /** the node that proposed it */
+    proposer_node_id: Utf8;
+    /** P-Chain height the proposer built on */
+    proposer_p_chain_height: Int64;
+    /** the proposer's time (UTC) */
+    proposer_timestamp: TimestampMicrosecond;
+    /** l1_validators_accrued_fees in whole units: l1_validators_accrued_fees / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum l1_validators_accrued_fees for an exact total */
+    l1_validators_accrued_fees_units: Float64;
+    /** current_supply in whole units: current_supply / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum current_supply for an exact total */
+    current_supply_units: Float64;
+  };
   xchain_asset_transactions: {
     /** mainnet, fuji or testnet */
     network: Utf8;

@@ -68,7 +68,7 @@ import { networkDetails } from './network_details.js';
 import { cchainBalances, xchainBalances } from './platform_balances.js';
 import { cchainUtxos, xchainUtxos } from './xchain_utxos.js';
 import { xchainAssetTransactions } from './xchain_asset_transactions.js';
-import { xchainBlocks } from './platform_blocks.js';
+import { cchainBlocks, xchainBlocks } from './platform_blocks.js';
 import { xchainVertices } from './xchain_vertices.js';
 // Issue 40, EVM and metrics side.
 import { metricsChains } from './metrics_chains.js';
@@ -151,6 +151,7 @@ export const STREAMS: readonly StreamDecl[] = [
   xchainUtxos,
   cchainBalances,
   cchainUtxos,
+  cchainBlocks,
   xchainAssetTransactions,
   xchainBlocks,
   xchainVertices,
