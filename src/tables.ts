@@ -2695,6 +2695,138 @@ export interface LakeTables {
     /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
     amount_units: Float64;
   };
+  cchain_balances: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the holder, as given in the pipeline */
+    address: Utf8;
+    /** the time the balances are of: blockTimestamp as asked, else snapshot_at (UTC) */
+    balance_at: TimestampMicrosecond;
+    /** atomicMemoryUnlocked, atomicMemoryLocked (the service's names; a category with nothing in it has no row) */
+    category: Utf8;
+    /** asset (AVAX, or another asset exported to the C-Chain) */
+    asset_id: Utf8;
+    /** asset name */
+    asset_name: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset (9 for AVAX) */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** the sum, in the asset's smallest unit. Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
+    amount_raw: Utf8;
+    /** UTXOs summed */
+    utxo_count: Int32;
+    /** atomic memory: the chain the UTXOs are shared with (exported to or imported from) */
+    shared_with_chain_id: Utf8;
+    /** atomic memory: status as sent */
+    status: Utf8;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
+  };
+  cchain_utxos: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** when chainlake took the snapshot (UTC): the start of the listing */
+    snapshot_at: TimestampMicrosecond;
+    /** the listed owner, as given in the pipeline */
+    address: Utf8;
+    /** UTXO id (cb58) */
+    utxo_id: Utf8;
+    /** the transaction that created it */
+    creation_tx_hash: Utf8;
+    /** its index among that transaction's outputs (sent as text) */
+    output_index: Int64;
+    /** amount in the asset's smallest unit (uint64). Exact in chainlake's SQL (BIGNUM): sum(amount) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum amount_raw::BIGNUM there */
+    amount: Utf8;
+    /** exact digits of amount as received (text) */
+    amount_raw: Utf8;
+    /** asset */
+    asset_id: Utf8;
+    /** asset symbol */
+    asset_symbol: Utf8;
+    /** decimals of the asset */
+    asset_denomination: Int32;
+    /** secp256k1 or nft */
+    asset_type: Utf8;
+    /** owners (bech32, as sent) */
+    addresses: List<Utf8>;
+    /** signatures of the owners needed to spend it */
+    threshold: Int32;
+    /** Unix time before which it cannot be spent (uint64) */
+    locktime: Decimal;
+    /** type of output, as sent */
+    utxo_type: Utf8;
+    /** when it was created (UTC) */
+    created_timestamp: TimestampMicrosecond;
+    /** chain it was created on */
+    created_on_chain_id: Utf8;
+    /** chain it is spent on (an export's outputs: the destination) */
+    consumed_on_chain_id: Utf8;
+    /** the transaction that spent it, if spent when listed */
+    consuming_tx_hash: Utf8;
+    /** when it was spent (UTC) */
+    consuming_tx_timestamp: TimestampMicrosecond;
+    /** NFT mint outputs: the minting set */
+    group_id: Int32;
+    /** NFT outputs: the payload (hex) */
+    payload: Utf8;
+    /** inputs: the signatures and public keys that spent it */
+    credentials: Utf8;
+    /** spent at the snapshot (listed with includeSpent only): it has a consuming transaction or time */
+    spent: Bool;
+    /** amount in whole units: amount / 10^asset_denomination (NULL where that is unknown), a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum amount for an exact total */
+    amount_units: Float64;
+  };
+  cchain_blocks: {
+    /** mainnet, fuji or testnet */
+    network: Utf8;
+    /** height */
+    block_number: Int64;
+    /** block id (0x hex, as blocks.block_hash) */
+    block_hash: Utf8;
+    /** parent block id */
+    parent_hash: Utf8;
+    /** block time (UTC) */
+    block_timestamp: TimestampMicrosecond;
+    /** BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... (the X-Chain: StandardBlock) */
+    block_type: Utf8;
+    /** transactions in the block */
+    tx_count: Int32;
+    /** their ids (cchain_atomic_transactions.tx_hash) */
+    tx_hashes: List<Utf8>;
+    /** size in bytes */
+    block_size_bytes: Int64;
+    /** continuous fees L1 validators have paid so far, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(l1_validators_accrued_fees) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum l1_validators_accrued_fees_raw::BIGNUM there */
+    l1_validators_accrued_fees: Utf8;
+    /** exact digits of l1_validators_accrued_fees as received (text) */
+    l1_validators_accrued_fees_raw: Utf8;
+    /** L1 validators active */
+    active_l1_validators: Int32;
+    /** AVAX supply after the block, in nAVAX. Exact in chainlake's SQL (BIGNUM): sum(current_supply) as it is; in the Parquet files DECIMAL(38,0), NULL over 38 digits: sum current_supply_raw::BIGNUM there */
+    current_supply: Utf8;
+    /** exact digits of current_supply as received (text) */
+    current_supply_raw: Utf8;
+    /** the proposer VM's block id (standard and proposal blocks) */
+    proposer_id: Utf8;
+    /** its parent */
+    proposer_parent_id: Utf8;
+    /** the node that proposed it */
+    proposer_node_id: Utf8;
+    /** P-Chain height the proposer built on */
+    proposer_p_chain_height: Int64;
+    /** the proposer's time (UTC) */
+    proposer_timestamp: TimestampMicrosecond;
+    /** l1_validators_accrued_fees in whole units: l1_validators_accrued_fees / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum l1_validators_accrued_fees for an exact total */
+    l1_validators_accrued_fees_units: Float64;
+    /** current_supply in whole units: current_supply / 10^9, a DOUBLE for reading and charts (chainlake's SQL only, not in the files); sum current_supply for an exact total */
+    current_supply_units: Float64;
+  };
   xchain_asset_transactions: {
     /** mainnet, fuji or testnet */
     network: Utf8;

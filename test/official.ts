@@ -72,6 +72,9 @@ const OFFICIAL: Record<string, { schema: string; wrapped?: true }> = {
   networkDetails: { schema: 'components.GetNetworkDetailsResponse' },
   xChainBalances: { schema: 'components.ListXChainBalancesResponse' },
   xChainUtxos: { schema: 'components.ListUtxosResponse' },
+  // The C-Chain's answer its atomic memory in their own shapes (its UTXOs the X-Chain's Utxo).
+  cChainBalances: { schema: 'components.ListCChainAtomicBalancesResponse' },
+  cChainUtxos: { schema: 'components.ListUtxosResponse' },
   assetTransactions: { schema: 'operations.ListAssetTransactionsResponse', wrapped: true },
   xVertices: { schema: 'operations.ListLatestXChainVerticesResponse', wrapped: true },
   xVerticesByHeight: { schema: 'operations.GetVertexByHeightResponse', wrapped: true },

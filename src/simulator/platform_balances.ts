@@ -14,9 +14,9 @@ import { pathChain } from './primary_routes.js';
 import { WEIGHTS } from './ratelimit.js';
 import type { RouteContext, RouteTable } from './route.js';
 import { addressBody, type AssetAmount } from './staking.js';
-import { X_CHAIN } from './primary.js';
+import { C_CHAIN, X_CHAIN } from './primary.js';
 import { xBalancesOf, xUtxosOf, type AddressUtxos } from './xchain_utxos.js';
-import type { XcUtxo } from './primary_xc.js';
+import { atomicWorld, fromP, type CChainAtomicTransaction, type XcUtxo } from './primary_xc.js';
 import { stakingNetwork } from './staking.js';
 
 /** The categories of a P-Chain balance (the OpenAPI's PChainBalance), in its order. */
@@ -112,7 +112,8 @@ function requiredAddresses(ctx: RouteContext, network: Network, chain = 'P-Chain
 }
 
 function balances(ctx: RouteContext): unknown {
-  if (namesXChain(ctx)) return xBalances(ctx);
+  const xc = xcChainOf(ctx);
+  if (xc) return xcBalances(ctx, xc);
   const network = pathChain(ctx);
   const addresses = requiredAddresses(ctx, network);
   const at = intParam(ctx.query, 'blockTimestamp', 0);
@@ -147,7 +148,8 @@ export const SORT_BY = ['timestamp', 'amount'] as const;
 export const SORT_ORDER = ['asc', 'desc'] as const;
 
 function utxos(ctx: RouteContext): unknown {
-  if (namesXChain(ctx)) return xUtxos(ctx);
+  const xc = xcChainOf(ctx);
+  if (xc) return xcUtxos(ctx, xc);
   const network = pathChain(ctx);
   const q = ctx.query;
   const addresses = requiredAddresses(ctx, network);
@@ -172,42 +174,96 @@ function utxos(ctx: RouteContext): unknown {
 }
 
 
-// ---- the X-Chain's (xchain_utxos.ts has its world) ----
+// ---- the X- and C-Chain's (xchain_utxos.ts has the X-Chain's world; the C-Chain's is below) ----
 
-/** Whether the path names the X-Chain (x-chain or its id on the path's network). */
-function namesXChain(ctx: RouteContext): boolean {
+/** Which of the X- and C-Chain the path names (its alias, or its id on the path's network), if either. */
+function xcChainOf(ctx: RouteContext): 'x' | 'c' | undefined {
   const chain = ctx.params[1]!;
-  if (chain === 'x-chain') return true;
-  const network = networkParam(ctx.params[0]!);
-  return chain === X_CHAIN[stakingNetwork(network)];
+  if (chain === 'x-chain' || chain === 'c-chain') return chain === 'x-chain' ? 'x' : 'c';
+  const net = stakingNetwork(networkParam(ctx.params[0]!));
+  return chain === X_CHAIN[net] ? 'x' : chain === C_CHAIN[net] ? 'c' : undefined;
 }
 
-function xBalances(ctx: RouteContext): unknown {
+/** The X-Chain's balances, or the C-Chain's atomic memory's: each its own shape, one query. */
+function xcBalances(ctx: RouteContext, chain: 'x' | 'c'): unknown {
   const network = networkParam(ctx.params[0]!);
-  const addresses = requiredAddresses(ctx, network, 'X-Chain');
+  const addresses = requiredAddresses(ctx, network, chain === 'x' ? 'X-Chain' : 'C-Chain (bech32)');
   const at = intParam(ctx.query, 'blockTimestamp', 0);
   const t = at === undefined ? ctx.world.now : Math.min(at, ctx.world.now);
-  return { balances: xBalancesOf(xUtxosOf(ctx.world.seed, network, addresses, t).held, t), chainInfo: { chainName: 'x-chain', network } };
+  const balances = chain === 'x' ? xBalancesOf(xUtxosOf(ctx.world.seed, network, addresses, t).held, t) : cBalancesOf(cUtxosOf(ctx.world.seed, network, addresses, t).held, t);
+  return { balances, chainInfo: { chainName: chain === 'x' ? 'x-chain' : 'c-chain', network } };
 }
 
-function xUtxos(ctx: RouteContext): unknown {
+/** The X-Chain's UTXOs, or the C-Chain's in atomic memory: one shape (the OpenAPI's Utxo), one query. */
+function xcUtxos(ctx: RouteContext, chain: 'x' | 'c'): unknown {
   const network = networkParam(ctx.params[0]!);
   const q = ctx.query;
-  const addresses = requiredAddresses(ctx, network, 'X-Chain');
+  const addresses = requiredAddresses(ctx, network, chain === 'x' ? 'X-Chain' : 'C-Chain (bech32)');
   const assetId = single(q, 'assetId');
   const includeSpent = booleanParam(q, 'includeSpent') ?? false;
   const sortBy = enumParam(q, 'sortBy', SORT_BY) ?? 'timestamp';
   const sortOrder = enumParam(q, 'sortOrder', SORT_ORDER) ?? 'desc';
   const pageSize = intParam(q, 'pageSize', 1, 100, 10)!;
-  const key = JSON.stringify(['xUtxos', network, [...addresses].sort(), assetId ?? null, includeSpent, sortBy, sortOrder]);
+  const key = JSON.stringify([`${chain}Utxos`, network, [...addresses].sort(), assetId ?? null, includeSpent, sortBy, sortOrder]);
   const list = (t: number): Listing<XcUtxo> => {
-    const { held, spent } = xUtxosOf(ctx.world.seed, network, addresses, t);
+    const { held, spent } = (chain === 'x' ? xUtxosOf : cUtxosOf)(ctx.world.seed, network, addresses, t);
     const items = (includeSpent ? [...held, ...spent] : held).filter((u) => assetId === undefined || u.asset.assetId === assetId);
     return sortedUtxos(items, (u) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.timestamp)), sortOrder);
   };
   const { items, nextPageToken } = pageAt(ctx, key, pageSize, 'data', list);
-  const body = { utxos: items, chainInfo: { chainName: 'x-chain', network } };
+  const body = { utxos: items, chainInfo: { chainName: chain === 'x' ? 'x-chain' : 'c-chain', network } };
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
+}
+
+// ---- the C-Chain's: its atomic memory only (the EVM balances are the chain's own listings) ----
+
+const cCache = new Map<string, AddressUtxos<XcUtxo>>();
+
+/**
+ * The UTXOs in the C-Chain's atomic memory of some addresses at t: the outputs P-Chain ExportTxs
+ * sent them to the C-Chain (the P-Chain world's), held until the C-Chain ImportTx that takes them
+ * (primary_xc.ts) is accepted, then spent by it: the same UTXOs, as that import lists them.
+ */
+export function cUtxosOf(seed: number, network: Network, addresses: readonly string[], t: number): AddressUtxos<XcUtxo> {
+  const key = JSON.stringify([seed, network, [...new Set(addresses.map(addressBody))].sort(), t]);
+  const hit = cCache.get(key);
+  if (hit) return hit;
+  const here = C_CHAIN[stakingNetwork(network)];
+  const exported = utxosOf(seed, network, addresses, t).held.filter((u) => u.consumedOnChainId === here);
+  const imports = atomicWorld(seed, 'c').listTransactions<CChainAtomicTransaction>(network, { addresses: [...addresses], txTypes: ['ImportTx'] }, t);
+  const taken = new Map<string, XcUtxo>();
+  for (let k = 0; k < imports.length; k++) for (const u of imports.at(k).consumedUtxos ?? []) taken.set(u.utxoId, u);
+  const out = {
+    held: exported.filter((u) => !taken.has(u.utxoId)).map((u) => fromP(u, here)),
+    spent: exported.filter((u) => taken.has(u.utxoId)).map((u) => taken.get(u.utxoId)!),
+  };
+  if (cCache.size > 64) cCache.clear();
+  cCache.set(key, out);
+  return out;
+}
+
+interface CChainSharedAssetBalance extends AssetAmount {
+  utxoCount: number;
+  sharedWithChainId: string;
+}
+
+/** The CChainAtomicBalances of held atomic UTXOs at t: per asset and chain shared with, locked by a locktime after t or not. */
+export function cBalancesOf(held: readonly XcUtxo[], t: number): { atomicMemoryUnlocked: CChainSharedAssetBalance[]; atomicMemoryLocked: CChainSharedAssetBalance[] } {
+  const out = { atomicMemoryUnlocked: [] as CChainSharedAssetBalance[], atomicMemoryLocked: [] as CChainSharedAssetBalance[] };
+  const sums = new Map<string, CChainSharedAssetBalance>();
+  for (const u of held) {
+    const category = BigInt(String(u.locktime)) > BigInt(t) ? 'atomicMemoryLocked' : 'atomicMemoryUnlocked';
+    const k = JSON.stringify([category, u.asset.assetId, u.createdOnChainId]);
+    let e = sums.get(k);
+    if (!e) {
+      e = { ...u.asset, amount: '0', utxoCount: 0, sharedWithChainId: u.createdOnChainId };
+      out[category].push(e);
+      sums.set(k, e);
+    }
+    e.amount = (BigInt(e.amount) + BigInt(u.asset.amount)).toString();
+    e.utxoCount++;
+  }
+  return out;
 }
 
 export const PLATFORM_BALANCE_ROUTES: RouteTable = [

@@ -176,6 +176,12 @@ const C_EVM_CHAIN: Record<StakingNetwork, (typeof CHAINS)[number]> = {
   mainnet: CHAINS.find((c) => c.blockchainId === C_CHAIN.mainnet)!,
   fuji: CHAINS.find((c) => c.blockchainId === C_CHAIN.fuji)!,
 };
+
+/** The hash of a C-Chain block: the EVM world's (evm.ts blockHash). */
+export function cBlockHash(seed: number, net: StakingNetwork, height: number): string {
+  return '0x' + Rng.of(seed, 'block', C_EVM_CHAIN[net].chainId, height).hex(32);
+}
+
 const X_BASE_HEIGHT: Record<StakingNetwork, number> = { mainnet: 6_100_000, fuji: 3_400_000 };
 
 /** Height of an X-Chain block: three to a P-Chain block index i (0 its exports, 1 its own transactions, 2 its imports). */
@@ -408,7 +414,7 @@ export class PrimaryWorld {
     const c = C_EVM_CHAIN[net];
     // The first C-Chain block after the P-Chain block, or the last before it (blocks every c.blockTimeSeconds).
     const blockHeight = imports ? c.latestBlock + Math.floor((ts - WORLD_NOW) / c.blockTimeSeconds) + 1 : c.latestBlock + Math.ceil((ts - WORLD_NOW) / c.blockTimeSeconds) - 1;
-    return { txHash, timestamp: WORLD_NOW - (c.latestBlock - blockHeight) * c.blockTimeSeconds, blockHeight, blockHash: '0x' + Rng.of(this.seed, 'block', c.chainId, blockHeight).hex(32) };
+    return { txHash, timestamp: WORLD_NOW - (c.latestBlock - blockHeight) * c.blockTimeSeconds, blockHeight, blockHash: cBlockHash(this.seed, net, blockHeight) };
   }
 
   private txHash(net: StakingNetwork, i: number, k: number): string {

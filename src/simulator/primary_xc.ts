@@ -13,7 +13,7 @@ import { checksumAddress } from './keccak.js';
 import { lowerBound } from './listing.js';
 import { ASSET_NAMES, assetId as nodeAssetId, nodeUtxoSet } from './node_utxos.js';
 import {
-  C_CHAIN, P_BLOCK_SECONDS, P_CHAIN_ID, P_T0, X_CHAIN, primaryWorld, xBlockHash, xBlockHeight,
+  C_CHAIN, P_BLOCK_SECONDS, P_CHAIN_ID, P_T0, X_CHAIN, cBlockHash, primaryWorld, xBlockHash, xBlockHeight,
   type Header, type PChainUtxo, type PrimaryNetworkBlock, type PrimaryTxQuery, type PrimaryWorld, type TimeRange,
 } from './primary.js';
 import { AVAX_ASSET_ID, addressBody, poolAddress, stakingNetwork, type AssetAmount, type StakingNetwork } from './staking.js';
@@ -157,7 +157,7 @@ function credential(r: Rng): Credential {
 }
 
 /** A P-Chain UTXO as the other chain's listing shows the same output. */
-function fromP(u: PChainUtxo, consumedOnChainId: string): XcUtxo {
+export function fromP(u: PChainUtxo, consumedOnChainId: string): XcUtxo {
   return {
     addresses: [...u.addresses], asset: { ...u.asset }, consumedOnChainId, createdOnChainId: u.createdOnChainId, utxoId: u.utxoId,
     creationTxHash: u.txHash, locktime: u.platformLocktime, outputIndex: String(u.outputIndex), threshold: u.threshold, timestamp: u.blockTimestamp, utxoType: 'TRANSFER',
@@ -302,9 +302,11 @@ export class AtomicWorld {
   }
 
   /**
-   * The X-Chain's blocks at t in [start, end] (inclusive), newest first: one a phase of a P-Chain
-   * block that holds a transaction (its exports, its own, its imports), so heights have gaps and a
-   * block's parent is the block below it.
+   * The chain's blocks at t in [start, end] (inclusive), newest first. The X-Chain's: one a phase of
+   * a P-Chain block that holds a transaction (its exports, its own, its imports), so heights have
+   * gaps and a block's parent is the block below it. The C-Chain's: the EVM blocks its atomic
+   * transactions sit in (the blocks the P-Chain's peers name), each the child of the EVM block below
+   * it, listing those transactions only (its EVM transactions are `blocks`').
    */
   listBlocks(network: Network, range: TimeRange, t = WORLD_NOW): { length: number; at(k: number): PrimaryNetworkBlock } {
     const net = stakingNetwork(network);
@@ -315,7 +317,7 @@ export class AtomicWorld {
     if (!list) {
       const by = new Map<number, XcHeader[]>();
       for (const h of headers) {
-        const height = xBlockHeight(net, h.block, h.phase);
+        const height = this.chain === 'x' ? xBlockHeight(net, h.block, h.phase) : this.p.peerTx(net, h.p!).blockHeight;
         by.set(height, [...(by.get(height) ?? []), h]);
       }
       list = [...by].sort(([a], [b]) => a - b).map(([height, hs]) => ({ height, time: hs[0]!.time, headers: hs }));
@@ -330,9 +332,10 @@ export class AtomicWorld {
       at: (k) => {
         const { b, x } = within[within.length - 1 - k]!;
         const transactions = b.headers.map((h) => this.txHashOf(net, h));
+        const hash = (height: number) => (this.chain === 'x' ? xBlockHash(this.seed, net, height) : cBlockHash(this.seed, net, height));
         return {
-          blockNumber: String(b.height), blockHash: xBlockHash(this.seed, net, b.height),
-          parentHash: xBlockHash(this.seed, net, x === 0 ? b.height - 1 : all[x - 1]!.height),
+          blockNumber: String(b.height), blockHash: hash(b.height),
+          parentHash: hash(this.chain === 'c' || x === 0 ? b.height - 1 : all[x - 1]!.height),
           blockTimestamp: b.time, blockType: 'StandardBlock', txCount: transactions.length, transactions,
           blockSizeBytes: 120 + b.headers.reduce((n, h) => n + 300 + 150 * h.addrs.length, 0),
         };

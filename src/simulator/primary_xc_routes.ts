@@ -1,4 +1,4 @@
-// The primary network's transactions route for the three chains, and the X-Chain's blocks and an
+// The primary network's transactions and blocks routes for the three chains, and an X-Chain
 // asset's transactions (docs/services.md, Data service, X- and C-Chain transactions): the P-Chain's
 // answered by primary_routes.ts, the X- and C-Chain's from the world of primary_xc.ts.
 import { isBlockchainId, type Network } from '../ids.js';
@@ -43,16 +43,17 @@ function transactions(ctx: RouteContext): unknown {
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 
-/** The blocks of the P- or X-Chain (listLatestPrimaryNetworkBlocks); the C-Chain's are not served. */
+/** The blocks of a chain (listLatestPrimaryNetworkBlocks): the C-Chain's those with atomic transactions (primary_xc.ts). */
 function blocks(ctx: RouteContext): unknown {
   const network = networkParam(ctx.params[0]!);
-  if (chainOf(ctx.params[1]!, network) !== 'x') return platformBlocks(ctx);
+  const chain = chainOf(ctx.params[1]!, network);
+  if (chain === 'p') return platformBlocks(ctx);
   const range = timeRange(ctx.query);
   const pageSize = intParam(ctx.query, 'pageSize', 1, 100) ?? 10;
-  const key = JSON.stringify(['primaryBlocks', 'x', network, range]);
+  const key = JSON.stringify(['primaryBlocks', chain, network, range]);
   const { offset, t, at } = listingPosition(ctx, key);
-  const { items, nextPageToken } = page(atomicWorld(ctx.world.seed, 'x').listBlocks(network, range, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
-  const body = { blocks: items, chainInfo: { chainName: 'x-chain', network } };
+  const { items, nextPageToken } = page(atomicWorld(ctx.world.seed, chain).listBlocks(network, range, t), offset, pageSize, (next) => ctx.tokens.issue(key, next, at));
+  const body = { blocks: items, chainInfo: { chainName: chain === 'x' ? 'x-chain' : 'c-chain', network } };
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
 }
 

@@ -13,7 +13,9 @@ const rated = (reputation: string) => (item: Record<string, unknown>) =>
  * The v2 listing of an address's transactions: v1's (address_tx_transfers, address_tx_internals
  * land its nested lists), its ERC-20 tokens rated by reputation, spam filtered out when asked. A
  * row is a transaction: the native transaction's columns, and how many items of each list it
- * holds for the address. Asked newest first, as v1 (docs/services.md, Data service).
+ * holds for the address. Asked newest first, as v1 (docs/services.md, Data service): a run's block
+ * ranges are split, resumed and committed from the newest block down, so an oldest-first listing
+ * could not be landed exactly and `sortOrder: asc` is refused rather than served in another order.
  */
 export const addressTransactionsV2: StreamDecl = {
   ...TRANSACTION_DETAILS_LISTING,
@@ -23,7 +25,14 @@ export const addressTransactionsV2: StreamDecl = {
   options: {
     ...TRANSACTION_DETAILS_LISTING.options,
     filterSpamTokens: { kind: 'boolean', doc: 'leave out the transfers of tokens the service rates malicious (default false: every transfer, counted in malicious_erc20_transfers)' },
+    sortOrder: { kind: 'enum', values: ['asc', 'desc'], doc: 'desc (the default, and the only order landed): transactions are fetched newest first' },
   },
+  check: (s) => [
+    ...TRANSACTION_DETAILS_LISTING.check(s),
+    ...(s.sortOrder === 'asc'
+      ? [['sortOrder', 'asc is not supported: the listing is fetched and resumed newest first within each block range (a run commits from the newest block down), so an oldest-first listing could not be landed exactly; leave sortOrder out, the rows are the same'] as [string, string]]
+      : []),
+  ],
   partitions: (s) => {
     const filter = s.filterSpamTokens === true;
     return addressPartitions(s).map((p) => ({

@@ -65,10 +65,10 @@ import { addressTxInternals } from './address_tx_internals.js';
 import { collectibleBalances } from './collectible_balances.js';
 // issue 40, the primary network and the X-Chain
 import { networkDetails } from './network_details.js';
-import { xchainBalances } from './platform_balances.js';
-import { xchainUtxos } from './xchain_utxos.js';
+import { cchainBalances, xchainBalances } from './platform_balances.js';
+import { cchainUtxos, xchainUtxos } from './xchain_utxos.js';
 import { xchainAssetTransactions } from './xchain_asset_transactions.js';
-import { xchainBlocks } from './platform_blocks.js';
+import { cchainBlocks, xchainBlocks } from './platform_blocks.js';
 import { xchainVertices } from './xchain_vertices.js';
 // Issue 40, EVM and metrics side.
 import { metricsChains } from './metrics_chains.js';
@@ -149,6 +149,9 @@ export const STREAMS: readonly StreamDecl[] = [
   networkDetails,
   xchainBalances,
   xchainUtxos,
+  cchainBalances,
+  cchainUtxos,
+  cchainBlocks,
   xchainAssetTransactions,
   xchainBlocks,
   xchainVertices,

@@ -1,7 +1,7 @@
-// The P- and X-Chain balances of addresses (getBalancesByAddresses), one snapshot a run: the answer
-// is one object of categories (P: unlockedUnstaked, lockedStaked, atomicMemoryUnlocked, ...; X:
-// locked, unlocked, atomicMemory...), each a list of per-asset sums; a row is one entry of one
-// category. Both chains' entries have one shape, so one declaration serves both. A category the
+// The P-, X- and C-Chain balances of addresses (getBalancesByAddresses), one snapshot a run: the
+// answer is one object of categories (P: unlockedUnstaked, lockedStaked, atomicMemoryUnlocked, ...;
+// X: locked, unlocked, atomicMemory...; C: its atomic memory only), each a list of per-asset sums; a
+// row is one entry of one category. The chains' entries have one shape, so one declaration serves all. A category the
 // service adds lands under its own name; an answer of another chain, or without a `balances` object
 // of lists, stops the partition.
 import type { Page } from '../decl/request.js';
@@ -18,6 +18,9 @@ export const P_BALANCE_CATEGORIES = [
 
 /** The categories of XChainBalances. */
 export const X_BALANCE_CATEGORIES = ['locked', 'unlocked', 'atomicMemoryUnlocked', 'atomicMemoryLocked'] as const;
+
+/** The categories of CChainAtomicBalances: the C-Chain answers its atomic memory only. */
+export const C_BALANCE_CATEGORIES = ['atomicMemoryUnlocked', 'atomicMemoryLocked'] as const;
 
 /** One partition per address, on the chain (P by default) of the entry's network: the query names the one address. */
 export function addressPartitions(
@@ -53,7 +56,7 @@ async function* balancePages(x: ExtractContext): AsyncGenerator<Page> {
 }
 
 interface BalanceChain {
-  blockchainId: 'p-chain' | 'x-chain';
+  blockchainId: 'p-chain' | 'x-chain' | 'c-chain';
   table: string;
   doc: string;
   addresses: string;
@@ -74,7 +77,7 @@ function balanceStream(c: BalanceChain): StreamDecl {
     pageSize: { min: 0, max: 0, default: 0 },
     options: {
       network: { kind: 'network', required: true, doc: 'mainnet, fuji or testnet' },
-      addresses: { kind: 'primary_address[]', required: true, doc: `holders (${c.addresses}, or avax1...) whose balances to snapshot; one partition (and request) each` },
+      addresses: { kind: 'primary_address[]', required: true, doc: `holders (${c.addresses}) whose balances to snapshot; one partition (and request) each` },
       blockTimestamp: { kind: 'unix_seconds', doc: 'the balances as of then (default: as of the run)' },
     },
     partitions: (s) => addressPartitions(s, s.blockTimestamp === undefined ? {} : { blockTimestamp: String(s.blockTimestamp) }, c.blockchainId),
@@ -109,7 +112,7 @@ export const platformBalances = balanceStream({
   blockchainId: 'p-chain',
   table: 'platform_balances',
   doc: 'snapshots of the P-Chain balances of addresses, in nAVAX by category (unlocked, locked, staked, pending, in atomic memory) and asset, one row per entry per run',
-  addresses: 'P-avax1...',
+  addresses: 'P-avax1..., or avax1...',
   categories: P_BALANCE_CATEGORIES,
   asset: 'asset (AVAX)',
 });
@@ -119,7 +122,17 @@ export const xchainBalances = balanceStream({
   blockchainId: 'x-chain',
   table: 'xchain_balances',
   doc: 'snapshots of the X-Chain balances of addresses by category (unlocked, locked by a locktime, in atomic memory) and asset, amounts exact in each asset\'s smallest unit, one row per entry per run',
-  addresses: 'X-avax1...',
+  addresses: 'X-avax1..., or avax1...',
   categories: X_BALANCE_CATEGORIES,
   asset: 'asset (AVAX or another X-Chain asset)',
+});
+
+// issue 40, the C-Chain's side of the primary network
+export const cchainBalances = balanceStream({
+  blockchainId: 'c-chain',
+  table: 'cchain_balances',
+  doc: 'snapshots of the C-Chain atomic-memory balances of addresses (exported to the C-Chain, not yet imported) by asset and chain shared with, amounts exact, one row per entry per run',
+  addresses: 'bech32 avax1..., or P-/X-avax1...: the owners atomic transactions name',
+  categories: C_BALANCE_CATEGORIES,
+  asset: 'asset (AVAX, or another asset exported to the C-Chain)',
 });

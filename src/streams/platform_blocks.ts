@@ -1,14 +1,16 @@
-// The blocks of the P- and X-Chain by time (listLatestPrimaryNetworkBlocks): one shape, the
-// PrimaryNetworkBlock, so one declaration over the chain; the X-Chain's blocks leave the P-Chain's
-// own fields (supply, L1 validator fees, proposer) NULL.
+// The blocks of the P-, X- and C-Chain by time (listLatestPrimaryNetworkBlocks): one shape, the
+// PrimaryNetworkBlock, so one declaration over the chain; the X- and C-Chain's blocks leave the
+// P-Chain's own fields (supply, L1 validator fees, proposer) NULL.
 import type { StreamDecl } from '../decl/stream.js';
 import { NETWORK_COLUMN, timeRangeCheck, timeRangeQuery } from './common.js';
 import { TX_TIME_CURSOR, TX_TIME_OPTIONS } from './platform_reads.js';
 
 interface BlockChain {
-  blockchainId: 'p-chain' | 'x-chain';
+  blockchainId: 'p-chain' | 'x-chain' | 'c-chain';
   table: string;
   doc: string;
+  /** how the chain writes a block id */
+  hash: string;
   /** the table of the chain's transactions, that tx_hashes name */
   transactions: string;
 }
@@ -47,7 +49,7 @@ function chainBlocks(c: BlockChain): StreamDecl {
     columns: [
       NETWORK_COLUMN,
       { name: 'block_number', type: 'bigint', from: 'blockNumber', required: true, doc: 'height' },
-      { name: 'block_hash', type: 'varchar', from: 'blockHash', required: true, doc: 'block id (cb58)' },
+      { name: 'block_hash', type: 'varchar', from: 'blockHash', required: true, doc: `block id (${c.hash})` },
       { name: 'parent_hash', type: 'varchar', from: 'parentHash', doc: 'parent block id' },
       { name: 'block_timestamp', type: 'timestamptz', from: 'blockTimestamp', required: true, doc: 'block time (UTC)' },
       { name: 'block_type', type: 'varchar', from: 'blockType', doc: 'BanffStandardBlock, BanffProposalBlock, BanffCommitBlock, ... (the X-Chain: StandardBlock)' },
@@ -71,6 +73,7 @@ export const platformBlocks = chainBlocks({
   table: 'platform_blocks',
   doc: 'blocks of the platform chain (P-Chain) by time: type, transactions, size, supply, L1 validator fees, proposer',
   transactions: 'platform_transactions',
+  hash: 'cb58',
 });
 
 // issue 40, the primary network and the X-Chain
@@ -79,4 +82,14 @@ export const xchainBlocks = chainBlocks({
   table: 'xchain_blocks',
   doc: 'blocks of the X-Chain since Cortina (linear) by time: transactions, size (the P-Chain\'s own columns NULL)',
   transactions: 'xchain_transactions',
+  hash: 'cb58',
+});
+
+// issue 40, the C-Chain's side of the primary network
+export const cchainBlocks = chainBlocks({
+  blockchainId: 'c-chain',
+  table: 'cchain_blocks',
+  doc: 'blocks of the C-Chain as the primary network listing has them, by time: its atomic transactions (the P-Chain\'s own columns NULL; the EVM side is blocks\')',
+  transactions: 'cchain_atomic_transactions',
+  hash: '0x hex, as blocks.block_hash',
 });

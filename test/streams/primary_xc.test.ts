@@ -309,9 +309,12 @@ describe('the simulator answers as production', () => {
     const other = await get(`${C_PATH}?addresses=${a}&pageSize=2&pageToken=${first.body.nextPageToken}`);
     expect(other.status).toBe(400);
     expect(other.body.message).toMatch(/pageToken/);
-    // The C-Chain's balances and blocks are not simulated (the X-Chain's are): 404, not another chain's shape.
-    expect((await get('/v1/networks/mainnet/blockchains/c-chain/blocks')).status).toBe(404);
-    expect((await get(`/v1/networks/mainnet/blockchains/c-chain/balances?addresses=${a}`)).status).toBe(404);
+    // The C-Chain's blocks are those of its atomic transactions (cchain_blocks.test.ts); its balances
+    // are its atomic memory's (cchain_atomic_memory.test.ts), in its own shape.
+    expect((await get('/v1/networks/mainnet/blockchains/c-chain/blocks')).body.chainInfo.chainName).toBe('c-chain');
+    const balances = await get(`/v1/networks/mainnet/blockchains/c-chain/balances?addresses=${a}`);
+    expect(balances.status).toBe(200);
+    expect(Object.keys(balances.body.balances).sort()).toEqual(['atomicMemoryLocked', 'atomicMemoryUnlocked']);
   });
 });
 
