@@ -67,7 +67,8 @@ export function addReport(into: StreamReport, from: StreamReport): void {
     if (k === 'partitions' || k === 'table') continue;
     const cur = into[k] as unknown;
     if (k === 'seconds') into.seconds = Math.max(into.seconds, from.seconds);
-    else if (typeof v === 'number' && typeof cur === 'number') (into as unknown as Record<string, number>)[k] = cur + v;
+    // A count the run's report has not begun (refused: absent until a partition is refused) starts at the worker's.
+    else if (typeof v === 'number' && (typeof cur === 'number' || cur === undefined)) (into as unknown as Record<string, number>)[k] = ((cur as number | undefined) ?? 0) + v;
     else if (Array.isArray(v) && Array.isArray(cur)) cur.push(...(v as unknown[]));
     // The first of a kind said (outsideFirst): the first worker's to report one.
     else if (typeof v === 'string' && cur === undefined) (into as unknown as Record<string, string>)[k] = v;
