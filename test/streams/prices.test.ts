@@ -78,7 +78,7 @@ describe('prices kept as sent', () => {
       'avax_supply', 'l1_validators', 'platform_transactions', 'platform_inputs', 'platform_outputs', 'platform_blocks', 'platform_utxos',
       'staking_metrics', 'l1_validator_metrics', 'staking_transactions', 'node_blocks',
       'xchain_transactions', 'xchain_inputs', 'xchain_outputs', 'cchain_atomic_transactions', 'cchain_atomic_utxos',
-      'network_details', 'xchain_asset_transactions', 'xchain_blocks', 'xchain_utxos',
+      'network_details', 'xchain_asset_transactions', 'xchain_blocks', 'xchain_utxos', 'cchain_blocks', 'cchain_utxos',
     ];
     expect(sorted(exact)).toEqual(sorted([...priced, ...uint64, ...node]));
     // Every landed price comes from one of them.
