@@ -171,6 +171,13 @@ class AddressDown extends Error {
 export const AUTO_INFLIGHT = { min: 4, max: 64 } as const;
 /** Headroom over budget rate x latency: latency varies from request to request. */
 const INFLIGHT_MARGIN = 1.25;
+/**
+ * The least lead a shared take allows for a request to reach the service: on loopback the mean
+ * latency is a few ms, less than a busy machine's delay between the take and the send, and a
+ * request taken in its window's last ms then reaches the next one (a 429 where that window is
+ * full).
+ */
+const MIN_LEAD_MS = 50;
 /** Weight of the newest sample in the running means of latency and request weight. */
 const EWMA = 0.2;
 /** A shared take that waited longer than this was held back by the key's full window, not by the database's round trip. */
@@ -452,7 +459,7 @@ export class Client implements ClientPort {
     if (b.limit === Infinity) return false;
     // A request reaches the service before its answer comes back: the latency seen (with the
     // margin for how it varies) bounds the lead.
-    const o = { leadMs: (this.latencyMs ?? 0) * INFLIGHT_MARGIN, ...(signal ? { signal } : {}) };
+    const o = { leadMs: Math.max(MIN_LEAD_MS, (this.latencyMs ?? 0) * INFLIGHT_MARGIN), ...(signal ? { signal } : {}) };
     const asked = this.clock.now();
     await this.sharedStep(() => this.opts.shared!.take(weight, { windowMs: b.windowMs, cuPerWindow: b.limit }, o));
     // Held back by the key's window: the other processes spend the rest of the budget, so this one
