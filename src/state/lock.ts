@@ -6,6 +6,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { EXIT, RunError, UsageError } from '../errors.js';
 import { Lease, type LeaseBackend, type LeaseRecord } from './lease.js';
+import { realClock, type Clock } from '../sources/clock.js';
 import { FileLeaseBackend } from './lease_file.js';
 
 export const LOCK = '_lock';
@@ -37,6 +38,8 @@ export interface LockOptions {
   backend?: LeaseBackend;
   /** What a user should be told: a lock taken over, a store that ignores conditional writes. */
   onNote?: (note: string) => void;
+  /** What the lease reads and waits on (the machine's unless given): a fake one in tests. */
+  clock?: Clock;
 }
 
 export class LockHeld extends RunError {
@@ -67,7 +70,7 @@ export class LakeLock {
         if (!told) o.onWait?.(err.holder);
         told = true;
         if (o.signal?.aborted) throw err;
-        await new Promise((r) => setTimeout(r, 250));
+        await (o.clock ?? realClock).sleep(250);
       }
     }
   }
@@ -84,7 +87,7 @@ export class LakeLock {
       mkdirSync(lake, { recursive: true });
       backend = new FileLeaseBackend(join(lake, LOCK));
     }
-    const taken = await Lease.take(backend, { bound });
+    const taken = await Lease.take(backend, { bound, clock: o.clock });
     if ('holder' in taken) throw new LockHeld(lake, describe(taken.holder));
     if (!backend.conditional)
       o.onNote?.(`the store at ${backend.where} ignores conditional writes: the lock is read back after a pause and at every renewal, and the last writer keeps it; two writers that start within that pause can both get past it, so start one at a time`);

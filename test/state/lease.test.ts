@@ -305,9 +305,9 @@ describe('a store that ignores conditional writes', () => {
     expect(won).toHaveLength(1);
     for (const t of [a, b]) if ('lease' in t) cleanups.push(() => void clock.run(t.lease.release()));
     const notes: string[] = [];
-    await expect(LakeLock.tryAcquire('unused', { backend, onNote: (n) => notes.push(n) })).rejects.toThrow(/in use by another chainlake run/);
+    await expect(clock.run(LakeLock.tryAcquire('unused', { backend, clock, onNote: (n) => notes.push(n) }))).rejects.toThrow(/in use by another chainlake run/);
     await backend.remove('');
-    const lock = await LakeLock.tryAcquire('unused', { backend, onNote: (n) => notes.push(n) });
+    const lock = await clock.run(LakeLock.tryAcquire('unused', { backend, clock, onNote: (n) => notes.push(n) }));
     expect(notes.join()).toMatch(/a store without conditional writes ignores conditional writes/);
     await lock.release();
     expect(await backend.read()).toBeUndefined();
