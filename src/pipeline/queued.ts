@@ -11,7 +11,7 @@ import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluste
 import { errorMessage } from '../cluster/pg.js';
 import type { RunReport, StreamReport } from './report.js';
 import { addNames } from '../text.js';
-import { holdRun, type HeldRun, type RunOptions } from './run.js';
+import { holdRun, type HeldRun, type HoldRunOptions, type RunOptions } from './run.js';
 import type { RunSpec, SpecOptions } from './spec.js';
 import type { Job } from './partition.js';
 import { strategyOf } from './strategies.js';
@@ -30,7 +30,8 @@ export interface WorkResult {
   budgets?: RunReport['budgets'];
 }
 
-export interface QueuedRunOptions extends Omit<RunOptions, keyof SpecOptions> {
+/** What a queued run uses of a run's options: its partitions are worked elsewhere, by the spec's options. */
+export interface QueuedRunOptions extends Omit<HoldRunOptions, keyof SpecOptions>, Pick<RunOptions, 'onStart'> {
   /** postgres://… */
   queue: string;
   /** The run as the command line gave it, its options included: each job carries it to its worker. */

@@ -14,7 +14,7 @@ import type { ParquetWriter } from '../load/parquet.js';
 import { STAGING, type StateStore } from '../state/store.js';
 import { ServiceError, Skipped } from '../errors.js';
 import type { RunReport, StreamReport } from './report.js';
-import { describeError, holdForRun, type LakeSession, openWriter } from './session.js';
+import { describeError, holdForRun, openWriter, type LakeSession, type RunHoldOptions } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { planJobs } from './plan.js';
 import type { TableMergeInput } from './merge.js';
@@ -159,8 +159,8 @@ export function newRun(p: Pipeline, lake: string, fullRefresh?: string[]): { job
 
 export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
   const { logger, signal, flushRows, keepRaw, partitionConcurrency, strict } = o;
-  return holdRun(p, o, async ({ session, jobs, report }) => {
-    const clients = newClients(p, o);
+  return holdRun(p, { lake: o.lake, fullRefresh: o.fullRefresh, wait: o.wait, compactAfter: o.compactAfter, signal, logger }, async ({ session, jobs, report }) => {
+    const clients = newClients(p, { client: o.client, sharedBudget: o.sharedBudget, logger });
     logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: session.store.lake }, 'run started');
     o.onStart?.(report);
     await runJobs(jobs, session.store, clients, { logger, signal, flushRows, keepRaw, partitionConcurrency, strict, runId: report.runId });
@@ -168,8 +168,8 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
   });
 }
 
-/** What holding the lake for a run takes from the run's options (in this process or queued). */
-export type HoldRunOptions = Pick<RunOptions, 'lake' | 'fullRefresh' | 'wait' | 'signal' | 'logger' | 'compactAfter'>;
+/** What the shell of a run takes from its options: holding the lake's, its plan's and its compaction's. */
+export type HoldRunOptions = RunHoldOptions & Pick<RunOptions, 'lake' | 'fullRefresh' | 'compactAfter'>;
 
 /** A run's jobs and report, and the session holding its lake. */
 export interface HeldRun {
@@ -210,21 +210,21 @@ export async function holdRun(p: Pipeline, o: HoldRunOptions, work: (run: HeldRu
 export async function compactAfterRun(session: LakeSession, jobs: Job[], report: RunReport, o: Pick<RunOptions, 'compactAfter' | 'signal' | 'logger'>): Promise<void> {
   if (o.signal?.aborted) return;
   const tables = [...new Set(jobs.map((j) => j.decl.table))];
-  if (o.compactAfter) {
+  if (!o.compactAfter) {
+    // Without a compaction, files kept for older snapshots still go once their retention is over.
     try {
-      const done = await compactTables(session.store, await session.writer(), tables, { logger: o.logger, minFiles: o.compactAfter, signal: o.signal });
-      const merged = done.filter((c) => c.rowsRewritten > 0).map(({ table, filesBefore, filesAfter }) => ({ table, filesBefore, filesAfter }));
-      if (merged.length) report.compacted = merged;
+      for (const t of tables) await session.store.expireRetained(t);
     } catch (err) {
-      if (o.signal?.aborted) return;
-      o.logger.warn({ err: describeError(err) }, 'compaction after the run failed; the lake is whole, `chainlake compact` can do it later');
+      o.logger.warn({ err: describeError(err) }, 'expiring old snapshots after the run failed; the lake is whole, `chainlake compact` can do it later');
     }
     return;
   }
-  // Without a compaction, files kept for older snapshots still go once their retention is over.
   try {
-    for (const t of tables) await session.store.expireRetained(t);
+    const done = await compactTables(session.store, await session.writer(), tables, { logger: o.logger, minFiles: o.compactAfter, signal: o.signal });
+    const merged = done.filter((c) => c.rowsRewritten > 0).map(({ table, filesBefore, filesAfter }) => ({ table, filesBefore, filesAfter }));
+    if (merged.length) report.compacted = merged;
   } catch (err) {
-    o.logger.warn({ err: describeError(err) }, 'expiring old snapshots after the run failed; the lake is whole, `chainlake compact` can do it later');
+    if (o.signal?.aborted) return;
+    o.logger.warn({ err: describeError(err) }, 'compaction after the run failed; the lake is whole, `chainlake compact` can do it later');
   }
 }
