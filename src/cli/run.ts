@@ -85,14 +85,14 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
     sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
     logger.info({ url: sim.url }, 'embedded simulator started');
   }
+  // A URL given for a service wins over the simulator's.
+  const spec: RunSpec = { pipeline: { file: a.pipeline, text }, options, urls: { data: given.data ?? sim?.url, metrics: given.metrics ?? sim?.url, node: given.node ?? sim?.url } };
   const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
   if (budgetDb) logger.info({ db: redactUrl(budgetDb) }, 'budgets shared with every process on the same key');
   if (queue) logger.info({ queue: redactUrl(queue) }, "the run's partitions go to the workers of the queue");
   // Signals are handled until the embedded simulator has closed too.
   return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
     try {
-      // A URL given for a service wins over the simulator's.
-      const spec: RunSpec = { pipeline: { file: a.pipeline!, text }, options, urls: { data: given.data ?? sim?.url, metrics: given.metrics ?? sim?.url, node: given.node ?? sim?.url } };
       overrideUrls(p, spec.urls, (name) => (spec.urls[name] === sim?.url ? '--simulator' : `--${name}-url`));
       // What only this process has; the spec's options go with it, or, queued, in the spec to the workers.
       const here = { lake, logger, signal, wait: a.wait, compactAfter: a.compact ? AUTO_MIN_FILES : (false as const), sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
