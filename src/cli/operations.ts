@@ -5,7 +5,7 @@
 import type { Argv, CommandModule } from 'yargs';
 import { NETWORKS, type Network } from '../ids.js';
 import { EVM_EXPORT, EXPORT_TYPES, exportRequestProblems, signatureRequestProblems, type ExportRequest, type SignatureRequest } from '../requests.js';
-import { Interrupted, UsageError } from '../errors.js';
+import { UsageError } from '../errors.js';
 import type { ExportContext } from '../operations/exports.js';
 import { DEFAULT_MAX_DOWNLOAD_BYTES } from '../operations/links.js';
 import type { OperationRow } from '../operations/table.js';
@@ -13,6 +13,7 @@ import { textTable } from '../pipeline/report.js';
 import type { Client, SourceConfig } from '../sources/client.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { commandOf, checkLake, checkUrl, givenLake, type Exit, type Globals } from './args.js';
+import { stoppable } from './stoppable.js';
 
 interface SourceArgs {
   pipeline?: unknown;
@@ -60,26 +61,15 @@ async function withClient<T>(a: SourceArgs, f: (client: Client, signal: AbortSig
     sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
     if (!a.dataUrl) src.url = sim.url;
   }
-  const ac = new AbortController();
-  let by: 'SIGINT' | 'SIGTERM' | undefined;
-  const stop = (sig: 'SIGINT' | 'SIGTERM') => {
-    by ??= sig;
-    ac.abort(new Interrupted(sig));
-  };
-  process.once('SIGINT', stop);
-  process.once('SIGTERM', stop);
-  try {
-    return await f(new Client('data', src), ac.signal);
-  } catch (err) {
-    // Stopped mid-request: what was committed stays; say so instead of a stack, and exit as
-    // shells report a stop by that signal.
-    if (by) throw new Interrupted(by, `stopped by ${by}; what was recorded stays in the lake`);
-    throw err;
-  } finally {
-    process.off('SIGINT', stop);
-    process.off('SIGTERM', stop);
-    await sim?.close();
-  }
+  // Stopped mid-request: what was committed stays; say so instead of a stack, and exit as shells
+  // report a stop by that signal.
+  return stoppable(undefined, 'what was recorded stays in the lake', async (signal) => {
+    try {
+      return await f(new Client('data', src), signal);
+    } finally {
+      await sim?.close();
+    }
+  });
 }
 
 function fail(problems: string[]): void {

@@ -55,62 +55,48 @@ function fullRefreshTables(p: Pipeline, v: string[] | undefined): string[] | und
 
 async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   if (!a.pipeline) throw new UsageError('run: missing the pipeline file (chainlake run pipelines/demo.yaml)');
-  const { parsePipeline, readPipeline, writtenKeys } = await import('../config/pipeline.js');
-  const { overrideUrls } = await import('../pipeline/spec.js');
-  const text = readPipeline(a.pipeline);
-  const p: Pipeline = parsePipeline(text, a.pipeline);
-  const lake = checkLake(a.lake ?? p.lake ?? DEFAULT_LAKE);
-  // The run's options, in the one form every process working the run reads (the spec's).
-  const options: SpecOptions = { flushRows: wholeNumber('flush-rows', a.flushRows, 1), fullRefresh: fullRefreshTables(p, a.fullRefresh), strict: a.strict, keepRaw: a.raw };
-  const dataUrl = checkUrl('data-url', a.dataUrl);
-  const metricsUrl = checkUrl('metrics-url', a.metricsUrl);
-  const nodeUrl = checkUrl('node-url', a.nodeUrl);
+  // The flags that stand alone first: a typo in one is said before the pipeline is read.
+  const given = { data: checkUrl('data-url', a.dataUrl), metrics: checkUrl('metrics-url', a.metricsUrl), node: checkUrl('node-url', a.nodeUrl) };
+  const flushRows = wholeNumber('flush-rows', a.flushRows, 1);
   const budgetDb = checkPostgresUrl('budget-db', a.budgetDb);
   const queue = checkPostgresUrl('queue', a.queue);
   if (queue && budgetDb) throw new UsageError('--budget-db: not with --queue (a queued run shares its budgets in the queue\'s database)');
+  if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
+  const { parsePipeline, readPipeline, writtenKeys } = await import('../config/pipeline.js');
+  const text = readPipeline(a.pipeline);
   // The pipeline's text travels to the workers through the queue: a key written in it would too.
   const written = queue ? writtenKeys(text, a.pipeline) : [];
   if (written.length)
     throw new UsageError(`${a.pipeline}: ${written.join(', ')}: with --queue an API key is read on each worker from the environment (apiKey: \${CHAINLAKE_API_KEY}), not written in the pipeline, which travels through the queue`);
-  if (a.format !== undefined && !a.dryRun) throw new UsageError('--format: only with --dry-run (the run report is a table)');
-  if (a.dryRun) {
-    const { formatPlan, planRun } = await import('../pipeline/plan.js');
-    // The simulator is not started: nothing would answer, as nothing is sent.
-    const shown = 'the embedded simulator';
-    overrideUrls(p, a.simulator ? { data: shown, metrics: shown, node: shown } : { data: dataUrl, metrics: metricsUrl, node: nodeUrl });
-    // An s3:// lake's plan reads the copies of its states.
-    const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh: options.fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
-    // A plan quotes the lake's states (page tokens the service sent).
-    process.stdout.write((a.format === 'json' ? inertJson(JSON.stringify(plan, null, 1)) : inert(formatPlan(plan), { lines: true })) + '\n');
-    return 0;
-  }
-  await checkWarehouse(lake, a.warehouse);
+  const p: Pipeline = parsePipeline(text, a.pipeline);
+  // The run's options, in the one form every process working the run reads (the spec's).
+  const options: SpecOptions = { flushRows, fullRefresh: fullRefreshTables(p, a.fullRefresh), strict: a.strict, keepRaw: a.raw };
+  const lake = checkLake(a.lake ?? p.lake ?? DEFAULT_LAKE);
+  if (a.dryRun) return dryRun(p, lake, options.fullRefresh, a.simulator ? undefined : given, a.format);
   // Loaded before the simulator and the shared budgets start, which a signal during the loading would not stop.
   const { runPipeline } = await import('../pipeline/run.js');
+  const { overrideUrls } = await import('../pipeline/spec.js');
   const { runOutput } = await import('./progress.js');
+  const { logger, progress } = runOutput({ quiet: a.quiet, logLevel: a.logLevel, logFormat: a.logFormat });
+  await checkWarehouse(lake, a.warehouse);
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
     sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
+    logger.info({ url: sim.url }, 'embedded simulator started');
   }
   // A URL given for a service wins over the simulator's.
-  const spec: RunSpec = {
-    pipeline: { file: a.pipeline, text },
-    options,
-    urls: { data: dataUrl ?? sim?.url, metrics: metricsUrl ?? sim?.url, node: nodeUrl ?? sim?.url },
-  };
-  overrideUrls(p, spec.urls, (name) => (spec.urls[name] === sim?.url ? '--simulator' : `--${name}-url`));
-  const { logger, progress } = runOutput(a);
-  if (sim) logger.info({ url: sim.url }, 'embedded simulator started');
+  const spec: RunSpec = { pipeline: { file: a.pipeline, text }, options, urls: { data: given.data ?? sim?.url, metrics: given.metrics ?? sim?.url, node: given.node ?? sim?.url } };
   const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
   if (budgetDb) logger.info({ db: redactUrl(budgetDb) }, 'budgets shared with every process on the same key');
   if (queue) logger.info({ queue: redactUrl(queue) }, "the run's partitions go to the workers of the queue");
   // Signals are handled until the embedded simulator has closed too.
   return stoppable(logger, 'committed work stays, a rerun resumes', async (signal) => {
     try {
+      overrideUrls(p, spec.urls, (name) => (spec.urls[name] === sim?.url ? '--simulator' : `--${name}-url`));
       // What only this process has; the spec's options go with it, or, queued, in the spec to the workers.
       const here = { lake, logger, signal, wait: a.wait, compactAfter: a.compact ? AUTO_MIN_FILES : (false as const), sharedBudget: shared?.factory, onStart: (r: RunReport) => progress?.start(r, logger, Object.fromEntries(Object.entries(p.sources).map(([name, src]) => [name, src.cuPerMinute]))) };
-      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...here, queue, spec }) : runPipeline(p, { ...here, ...spec.options })).finally(() => progress?.stop());
+      const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...here, queue, spec }) : runPipeline(p, { ...here, ...options })).finally(() => progress?.stop());
       // Its errors quote the services' answers: each stays on its line, inert.
       process.stdout.write(formatReport(inertAll(report)) + '\n');
       await refreshWarehouse('run', lake, a.warehouse);
@@ -125,6 +111,22 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
       await sim?.close();
     }
   });
+}
+
+/**
+ * `run --dry-run`: the plan of the run, printed. The simulator is not started (nothing would
+ * answer, as nothing is sent): its sources show as `the embedded simulator` (no `urls`).
+ */
+async function dryRun(p: Pipeline, lake: string, fullRefresh: string[] | undefined, urls: RunSpec['urls'] | undefined, format: string | undefined): Promise<number> {
+  const { formatPlan, planRun } = await import('../pipeline/plan.js');
+  const { overrideUrls } = await import('../pipeline/spec.js');
+  const shown = 'the embedded simulator';
+  overrideUrls(p, urls ?? { data: shown, metrics: shown, node: shown });
+  // An s3:// lake's plan reads the copies of its states.
+  const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
+  // A plan quotes the lake's states (page tokens the service sent).
+  process.stdout.write((format === 'json' ? inertJson(JSON.stringify(plan, null, 1)) : inert(formatPlan(plan), { lines: true })) + '\n');
+  return 0;
 }
 
 export const runCommand = commandOf('run [pipeline]', 'run a pipeline (YAML) into the lake; reruns resume', runFlags, cmdRun);

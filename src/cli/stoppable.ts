@@ -1,4 +1,5 @@
-// The commands that stop at a safe point when told to (SIGINT, SIGTERM): run, worker, rebuild, compact.
+// The commands that stop at a safe point when told to (SIGINT, SIGTERM): run, worker, rebuild,
+// compact, and those that wait on one request (export-op, aggregate-signatures).
 import type { Logger } from 'pino';
 import { Interrupted } from '../errors.js';
 
@@ -6,14 +7,15 @@ import { Interrupted } from '../errors.js';
  * Runs `work` with a signal that SIGINT and SIGTERM abort: the command stops at its next safe
  * point, keeps what it committed (`kept` says what that is), releases the lake's lock and exits
  * as shells report a stop by that signal (130, 143), with one line: `stopped by SIGINT; <kept>`.
- * A worker's stop is its normal end (`stopIsDone`): it exits as its work does.
+ * A worker's stop is its normal end (`stopIsDone`): it exits as its work does. Without a logger
+ * (a command that logs nothing: export-op, aggregate-signatures) the stop's line is the only word.
  */
-export async function stoppable<T>(logger: Logger, kept: string, work: (signal: AbortSignal) => Promise<T>, o: { stopIsDone?: boolean } = {}): Promise<T> {
+export async function stoppable<T>(logger: Logger | undefined, kept: string, work: (signal: AbortSignal) => Promise<T>, o: { stopIsDone?: boolean } = {}): Promise<T> {
   const ac = new AbortController();
   let by: 'SIGINT' | 'SIGTERM' | undefined;
   const on = (sig: 'SIGINT' | 'SIGTERM') => {
     by ??= sig;
-    logger.warn({ signal: sig }, `stopping: ${kept}`);
+    logger?.warn({ signal: sig }, `stopping: ${kept}`);
     ac.abort(new Interrupted(sig));
   };
   process.once('SIGINT', on);

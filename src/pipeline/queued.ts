@@ -11,8 +11,7 @@ import { queueName, QueueUnavailable, WorkQueue, type JobState } from '../cluste
 import { errorMessage } from '../cluster/pg.js';
 import type { RunReport, StreamReport } from './report.js';
 import { addNames } from '../text.js';
-import { compactAfterRun, newRun, type RunOptions } from './run.js';
-import { holdForRun, LakeSession } from './session.js';
+import { holdRun, type HeldRun, type HoldRunOptions, type RunOptions } from './run.js';
 import type { RunSpec, SpecOptions } from './spec.js';
 import type { Job } from './partition.js';
 import { strategyOf } from './strategies.js';
@@ -31,7 +30,8 @@ export interface WorkResult {
   budgets?: RunReport['budgets'];
 }
 
-export interface QueuedRunOptions extends Omit<RunOptions, keyof SpecOptions> {
+/** What a queued run uses of a run's options: its partitions are worked elsewhere, by the spec's options. */
+export interface QueuedRunOptions extends Omit<HoldRunOptions, keyof SpecOptions>, Pick<RunOptions, 'onStart'> {
   /** postgres://… */
   queue: string;
   /** The run as the command line gave it, its options included: each job carries it to its worker. */
@@ -84,19 +84,14 @@ export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
 }
 
 export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunReport> {
-  const session = await LakeSession.open(o.lake);
-  const { jobs, reports, report } = newRun(p, session.store.lake, o.spec.options.fullRefresh);
-  const id = report.runId;
+  const { spec, logger, signal } = o;
   // The queue first: a database that does not answer (or refuses the password) leaves the lake untouched.
-  const q = await WorkQueue.open(o.queue, { onError: (message) => o.logger.warn({ err: message }, "the queue's upkeep failed") });
+  const q = await WorkQueue.open(o.queue, { onError: (message) => logger.warn({ err: message }, "the queue's upkeep failed") });
   const bound = jobLeaseBound();
   let renewer: NodeJS.Timeout | undefined;
-  // A run that fails with partitions left says why against each of their streams.
-  const failed = (err: unknown) => {
-    for (const s of report.streams) if (s.partitionsDone < s.partitions && s.errors.length === 0) s.errors.push(errorMessage(err));
-  };
   // Lends the partitions to the workers and waits for them; the lake is held meanwhile.
-  const lend = async (): Promise<void> => {
+  const lend = async ({ session, jobs, reports, report }: HeldRun): Promise<void> => {
+    const id = report.runId;
     const queue = queueName(session.store.lake);
     // The run outlives a lost job lease: a worker cut off as long as a lease bound keeps its run.
     await q.beginRun(queue, id, 3 * bound);
@@ -105,19 +100,19 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
       q.renewRun(id, 3 * bound).then(
         (ok) => {
           watch.heard(Date.now());
-          if (!ok) o.logger.error({ run: id }, 'the run was ended by a later run on the same lake');
+          if (!ok) logger.error({ run: id }, 'the run was ended by a later run on the same lake');
         },
         () => undefined,
       );
     }, Math.max(100, Math.floor(bound / 3)));
-    const orders = workOrders(jobs, o.spec);
+    const orders = workOrders(jobs, spec);
     const ids = await q.send(
       queue,
       id,
       orders.map(({ partition, order }) => ({ key: jobKey(queue, order.table, partition), data: order })),
     );
     const orderOf = new Map(ids.map((x, i) => [x, orders[i]!.order]));
-    o.logger.info({ run: id, pipeline: p.name, partitions: jobs.length, jobs: ids.length, lake: session.store.lake, queue: q.where }, 'run queued: waiting for workers');
+    logger.info({ run: id, pipeline: p.name, partitions: jobs.length, jobs: ids.length, lake: session.store.lake, queue: q.where }, 'run queued: waiting for workers');
     o.onStart?.(report);
     const open = new Set(ids);
     let lost = 0;
@@ -141,14 +136,14 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
         const r = s.output as WorkResult;
         addReport(into, r.report);
         Object.assign(budgets, r.budgets ?? {});
-        o.logger.info({ table: order.table, partitions: order.partitions.length, errors: r.report.errors.length }, 'job done');
+        logger.info({ table: order.table, partitions: order.partitions.length, errors: r.report.errors.length }, 'job done');
       } else if (v.kind === 'failed') {
         for (const part of order.partitions) into.errors.push(`${part}: ${v.why}`);
-        o.logger.error({ table: order.table, partitions: order.partitions, err: v.why }, 'job failed');
+        logger.error({ table: order.table, partitions: order.partitions, err: v.why }, 'job failed');
       }
     };
     watch.queued(Date.now());
-    while (open.size > 0 && !o.signal?.aborted) {
+    while (open.size > 0 && !signal?.aborted) {
       let states: JobState[];
       try {
         states = await q.states(queue, [...open], bound);
@@ -156,42 +151,43 @@ export async function runQueued(p: Pipeline, o: QueuedRunOptions): Promise<RunRe
         if (!(err instanceof QueueUnavailable)) throw err;
         const away = watch.away(Date.now());
         if (away.giveUp) throw new QueueUnavailable(`${err.message} (for ${Math.round(away.awayMs / 1000)} s; ${ids.length - open.size} of ${ids.length} jobs done, their commits kept: rerun to finish)`);
-        o.logger.warn({ err: err.message }, "the queue's database is away: waiting for it");
-        await sleep(1000, o.signal);
+        logger.warn({ err: err.message }, "the queue's database is away: waiting for it");
+        await sleep(1000, signal);
         continue;
       }
       const { verdicts, noWorker } = watch.polled(states, Date.now());
-      if (noWorker) o.logger.warn({ lake: session.store.lake }, `no worker has taken a job yet: start \`chainlake worker --queue postgres://… --lake ${session.store.lake}\` on a machine that reaches the database, the services and the lake`);
+      if (noWorker) logger.warn({ lake: session.store.lake }, `no worker has taken a job yet: start \`chainlake worker --queue postgres://… --lake ${session.store.lake}\` on a machine that reaches the database, the services and the lake`);
       for (const [i, s] of states.entries()) {
         const v = verdicts[i]!;
         if (v.kind === 'done' || v.kind === 'failed') settle(s, v);
         else if (v.kind === 'lost') {
           lost++;
-          o.logger.warn({ table: orderOf.get(s.id)!.table, partitions: orderOf.get(s.id)!.partitions, attempt: v.attempt }, 'a worker was lost: its job goes to another');
+          logger.warn({ table: orderOf.get(s.id)!.table, partitions: orderOf.get(s.id)!.partitions, attempt: v.attempt }, 'a worker was lost: its job goes to another');
           await q.fail(queue, s.id, v.why);
         }
       }
       show(open.size > 0 ? await q.progressOf(id).catch(() => new Map()) : new Map());
-      if (open.size > 0) await sleep(500, o.signal);
+      if (open.size > 0) await sleep(500, signal);
     }
     show();
     report.budgets = budgets;
-    if (lost) o.logger.info({ lost }, 'jobs handed to another worker after theirs was lost');
-    if (o.signal?.aborted) {
-      for (const idLeft of open) for (const part of orderOf.get(idLeft)!.partitions) reports.get(orderOf.get(idLeft)!.table)!.errors.push(`${part}: ${errorMessage(o.signal.reason)}`);
+    if (lost) logger.info({ lost }, 'jobs handed to another worker after theirs was lost');
+    if (signal?.aborted) {
+      for (const idLeft of open) for (const part of orderOf.get(idLeft)!.partitions) reports.get(orderOf.get(idLeft)!.table)!.errors.push(`${part}: ${errorMessage(signal.reason)}`);
     }
     // The jobs not done are cancelled and their workers commit nothing more before the lake is let
-    // go. The run stops renewing itself first: renewed once ended, it would read as ended by another.
+    // go (the run's compaction, holdRun). The run stops renewing itself first: renewed once ended,
+    // it would read as ended by another.
     clearInterval(renewer);
-    await q.endRun(queue, id).catch((err: unknown) => o.logger.warn({ err: errorMessage(err) }, 'could not end the run in the queue; its workers stop at their lease bound'));
-    report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
-    // The workers are done or refused from here: the lake's files are the run's to merge.
-    await compactAfterRun(session, jobs, report, o);
+    await q.endRun(queue, id).catch((err: unknown) => logger.warn({ err: errorMessage(err) }, 'could not end the run in the queue; its workers stop at their lease bound'));
+  };
+  // A run that fails with partitions left says why against each of their streams.
+  const failed = (report: RunReport, err: unknown) => {
+    for (const s of report.streams) if (s.partitionsDone < s.partitions && s.errors.length === 0) s.errors.push(errorMessage(err));
   };
   try {
-    await holdForRun(session, report, o, () => lend().finally(() => clearInterval(renewer)), failed);
+    return await holdRun(p, { lake: o.lake, fullRefresh: spec.options.fullRefresh, wait: o.wait, compactAfter: o.compactAfter, signal, logger }, (run) => lend(run).finally(() => clearInterval(renewer)), failed);
   } finally {
     await q.close();
   }
-  return report;
 }

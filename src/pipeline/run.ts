@@ -14,7 +14,7 @@ import type { ParquetWriter } from '../load/parquet.js';
 import { STAGING, type StateStore } from '../state/store.js';
 import { ServiceError, Skipped } from '../errors.js';
 import type { RunReport, StreamReport } from './report.js';
-import { describeError, holdForRun, LakeSession, openWriter } from './session.js';
+import { describeError, holdForRun, openWriter, type LakeSession, type RunHoldOptions } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
 import { planJobs } from './plan.js';
 import type { TableMergeInput } from './merge.js';
@@ -158,18 +158,46 @@ export function newRun(p: Pipeline, lake: string, fullRefresh?: string[]): { job
 }
 
 export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport> {
-  const session = await LakeSession.open(o.lake);
-  const { jobs, report } = newRun(p, session.store.lake, o.fullRefresh);
-  await holdForRun(session, report, o, async () => {
-    const clients = newClients(p, o);
-    o.logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: session.store.lake }, 'run started');
+  const { logger, signal, flushRows, keepRaw, partitionConcurrency, strict } = o;
+  return holdRun(p, { lake: o.lake, fullRefresh: o.fullRefresh, wait: o.wait, compactAfter: o.compactAfter, signal, logger }, async ({ session, jobs, report }) => {
+    const clients = newClients(p, { client: o.client, sharedBudget: o.sharedBudget, logger });
+    logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: session.store.lake }, 'run started');
     o.onStart?.(report);
-    const { logger, signal, flushRows, keepRaw, partitionConcurrency, strict } = o;
     await runJobs(jobs, session.store, clients, { logger, signal, flushRows, keepRaw, partitionConcurrency, strict, runId: report.runId });
     report.budgets = budgetsOf(jobs, clients);
-    report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
-    await compactAfterRun(session, jobs, report, o);
   });
+}
+
+/** What the shell of a run takes from its options: holding the lake's, its plan's and its compaction's. */
+export type HoldRunOptions = RunHoldOptions & Pick<RunOptions, 'lake' | 'fullRefresh' | 'compactAfter'>;
+
+/** A run's jobs and report, and the session holding its lake. */
+export interface HeldRun {
+  session: LakeSession;
+  jobs: Job[];
+  reports: Map<string, StreamReport>;
+  report: RunReport;
+}
+
+/**
+ * The shell of every run, in this process or queued: its jobs planned before the lake is opened,
+ * the lake held while `work` fills the report (holdForRun), then the run's status from its
+ * streams' errors and its tables compacted while the lake is still held.
+ */
+export async function holdRun(p: Pipeline, o: HoldRunOptions, work: (run: HeldRun) => Promise<void>, failed?: (report: RunReport, err: unknown) => void): Promise<RunReport> {
+  const { jobs, reports, report } = newRun(p, o.lake, o.fullRefresh);
+  const { wait, signal, logger, compactAfter } = o;
+  await holdForRun(
+    o.lake,
+    report,
+    { wait, signal, logger },
+    async (session) => {
+      await work({ session, jobs, reports, report });
+      report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';
+      await compactAfterRun(session, jobs, report, { compactAfter, signal, logger });
+    },
+    failed && ((err) => failed(report, err)),
+  );
   return report;
 }
 

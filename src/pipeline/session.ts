@@ -173,7 +173,10 @@ export const describeError = (err: unknown): string => (err instanceof Error ? e
  * (_staging does not keep a run's leftovers between runs); the report is written to the lake; the
  * lock is released. `failed` sees what `work` (or the roll-forward) threw before the report is written.
  */
-export async function holdForRun(session: LakeSession, report: RunReport, o: RunHoldOptions, work: () => Promise<void>, failed?: (err: unknown) => void): Promise<void> {
+export async function holdForRun(lake: string, report: RunReport, o: RunHoldOptions, work: (session: LakeSession) => Promise<void>, failed?: (err: unknown) => void): Promise<void> {
+  const session = await LakeSession.open(lake);
+  // The report names the lake as its store does (a folder resolved, an s3:// URL normalised).
+  report.lake = session.store.lake;
   await session.lock({
     wait: o.wait,
     signal: o.signal,
@@ -184,7 +187,7 @@ export async function holdForRun(session: LakeSession, report: RunReport, o: Run
   try {
     const rolledForward = await session.recover();
     if (rolledForward) o.logger.info({ rolledForward }, 'finished commits of an interrupted run');
-    await work();
+    await work(session);
   } catch (err) {
     failed?.(err);
     throw err;
