@@ -6,19 +6,22 @@ import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../state/s3.js';
 import { writeEach } from '../warehouse/query.js';
 import { didYouMean } from '../closest.js';
-import { commandOf, checkLake, givenLake, readLake, type ArgsOf, type Globals } from './args.js';
+import { commandOf, checkLake, givenLake, LAKE_OPTION, readLake, type ArgsOf, type Globals } from './args.js';
+import { plainArgs } from './plain.js';
 
-const queryFlags = (y: Argv<Globals>) =>
-  y
-    .positional('sql', { type: 'string', describe: 'SQL to run' })
-    .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
-    .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' } as const)
-    .option('interactive', { type: 'boolean', alias: 'i', describe: 'a prompt over the lake (the default when no SQL is given in a terminal): statements end with `;`, .tables, .schema TABLE, .help, .quit' })
-    .option('warehouse', {
-      type: 'string',
-      requiresArg: true,
-      describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: <lake>.warehouse.duckdb beside a local lake; --no-warehouse: the Parquet files only)",
-    });
+/** Query's flags: yargs reads them (queryFlags), and so does plainQuery, without yargs. */
+const QUERY_OPTIONS = {
+  file: { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' },
+  format: { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' },
+  interactive: { type: 'boolean', alias: 'i', describe: 'a prompt over the lake (the default when no SQL is given in a terminal): statements end with `;`, .tables, .schema TABLE, .help, .quit' },
+  warehouse: {
+    type: 'string',
+    requiresArg: true,
+    describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: <lake>.warehouse.duckdb beside a local lake; --no-warehouse: the Parquet files only)",
+  },
+} as const;
+
+const queryFlags = (y: Argv<Globals>) => y.positional('sql', { type: 'string', describe: 'SQL to run' }).options(QUERY_OPTIONS);
 
 /** The SQL of the command: the argument, the file, or standard input when it is not a terminal; undefined: none given. */
 async function sqlOf(a: { sql?: string; file?: string }): Promise<string | undefined> {
@@ -88,6 +91,20 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
 
 async function toStdout(text: string): Promise<void> {
   if (text.length > 0 && !process.stdout.write(text)) await once(process.stdout, 'drain');
+}
+
+/**
+ * `chainlake query` run without yargs when its arguments are plainly valid (plain.ts): its exit
+ * code; undefined when they are not, for yargs to read them.
+ */
+export function plainQuery(argv: readonly string[]): Promise<number> | undefined {
+  const a = plainQueryArgs(argv);
+  return a && cmdQuery(a);
+}
+
+/** Query's arguments as yargs would hand them to its handler, when they are plainly valid (plain.ts). */
+export function plainQueryArgs(argv: readonly string[]): ArgsOf<typeof queryFlags> | undefined {
+  return plainArgs(argv, 'query', 'sql', { ...QUERY_OPTIONS, lake: LAKE_OPTION }) as ArgsOf<typeof queryFlags> | undefined;
 }
 
 export const queryCommand = commandOf('query [sql]', 'run SQL over the lake (every table is a view of its name)', queryFlags, cmdQuery);
