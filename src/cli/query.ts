@@ -2,6 +2,7 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
+import type { DuckDBConnection } from '../warehouse/duckdb.js';
 import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../state/s3.js';
 import { writeEach } from '../warehouse/query.js';
@@ -60,17 +61,25 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
   if (arrow && sql === undefined) throw new UsageError('query: --format arrow takes SQL, not a prompt');
-  const { openWarehouse, viewsFor, LAKE_TABLES } = await import('../warehouse/views.js');
-  const { rowsFileOf } = await import('../warehouse/rows.js');
+  const { VIEW_NAMES, viewsFor } = await import('../warehouse/names.js');
   const given = checkLake(givenLake(a));
   // A lake folder that is missing or holds no lake is exit 2: every count there would be 0.
   const lake = await readLake(given);
   // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
   const flag = a.warehouse as string | false | undefined;
-  const tables = [...LAKE_TABLES.map((d) => d.table), '_rejects', '_runs'];
+  const tables = [...VIEW_NAMES];
   // Only the views the SQL names (each binds its table's files when it is made, only those the
-  // SQL's filters can need: warehouse/prune.ts); a prompt, all.
-  const conn = await openWarehouse(lake, {}, sql === undefined ? undefined : viewsFor(sql), { ...rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'), ...(sql === undefined ? {} : { sql }) });
+  // SQL's filters can need: warehouse/prune.ts); a prompt, all. SQL that names none needs no view,
+  // nor the tables' declarations (unless a warehouse file named must be checked first).
+  const only = sql === undefined ? undefined : viewsFor(sql);
+  let conn: DuckDBConnection;
+  if (only?.size === 0 && typeof flag !== 'string') {
+    const { connectWarehouse, queryDatabase } = await import('../warehouse/duckdb.js');
+    conn = await connectWarehouse(await queryDatabase());
+  } else {
+    const [{ openWarehouse }, { rowsFileOf }] = await Promise.all([import('../warehouse/views.js'), import('../warehouse/rows.js')]);
+    conn = await openWarehouse(lake, {}, only, { ...rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'), ...(sql === undefined ? {} : { sql }) });
+  }
   try {
     if (sql === undefined) {
       const { shell } = await import('./shell.js');
