@@ -9,6 +9,14 @@ import { redactUrl } from '../cluster/url.js';
 
 export const DEFAULT_LAKE = 'data/lake';
 
+/** The global `--lake` flag, as yargs declares it (main.ts) and as a command read without yargs reads it (plain.ts). */
+export const LAKE_OPTION = {
+  type: 'string',
+  describe: `lake folder, or s3://bucket/prefix (docs/object-storage.md); default ${DEFAULT_LAKE}, or for run the pipeline's \`lake\``,
+  global: true,
+  requiresArg: true,
+} as const;
+
 /** What every command is given besides its own flags: `--lake`, a global flag (main.ts). */
 export interface Globals {
   lake: string | undefined;

@@ -69,6 +69,9 @@ export async function lakeTypes(): Promise<string> {
     ...tables,
     '}',
     '',
+    '/** Every table\'s name, for what needs the names and not the declarations (src/warehouse/names.ts). */',
+    `export const LAKE_TABLE_NAMES = [${LAKE_TABLES.map((d) => `'${d.table}'`).join(', ')}] as const;`,
+    '',
   ].join('\n');
 }
 

@@ -4,22 +4,15 @@
 // Start-up: a command module imports at its top only what declares the command; its handler loads
 // the rest (DuckDB, Arrow, the AWS SDK, pg, pino, yaml) with `await import`. Loaded at the top,
 // they cost every command, --version and --help too, about 0.8 s of CPU, and the tests spawn the
-// CLI hundreds of times.
-import yargs, { type Argv, type CommandModule } from 'yargs';
+// CLI hundreds of times. yargs and the command modules load only when a command needs them: a
+// query whose arguments are plainly valid is read without them (plain.ts), which was most of its
+// start-up past DuckDB's own.
+import type { Argv, CommandModule } from 'yargs';
 import { EXIT, RunError, UsageError } from '../errors.js';
-import { VERSION } from '../version.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { didYouMean } from '../closest.js';
-import { DEFAULT_LAKE, type Globals } from './args.js';
-import { initCommand } from './init.js';
-import { exportCommand } from './export.js';
-import { checkCommand, compactCommand, rebuildCommand, reportCommand, statusCommand, warehouseCommand } from './lake.js';
-import { aggregateSignaturesCommand, exportOpCommand } from './operations.js';
-import { queryCommand } from './query.js';
-import { resetCommand } from './reset.js';
-import { runCommand, workerCommand } from './run.js';
-import { simCommand } from './sim.js';
-import { tablesCommand } from './tables.js';
+import { LAKE_OPTION, type Exit, type Globals } from './args.js';
+import { plainQuery } from './query.js';
 
 /** Said at the end of --help, and in the README's "Exit codes". */
 export const EXIT_CODES = [
@@ -80,7 +73,7 @@ export interface CommandFlags {
 }
 
 /** Each command's name and flags, read from its builder (only on a mistake: it costs a yargs instance each). */
-function commandFlags(commands: ReadonlyArray<CommandModule<Globals, any>>): CommandFlags[] {
+function commandFlags(yargs: (argv: string[]) => Argv, commands: ReadonlyArray<CommandModule<Globals, any>>): CommandFlags[] {
   return commands.map((c) => {
     const [name, ...positionals] = String(c.command).split(' ');
     const built = (c.builder as (y: Argv<Globals>) => Argv<unknown>)(yargs([]).option('lake', { type: 'string' }));
@@ -135,43 +128,9 @@ export async function main(argv: string[]): Promise<void> {
     const args = sqlAfterDashes(argv);
     const both = contradictions(args);
     if (both.length) throw new UsageError(both.join('\n'));
-    const commands = [
-      initCommand(exit),
-      runCommand(exit),
-      workerCommand(exit),
-      queryCommand(exit),
-      rebuildCommand(exit),
-      compactCommand(exit),
-      resetCommand(exit),
-      statusCommand(exit),
-      tablesCommand(exit),
-      checkCommand(exit),
-      reportCommand(exit),
-      warehouseCommand(exit),
-      exportCommand(exit),
-      simCommand(exit),
-      exportOpCommand(exit),
-      aggregateSignaturesCommand(exit),
-    ] as ReadonlyArray<CommandModule<Globals, any>>;
-    await yargs(args)
-      .scriptName('chainlake')
-      .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
-      // A run's lake may come from its pipeline; every other command reads the default (givenLake).
-      .option('lake', { type: 'string', describe: `lake folder, or s3://bucket/prefix (docs/object-storage.md); default ${DEFAULT_LAKE}, or for run the pipeline's \`lake\``, global: true, requiresArg: true })
-      .command(commands as unknown as CommandModule[])
-      .middleware(onceEach, true)
-      .epilog(EXIT_CODES)
-      .demandCommand(1, 'give a command: init, run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
-      .strict()
-      .help()
-      .version(VERSION)
-      .exitProcess(false)
-      .fail((msg, err) => {
-        // yargs reports its own validation failures as YError: those are usage errors too.
-        if (err && err.name !== 'YError') throw err;
-        throw new UsageError((msg && unknownArguments(msg, args, commandFlags(commands))) ?? msg ?? err?.message ?? 'bad usage');
-      })
-      .parseAsync();
+    const plain = plainQuery(args);
+    if (plain) exit(await plain);
+    else await parse(args, exit);
   } catch (err) {
     // A usage error may list several problems, a line each; a run error is one line, and may
     // quote a service's answer. Each line is bounded: what it quotes may be megabytes.
@@ -187,4 +146,29 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
   process.exitCode = code;
+}
+
+/** Parses `args` with yargs and runs the command they name. */
+async function parse(args: string[], exit: Exit): Promise<void> {
+  const [{ default: yargs }, { commandsOf }, { VERSION }] = await Promise.all([import('yargs'), import('./commands.js'), import('../version.js')]);
+  const commands = commandsOf(exit);
+  await yargs(args)
+    .scriptName('chainlake')
+    .usage('$0 <command> [options]\n\nBatch ETL from the chain data service, the metrics service and a node (JSON-RPC) into a Parquet lake queried with DuckDB.')
+    // A run's lake may come from its pipeline; every other command reads the default (givenLake).
+    .option('lake', LAKE_OPTION)
+    .command(commands as unknown as CommandModule[])
+    .middleware(onceEach, true)
+    .epilog(EXIT_CODES)
+    .demandCommand(1, 'give a command: init, run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
+    .strict()
+    .help()
+    .version(VERSION)
+    .exitProcess(false)
+    .fail((msg, err) => {
+      // yargs reports its own validation failures as YError: those are usage errors too.
+      if (err && err.name !== 'YError') throw err;
+      throw new UsageError((msg && unknownArguments(msg, args, commandFlags(yargs, commands))) ?? msg ?? err?.message ?? 'bad usage');
+    })
+    .parseAsync();
 }

@@ -2,23 +2,27 @@
 import { once } from 'node:events';
 import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
+import type { DuckDBConnection } from '../warehouse/duckdb.js';
 import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../state/s3.js';
 import { writeEach } from '../warehouse/query.js';
 import { didYouMean } from '../closest.js';
-import { commandOf, checkLake, givenLake, readLake, type ArgsOf, type Globals } from './args.js';
+import { commandOf, checkLake, givenLake, LAKE_OPTION, readLake, type ArgsOf, type Globals } from './args.js';
+import { plainArgs } from './plain.js';
 
-const queryFlags = (y: Argv<Globals>) =>
-  y
-    .positional('sql', { type: 'string', describe: 'SQL to run' })
-    .option('file', { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' })
-    .option('format', { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' } as const)
-    .option('interactive', { type: 'boolean', alias: 'i', describe: 'a prompt over the lake (the default when no SQL is given in a terminal): statements end with `;`, .tables, .schema TABLE, .help, .quit' })
-    .option('warehouse', {
-      type: 'string',
-      requiresArg: true,
-      describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: <lake>.warehouse.duckdb beside a local lake; --no-warehouse: the Parquet files only)",
-    });
+/** Query's flags: yargs reads them (queryFlags), and so does plainQuery, without yargs. */
+const QUERY_OPTIONS = {
+  file: { type: 'string', requiresArg: true, describe: 'read the SQL from a file (e.g. sql/top_senders.sql)' },
+  format: { type: 'string', choices: ['table', 'csv', 'json', 'arrow'], default: 'table', describe: 'output format (arrow: Arrow IPC stream, binary, for a file or a program)' },
+  interactive: { type: 'boolean', alias: 'i', describe: 'a prompt over the lake (the default when no SQL is given in a terminal): statements end with `;`, .tables, .schema TABLE, .help, .quit' },
+  warehouse: {
+    type: 'string',
+    requiresArg: true,
+    describe: "warehouse file whose copies of the tables' rows (chainlake warehouse --rows) to read where they hold exactly the lake's committed files (default: <lake>.warehouse.duckdb beside a local lake; --no-warehouse: the Parquet files only)",
+  },
+} as const;
+
+const queryFlags = (y: Argv<Globals>) => y.positional('sql', { type: 'string', describe: 'SQL to run' }).options(QUERY_OPTIONS);
 
 /** The SQL of the command: the argument, the file, or standard input when it is not a terminal; undefined: none given. */
 async function sqlOf(a: { sql?: string; file?: string }): Promise<string | undefined> {
@@ -57,17 +61,25 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   const arrow = a.format === 'arrow' ? await import('../warehouse/arrow.js') : undefined;
   arrow?.refuseTerminal(process.stdout.isTTY);
   if (arrow && sql === undefined) throw new UsageError('query: --format arrow takes SQL, not a prompt');
-  const { openWarehouse, viewsFor, LAKE_TABLES } = await import('../warehouse/views.js');
-  const { rowsFileOf } = await import('../warehouse/rows.js');
+  const { VIEW_NAMES, viewsFor } = await import('../warehouse/names.js');
   const given = checkLake(givenLake(a));
   // A lake folder that is missing or holds no lake is exit 2: every count there would be 0.
   const lake = await readLake(given);
   // An s3:// lake's warehouse file is the one --warehouse names (as on run): none by default.
   const flag = a.warehouse as string | false | undefined;
-  const tables = [...LAKE_TABLES.map((d) => d.table), '_rejects', '_runs'];
+  const tables = [...VIEW_NAMES];
   // Only the views the SQL names (each binds its table's files when it is made, only those the
-  // SQL's filters can need: warehouse/prune.ts); a prompt, all.
-  const conn = await openWarehouse(lake, {}, sql === undefined ? undefined : viewsFor(sql), { ...rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'), ...(sql === undefined ? {} : { sql }) });
+  // SQL's filters can need: warehouse/prune.ts); a prompt, all. SQL that names none needs no view,
+  // nor the tables' declarations (unless a warehouse file named must be checked first).
+  const only = sql === undefined ? undefined : viewsFor(sql);
+  let conn: DuckDBConnection;
+  if (only?.size === 0 && typeof flag !== 'string') {
+    const { connectWarehouse, queryDatabase } = await import('../warehouse/duckdb.js');
+    conn = await connectWarehouse(await queryDatabase());
+  } else {
+    const [{ openWarehouse }, { rowsFileOf }] = await Promise.all([import('../warehouse/views.js'), import('../warehouse/rows.js')]);
+    conn = await openWarehouse(lake, {}, only, { ...rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'), ...(sql === undefined ? {} : { sql }) });
+  }
   try {
     if (sql === undefined) {
       const { shell } = await import('./shell.js');
@@ -88,6 +100,20 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
 
 async function toStdout(text: string): Promise<void> {
   if (text.length > 0 && !process.stdout.write(text)) await once(process.stdout, 'drain');
+}
+
+/**
+ * `chainlake query` run without yargs when its arguments are plainly valid (plain.ts): its exit
+ * code; undefined when they are not, for yargs to read them.
+ */
+export function plainQuery(argv: readonly string[]): Promise<number> | undefined {
+  const a = plainQueryArgs(argv);
+  return a && cmdQuery(a);
+}
+
+/** Query's arguments as yargs would hand them to its handler, when they are plainly valid (plain.ts). */
+export function plainQueryArgs(argv: readonly string[]): ArgsOf<typeof queryFlags> | undefined {
+  return plainArgs(argv, 'query', 'sql', { ...QUERY_OPTIONS, lake: LAKE_OPTION }) as ArgsOf<typeof queryFlags> | undefined;
 }
 
 export const queryCommand = commandOf('query [sql]', 'run SQL over the lake (every table is a view of its name)', queryFlags, cmdQuery);

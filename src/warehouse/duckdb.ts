@@ -1,10 +1,11 @@
-// DuckDB for the modules `chainlake query` loads. The package is CommonJS: an ES import of it makes
+// DuckDB for the modules `chainlake query` loads, and the database a query over a lake runs in. The package is CommonJS: an ES import of it makes
 // Node scan every one of its ~90 files for export names (cjs-module-lexer) before the first line
 // runs, 0.2-0.3 s of CPU at each start; require() loads the same files without the scan. It is the
 // same module either way (an ES import of CommonJS goes through require's cache), so values and
 // types from here and from '@duckdb/node-api' mix. Modules off the query path import the package.
 import { createRequire } from 'node:module';
 import type * as DuckDB from '@duckdb/node-api';
+import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
 
 const duckdb = createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDB;
 
@@ -13,3 +14,26 @@ export type DuckDBInstance = DuckDB.DuckDBInstance;
 export const DuckDBTypeId = duckdb.DuckDBTypeId;
 export type DuckDBTypeId = DuckDB.DuckDBTypeId;
 export type { DuckDBConnection, DuckDBResult } from '@duckdb/node-api';
+
+/** An in-memory DuckDB for queries over a lake, its memory, threads and spill folder from `engine` over the environment (load/limits.ts). */
+export async function queryDatabase(engine: EngineOptions = {}): Promise<DuckDBInstance> {
+  const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));
+  const conn = await db.connect();
+  try {
+    // Footers read once per instance, not at each bind and scan: the lake's files never change in
+    // place (a new name for every write), so a cached footer cannot go stale. Set here, not at
+    // create: the Parquet reader that owns the setting loads with the first use.
+    await conn.run('SET GLOBAL parquet_metadata_cache = true');
+  } finally {
+    conn.closeSync();
+  }
+  return db;
+}
+
+/** A connection to a lake's database (the zone is a setting of each connection). */
+export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDB.DuckDBConnection> {
+  const conn = await db.connect();
+  // Timestamps print in UTC whatever the machine's zone, as the services define them.
+  await conn.run("SET TimeZone = 'UTC'");
+  return conn;
+}

@@ -6,7 +6,9 @@
 // later rewrites until `--no-rows`) each table's view reads a copy of its rows in the file instead
 // (warehouse/rows.ts). It is built in a temporary file next to the target (a file with rows: a copy
 // of the old one, brought up to date) and renamed over it: a reader sees the old file or the new
-// one, and a connection open on the old file keeps reading it. Only a file that carries the marker
+// one, and a connection open on the old file keeps reading it. A file with rows that no program has
+// open is brought up to date in place instead, in one transaction: copying it cost more than the
+// rows a run adds. Only a file that carries the marker
 // is replaced, so a database of the user's that happens to sit at the path is never overwritten,
 // and only one of this lake (the marker names it) or of a lake that is gone (moved): a file never
 // silently starts answering for another lake than the one it was written for.
@@ -154,6 +156,8 @@ export interface WarehouseResult {
   unchanged?: true;
   /** The file was of this lake at its old place (which holds no lake now), and was replaced. */
   moved?: string;
+  /** Its rows were brought up to date in the file itself (no program had it open), not in a copy. */
+  inPlace?: true;
 }
 
 /** Temporary files of writers that are gone (killed mid-write): `.<name>.tmp-<pid>` and its WAL. */
@@ -287,9 +291,41 @@ async function unchanged(file: string, lake: string, withRows: boolean): Promise
   }
 }
 
+/** The warehouse built in `db` in one transaction, then checkpointed; `db` is closed after. */
+async function buildIn(db: DuckDBInstance, lake: string, url: string | undefined, withRows: boolean): Promise<Omit<WarehouseResult, 'file'>> {
+  try {
+    const conn = await db.connect();
+    try {
+      // One transaction: the many small catalog changes are written once, at the commit.
+      await conn.run('BEGIN');
+      const built = await build(conn, lake, url, withRows);
+      await conn.run('COMMIT');
+      await conn.run('CHECKPOINT');
+      return built;
+    } finally {
+      conn.closeSync();
+    }
+  } finally {
+    db.closeSync();
+  }
+}
+
+/**
+ * `file` opened for writing, unless a program has it open (DuckDB locks a file for each process
+ * that opens it, shared for reading): undefined then, and it is left to it.
+ */
+async function openUnlessHeld(file: string): Promise<DuckDBInstance | undefined> {
+  try {
+    return await DuckDBInstance.create(file, querySettings(engineOptions()));
+  } catch (err) {
+    if (/Could not set lock|Conflicting lock/.test((err as Error).message)) return undefined;
+    throw err;
+  }
+}
+
 /**
  * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder, then
- * renamed over it. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
+ * renamed over it; a file with rows that no program has open, in the file itself. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
  * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
  * when not given, as the old file does. A file that would not change is left as it is. `url`: the
@@ -312,9 +348,12 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
   clean();
   const hadRows = found.kind === 'ours' && found.rows;
   const withRows = o.rows ?? hadRows;
-  // The old file is left as it is when nothing would change, and its rows are brought up to date
-  // in a copy of it, unless a writer left a WAL beside it (its last changes are not in the file
-  // alone): then it is written anew, its rows copied whole.
+  // The old file is left as it is when nothing would change. Its rows are brought up to date in
+  // the file itself when no program has it open (one transaction: a failure or a kill before its
+  // commit leaves the old state, and DuckDB's checkpoint replaces the old blocks atomically), else
+  // in a copy of it renamed over it, so that a reader keeps the file it opened. Unless a writer
+  // left a WAL beside it (its last changes are not in the file alone): then it is written anew,
+  // its rows copied whole.
   const whole = found.kind === 'ours' && !existsSync(`${file}.wal`) && moved === undefined;
   const fromOld = whole && withRows && hadRows;
   try {
@@ -322,23 +361,12 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
       const same = await unchanged(file, lake, withRows);
       if (same) return { file, ...same };
     }
-    if (fromOld) copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
-    const db = await DuckDBInstance.create(tmp, querySettings(engineOptions()));
-    let built;
-    try {
-      const conn = await db.connect();
-      try {
-        // One transaction: the many small catalog changes are written once, at the commit.
-        await conn.run('BEGIN');
-        built = await build(conn, lake, o.url, withRows);
-        await conn.run('COMMIT');
-        await conn.run('CHECKPOINT');
-      } finally {
-        conn.closeSync();
-      }
-    } finally {
-      db.closeSync();
+    if (fromOld) {
+      const db = await openUnlessHeld(file);
+      if (db) return { file, ...(await buildIn(db, lake, o.url, withRows)), inPlace: true };
+      copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
     }
+    const built = await buildIn(await DuckDBInstance.create(tmp, querySettings(engineOptions())), lake, o.url, withRows);
     // A WAL left by a writer of the old file that crashed would be replayed into the new one.
     rmSync(`${file}.wal`, { force: true });
     renameSync(tmp, file);

@@ -3,12 +3,15 @@
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { Table, type RecordBatch, type TypeMap } from 'apache-arrow';
 import { UsageError } from '../errors.js';
-import type { LakeTables } from '../tables.js';
+import { LAKE_TABLE_NAMES, type LakeTables } from '../tables.js';
 import { existingLake } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
-import { connectWarehouse, LAKE_TABLES, prunedViews, readLakeDatabase, type LakeDatabase } from './views.js';
-import { rowsFileOf } from './rows.js';
+import { bindViews, connectWarehouse, filesFor, prunedViews, readLakeDatabase, viewSql, viewsFor, type LakeDatabase, type LakeDatabaseOptions } from './views.js';
+import { currentRows, rowsFileOf } from './rows.js';
+import { VIEW_NAMES } from './names.js';
+
+const TABLES: ReadonlySet<string> = new Set(LAKE_TABLE_NAMES);
 
 export interface Lake {
   /** The lake folder, as given. */
@@ -37,15 +40,17 @@ export interface LakeOptions extends EngineOptions {
  * Opens the lake at `path` (a folder `chainlake run` writes) for reading: every table is a view of
  * its name. `options`: DuckDB's memory limit, threads and spill folder, over CHAINLAKE_DUCKDB_*
  * (src/load/limits.ts; by default a quarter of the machine's memory, at most 2 GiB, spilling to the
- * system's temporary folder), and the warehouse file to read rows from. Tables read from the
- * warehouse file's rows are as they were when the lake was opened; those read from Parquet files
- * see files committed later. A path that is missing or holds no lake (no partition state and no run
+ * system's temporary folder), and the warehouse file to read rows from. A table's view is made when
+ * a query first names it, and reads what the lake commits then: a table read from the warehouse
+ * file's rows is as it was at that query; one read from Parquet files sees files committed later. A path that is missing or holds no lake (no partition state and no run
  * report) rejects the open: its every table would read as empty.
  */
 export async function openLake(path: string, options: LakeOptions = {}): Promise<Lake> {
   const { warehouse, ...engine } = options;
   const lake = existingLake(path, 'openLake:');
-  return new OpenLake(path, lake, await readLakeDatabase(lake, engine, { lineUpOnce: true, ...rowsFileOf(lake, warehouse, 'openLake: warehouse') }));
+  const rows = rowsFileOf(lake, warehouse, 'openLake: warehouse');
+  // No view yet (a file named is checked now): a lake of many tables and files opens as fast as DuckDB.
+  return new OpenLake(path, lake, await readLakeDatabase(lake, engine, { only: new Set(), ...rows }), rows);
 }
 
 class OpenLake implements Lake {
@@ -53,12 +58,48 @@ class OpenLake implements Lake {
 
   private readonly db: DuckDBInstance;
 
+  /** The views made so far, and the tables of them read from Parquet (and of those, the ones read without lining up by name). */
+  private readonly bound = new Set<string>();
+  private readonly parquet = new Set<string>();
+  private readonly oneSchema = new Set<string>();
+  /** Views are made one query at a time: two queries at once must not both make the same view. */
+  private binding: Promise<unknown> = Promise.resolve();
+
   constructor(
     readonly path: string,
     private readonly lake: string,
-    private readonly views: LakeDatabase,
+    views: LakeDatabase,
+    private readonly rows: Pick<LakeDatabaseOptions, 'rowsFrom' | 'rowsNamed'>,
   ) {
     this.db = views.db;
+  }
+
+  /**
+   * Makes the views `sql` may read (viewsFor) that are not made yet: a table read from the
+   * warehouse file's rows, its view of them; one read from Parquet of which `sql` can need only
+   * some files (warehouse/prune.ts), none (returned, for a TEMP view of those files alone: its
+   * other files' footers stay unread); any other, its view of every file, each footer read once.
+   */
+  private bind(conn: DuckDBConnection, sql: string): Promise<Map<string, string[]>> {
+    const made = this.binding.then(async () => {
+      const names = viewsFor(sql) ?? new Set(VIEW_NAMES);
+      const fresh = [...names].filter((t) => !this.bound.has(t) && !this.parquet.has(t));
+      const tables = fresh.filter((t) => TABLES.has(t));
+      const rows = this.rows.rowsFrom && tables.length ? await currentRows(conn, this.lake, this.rows.rowsFrom, tables, this.rows.rowsNamed) : new Set<string>();
+      for (const v of rows.size ? await viewSql(conn, this.lake, rows, undefined, rows) : []) await conn.run(v);
+      for (const t of fresh) (rows.has(t) ? this.bound : this.parquet).add(t);
+      const pruned = await filesFor(conn, this.lake, sql, this.parquet);
+      const whole = new Set([...this.parquet].filter((t) => names.has(t) && !this.bound.has(t) && !pruned.has(t)));
+      if (whole.size) {
+        const views = await bindViews(conn, this.lake, { only: whole, lineUpOnce: true });
+        for (const t of whole) this.bound.add(t);
+        for (const t of views.oneSchema ?? []) this.oneSchema.add(t);
+      }
+      return pruned;
+    });
+    // A query whose views failed (a file unreadable) fails; the next one tries them again.
+    this.binding = made.catch(() => undefined);
+    return made;
   }
 
   // A connection per query: a second streaming query on one connection ends the first one's
@@ -69,7 +110,8 @@ class OpenLake implements Lake {
     if (this.closed) throw new UsageError(`lake ${this.path}: closed`);
     const conn = await connectWarehouse(this.db);
     try {
-      for (const v of await prunedViews(conn, this.lake, sql, this.views.parquet, this.views.oneSchema)) await conn.run(v);
+      const pruned = await this.bind(conn, sql);
+      for (const v of await prunedViews(conn, this.lake, pruned, this.oneSchema)) await conn.run(v);
     } catch (err) {
       conn.closeSync();
       throw err;
@@ -99,7 +141,7 @@ class OpenLake implements Lake {
   }
 
   async table<K extends keyof LakeTables>(name: K): Promise<Table<LakeTables[K]>> {
-    if (!LAKE_TABLES.some((d) => d.table === name)) throw new UsageError(`lake.table: ${JSON.stringify(name)} is not a table of the lake (${LAKE_TABLES.map((d) => d.table).join(', ')})`);
+    if (!TABLES.has(name)) throw new UsageError(`lake.table: ${JSON.stringify(name)} is not a table of the lake (${LAKE_TABLE_NAMES.join(', ')})`);
     return this.query<LakeTables[K]>(`SELECT * FROM "${name}"`);
   }
 

@@ -10,9 +10,9 @@
 //   _rows_T            its rows, each with `_file` (the lake-relative file it came from)
 //   T                  the view users query: _rows_T without `_file`, amounts exact (amounts.ts)
 //   _chainlake_files   (table_name, file, rows): the files the copy holds
-// A rewrite copies the old file, deletes the rows of files no longer committed, inserts the rows of
-// new ones, and renames the copy over the old file (warehouse/file.ts): a run that added a few files
-// costs their rows, not the table's.
+// A rewrite deletes the rows of files no longer committed and inserts the rows of new ones, in one
+// transaction: in the file itself when no program has it open, else in a copy renamed over it
+// (warehouse/file.ts). A run that added a few files costs their rows, not the table's.
 import { existsSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
@@ -236,8 +236,11 @@ export async function currentRows(conn: DuckDBConnection, lake: string, file: st
     return served;
   }
   if (!tables.length && !named) return served;
+  // Attached by an earlier call on this database (the library binds its views as queries name
+  // them): it stays, with the views that read it.
+  const had = Number((await conn.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = ${sqlString(ROWS_DB)}`)).getRows()[0]![0]) > 0;
   try {
-    await conn.run(`ATTACH ${sqlString(file)} AS ${ROWS_DB} (READ_ONLY)`);
+    if (!had) await conn.run(`ATTACH ${sqlString(file)} AS ${ROWS_DB} (READ_ONLY)`);
   } catch (err) {
     const message = (err as Error).message.split('\n')[0]!;
     // Held open for writing elsewhere: its rows may be changing, so the Parquet files are read.
@@ -247,7 +250,7 @@ export async function currentRows(conn: DuckDBConnection, lake: string, file: st
   if (named) {
     const marked = (await conn.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE database_name = ${sqlString(ROWS_DB)} AND schema_name = 'main' AND table_name = ${sqlString(MARKER)}`)).getRows()[0]![0];
     if (Number(marked) === 0) {
-      await conn.run(`DETACH ${ROWS_DB}`);
+      if (!had) await conn.run(`DETACH ${ROWS_DB}`);
       throw wrong(`is a DuckDB database without chainlake's ${MARKER} table`);
     }
   }
@@ -259,6 +262,6 @@ export async function currentRows(conn: DuckDBConnection, lake: string, file: st
       if (files.length && holdsExactly(ledger.get(t), files)) served.add(t);
     }
   }
-  if (!served.size) await conn.run(`DETACH ${ROWS_DB}`);
+  if (!served.size && !had) await conn.run(`DETACH ${ROWS_DB}`);
   return served;
 }

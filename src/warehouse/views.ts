@@ -4,16 +4,20 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
-import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
+import type { DuckDBConnection, DuckDBInstance } from './duckdb.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { exactSelect, viewColumns } from './amounts.js';
 import { committedBefore, REJECTS, RUNS, STATE, StateStore } from '../state/store.js';
 import { OPERATIONS } from '../decl/operations.js';
-import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
+import type { EngineOptions } from '../load/limits.js';
 import { committedFiles, currentRows, ROWS_DB, rowsView } from './rows.js';
 import type { Described } from './prune.js';
+import { viewsFor } from './names.js';
+import { connectWarehouse, queryDatabase } from './duckdb.js';
+
+export { connectWarehouse, viewsFor };
 
 /** Every table of a lake: the streams' and `operations` (written by `chainlake export-op`). */
 export const LAKE_TABLES: readonly StreamDecl[] = [...STREAMS, OPERATIONS];
@@ -54,20 +58,6 @@ export function filesOf(lake: string, decl: StreamDecl, oneSchema = false, store
 function stateStoreOf(lake: string): StateStore | undefined {
   const root = resolve(lake);
   return existsSync(join(root, STATE)) ? new StateStore(root) : undefined;
-}
-
-/**
- * The lake's views that `sql` may read: each whose name appears in it as a word (none for SQL that
- * names none: `SELECT 1` starts as fast as DuckDB alone); all of them when it reads the catalog
- * (SHOW TABLES, information_schema, duckdb_views(), ...). A view binds its files when it is made
- * (every footer, by name), so a query of a few tables of a big lake need not pay for the others; a
- * name that is not a table read (in a comment, a string) only costs its view.
- */
-export function viewsFor(sql: string): Set<string> | undefined {
-  const words = new Set(sql.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []);
-  if (['show', 'information_schema', 'pragma', 'summarize'].some((w) => words.has(w)) || [...words].some((w) => w.startsWith('duckdb_'))) return undefined;
-  const named = [...LAKE_TABLES.map((d) => d.table), '_rejects', '_runs'].filter((t) => words.has(t));
-  return new Set(named);
 }
 
 /**
@@ -150,14 +140,6 @@ export function sourcesOf(lake: string): { rejects: boolean; runs: boolean } {
   return { rejects: hasParquet(join(root, REJECTS)), runs: existsSync(runs) && readdirSync(runs).some((f) => f.endsWith('.json')) };
 }
 
-/** A connection to a lake's database (the zone is a setting of each connection). */
-export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDBConnection> {
-  const conn = await db.connect();
-  // Timestamps print in UTC whatever the machine's zone, as the services define them.
-  await conn.run("SET TimeZone = 'UTC'");
-  return conn;
-}
-
 export interface LakeDatabaseOptions {
   /** Only the views of these names (viewsFor). */
   only?: Set<string>;
@@ -206,11 +188,10 @@ export async function filesFor(conn: DuckDBConnection, lake: string, sql: string
 const CATALOGUE_DB = 'chainlake_catalogue';
 
 /**
- * TEMP views (they shadow the database's for one connection) over only the files `sql` can need
- * of each table of `tables` read from Parquet; none when nothing is pruned.
+ * TEMP views (they shadow the database's for one connection) over only the files a query can need
+ * of each table `pruned` names (filesFor); none when nothing is pruned.
  */
-export async function prunedViews(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, oneSchema?: Set<string>): Promise<string[]> {
-  const pruned = await filesFor(conn, lake, sql, tables);
+export async function prunedViews(conn: DuckDBConnection, lake: string, pruned: ReadonlyMap<string, string[]>, oneSchema?: Set<string>): Promise<string[]> {
   if (!pruned.size) return [];
   return (await viewSql(conn, lake, new Set(pruned.keys()), oneSchema, undefined, pruned)).map((v) => v.replace(/^CREATE OR REPLACE VIEW/, 'CREATE OR REPLACE TEMP VIEW'));
 }
@@ -231,21 +212,28 @@ export interface LakeDatabase {
 }
 
 export async function readLakeDatabase(lake: string, engine: EngineOptions = {}, o: LakeDatabaseOptions = {}): Promise<LakeDatabase> {
-  const { only, lineUpOnce = false } = o;
-  const db = await DuckDBInstance.create(':memory:', querySettings(engineOptions(engine)));
+  const db = await queryDatabase(engine);
   const conn = await db.connect();
-  // Footers read once per instance, not at each bind and scan: the lake's files never change in
-  // place (a new name for every write), so a cached footer cannot go stale. Set here, not at
-  // create: the Parquet reader that owns the setting loads with the first use.
-  await conn.run('SET GLOBAL parquet_metadata_cache = true');
+  try {
+    return { db, ...(await bindViews(conn, lake, o)) };
+  } finally {
+    conn.closeSync();
+  }
+}
+
+/**
+ * Makes the lake's views (`o.only`: those of these names) on the database of `conn`, and says how
+ * they read: the tables read from Parquet, and those of them read without lining up by name.
+ */
+export async function bindViews(conn: DuckDBConnection, lake: string, o: LakeDatabaseOptions = {}): Promise<Omit<LakeDatabase, 'db'>> {
+  const { only, lineUpOnce = false } = o;
   const tables = LAKE_TABLES.map((d) => d.table).filter((t) => !only || only.has(t));
   const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables, o.rowsNamed) : new Set<string>();
   const rest = new Set([...(only ?? [...tables, '_rejects', '_runs'])].filter((t) => !rows.has(t)));
   const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, rest) : undefined;
   const pruned = o.sql ? await filesFor(conn, lake, o.sql, rest, o.rowsFrom ? { file: o.rowsFrom, attached: rows.size > 0 } : undefined) : undefined;
   for (const sql of await viewSql(conn, lake, only, oneSchema, rows, pruned)) await conn.run(sql);
-  conn.closeSync();
-  return { db, parquet: rest, ...(oneSchema ? { oneSchema } : {}) };
+  return { parquet: rest, ...(oneSchema ? { oneSchema } : {}) };
 }
 
 /**

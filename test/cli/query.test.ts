@@ -15,6 +15,9 @@ import { query, WIDTH_ROWS, writeQuery, type Format } from '../../src/warehouse/
 import { cli, cliBytes, sharedDemoLake } from '../lake-fixture.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from '../warehouse/sums.js';
 import { sqlAfterDashes } from '../../src/cli/main.js';
+import yargs, { type CommandModule } from 'yargs';
+import { LAKE_OPTION } from '../../src/cli/args.js';
+import { plainQueryArgs, queryCommand } from '../../src/cli/query.js';
 
 // A lake with no partition yet (readers refuse a folder holding none): the SQL here reads no table.
 const lake = mkdtempSync(join(tmpdir(), 'cl-query-'));
@@ -258,5 +261,44 @@ describe('SQL that opens with a comment', () => {
     const r = cli(['query', '--lake', lake, '-- the answer\nSELECT 42 AS answer', '--format', 'csv']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('answer\n42\n');
+  });
+});
+
+describe("query's arguments read without yargs (start-up)", () => {
+  /** What yargs hands query's handler for `args`, as main.ts declares the command. */
+  async function byYargs(args: string[]): Promise<unknown> {
+    let got: Record<string, unknown> | undefined;
+    const command = { ...queryCommand(() => {}), handler: (a: Record<string, unknown>) => void (got = a) };
+    await yargs(args).scriptName('chainlake').option('lake', LAKE_OPTION).command(command as unknown as CommandModule).strict().exitProcess(false).parseAsync();
+    return got;
+  }
+
+  it('are what yargs hands the handler, flag for flag', async () => {
+    const plain = [
+      ['query', 'SELECT 1'],
+      ['query', 'SELECT 1', '--lake', 'x', '--format=csv', '-i', '--no-warehouse'],
+      ['query', '--file', 'f.sql', '--warehouse', 'w.duckdb', '--format', 'arrow'],
+      ['query', '--interactive', '--lake=s3://b/p'],
+      ['query', '--format', 'json', '--', '-- a comment\nSELECT 1'],
+    ];
+    for (const args of plain) expect(plainQueryArgs(args), args.join(' ')).toEqual(await byYargs(args));
+  });
+
+  it('leaves to yargs every argument it would not read as yargs does (yargs then says what is wrong)', () => {
+    const left = [
+      ['query', 'SELECT 1', '--help'],
+      ['query', '--version'],
+      ['query', 'SELECT 1', '--format', 'xml'],
+      ['query', 'SELECT 1', '--formt', 'csv'],
+      ['query', '--file'],
+      ['query', '--file', '--format', 'csv'],
+      ['query', 'SELECT 1', '--lake', 'a', '--lake', 'b'],
+      ['query', '-i', '--interactive'],
+      ['query', 'SELECT 1', 'SELECT 2'],
+      ['query', '--interactive=true'],
+      ['query', 'SELECT 1', '--', 'SELECT 2'],
+      ['status', '--lake', 'x'],
+    ];
+    for (const args of left) expect(plainQueryArgs(args), args.join(' ')).toBeUndefined();
   });
 });

@@ -290,6 +290,68 @@ describe('the warehouse file with rows', () => {
     await expectSameRows(['erc_transfers']);
   });
 
+  it('a rewrite updates the file itself when no program has it open, a copy when one has; a failure midway leaves the file answering its old state', async () => {
+    // Nobody has it open: the same file, brought up to date.
+    const ino = statSync(file).ino;
+    await commitFile('in-place', 'SELECT * FROM erc_transfers ORDER BY block_number LIMIT 5');
+    let r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r).toMatchObject({ rows: { added: 1, removed: 0, copied: 0 }, inPlace: true });
+    expect(statSync(file).ino).toBe(ino);
+    await expectSameRows(['erc_transfers']);
+
+    // A reader has it open: a copy is renamed over it, and the reader keeps what it opened.
+    const reader = await openReader(file, 'READ_ONLY');
+    const count = 'SELECT count(*) AS n FROM _rows_erc_transfers';
+    try {
+      const before = rowsOf(await reader.ask(count));
+      await commitFile('held', 'SELECT * FROM erc_transfers ORDER BY block_number LIMIT 3');
+      r = await writeWarehouse(lake, { flag: '--out' });
+      expect(r.rows).toMatchObject({ added: 1, removed: 0, copied: 0 });
+      expect(r.inPlace).toBeUndefined();
+      expect(statSync(file).ino).not.toBe(ino);
+      expect(rowsOf(await reader.ask(count))).toEqual(before);
+    } finally {
+      await reader.close();
+    }
+    await expectSameRows(['erc_transfers']);
+
+    // A failure midway: erc_transfers' new rows are in, then a later table's new file is no Parquet.
+    const old = join(dir, 'old.duckdb');
+    cpSync(file, old);
+    const held = statSync(file).ino;
+    await commitFile('before-failure', 'SELECT * FROM erc_transfers ORDER BY block_number LIMIT 2');
+    const later = join(lake, '_state', 'internal_transactions');
+    const stateFile = join(later, readdirSync(later).sort()[0]!);
+    const kept = readFileSync(stateFile, 'utf8');
+    const state = JSON.parse(kept) as { files: string[] };
+    writeFileSync(join(lake, 'internal_transactions', 'broken.parquet'), 'not parquet');
+    writeFileSync(stateFile, JSON.stringify({ ...state, files: [...state.files, 'internal_transactions/broken.parquet'] }));
+    await expect(writeWarehouse(lake, { flag: '--out' })).rejects.toThrow(/not written/);
+    expect(statSync(file).ino).toBe(held);
+    // Every table of the file (rows, ledger, marker, catalogue) holds what it held, row for row.
+    const db = await DuckDBInstance.create(':memory:');
+    try {
+      const conn = await db.connect();
+      await conn.run(`ATTACH '${file}' AS now (READ_ONLY); ATTACH '${old}' AS was (READ_ONLY)`);
+      const tables = async (db: string) => (await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = '${db}' ORDER BY 1`)).getRows().map(([t]) => String(t));
+      const names = await tables('was');
+      expect(await tables('now')).toEqual(names);
+      for (const t of names) {
+        const differ = await one(conn, `SELECT (SELECT count(*) FROM (FROM now.main."${t}" EXCEPT ALL FROM was.main."${t}")) + (SELECT count(*) FROM (FROM was.main."${t}" EXCEPT ALL FROM now.main."${t}")) AS n`);
+        expect(differ, t).toEqual({ n: '0' });
+      }
+      conn.closeSync();
+    } finally {
+      db.closeSync();
+    }
+    writeFileSync(stateFile, kept);
+    rmSync(join(lake, 'internal_transactions', 'broken.parquet'));
+    r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r).toMatchObject({ rows: { added: 1, removed: 0, copied: 0 }, inPlace: true });
+    await expectSameRows(['erc_transfers', 'internal_transactions']);
+    // Four rewrites of a file with every table's rows.
+  }, 240_000);
+
   it('a table most of whose rows are replaced, or whose column changes type, is copied whole', async () => {
     // Every file of the table merged into one, as a compaction does.
     const before = states().flatMap((f) => parquetOf(readState(f)));

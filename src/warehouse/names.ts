@@ -1,0 +1,20 @@
+// The lake's table names, and which of them a query reads, without the tables' declarations
+// (src/streams/): loading those is a fifth of `chainlake query`'s start-up, and SQL that names no
+// table (`SELECT 1`) needs none of them.
+import { LAKE_TABLE_NAMES } from '../tables.js';
+
+/** Every view of a lake: its tables' and the run reports' and rejects'. */
+export const VIEW_NAMES: readonly string[] = [...LAKE_TABLE_NAMES, '_rejects', '_runs'];
+
+/**
+ * The lake's views that `sql` may read: each whose name appears in it as a word (none for SQL that
+ * names none: `SELECT 1` starts as fast as DuckDB alone); all of them when it reads the catalog
+ * (SHOW TABLES, information_schema, duckdb_views(), ...). A view binds its files when it is made
+ * (every footer, by name), so a query of a few tables of a big lake need not pay for the others; a
+ * name that is not a table read (in a comment, a string) only costs its view.
+ */
+export function viewsFor(sql: string): Set<string> | undefined {
+  const words = new Set(sql.toLowerCase().match(/[a-z_][a-z0-9_]*/g) ?? []);
+  if (['show', 'information_schema', 'pragma', 'summarize'].some((w) => words.has(w)) || [...words].some((w) => w.startsWith('duckdb_'))) return undefined;
+  return new Set(VIEW_NAMES.filter((t) => words.has(t)));
+}

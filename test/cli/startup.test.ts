@@ -1,0 +1,69 @@
+// Start-up (issue 38). `chainlake query` of plainly valid arguments starts without yargs and the
+// other commands' modules (src/cli/plain.ts): loading them and letting yargs parse was most of its
+// start-up past DuckDB's own. yargs fails here: a query that went through it would fail with it.
+// The library makes a table's view when a query first names it, not every view at the open.
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DuckDBInstance } from '@duckdb/node-api';
+import { afterEach, expect, it, vi } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { openLake } from '../../src/index.js';
+
+vi.mock('yargs', () => ({
+  default: () => {
+    throw new Error('yargs loaded');
+  },
+}));
+
+const lake = mkdtempSync(join(tmpdir(), 'cl-startup-'));
+mkdirSync(join(lake, '_state'));
+
+afterEach(() => {
+  vi.restoreAllMocks();
+  process.exitCode = undefined;
+});
+
+/** main's exit code and what it wrote. */
+async function run(argv: string[]): Promise<{ code: unknown; stdout: string; stderr: string }> {
+  let stdout = '';
+  let stderr = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((s) => ((stdout += String(s)), true));
+  vi.spyOn(process.stderr, 'write').mockImplementation((s) => ((stderr += String(s)), true));
+  await main(argv);
+  return { code: process.exitCode, stdout, stderr };
+}
+
+it('a query of plainly valid arguments runs without loading yargs', async () => {
+  expect(await run(['query', 'SELECT 42 AS answer', '--lake', lake, '--format', 'csv', '--no-warehouse'])).toEqual({ code: 0, stdout: 'answer\n42\n', stderr: '' });
+  expect(await run(['query', '--lake', lake, '-- the answer\nSELECT 42 AS answer', '--format=json'])).toEqual({ code: 0, stdout: '[\n {\n  "answer": 42\n }\n]\n', stderr: '' });
+});
+
+it('a query with a mistake in its arguments goes to yargs', async () => {
+  const r = await run(['query', 'SELECT 1', '--lake', lake, '--format', 'xml']);
+  expect(r.code).toBe(1);
+  expect(r.stderr).toContain('yargs loaded');
+});
+
+it("the library reads no table's files before a query names it: a query of one table succeeds beside another's unreadable file", async () => {
+  const other = mkdtempSync(join(tmpdir(), 'cl-startup-'));
+  for (const dir of ['_state', 'erc_transfers', 'internal_transactions']) mkdirSync(join(other, dir));
+  const db = await DuckDBInstance.create(':memory:');
+  try {
+    const conn = await db.connect();
+    await conn.run(`COPY (SELECT range AS block_number, 'tx' || range AS tx_hash FROM range(5)) TO '${join(other, 'erc_transfers', 'a.parquet')}' (FORMAT parquet)`);
+    conn.closeSync();
+  } finally {
+    db.closeSync();
+  }
+  writeFileSync(join(other, 'internal_transactions', 'broken.parquet'), 'not parquet');
+  const lake = await openLake(other, { warehouse: false });
+  try {
+    const count = async () => (await lake.query('SELECT count(*) AS n FROM erc_transfers')).toArray().map((r) => Number(r.n));
+    expect(await count()).toEqual([5]);
+    await expect(lake.query('SELECT count(*) FROM internal_transactions')).rejects.toThrow(/broken\.parquet/);
+    expect(await count()).toEqual([5]);
+  } finally {
+    lake.close();
+  }
+});
