@@ -281,6 +281,11 @@ async function main() {
   const { openLake } = await import('../dist/index.js');
   const ref = await reference(lake, duckdb);
   console.log(`reference: ${fmt(ref.params.rows)} rows in one native table; the address queried has ${fmt(ref.params.addressRows)} rows`);
+  if (process.argv.includes('--build-only')) {
+    ref.conn.closeSync();
+    ref.db.closeSync();
+    return;
+  }
   console.log(`node + DuckDB alone (import, open, SELECT 1): ${bareStartup().toFixed(2)} s`);
   const results = [await timeAll('a run with --no-compact (a file a batch)', lake, ref, duckdb, openLake)];
   if (!process.argv.includes('--no-compact')) {
