@@ -49,8 +49,20 @@ const TAKES: Record<'long' | 'timestamptz' | 'string', string[]> = {
   string: ['VARCHAR'],
 };
 
-/** A constant of the query as SQL DuckDB can evaluate (a literal, or a cast of one) and its type, else undefined. */
-function constantSql(e: unknown): { sql: string; type: string } | undefined {
+/** The clock's values a query may name (`current_date` and `current_timestamp` parse as column references). */
+const CLOCK_FUNCTIONS = ['now', 'get_current_timestamp', 'current_timestamp', 'transaction_timestamp', 'today', 'current_date'];
+
+/** Functions of constants an interval or a time is written with (`INTERVAL 7 DAY` parses as to_days(CAST(trunc(CAST(7 AS DOUBLE)) AS INTEGER))). */
+const INTERVAL_FUNCTIONS = ['to_years', 'to_months', 'to_weeks', 'to_days', 'to_hours', 'to_minutes', 'to_seconds', 'trunc'];
+
+const CASTS = ['TIMESTAMP WITH TIME ZONE', 'TIMESTAMP', 'DATE', 'BIGINT', 'INTEGER', 'VARCHAR', 'DOUBLE', 'INTERVAL'];
+
+/**
+ * A constant of the query as SQL DuckDB can evaluate (a literal, a cast of one, or an arithmetic
+ * of times and intervals) and its type (undefined where only evaluating it tells), else undefined.
+ * `varies`: it reads the clock (now() - INTERVAL 7 DAY, current_date - 7).
+ */
+function constantSql(e: unknown): { sql: string; type?: string; varies?: boolean } | undefined {
   if (!isNode(e)) return undefined;
   if (e.type === 'VALUE_CONSTANT') {
     const v = e.value as { is_null: boolean; value: unknown; type: { id: string } };
@@ -62,16 +74,35 @@ function constantSql(e: unknown): { sql: string; type: string } | undefined {
   if (e.type === 'OPERATOR_CAST' && !e.try_cast) {
     const inner = constantSql(e.child);
     const to = (e.cast_type as { id: string; type_info: unknown }).id;
-    if (inner === undefined || !['TIMESTAMP WITH TIME ZONE', 'TIMESTAMP', 'DATE', 'BIGINT', 'INTEGER', 'VARCHAR'].includes(to)) return undefined;
-    return { sql: `CAST(${inner.sql} AS ${to})`, type: to };
+    if (inner === undefined || !CASTS.includes(to)) return undefined;
+    return { sql: `CAST(${inner.sql} AS ${to})`, type: to, ...(inner.varies ? { varies: true } : {}) };
+  }
+  if (e.type === 'COLUMN_REF') {
+    const parts = e.column_names as string[];
+    const name = parts.length === 1 ? parts[0]!.toLowerCase() : '';
+    return ['current_date', 'current_timestamp'].includes(name) ? { sql: name, varies: true } : undefined;
+  }
+  if (e.type === 'FUNCTION' && !e.schema && !e.catalog && !e.distinct && !e.filter && !(e.order_bys as { orders?: unknown[] } | undefined)?.orders?.length) {
+    const name = String(e.function_name).toLowerCase();
+    const args = (e.children as unknown[]).map(constantSql);
+    if (args.some((a) => a === undefined)) return undefined;
+    const varies = CLOCK_FUNCTIONS.includes(name) || args.some((a) => a!.varies);
+    const sqls = args.map((a) => a!.sql);
+    // What reads the clock grows with it (the bound taken from it must: see boundsOf), so it is
+    // never subtracted nor the argument of a function.
+    if (e.is_operator && ['+', '-'].includes(name) && sqls.length === 2 && !(name === '-' && args[1]!.varies)) return { sql: `(${sqls[0]} ${name} ${sqls[1]})`, ...(varies ? { varies } : {}) };
+    if (!e.is_operator && (CLOCK_FUNCTIONS.includes(name) ? !sqls.length : INTERVAL_FUNCTIONS.includes(name) && !varies)) return { sql: `${name}(${sqls.join(', ')})`, ...(varies ? { varies } : {}) };
   }
   return undefined;
 }
 
 interface Bound {
   column: string;
-  side: 'lo' | 'hi' | 'eq';
-  sql: string;
+  side: 'lo' | 'hi' | 'eq' | 'in';
+  /** The constant's SQL (a value of an IN list each). */
+  sql: string[];
+  /** Its type, where only evaluating it tells. */
+  typed?: boolean;
 }
 
 /** The bounds one conjunct of a WHERE puts on the table's columns (`names`: how a column may be qualified). */
@@ -82,12 +113,26 @@ function boundsOf(e: Node, names: Set<string>): Bound[] {
     const name = parts.length === 1 ? parts[0] : parts.length === 2 && names.has(parts[0]!) ? parts[1] : undefined;
     return name !== undefined && name in PRUNABLE ? name : undefined;
   };
-  const fits = (c: string, k: { type: string } | undefined): k is { sql: string; type: string } => k !== undefined && TAKES[PRUNABLE[c]!].includes(k.type);
+  // A constant of a type known is taken where DuckDB compares it as the column's values; one
+  // whose type only its evaluation tells (an arithmetic of times) is checked then (needsOf).
+  const fits = (c: string, k: { type?: string } | undefined): k is { sql: string; type?: string; varies?: boolean } => k !== undefined && (k.type === undefined ? PRUNABLE[c] === 'timestamptz' : TAKES[PRUNABLE[c]!].includes(k.type));
+  // The pruning evaluates the clock before the query does, so its now() is the earlier: a lower
+  // bound from it is lower than the query's (keeps more), an upper bound or an equality would be
+  // lower too and could leave out rows the query keeps.
+  const bound = (c: string, side: Bound['side'], k: { sql: string; type?: string; varies?: boolean }): Bound[] => (k.varies && side !== 'lo' ? [] : [{ column: c, side, sql: [k.sql], ...(k.type === undefined ? { typed: true } : {}) }]);
   if (e.type === 'COMPARE_BETWEEN') {
     const c = column(e.input);
     const lo = constantSql(e.lower);
     const hi = constantSql(e.upper);
-    return c && fits(c, lo) && fits(c, hi) ? [{ column: c, side: 'lo', sql: lo.sql }, { column: c, side: 'hi', sql: hi.sql }] : [];
+    return c && fits(c, lo) && fits(c, hi) ? [...bound(c, 'lo', lo), ...bound(c, 'hi', hi)] : [];
+  }
+  if (e.type === 'COMPARE_IN') {
+    const [first, ...rest] = e.children as unknown[];
+    const c = column(first);
+    const ks = rest.map(constantSql);
+    // Values of one known type alone: DuckDB compares a list of several types as their common type.
+    if (!c || !ks.length || !ks.every((k) => fits(c, k) && k.type !== undefined && !k.varies && k.type === ks[0]!.type)) return [];
+    return [{ column: c, side: 'in', sql: ks.map((k) => k!.sql) }];
   }
   const flip = { COMPARE_EQUAL: 'COMPARE_EQUAL', COMPARE_GREATERTHAN: 'COMPARE_LESSTHAN', COMPARE_GREATERTHANOREQUALTO: 'COMPARE_LESSTHANOREQUALTO', COMPARE_LESSTHAN: 'COMPARE_GREATERTHAN', COMPARE_LESSTHANOREQUALTO: 'COMPARE_GREATERTHANOREQUALTO' } as Record<string, string>;
   if (!(String(e.type) in flip)) return [];
@@ -101,8 +146,7 @@ function boundsOf(e: Node, names: Set<string>): Bound[] {
   }
   if (!c || !fits(c, k)) return [];
   // A strict comparison is taken as inclusive: a bound a little wide keeps a file, never drops one.
-  const side = type === 'COMPARE_EQUAL' ? 'eq' : type.startsWith('COMPARE_GREATERTHAN') ? 'lo' : 'hi';
-  return [{ column: c, side, sql: k.sql }];
+  return bound(c, type === 'COMPARE_EQUAL' ? 'eq' : type.startsWith('COMPARE_GREATERTHAN') ? 'lo' : 'hi', k);
 }
 
 /** The conjuncts of a WHERE (its ANDs flattened). */
@@ -159,22 +203,41 @@ async function placesOf(conn: DuckDBConnection, sql: string, tables: readonly st
   return out;
 }
 
-/** The bounds as values of each column's type, each constant evaluated by DuckDB (in the connection's time zone, as the query's own comparison). */
+/** Alternatives of a place's IN lists past which their values are taken as one range (lowest to highest). */
+const MAX_ALTERNATIVES = 4096;
+
+/**
+ * The bounds as values of each column's type, each constant evaluated by DuckDB (in the connection's
+ * time zone, as the query's own comparison): for each place, the ranges a row it keeps is in, one
+ * set of ranges for each value of its IN lists (a row is kept where it is in one of them).
+ */
 async function needsOf(conn: DuckDBConnection, places: Bound[][]): Promise<Need[]> {
-  const exprs = places.flat().map((b) => (PRUNABLE[b.column] === 'long' ? `CAST(${b.sql} AS BIGINT)::VARCHAR` : PRUNABLE[b.column] === 'timestamptz' ? `epoch_us(CAST(${b.sql} AS TIMESTAMPTZ))::VARCHAR` : `CAST(${b.sql} AS VARCHAR)`));
+  const typedOf = (b: Bound) => b.sql.filter(() => b.typed).map((sql) => `typeof(${sql})`);
+  const valueOf = (b: Bound, sql: string) => (PRUNABLE[b.column] === 'long' ? `CAST(${sql} AS BIGINT)::VARCHAR` : PRUNABLE[b.column] === 'timestamptz' ? `epoch_us(CAST(${sql} AS TIMESTAMPTZ))::VARCHAR` : `CAST(${sql} AS VARCHAR)`);
+  const exprs = places.flat().flatMap((b) => [...typedOf(b), ...b.sql.map((sql) => valueOf(b, sql))]);
   const row = (await conn.runAndReadAll(`SELECT ${exprs.join(', ')}`)).getRows()[0]!;
   let i = 0;
-  return places.map((bounds) => {
-    const need: Need = new Map();
+  const narrowed = (need: Need, column: string, lo: Value | undefined, hi: Value | undefined): Need => {
+    const r = { ...(need.get(column) ?? {}) };
+    if (lo !== undefined && (r.lo === undefined || compareValues(lo, r.lo) > 0)) r.lo = lo;
+    if (hi !== undefined && (r.hi === undefined || compareValues(hi, r.hi) < 0)) r.hi = hi;
+    return new Map(need).set(column, r);
+  };
+  return places.flatMap((bounds) => {
+    let alternatives: Need[] = [new Map()];
     for (const b of bounds) {
-      const text = String(row[i++]);
-      const v: Value = PRUNABLE[b.column] === 'string' ? text : BigInt(text);
-      const r = need.get(b.column) ?? {};
-      if (b.side !== 'hi' && (r.lo === undefined || compareValues(v, r.lo) > 0)) r.lo = v;
-      if (b.side !== 'lo' && (r.hi === undefined || compareValues(v, r.hi) < 0)) r.hi = v;
-      need.set(b.column, r);
+      for (const t of typedOf(b).map(() => String(row[i++]))) if (!TAKES[PRUNABLE[b.column]!].includes(t)) throw new Error(`${b.column} compared with a ${t}`);
+      const values = b.sql.map(() => String(row[i++])).map((text): Value => (PRUNABLE[b.column] === 'string' ? text : BigInt(text)));
+      if (b.side !== 'in') {
+        alternatives = alternatives.map((n) => narrowed(n, b.column, b.side === 'hi' ? undefined : values[0], b.side === 'lo' ? undefined : values[0]));
+      } else if (alternatives.length * values.length <= MAX_ALTERNATIVES) {
+        alternatives = alternatives.flatMap((n) => values.map((v) => narrowed(n, b.column, v, v)));
+      } else {
+        const sorted = [...values].sort(compareValues);
+        alternatives = alternatives.map((n) => narrowed(n, b.column, sorted[0], sorted[sorted.length - 1]));
+      }
     }
-    return need;
+    return alternatives;
   });
 }
 
