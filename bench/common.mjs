@@ -90,7 +90,7 @@ function stopTimed(child, signal = 'SIGTERM') {
 export function timed(args, { env = {}, timeoutMs } = {}) {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn('/usr/bin/time', ['-f', 'maxrss_kb=%M', bin, ...args], { env: { ...process.env, ...env } });
+    const child = spawn('/usr/bin/time', ['-f', 'maxrss_kb=%M cpu=%U+%S', bin, ...args], { env: { ...process.env, ...env } });
     running.add(child);
     const timer = timeoutMs ? setTimeout(() => stopTimed(child), timeoutMs) : undefined;
     let stdout = '';
@@ -107,7 +107,9 @@ export function timed(args, { env = {}, timeoutMs } = {}) {
       const shown = args.join(' ').replace(/(postgres:\/\/[^:@\s]*:)[^@\s]*@/g, '$1***@');
       if (status !== 0) return reject(new Error(`chainlake ${shown} exited ${status}${seconds * 1000 >= timeoutMs ? ` (stopped after ${timeoutMs / 1000} s)` : ''}:\n${stderr.slice(-2000)}`));
       const rss = Number(/maxrss_kb=(\d+)/.exec(stderr)?.[1] ?? NaN) / 1024;
-      resolve({ seconds, rssMB: rss, stdout });
+      // user + sys CPU of the process: on a loaded machine it moves less than the wall time.
+      const cpu = /cpu=([\d.]+)\+([\d.]+)/.exec(stderr);
+      resolve({ seconds, rssMB: rss, cpuSeconds: cpu ? Number(cpu[1]) + Number(cpu[2]) : NaN, stdout });
     });
   });
 }

@@ -14,11 +14,12 @@
 //   5. one contract's 1M rows fetched as 16 block ranges at once (chunks; `concurrency: 16` lets
 //      16 requests be under way): rows/s and peak RSS of that run.
 // Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12] [--chunk-rows 1000000] [--no-s3]
+//        node bench/cpu.mjs --replay <a lake kept by --keep>   (its rebuild alone, beside the ceiling)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
 import { cpus, tmpdir, totalmem } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { arg, buildWorld, fmt, plan, root, startSim, timed, transfersPipeline } from './common.mjs';
 
 const sizes = arg('rows', '1000000,5000000').split(',').map(Number);
@@ -138,6 +139,21 @@ if (arg('stages')) {
   console.log({ parse: jsonParseRate(arg('stages')), ...(await stageRates(arg('stages'))) });
   process.exit(0);
 }
+if (arg('replay')) {
+  // Development aid: the replay of a kept lake (on a copy: a rebuild replaces its files), with the
+  // ceiling measured right after it, so that a loaded machine moves both alike.
+  const copy = join(mkdtempSync(join(tmpdir(), 'chainlake-bench-replay-')), 'lake');
+  cpSync(arg('replay'), copy, { recursive: true });
+  try {
+    const replay = await timed(['rebuild', 'erc_transfers', '--lake', copy]);
+    const rows = Number(/: (\d+) rows \(/.exec(replay.stdout)?.[1]);
+    const parse = jsonParseRate(copy);
+    console.log(`replay ${fmt(rows / replay.seconds)} rows/s (${(rows / replay.seconds / parse).toFixed(2)} of the ceiling ${fmt(parse)}), ${replay.seconds.toFixed(1)} s, user + sys CPU ${replay.cpuSeconds.toFixed(1)} s, peak RSS ${fmt(replay.rssMB)} MB`);
+  } finally {
+    rmSync(dirname(copy), { recursive: true, force: true });
+  }
+  process.exit(0);
+}
 const s3 = process.argv.includes('--no-s3') ? undefined : await startS3();
 // Stopped at the end, or by a failure's exit: its pipe would otherwise keep this process alive.
 process.on('exit', () => s3?.stop());
@@ -198,6 +214,7 @@ for (const r of results) {
     console.log(`      DuckDB write (lines -> zstd Parquet)   ${fmt(r.stages.write[1])} rows/s on 1 thread, ${fmt(r.stages.write[2])} on 2`);
   }
   console.log(`    replay: transform + load (rebuild)      ${fmt(r.rows / r.replay.seconds)} rows/s  (${(r.rows / r.replay.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.replay.rssMB)} MB`);
+  console.log(`      its user + sys CPU                    ${r.replay.cpuSeconds.toFixed(1)} s, ${(r.replay.cpuSeconds / (r.rows / r.parse)).toFixed(1)} times the ceiling's parse`);
   console.log(`    end to end on the simulator (run)       ${fmt(r.rows / r.run.seconds)} rows/s  (${(r.rows / r.run.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.run.rssMB)} MB`);
   if (r.runS3)
     console.log(`    end to end into s3:// (s3rver, loopback)  ${fmt(r.rows / r.runS3.seconds)} rows/s  (${(r.run.seconds / r.runS3.seconds).toFixed(2)} of the local run), peak RSS ${fmt(r.runS3.rssMB)} MB`);

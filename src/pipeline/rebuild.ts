@@ -68,7 +68,8 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   const maxTime = latestTime(Math.floor(Date.now() / 1000));
   const bp = decl.blockCursor;
   const series = bp || !decl.timeCursor ? undefined : new TimeGate({ end: state.cursor.until, maxTime });
-  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false, seq: () => seq++ }, new Transformer(decl, partition, {}, series));
+  // No drift is counted: a rebuild's report does not say it (the run that fetched the pages did).
+  const batches = new BatchPath(decl, partition, store, writer, { runId: 'rebuild', keepRaw: false, seq: () => seq++ }, new Transformer(decl, partition, {}, series, { drift: false }));
   // An append stream's windows are driven through the run's own machine (window.ts), window after
   // window: each chunk's rows pass the gate they passed in the run, and a window's end moves the
   // cursor the next starts from, skipping what it committed of its first block. A window whose

@@ -130,13 +130,18 @@ export class Transformer {
   /** Which rows of a listing with a block or time cursor it keeps; none: every row. */
   gate?: RowGate;
 
+  /** Counts fields no column reads (Batch.extraFields); off where no report says them. */
+  private readonly countDrift: boolean;
+
   constructor(
     readonly decl: StreamDecl,
     partition: Partition,
     carry: Carry = {},
     gate?: RowGate,
+    o: { drift?: boolean } = {},
   ) {
     this.gate = gate;
+    this.countDrift = o.drift ?? true;
     this.carry = structuredClone(carry);
     this.ctx = {
       seen: (group, key) => {
@@ -225,7 +230,7 @@ export class Transformer {
         rejects.push({ reason: 'item is not an object', raw: stringifyExact(item) ?? 'undefined' });
         continue;
       }
-      this.drift(item as Record<string, unknown>, this.known, extra);
+      if (this.countDrift) this.drift(item as Record<string, unknown>, this.known, extra);
       s.over = 0;
       const line = this.row(item as Record<string, unknown>, s, this.ctx);
       if (line instanceof V.Bad) {

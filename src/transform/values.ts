@@ -32,7 +32,7 @@ function integerText(v: unknown): string | Bad {
 export function amount(v: unknown): { raw: string; decimal: string | null } | Bad {
   const raw = integerText(v);
   if (raw instanceof Bad) return raw;
-  const trimmed = raw.replace(/^0+(?=.)/, '');
+  const trimmed = raw.charCodeAt(0) === 48 ? raw.replace(/^0+(?=.)/, '') : raw;
   return { raw, decimal: trimmed.length <= 38 ? trimmed : null };
 }
 
@@ -40,14 +40,15 @@ export function amount(v: unknown): { raw: string; decimal: string | null } | Ba
 export function bigint(v: unknown): string | Bad {
   const t = integerText(v);
   if (t instanceof Bad) return t;
-  return BigInt(t) <= INT64_MAX ? t : new Bad(`${show(v)} does not fit BIGINT`);
+  // Fewer than 19 digits fit whatever they are: no BigInt a row for a block number.
+  return t.length < 19 || BigInt(t) <= INT64_MAX ? t : new Bad(`${show(v)} does not fit BIGINT`);
 }
 
 /** UBIGINT (a uint64 of the node: a locktime) staged as its digits; DuckDB casts it. */
 export function ubigint(v: unknown): string | Bad {
   const t = integerText(v);
   if (t instanceof Bad) return t;
-  return BigInt(t) <= UINT64_MAX ? t : new Bad(`${show(v)} does not fit UBIGINT (uint64)`);
+  return t.length < 20 || BigInt(t) <= UINT64_MAX ? t : new Bad(`${show(v)} does not fit UBIGINT (uint64)`);
 }
 
 export function integer(v: unknown): number | Bad {

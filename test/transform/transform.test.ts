@@ -226,6 +226,18 @@ describe('schema drift inside nested objects', () => {
     expect(b.rows).toBe(2);
     expect(b.extraFields).toEqual({ extra: 1, 'erc20Token.newField': 1, 'erc20Token.price.source': 1, 'from.label': 1 });
   });
+
+  it('is not counted where no report says it (rebuild), the rows landing as they do with it counted', () => {
+    const item = transfer({ value: '5', erc20Token: { address: '0x' + 'c'.repeat(40), name: 'T', symbol: 'TT', decimals: 6, newField: 1 }, extra: 1 });
+    const counted = new Transformer(ercTransfers, partition);
+    const quiet = new Transformer(ercTransfers, partition, {}, undefined, { drift: false });
+    counted.push([item]);
+    quiet.push([item]);
+    const [a, b] = [counted.take(), quiet.take()];
+    expect(a.extraFields).toEqual({ extra: 1, 'erc20Token.newField': 1 });
+    expect(b.extraFields).toEqual({});
+    expect(b.lines).toEqual(a.lines);
+  });
 });
 
 describe('rows a listing sends again', () => {
