@@ -17,7 +17,7 @@ beforeAll(async () => {
   admin = new pg.Client({ connectionString: db.url });
   admin.on('error', () => undefined); // the server stopped by the last test
   await admin.connect();
-}, 120_000);
+});
 
 afterAll(async () => {
   await admin?.end();
@@ -195,5 +195,5 @@ describe('job leases', () => {
       await db.start();
     }
     expect(await q.runState('run-e')).toBe('live');
-  }, 60_000);
+  });
 });

@@ -52,7 +52,7 @@ beforeAll(async () => {
   const l = await runCli([...RUN, '--lake', local, '--quiet']);
   expect(l.code, l.stderr).toBe(0);
   localTables = await lakeContents(local);
-}, 120_000);
+});
 
 afterAll(async () => {
   restore?.();
