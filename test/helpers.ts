@@ -181,10 +181,14 @@ export async function keyedSimulator(apiKey: string): Promise<{ sim: Simulator; 
  * is returned: what a scenario proves of every kind, in a fraction of the whole demo's time.
  */
 export function demoOfEachKind(): string {
-  const tables = new Set(['erc_transfers', 'internal_transactions', 'chain_metrics', 'avg_tps', 'delegators', 'contracts', 'pending_rewards', 'native_balances', 'node_info', 'blocks']);
+  return demoOf(['erc_transfers', 'internal_transactions', 'chain_metrics', 'avg_tps', 'delegators', 'contracts', 'pending_rewards', 'native_balances', 'node_info', 'blocks']);
+}
+
+/** The demo pipeline cut to the streams of `tables`, written to a temporary file whose path is returned. */
+export function demoOf(tables: readonly string[]): string {
   const demo = parse(readFileSync('pipelines/demo.yaml', 'utf8')) as { streams: Array<{ table: string }> };
   const file = join(mkdtempSync(join(tmpdir(), 'cl-kinds-')), 'kinds.yaml');
-  writeFileSync(file, stringify({ ...demo, streams: demo.streams.filter((s) => tables.has(s.table)) }));
+  writeFileSync(file, stringify({ ...demo, streams: demo.streams.filter((s) => tables.includes(s.table)) }));
   return file;
 }
 

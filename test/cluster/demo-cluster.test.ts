@@ -101,7 +101,7 @@ describe('scripts/demo-cluster.mjs', () => {
     const find = leakFinder(r.passwords);
     const walk = (dir: string): string[] => readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)]));
     expect(walk(lake).flatMap((f) => find(f, readFileSync(f)))).toEqual([]);
-  }, 180_000);
+  });
 
   it("passes on a failed run's exit code, and stops everything", async () => {
     // With --queue a run refuses a pipeline with its API key written in it (exit 2).
@@ -112,7 +112,7 @@ describe('scripts/demo-cluster.mjs', () => {
     expect(r.out).toContain('sources.data.apiKey');
     expect(r.out).toContain('the run exited 2');
     expectNothingLeft(r, 2);
-  }, 120_000);
+  });
 
   it('on SIGINT during the run stops the run, the workers and PostgreSQL, and exits non-zero', async () => {
     let sent = false;
@@ -128,7 +128,7 @@ describe('scripts/demo-cluster.mjs', () => {
     expect(r.out).toContain('SIGINT: stopping the run and the workers');
     expect(r.out).not.toContain('equal to one process');
     expectNothingLeft(r, 3);
-  }, 120_000);
+  });
 
   it('refuses a bad flag with exit 2, starting nothing', async () => {
     const r = await demo('bad-flag', ['--workers', '0']);

@@ -25,7 +25,7 @@ beforeAll(async () => {
   restoreFetch = serveLakes({ s3: { endpoint: s3.endpoint, bucket: BUCKET } });
   const r = await runCli(['run', demoOfEachKind(), '--simulator', '--flush-rows', '40', '--lake', URL_LAKE, '--quiet'], env);
   expect(r.code, r.stderr).toBe(0);
-}, 180_000);
+});
 
 afterAll(async () => {
   restoreFetch?.();

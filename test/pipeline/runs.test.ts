@@ -81,21 +81,27 @@ describe('one writer per lake', () => {
     const p = join(dir, 'p.yaml');
     writeFileSync(p, `name: lock\nsources:\n  metrics: { url: "${sim.url}" }\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n`);
     const held = await LakeLock.tryAcquire(lake);
-    const run = (args: string[]) =>
+    const run = (args: string[], onStderr: (stderr: string) => void = () => undefined) =>
       new Promise<{ code: number | null; stderr: string }>((resolve) => {
         const c = spawn(process.execPath, [BIN, 'run', p, '--lake', lake, ...args], { stdio: ['ignore', 'ignore', 'pipe'] });
         let stderr = '';
-        c.stderr.on('data', (d) => (stderr += d));
+        c.stderr.on('data', (d) => onStderr((stderr += d)));
         c.on('close', (code) => resolve({ code, stderr }));
       });
     const refused = await run([]);
     // A lake in use has its own exit code: a script can wait and rerun.
     expect(refused.code).toBe(3);
     expect(refused.stderr).toContain('is in use by another chainlake run');
-    const waiting = run(['--wait']);
-    await new Promise((r) => setTimeout(r, 1500));
+    // The lock is let go once the second run says it waits (a fixed delay could end before a run
+    // on a busy machine got to the lock, and the test would not see it wait).
+    let said!: () => void;
+    const saysItWaits = new Promise<void>((r) => (said = r));
+    const waiting = run(['--wait'], (stderr) => stderr.includes('waiting for the other run on this lake') && said());
+    await Promise.race([saysItWaits, waiting]);
     await held.release();
-    expect((await waiting).code).toBe(0);
+    const waited = await waiting;
+    expect(waited.stderr).toContain('waiting for the other run on this lake');
+    expect(waited.code, waited.stderr).toBe(0);
   });
 });
 
@@ -107,14 +113,16 @@ describe('--full-refresh', () => {
     p.sources.data.url = sim.url;
     p.sources.metrics.url = sim.url;
     p.sources.node.url = sim.url;
-    // Tables keyed by the snapshot time gain a snapshot each run: "unchanged" is of the others.
-    p.streams = p.streams.filter((s) => !STREAM_BY_TABLE.get(s.table)!.key.includes('snapshot_at'));
+    const all = ['erc_transfers', 'internal_transactions', 'delegators', 'chain_metrics'];
+    // The refreshed tables and two that are not (they must stay as they are). Tables keyed by the
+    // snapshot time gain a snapshot each run: "unchanged" is of the others.
+    p.streams = p.streams.filter((s) => [...all, 'avg_tps', 'blocks'].includes(s.table) && !STREAM_BY_TABLE.get(s.table)!.key.includes('snapshot_at'));
     const lake = tmp();
     await runPipeline(p, { lake, logger: quiet });
     const before = await lakeContents(lake);
+    expect(Object.entries(before).filter(([, rows]) => rows.length > 0).map(([t]) => t).sort()).toEqual([...all, 'avg_tps', 'blocks'].sort());
     // Cut a full refresh short once some rebuilt files are committed under _rebuild/.
     const ac = new AbortController();
-    const all = ['erc_transfers', 'internal_transactions', 'delegators', 'chain_metrics'];
     const rebuilt = () => (existsSync(join(lake, '_rebuild')) ? readdirSync(join(lake, '_rebuild'), { recursive: true }).filter((f) => String(f).endsWith('.parquet')) : []);
     const cut = runPipeline(p, { lake, logger: quiet, fullRefresh: all, flushRows: 100, signal: ac.signal });
     const timer = setInterval(() => rebuilt().length > 0 && ac.abort(new Error('cut')), 2);
