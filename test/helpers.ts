@@ -22,6 +22,9 @@ export async function scriptedServer(handler: Handler): Promise<{ url: string; r
     requests.push(req);
     handler(req, res, requests.length);
   });
+  // Idle connections kept as the simulator keeps them (a minute): CLI runs in this process share
+  // its pool of kept-alive sockets, and one reused as Node's 5 s bound closes it is reset.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {

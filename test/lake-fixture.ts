@@ -92,9 +92,18 @@ type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((err?: Er
  * `env` set for the call: what `cliBytes` shows, without a process's start-up (most of a short
  * command's CPU) and with the modules a worker has loaded already. The log lines are captured too:
  * pino writes to the file descriptor itself (fs.writeSync). One call at a time: they share this
- * process's streams. A test of the process boundary (signals, pipes, the binary) keeps `cli`.
+ * process's streams, so calls made at once take turns. A test of the process boundary (signals, pipes, the binary) keeps `cli`.
  */
-export async function cliHereBytes(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+export function cliHereBytes(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const turn = inTurn.then(() => cliOnce(args, env));
+  inTurn = turn.catch(() => undefined);
+  return turn;
+}
+
+// Calls made at once (a Promise.all of commands) run one after another.
+let inTurn: Promise<unknown> = Promise.resolve();
+
+async function cliOnce(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   const { main } = await import('../src/cli/main.js');
   const out: Buffer[] = [];
   const err: Buffer[] = [];
