@@ -22,6 +22,9 @@ export async function scriptedServer(handler: Handler): Promise<{ url: string; r
     requests.push(req);
     handler(req, res, requests.length);
   });
+  // Idle connections kept as the simulator keeps them (a minute): CLI runs in this process share
+  // its pool of kept-alive sockets, and one reused as Node's 5 s bound closes it is reset.
+  server.keepAliveTimeout = 65_000;
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const { port } = server.address() as AddressInfo;
   return {
@@ -129,10 +132,13 @@ export interface Recorded {
 /**
  * A loopback proxy in front of `target` that records every request (method, URL, headers, body).
  * Requests for which `o.refuse` returns true get a 400 instead (as the service answers a bad query).
+ * `o.onRequest` sees each request as it is recorded, before it is answered: a test can stop a run
+ * at its nth request, an event, instead of polling on a timer (late by however long a busy
+ * machine delays the timer).
  */
 export async function recordingProxy(
   target: string,
-  o: { refuse?: (r: Recorded) => boolean; delayMs?: number } = {},
+  o: { refuse?: (r: Recorded) => boolean; delayMs?: number; onRequest?: (r: Recorded) => void } = {},
 ): Promise<{ url: string; requests: Recorded[]; inFlight: { now: number; most: number }; close(): Promise<void> }> {
   const requests: Recorded[] = [];
   const inFlight = { now: 0, most: 0 };
@@ -146,6 +152,7 @@ export async function recordingProxy(
       const body = Buffer.concat(chunks);
       const r: Recorded = { method: req.method ?? '', url: req.url ?? '', headers: req.headers, body: body.toString('utf8') };
       requests.push(r);
+      o.onRequest?.(r);
       if (o.refuse?.(r)) return json(res, 400, { statusCode: 400, error: 'Bad Request', message: 'refused by the test proxy' });
       // As a service far away answers: later (a simulator on loopback answers at once).
       setTimeout(() => {

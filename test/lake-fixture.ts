@@ -2,10 +2,11 @@
 // streams of the given tables, run against the embedded simulator on loopback into a fresh
 // temporary folder, or the one demo lake shared by the files that only read it.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import fs, { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { format } from 'node:util';
 import { loadPipeline, type Pipeline } from '../src/config/pipeline.js';
 import { runPipeline, type RunOptions } from '../src/pipeline/run.js';
 import type { RunReport } from '../src/pipeline/report.js';
@@ -82,4 +83,76 @@ export function cli(args: string[], env: Record<string, string> = {}): { code: n
 export function cliBytes(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: Buffer; stderr: string } {
   const r = spawnCli(args, env);
   return { code: r.status, stdout: r.stdout, stderr: r.stderr.toString('utf8') };
+}
+
+type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((err?: Error | null) => void), done?: (err?: Error | null) => void) => boolean;
+
+/**
+ * The CLI's `main` in this process, with what it writes to standard output and error captured and
+ * `env` set for the call: what `cliBytes` shows, without a process's start-up (most of a short
+ * command's CPU) and with the modules a worker has loaded already. The log lines are captured too:
+ * pino writes to the file descriptor itself (fs.writeSync). One call at a time: they share this
+ * process's streams, so calls made at once take turns. A test of the process boundary (signals, pipes, the binary) keeps `cli`.
+ */
+export function cliHereBytes(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const turn = inTurn.then(() => cliOnce(args, env));
+  inTurn = turn.catch(() => undefined);
+  return turn;
+}
+
+// Calls made at once (a Promise.all of commands) run one after another.
+let inTurn: Promise<unknown> = Promise.resolve();
+
+async function cliOnce(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const { main } = await import('../src/cli/main.js');
+  const out: Buffer[] = [];
+  const err: Buffer[] = [];
+  const bytes = (chunk: string | Uint8Array, encoding?: unknown) => (typeof chunk === 'string' ? Buffer.from(chunk, typeof encoding === 'string' ? (encoding as BufferEncoding) : 'utf8') : Buffer.from(chunk));
+  const capture = (into: Buffer[]): Write => (chunk, encoding, done) => {
+    into.push(bytes(chunk, encoding));
+    (typeof encoding === 'function' ? encoding : done)?.();
+    return true;
+  };
+  const saved = { log: console.log, error: console.error, out: process.stdout.write, err: process.stderr.write, writeSync: fs.writeSync, exitCode: process.exitCode, outTTY: process.stdout.isTTY, errTTY: process.stderr.isTTY, listeners: process.stdout.listeners('error') };
+  const before = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  Object.assign(process.env, env);
+  process.stdout.write = capture(out) as typeof process.stdout.write;
+  process.stderr.write = capture(err) as typeof process.stderr.write;
+  // yargs writes --help and --version with console.log, which vitest takes over in a test.
+  console.log = (...a: unknown[]) => void out.push(Buffer.from(`${format(...a)}\n`));
+  console.error = (...a: unknown[]) => void err.push(Buffer.from(`${format(...a)}\n`));
+  // As the spawned CLI's streams, pipes: no terminal's pretty logs or widths.
+  process.stdout.isTTY = false;
+  process.stderr.isTTY = false;
+  fs.writeSync = ((fd: number, buffer: string | NodeJS.ArrayBufferView, ...rest: any[]) => {
+    if (fd !== 1 && fd !== 2) return (saved.writeSync as (...a: unknown[]) => number)(fd, buffer, ...rest);
+    const b = typeof buffer === 'string' ? Buffer.from(buffer, typeof rest[1] === 'string' ? (rest[1] as BufferEncoding) : 'utf8') : Buffer.from(buffer.buffer, buffer.byteOffset, buffer.byteLength);
+    (fd === 1 ? out : err).push(Buffer.from(b));
+    return b.length;
+  }) as typeof fs.writeSync;
+  try {
+    const code = await main(args);
+    return { code, stdout: Buffer.concat(out), stderr: Buffer.concat(err).toString('utf8') };
+  } finally {
+    console.log = saved.log;
+    console.error = saved.error;
+    process.stdout.write = saved.out;
+    process.stderr.write = saved.err;
+    fs.writeSync = saved.writeSync;
+    process.stdout.isTTY = saved.outTTY;
+    process.stderr.isTTY = saved.errTTY;
+    process.exitCode = saved.exitCode;
+    // main's listener for a closed pipe, one a call.
+    for (const l of process.stdout.listeners('error')) if (!saved.listeners.includes(l)) process.stdout.off('error', l as (...a: unknown[]) => void);
+    for (const [k, v] of Object.entries(before)) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+}
+
+/** `cliHereBytes` with standard output as text: `cli` in this process. */
+export async function cliHere(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: string; stderr: string }> {
+  const r = await cliHereBytes(args, env);
+  return { ...r, stdout: r.stdout.toString('utf8') };
 }

@@ -114,7 +114,8 @@ export function unknownArguments(msg: string, argv: readonly string[], commands:
     .join('\n');
 }
 
-export async function main(argv: string[]): Promise<void> {
+/** Runs the command `argv` names and returns its exit code (also set as process.exitCode, which the binary exits with). */
+export async function main(argv: string[]): Promise<number> {
   // `chainlake query ... | head` closes the pipe early: that is the reader's choice, not an error.
   process.stdout.on('error', (err: NodeJS.ErrnoException) => {
     if (err.code === 'EPIPE') process.exit(process.exitCode ?? 0);
@@ -146,6 +147,7 @@ export async function main(argv: string[]): Promise<void> {
     }
   }
   process.exitCode = code;
+  return code;
 }
 
 /** Parses `args` with yargs and runs the command they name. */

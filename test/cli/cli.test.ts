@@ -4,10 +4,12 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFil
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { cliHere } from '../lake-fixture.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 
-export function cli(args: string[], env: Record<string, string> = {}) {
+// The binary as a user runs it: for --help and --version; the rest runs the CLI in this process.
+function cli(args: string[], env: Record<string, string> = {}) {
   const r = spawnSync(process.execPath, [BIN, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 120_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
@@ -30,64 +32,64 @@ describe('chainlake CLI usage errors', () => {
     expect(cli(['--help']).stdout).toContain('--version');
   });
 
-  it('exits 2 on an unknown flag, a missing argument, or no command', () => {
-    expect(cli(['status', '--bogus'])).toMatchObject({ code: 2, stderr: 'chainlake: --bogus: not an option of status (chainlake status --help lists them)\n' });
-    expect(cli(['run'])).toMatchObject({ code: 2, stderr: expect.stringContaining('run: missing the pipeline file') });
-    expect(cli(['status', '--lake'])).toMatchObject({ code: 2 });
-    expect(cli([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
+  it('exits 2 on an unknown flag, a missing argument, or no command', async () => {
+    expect(await cliHere(['status', '--bogus'])).toMatchObject({ code: 2, stderr: 'chainlake: --bogus: not an option of status (chainlake status --help lists them)\n' });
+    expect(await cliHere(['run'])).toMatchObject({ code: 2, stderr: expect.stringContaining('run: missing the pipeline file') });
+    expect(await cliHere(['status', '--lake'])).toMatchObject({ code: 2 });
+    expect(await cliHere([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
   });
 
-  it('exits 2 on an option given twice, without its values (one may hold a password); a list option takes several', () => {
-    expect(cli(['status', '--lake', 'data/lake', '--lake', dir])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --lake: given 2 times; give it once\n' });
+  it('exits 2 on an option given twice, without its values (one may hold a password); a list option takes several', async () => {
+    expect(await cliHere(['status', '--lake', 'data/lake', '--lake', dir])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --lake: given 2 times; give it once\n' });
     const secret = 'postgres://u:pw-DO-NOT-SHOW@127.0.0.1:1/db';
-    const twice = cli(['run', 'pipelines/demo.yaml', '--simulator', '--lake', join(dir, 'twice'), '--budget-db', secret, '--budget-db', secret]);
+    const twice = await cliHere(['run', 'pipelines/demo.yaml', '--simulator', '--lake', join(dir, 'twice'), '--budget-db', secret, '--budget-db', secret]);
     expect(twice).toMatchObject({ code: 2, stderr: 'chainlake: --budget-db: given 2 times; give it once\n' });
     expect(existsSync(join(dir, 'twice'))).toBe(false);
-    expect(cli(['query', '--format', 'csv', '--format', 'json', '--file', 'a.sql', '--file', 'b.sql', '--file', 'c.sql'])).toMatchObject({ code: 2, stderr: 'chainlake: --format: given 2 times; give it once\n--file: given 3 times; give it once\n' });
-    expect(cli(['warehouse', '--rows', '--no-rows', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: 'chainlake: --rows and --no-rows: give one of them\n' });
-    expect(cli(['query', '--warehouse=x.duckdb', '--no-warehouse', 'SELECT 1'])).toMatchObject({ code: 2, stderr: 'chainlake: --warehouse and --no-warehouse: give one of them\n' });
+    expect(await cliHere(['query', '--format', 'csv', '--format', 'json', '--file', 'a.sql', '--file', 'b.sql', '--file', 'c.sql'])).toMatchObject({ code: 2, stderr: 'chainlake: --format: given 2 times; give it once\n--file: given 3 times; give it once\n' });
+    expect(await cliHere(['warehouse', '--rows', '--no-rows', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: 'chainlake: --rows and --no-rows: give one of them\n' });
+    expect(await cliHere(['query', '--warehouse=x.duckdb', '--no-warehouse', 'SELECT 1'])).toMatchObject({ code: 2, stderr: 'chainlake: --warehouse and --no-warehouse: give one of them\n' });
     // SQL after -- is not read for flags.
     const lake = join(dir, 'lake-of-none');
     mkdirSync(join(lake, '_state'), { recursive: true });
-    expect(cli(['query', '--lake', lake, '--no-warehouse', '--format', 'csv', '--', '-- --warehouse\nSELECT 1 AS x'])).toMatchObject({ code: 0, stdout: 'x\n1\n' });
+    expect(await cliHere(['query', '--lake', lake, '--no-warehouse', '--format', 'csv', '--', '-- --warehouse\nSELECT 1 AS x'])).toMatchObject({ code: 0, stdout: 'x\n1\n' });
     // compact's tables are a list: the lake is what is wrong here.
-    expect(cli(['compact', 'erc_transfers', 'blocks', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${join(dir, 'none')}: no such folder\n` });
+    expect(await cliHere(['compact', 'erc_transfers', 'blocks', '--lake', join(dir, 'none')])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${join(dir, 'none')}: no such folder\n` });
   });
 
-  it('exits 2 on a bad pipeline, naming the place, and writes nothing', () => {
+  it('exits 2 on a bad pipeline, naming the place, and writes nothing', async () => {
     const p = join(dir, 'bad.yaml');
     writeFileSync(p, 'name: bad\nstreams:\n  - { table: erc_transfers, chainId: "43114", contracts: ["0x12"] }\n');
     const lake = join(dir, 'lake-bad');
-    const r = cli(['run', p, '--lake', lake]);
+    const r = await cliHere(['run', p, '--lake', lake]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${p}: streams[0].contracts[0]: "0x12" is not an EVM address (0x + 40 hex digits)`);
     expect(existsSync(lake)).toBe(false);
   });
 
-  it('exits 2 when --lake is a file or a URL flag is not a URL', () => {
+  it('exits 2 when --lake is a file or a URL flag is not a URL', async () => {
     const f = join(dir, 'file');
     writeFileSync(f, 'x');
-    expect(cli(['status', '--lake', f])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a file, not a folder') });
+    expect(await cliHere(['status', '--lake', f])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a file, not a folder') });
     const p = join(dir, 'ok.yaml');
     writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
-    expect(cli(['run', p, '--data-url', 'nope', '--lake', join(dir, 'l2')])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-url "nope": not an http(s) URL') });
+    expect(await cliHere(['run', p, '--data-url', 'nope', '--lake', join(dir, 'l2')])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-url "nope": not an http(s) URL') });
   });
 
-  it('exits 2 on a bad number flag, quoting it, and writes nothing', () => {
+  it('exits 2 on a bad number flag, quoting it, and writes nothing', async () => {
     const p = join(dir, 'ok2.yaml');
     writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
     const lake = join(dir, 'l3');
-    expect(cli(['run', p, '--flush-rows', '1.5', '--lake', lake])).toMatchObject({ code: 2, stderr: expect.stringContaining('--flush-rows "1.5": must be a whole number >= 1') });
+    expect(await cliHere(['run', p, '--flush-rows', '1.5', '--lake', lake])).toMatchObject({ code: 2, stderr: expect.stringContaining('--flush-rows "1.5": must be a whole number >= 1') });
     expect(existsSync(lake)).toBe(false);
-    expect(cli(['compact', '--target-rows', 'abc', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--target-rows "abc": must be a whole number >= 2') });
-    expect(cli(['compact', 'nope', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('"nope" is not a table') });
-    expect(cli(['compact', '--lake', join(dir, 'missing')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
+    expect(await cliHere(['compact', '--target-rows', 'abc', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--target-rows "abc": must be a whole number >= 2') });
+    expect(await cliHere(['compact', 'nope', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('"nope" is not a table') });
+    expect(await cliHere(['compact', '--lake', join(dir, 'missing')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
   });
 
-  it('exits 2 on SQL that does not run', () => {
+  it('exits 2 on SQL that does not run', async () => {
     const lake = join(dir, 'empty');
     mkdirSync(join(lake, '_state'), { recursive: true });
-    const r = cli(['query', '--lake', lake, 'SELECT nope FROM erc_transfers']);
+    const r = await cliHere(['query', '--lake', lake, 'SELECT nope FROM erc_transfers']);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/nope/);
   });
@@ -110,20 +112,20 @@ describe('every reader of a lake, on a folder that does not exist or holds no la
     ['check', '--lake', lake],
   ];
 
-  it("exits 2 with check's words, printing and writing nothing; a lake without the table asked for reads it as empty", () => {
+  it("exits 2 with check's words, printing and writing nothing; a lake without the table asked for reads it as empty", async () => {
     for (const [lake, why] of [
       [missing, 'no such folder'],
       [other, 'no lake there (no partition state and no run report in this folder)'],
     ] as const) {
-      for (const args of readers(lake)) expect(cli(args), args.join(' ')).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${lake}: ${why}\n` });
+      for (const args of readers(lake)) expect(await cliHere(args), args.join(' ')).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${lake}: ${why}\n` });
     }
     expect(readdirSync(dir).sort()).toEqual(['other']);
     expect(readdirSync(other)).toEqual(['erc_transfers']);
     // A lake without the table asked for (a run report, no partition yet) reads it as an empty table.
     const lake = join(dir, 'new');
     mkdirSync(join(lake, '_runs'), { recursive: true });
-    expect(cli(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toEqual({ code: 0, stdout: 'n\n0\n', stderr: '' });
-    expect(cli(['status', '--lake', lake])).toMatchObject({ code: 0, stdout: `no partitions in ${lake} yet\n` });
+    expect(await cliHere(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toEqual({ code: 0, stdout: 'n\n0\n', stderr: '' });
+    expect(await cliHere(['status', '--lake', lake])).toMatchObject({ code: 0, stdout: `no partitions in ${lake} yet\n` });
   });
 
   it('openLake rejects either, in the same words', async () => {

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { slug, StateStore } from '../../src/state/store.js';
 import { shortenId, statusTable } from '../../src/cli/status.js';
-import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
+import { cliHere, DEMO_TABLES, demoLake } from '../lake-fixture.js';
 
 let lake: string;
 
@@ -15,11 +15,11 @@ beforeAll(async () => {
 });
 
 describe('chainlake status', () => {
-  it('off a terminal, the table fits 100 columns with a line per partition', () => {
+  it('off a terminal, the table fits 100 columns with a line per partition', async () => {
     const states = new StateStore(lake).all();
     // The lake has ids far wider than a terminal: rewards queries listing validators.
     expect(Math.max(...states.map((s) => `${s.table}/${s.partition}`.length))).toBeGreaterThan(100);
-    const r = cli(['status', '--lake', lake]);
+    const r = await cliHere(['status', '--lake', lake]);
     expect(r.code).toBe(0);
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.length).toBe(2 + states.length);
@@ -34,8 +34,8 @@ describe('chainlake status', () => {
     });
   });
 
-  it('--format json: every partition whole, as the state store holds it', () => {
-    const r = cli(['status', '--lake', lake, '--format', 'json']);
+  it('--format json: every partition whole, as the state store holds it', async () => {
+    const r = await cliHere(['status', '--lake', lake, '--format', 'json']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     const states = new StateStore(lake).all();
@@ -47,14 +47,14 @@ describe('chainlake status', () => {
     expect(doc.partitions.map((p: { partition: string }) => p.partition)).toContain(longest);
   });
 
-  it('a lake without partitions (a run report only): a sentence, or an empty list as JSON; a folder that is missing or holds no lake: exit 2', () => {
+  it('a lake without partitions (a run report only): a sentence, or an empty list as JSON; a folder that is missing or holds no lake: exit 2', async () => {
     const empty = `${lake}-none`;
     mkdirSync(join(empty, '_runs'), { recursive: true });
-    expect(cli(['status', '--lake', empty])).toEqual({ code: 0, stdout: `no partitions in ${empty} yet\n`, stderr: '' });
-    expect(JSON.parse(cli(['status', '--lake', empty, '--format', 'json']).stdout)).toMatchObject({ partitions: [] });
+    expect(await cliHere(['status', '--lake', empty])).toEqual({ code: 0, stdout: `no partitions in ${empty} yet\n`, stderr: '' });
+    expect(JSON.parse((await cliHere(['status', '--lake', empty, '--format', 'json'])).stdout)).toMatchObject({ partitions: [] });
     rmSync(join(empty, '_runs'), { recursive: true });
-    expect(cli(['status', '--lake', empty])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${empty}: no lake there (no partition state and no run report in this folder)\n` });
-    expect(cli(['status', '--lake', `${lake}-missing`, '--format', 'json'])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${lake}-missing: no such folder\n` });
+    expect(await cliHere(['status', '--lake', empty])).toMatchObject({ code: 2, stderr: `chainlake: --lake ${empty}: no lake there (no partition state and no run report in this folder)\n` });
+    expect(await cliHere(['status', '--lake', `${lake}-missing`, '--format', 'json'])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${lake}-missing: no such folder\n` });
   });
 
   it('a wide terminal gets everything whole; a narrow one shortens ids and cursors to fit', () => {
@@ -66,14 +66,14 @@ describe('chainlake status', () => {
 });
 
 describe('no two partitions alike', () => {
-  it('ids that would be cut alike (validator lists that differ in the middle) show where they differ', () => {
+  it('ids that would be cut alike (validator lists that differ in the middle) show where they differ', async () => {
     const lake = mkdtempSync(join(tmpdir(), 'cl-status-alike-'));
     const nodes = (middle: string) => `mainnet/currency=usd/nodeIds=NodeID-A6onFGyJjA37EZ7kYHANMR1PFRT8NmXrF,${middle},NodeID-6SwnPJLH8cWfrJ162JjZekbmzaFpjPcf`;
     const partitions = [nodes('NodeID-7Xhw2mDxuDS44j42TCB6U5579esbSt3Lg'), nodes('NodeID-MFrZFVCXPv5iCn6M9K6XduxGTYp891xXZ')];
     mkdirSync(join(lake, '_state', 'historical_rewards'), { recursive: true });
     for (const partition of partitions)
       writeFileSync(join(lake, '_state', 'historical_rewards', `${slug(partition)}.json`), JSON.stringify({ table: 'historical_rewards', partition, files: [], rows: 7, rejects: 0, cursor: {} }));
-    const r = cli(['status', '--lake', lake]);
+    const r = await cliHere(['status', '--lake', lake]);
     expect(r.code).toBe(0);
     const rows = r.stdout.trimEnd().split('\n').slice(2);
     expect(rows).toHaveLength(2);

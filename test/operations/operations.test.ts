@@ -12,7 +12,8 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { MAX_EXPORT_DAYS } from '../../src/simulator/operations.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
-import { json, keyedSimulator, runCli, scriptedServer, type Recorded } from '../helpers.js';
+import { json, keyedSimulator, scriptedServer, type Recorded } from '../helpers.js';
+import { cliHere } from '../lake-fixture.js';
 import { LakeLock } from '../../src/state/lock.js';
 
 const KEY = 'sk-OPS-SENTINEL-5d2e';
@@ -55,7 +56,7 @@ describe('export-op against the simulator', () => {
   it('follows a truncated export through RUNNING to its end, continues it from nextDate, and lands both parts and both rows', async () => {
     const lake = join(dir, 'lifecycle');
     const before = proxy.requests.length;
-    const r = await runCli(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-02-15', '--addresses', ADDRESS, '--include-chains', '43114'], env);
+    const r = await cliHere(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-02-15', '--addresses', ADDRESS, '--include-chains', '43114'], env);
     expect(r.stderr).not.toMatch(/Error|\n\s+at /);
     expect(r.code).toBe(0);
     const seen = proxy.requests.slice(before);
@@ -104,12 +105,12 @@ describe('export-op against the simulator', () => {
     expect(filesUnder(join(lake, '_staging'))).toEqual([]);
     expect(await LakeLock.held(lake)).toBe(false);
     // The table is checked and exported like every other: key unique, files owned, rows as committed.
-    const checked = await runCli(['check', '--lake', lake, '--all']);
+    const checked = await cliHere(['check', '--lake', lake, '--all']);
     expect(checked.code, checked.stdout).toBe(0);
     expect(checked.stdout).toMatch(/PASS\s+operations\s+rows match partition states/);
     expect(checked.stdout).toMatch(/PASS\s+operations\s+key unique/);
     const out = join(dir, 'operations.csv');
-    const exported = await runCli(['export', 'operations', '--lake', lake, '--to', out, '--columns', 'operation_id,operation_status']);
+    const exported = await cliHere(['export', 'operations', '--lake', lake, '--to', out, '--columns', 'operation_id,operation_status']);
     expect(exported.code, exported.stderr).toBe(0);
     expect(readFileSync(out, 'utf8').trim().split('\n').slice(1).sort()).toEqual(rows.map((x) => `${x.operation_id},${x.operation_status}`).sort());
 
@@ -134,14 +135,14 @@ describe('export-op against the simulator', () => {
 
   it('reports a FAILED operation with its code and message, exits 1, and records it', async () => {
     const lake = join(dir, 'failed');
-    const r = await runCli(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-10-01', '--last-date', '2030-01-01', '--addresses', ADDRESS, '--include-chains', '43114'], env);
+    const r = await cliHere(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-10-01', '--last-date', '2030-01-01', '--addresses', ADDRESS, '--include-chains', '43114'], env);
     expect(r.code).toBe(1);
     expect(r.stderr).toMatch(/operation \S+ FAILED with ErrInvalidRequest: lastDate: 2030-01-01 is after today \(2025-11-01\)/);
     const rows = await operationsRows(lake);
     expect(rows.map((x) => [x.operation_status, x.code, x.message, x.download_path])).toEqual([['FAILED', 'ErrInvalidRequest', 'lastDate: 2030-01-01 is after today (2025-11-01)', null]]);
     expect(existsSync(join(lake, 'exports'))).toBe(false);
 
-    const unsupported = await runCli(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-02', '--addresses', ADDRESS, '--include-chains', '99999'], env);
+    const unsupported = await cliHere(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-02', '--addresses', ADDRESS, '--include-chains', '99999'], env);
     expect(unsupported.code).toBe(1);
     expect(unsupported.stderr).toContain('FAILED with ErrInvalidRequest: options.includeChains: chain 99999 is not supported');
     expect((await operationsRows(lake)).map((x) => x.operation_status)).toEqual(['FAILED', 'FAILED']);
@@ -165,7 +166,7 @@ describe('export-op against the simulator', () => {
       [['--max-wait', '0', ...ok], ['--max-wait "0": a number of seconds > 0']],
     ];
     const before = proxy.requests.length;
-    const results = await Promise.all(cases.map(([flags]) => runCli([...base, ...flags], env)));
+    const results = await Promise.all(cases.map(([flags]) => cliHere([...base, ...flags], env)));
     cases.forEach(([flags, messages], i) => {
       expect(results[i]!.code, flags.join(' ')).toBe(2);
       for (const m of messages) expect(results[i]!.stderr, flags.join(' ')).toContain(m);
@@ -177,7 +178,7 @@ describe('export-op against the simulator', () => {
   it('a wrong key is refused by the service (401, exit 1) and is not printed', async () => {
     const lake = join(dir, 'wrong-key');
     const wrong = 'sk-WRONG-KEY-77ab';
-    const r = await runCli(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-02', '--addresses', ADDRESS, '--include-chains', '43114'], { CHAINLAKE_API_KEY: wrong });
+    const r = await cliHere(['export-op', 'start', ...source(), '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-02', '--addresses', ADDRESS, '--include-chains', '43114'], { CHAINLAKE_API_KEY: wrong });
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('answered 401');
     expect(r.stdout + r.stderr).not.toContain(wrong);
@@ -196,20 +197,20 @@ describe('export-op --no-wait, then status, on a simulator clock the test moves'
 
   it('records RUNNING, then COMPLETED with the request fields kept, downloads once', async () => {
     const lake = join(dir, 'lake');
-    const started = await runCli(['export-op', 'start', '--no-wait', '--data-url', sim.url, '--lake', lake, '--first-date', '2025-03-01', '--last-date', '2025-03-10', '--addresses', ADDRESS, '--include-chains', '43114']);
+    const started = await cliHere(['export-op', 'start', '--no-wait', '--data-url', sim.url, '--lake', lake, '--first-date', '2025-03-01', '--last-date', '2025-03-10', '--addresses', ADDRESS, '--include-chains', '43114']);
     expect(started.code).toBe(0);
     let rows = await operationsRows(lake);
     expect(rows.map((x) => [x.operation_status, x.download_path])).toEqual([['RUNNING', null]]);
     const id = rows[0]!.operation_id as string;
     expect(started.stdout).toContain(id);
 
-    const still = await runCli(['export-op', 'status', id, '--data-url', sim.url, '--lake', lake]);
+    const still = await cliHere(['export-op', 'status', id, '--data-url', sim.url, '--lake', lake]);
     expect(still.code).toBe(0);
     expect(still.stdout).toMatch(new RegExp(`${id}\\s+RUNNING`));
     expect(existsSync(join(lake, 'exports'))).toBe(false);
 
     clock += 60_000;
-    const done = await runCli(['export-op', 'status', id, '--data-url', sim.url, '--lake', lake]);
+    const done = await cliHere(['export-op', 'status', id, '--data-url', sim.url, '--lake', lake]);
     expect(done.code).toBe(0);
     rows = await operationsRows(lake);
     expect(rows).toHaveLength(1);
@@ -220,7 +221,7 @@ describe('export-op --no-wait, then status, on a simulator clock the test moves'
     const mtime = statSync(file).mtimeMs;
     const fetched = sim.operations.downloads.length;
 
-    const again = await runCli(['export-op', 'status', id, '--data-url', sim.url, '--lake', lake]);
+    const again = await cliHere(['export-op', 'status', id, '--data-url', sim.url, '--lake', lake]);
     expect(again.code).toBe(0);
     expect(sim.operations.downloads.length).toBe(fetched);
     expect(statSync(file).mtimeMs).toBe(mtime);
@@ -265,7 +266,7 @@ describe('export-op --no-wait, then status, on a simulator clock the test moves'
   });
 
   it('status of an unknown operation exits 1 with the service message', async () => {
-    const r = await runCli(['export-op', 'status', 'no-such-operation', '--data-url', sim.url, '--lake', join(dir, 'unknown')]);
+    const r = await cliHere(['export-op', 'status', 'no-such-operation', '--data-url', sim.url, '--lake', join(dir, 'unknown')]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain('answered 404: operation no-such-operation not found');
   });
@@ -285,7 +286,7 @@ describe('export-op against a scripted service', () => {
     url = server.url;
     try {
       const lake = join(dir, 'lake');
-      const r = await runCli(['export-op', 'start', '--data-url', server.url, '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-01', '--addresses', ADDRESS, '--include-chains', '43114']);
+      const r = await cliHere(['export-op', 'start', '--data-url', server.url, '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-01', '--addresses', ADDRESS, '--include-chains', '43114']);
       expect(r.code).toBe(0);
       const rows = await operationsRows(lake);
       expect(rows.map((x) => [x.operation_status, x.created_at, x.updated_at, x.download_path])).toEqual([['COMPLETED', '2025-01-01 00:00:00+00', '2025-01-01 00:01:00+00', 'exports/op-1/x_y.csv']]);
@@ -296,7 +297,7 @@ describe('export-op against a scripted service', () => {
 
     const failing = await scriptedServer((_req, res) => json(res, 503, { message: 'down', error: 'Service Unavailable', statusCode: 503 }));
     try {
-      const r = await runCli(['export-op', 'start', '--data-url', failing.url, '--lake', join(dir, 'lake2'), '--first-date', '2025-01-01', '--last-date', '2025-01-01', '--addresses', ADDRESS, '--include-chains', '43114']);
+      const r = await cliHere(['export-op', 'start', '--data-url', failing.url, '--lake', join(dir, 'lake2'), '--first-date', '2025-01-01', '--last-date', '2025-01-01', '--addresses', ADDRESS, '--include-chains', '43114']);
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('503 down');
       // Starting an export is not idempotent: a retry could start a second one.

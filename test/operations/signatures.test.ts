@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { cb58Encode } from '../../src/ids.js';
 import type { Simulator } from '../../src/simulator/server.js';
-import { json, keyedSimulator, runCli, scriptedServer } from '../helpers.js';
+import { json, keyedSimulator, scriptedServer } from '../helpers.js';
+import { cliHere } from '../lake-fixture.js';
 
 const KEY = 'sk-SIG-SENTINEL-91c0';
 const PATH = '/v1/signatureAggregator/mainnet/aggregateSignatures';
@@ -29,7 +30,7 @@ describe('aggregate-signatures against the simulator', () => {
   it('prints the signed message: the message, a signer bitset for the quorum and a 96-byte signature', async () => {
     const before = proxy.requests.length;
     const flags = ['--network', 'mainnet', '--message', `0x${MESSAGE}`, '--quorum-percentage', '50', '--quorum-percentage-buffer', '20', '--p-chain-height', '1155', '--signing-subnet-id', SUBNET_CB58];
-    const r = await runCli(['aggregate-signatures', '--data-url', proxy.url, ...flags], env);
+    const r = await cliHere(['aggregate-signatures', '--data-url', proxy.url, ...flags], env);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const signed = r.stdout.trim();
@@ -45,8 +46,8 @@ describe('aggregate-signatures against the simulator', () => {
     expect(sent[0]!.url + sent[0]!.body + r.stdout).not.toContain(KEY);
 
     // The same request signs the same; another quorum signs otherwise.
-    expect((await runCli(['aggregate-signatures', '--data-url', proxy.url, ...flags], env)).stdout.trim()).toBe(signed);
-    const other = await runCli(['aggregate-signatures', '--data-url', proxy.url, '--network', 'mainnet', '--message', MESSAGE], env);
+    expect((await cliHere(['aggregate-signatures', '--data-url', proxy.url, ...flags], env)).stdout.trim()).toBe(signed);
+    const other = await cliHere(['aggregate-signatures', '--data-url', proxy.url, '--network', 'mainnet', '--message', MESSAGE], env);
     expect(other.code).toBe(0);
     expect(other.stdout.trim()).not.toBe(signed);
   });
@@ -56,7 +57,7 @@ describe('aggregate-signatures against the simulator', () => {
     const pipeline = join(dir, 'p.yaml');
     writeFileSync(pipeline, `name: p\nsources:\n  data: { url: "${proxy.url}", apiKey: "\${SIG_KEY}", keyHeader: x-glacier-api-key }\nstreams:\n  - { table: chains }\n`);
     const before = proxy.requests.length;
-    const r = await runCli(['aggregate-signatures', '--pipeline', pipeline, '--network', 'fuji', '--justification', '0001abcdabcfff'], { SIG_KEY: KEY, CHAINLAKE_API_KEY: '' });
+    const r = await cliHere(['aggregate-signatures', '--pipeline', pipeline, '--network', 'fuji', '--justification', '0001abcdabcfff'], { SIG_KEY: KEY, CHAINLAKE_API_KEY: '' });
     expect(r.code).toBe(0);
     expect(r.stdout.trim()).toMatch(/^[0-9a-f]+$/);
     const [q] = proxy.requests.slice(before);
@@ -90,13 +91,13 @@ describe('aggregate-signatures against the simulator', () => {
       [['--network', 'mainnet', '--message', '00', '--data-url', proxy.url, '--pipeline', '/nonexistent/p.yaml'], ['/nonexistent/p.yaml: cannot read the pipeline']],
     ];
     const before = sim.stats.requests;
-    const results = await Promise.all(cases.map(([flags]) => runCli(['aggregate-signatures', ...(flags.includes('--data-url') ? [] : ['--data-url', proxy.url]), ...flags], env)));
+    const results = await Promise.all(cases.map(([flags]) => cliHere(['aggregate-signatures', ...(flags.includes('--data-url') ? [] : ['--data-url', proxy.url]), ...flags], env)));
     cases.forEach(([flags, messages], i) => {
       expect(results[i]!.code, flags.join(' ')).toBe(2);
       for (const m of messages) expect(results[i]!.stderr, flags.join(' ')).toContain(m);
     });
     // Valid edges pass: 0x-prefixed and bare hex, 100 + 0, hex subnet ids, height 0.
-    const edge = await runCli(['aggregate-signatures', '--data-url', proxy.url, '--network', 'testnet', '--message', 'AbCd', '--quorum-percentage', '100', '--quorum-percentage-buffer', '0', '--signing-subnet-id', '0x' + '11'.repeat(32), '--p-chain-height', '0'], env);
+    const edge = await cliHere(['aggregate-signatures', '--data-url', proxy.url, '--network', 'testnet', '--message', 'AbCd', '--quorum-percentage', '100', '--quorum-percentage-buffer', '0', '--signing-subnet-id', '0x' + '11'.repeat(32), '--p-chain-height', '0'], env);
     expect(edge.code).toBe(0);
     expect(sim.stats.requests).toBe(before + 1);
   });
@@ -126,7 +127,7 @@ describe('aggregate-signatures against a failing service', () => {
     ] as const) {
       const server = await scriptedServer((_req, res) => json(res, status, body));
       try {
-        const r = await runCli(['aggregate-signatures', '--data-url', server.url, '--network', 'mainnet', '--message', '00'], { CHAINLAKE_API_KEY: '' });
+        const r = await cliHere(['aggregate-signatures', '--data-url', server.url, '--network', 'mainnet', '--message', '00'], { CHAINLAKE_API_KEY: '' });
         expect(r.code).toBe(1);
         expect(r.stderr).toContain(expected);
         expect(server.requests).toHaveLength(1);
@@ -139,7 +140,7 @@ describe('aggregate-signatures against a failing service', () => {
   it('refuses an answer without a hex signedMessage', async () => {
     const server = await scriptedServer((_req, res) => json(res, 201, { signedMessage: 'not hex' }));
     try {
-      const r = await runCli(['aggregate-signatures', '--data-url', server.url, '--network', 'mainnet', '--message', '00'], { CHAINLAKE_API_KEY: '' });
+      const r = await cliHere(['aggregate-signatures', '--data-url', server.url, '--network', 'mainnet', '--message', '00'], { CHAINLAKE_API_KEY: '' });
       expect(r.code).toBe(1);
       expect(r.stderr).toContain('the answer has no signedMessage in hex');
     } finally {

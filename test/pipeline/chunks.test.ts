@@ -13,7 +13,7 @@ import { StateStore } from '../../src/state/store.js';
 import { listingsOf, tilingProblem, type ChunkedWindow } from '../../src/state/cursor.js';
 import { ercTransfers } from '../../src/streams/erc_transfers.js';
 import { lakeContents, quiet, recordingProxy } from '../helpers.js';
-import { cli } from '../lake-fixture.js';
+import { cliHere } from '../lake-fixture.js';
 import { WORLD_NOW } from '../../src/simulator/evm.js';
 
 const CONTRACT = '0xb10644cea485f69a5f8859e127911157a0d6d30d';
@@ -81,17 +81,18 @@ describe('chunks of a block-ranged listing', () => {
       listings.set(`${u.searchParams.get('startBlock') ?? 0}-${end}`, { start: Number(u.searchParams.get('startBlock') ?? 0), end });
     }
     expect(listings.size).toBe(t.chunks);
-    expect(cli(['check', '--lake', lake]).code).toBe(0);
+    expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
   });
 
   it('stopped again and again at any moment, each rerun resumes every chunk: the table equals one listing', async () => {
     const s = await sim();
     const one = await oneListing(s);
-    const proxy = await recordingProxy(s.url, { delayMs: 5 });
+    let stopAt = () => {};
+    const proxy = await recordingProxy(s.url, { delayMs: 5, onRequest: () => stopAt() });
     closers.push(() => proxy.close());
     const lake = tmp();
     const p = pipeline(proxy.url);
-    // Seeded stops: after 1 to 12 requests of each attempt (a stop commits the pages fetched).
+    // Seeded stops: at the 1st to 12th request of each attempt (a stop commits the pages fetched).
     let seed = 11;
     const next = () => (seed = (seed * 48271) % 2147483647);
     let stops = 0;
@@ -99,9 +100,8 @@ describe('chunks of a block-ranged listing', () => {
     for (let attempt = 0; attempt < 60; attempt++) {
       const ac = new AbortController();
       const at = proxy.requests.length + 1 + (next() % 12);
-      const timer = setInterval(() => proxy.requests.length >= at && ac.abort(new Error('stopped by the test')), 1);
+      stopAt = () => proxy.requests.length >= at && ac.abort(new Error('stopped by the test'));
       const r = await runPipeline(p, { lake, logger: quiet, flushRows: 20, signal: ac.signal });
-      clearInterval(timer);
       if (r.status === 'ok') break;
       stops++;
       const w = stateOf(lake)?.cursor.window;
@@ -116,7 +116,7 @@ describe('chunks of a block-ranged listing', () => {
     expect(stateOf(lake).cursor.window).toBeUndefined();
     expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
     expect(stateOf(lake).cursor).toEqual(stateOf(one.lake).cursor);
-    expect(cli(['check', '--lake', lake]).code).toBe(0);
+    expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
     // Rebuilt from its raw pages alone, each chunk cut at its floor as the runs cut it: the same
     // table, without a merge by key behind it.
     const rebuilt = await rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20 });
@@ -157,24 +157,26 @@ describe('chunks of a block-ranged listing', () => {
 
   it('an open window in chunks: status says how many ranges are done', async () => {
     const s = await sim();
-    const proxy = await recordingProxy(s.url, { delayMs: 10 });
-    closers.push(() => proxy.close());
-    const lake = tmp();
     const ac = new AbortController();
+    const lake = tmp();
+    // Looked at as each request arrives: a range's commit is followed by the next range's requests.
+    const proxy = await recordingProxy(s.url, {
+      delayMs: 10,
+      onRequest: () => {
+        const w = new StateStore(lake).all()[0]?.cursor.window;
+        if (w && listingsOf(w).some((l) => l.done) && listingsOf(w).some((l) => !l.done)) ac.abort(new Error('stopped by the test'));
+      },
+    });
+    closers.push(() => proxy.close());
     const run = runPipeline(pipeline(proxy.url), { lake, logger: quiet, flushRows: 20, signal: ac.signal });
-    const timer = setInterval(() => {
-      const w = new StateStore(lake).all()[0]?.cursor.window;
-      if (w && listingsOf(w).some((l) => l.done) && listingsOf(w).some((l) => !l.done)) ac.abort(new Error('stopped by the test'));
-    }, 1);
     expect((await run).status).toBe('failed');
-    clearInterval(timer);
     const w = stateOf(lake).cursor.window as ChunkedWindow;
     const done = w.chunks.filter((l) => l.done).length;
-    const out = cli(['status', '--lake', lake, '--format', 'json']);
+    const out = await cliHere(['status', '--lake', lake, '--format', 'json']);
     expect(out.code).toBe(0);
-    const text = cli(['status', '--lake', lake]);
+    const text = await cliHere(['status', '--lake', lake]);
     expect(text.stdout).toContain(`${done} of ${w.chunks.length} ranges done`);
-    expect(cli(['check', '--lake', lake]).code).toBe(0);
+    expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
 
     // The check's proof: a chunk missing from the state is a hole; a row outside its chunk, a double.
     const store = new StateStore(lake);
@@ -187,7 +189,7 @@ describe('chunks of a block-ranged listing', () => {
       writeFileSync(file, JSON.stringify(s));
     };
     edit((win) => win.chunks.splice(win.chunks.findIndex((l) => !l.done), 1));
-    const hole = cli(['check', '--lake', lake, '--format', 'json']);
+    const hole = await cliHere(['check', '--lake', lake, '--format', 'json']);
     expect(hole.code).toBe(1);
     expect(hole.stdout).toMatch(/no chunk covers blocks \d+ to \d+/);
     // A chunk with rows committed answers for fewer blocks than it holds rows of.
@@ -195,7 +197,7 @@ describe('chunks of a block-ranged listing', () => {
       const l = win.chunks.find((x) => x.files.some((f) => f.startsWith('erc_transfers/')) && x.top)!;
       l.floor = l.top!.block;
     });
-    const outside = cli(['check', '--lake', lake, '--format', 'json']);
+    const outside = await cliHere(['check', '--lake', lake, '--format', 'json']);
     expect(outside.code).toBe(1);
     expect(outside.stdout).toMatch(/rows? of the chunk of blocks \d+ to \d+ lie outside it/);
     writeFileSync(file, original);
@@ -224,6 +226,6 @@ describe('chunks of a block-ranged listing', () => {
     expect(proxy.inFlight.most).toBeGreaterThanOrEqual(3);
     expect(await lakeContents(lake)).toEqual(await lakeContents(one));
     expect(stateOf(lake, 'chain_metrics').cursor.newest).toBe(stateOf(one, 'chain_metrics').cursor.newest);
-    expect(cli(['check', '--lake', lake]).code).toBe(0);
+    expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
   });
 });

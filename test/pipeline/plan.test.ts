@@ -12,8 +12,8 @@ import { STREAM_BY_TABLE } from '../../src/streams/index.js';
 import { StateStore } from '../../src/state/store.js';
 import { LakeLock } from '../../src/state/lock.js';
 import { TIERS } from '../../src/sources/budget.js';
-import { json, runCli, scriptedServer } from '../helpers.js';
-import { demoLake } from '../lake-fixture.js';
+import { json, scriptedServer } from '../helpers.js';
+import { cliHere, demoLake } from '../lake-fixture.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'cl-plan-'));
 
@@ -50,10 +50,10 @@ describe('the pipelines in pipelines/', () => {
       const server = await countingServer();
       const lake = join(dir, `lake-${f}`);
       try {
-        const text = await runCli(['run', join('pipelines', f), '--dry-run', '--lake', lake, ...urls(server.url)]);
+        const text = await cliHere(['run', join('pipelines', f), '--dry-run', '--lake', lake, ...urls(server.url)]);
         expect(text.stderr).toBe('');
         expect(text.code).toBe(0);
-        const asJson = await runCli(['run', join('pipelines', f), '--dry-run', '--format', 'json', '--lake', lake, ...urls(server.url)]);
+        const asJson = await cliHere(['run', join('pipelines', f), '--dry-run', '--format', 'json', '--lake', lake, ...urls(server.url)]);
         expect(asJson.code).toBe(0);
         const plan = JSON.parse(asJson.stdout) as RunPlan;
         // Each entry's partitions are its declaration's, each named in the text plan too.
@@ -74,7 +74,7 @@ describe('the pipelines in pipelines/', () => {
     const p = join(dir, 'one.yaml');
     writeFileSync(p, 'name: one\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
     try {
-      const r = await runCli(['run', p, '--quiet', '--lake', join(dir, 'lake-real'), ...urls(server.url)]);
+      const r = await cliHere(['run', p, '--quiet', '--lake', join(dir, 'lake-real'), ...urls(server.url)]);
       // Its 404 is a refusal for good.
       expect(r.code).toBe(4);
       expect(server.requests.length).toBeGreaterThan(0);
@@ -99,7 +99,7 @@ describe('the dry run against a lake', () => {
     const server = await countingServer();
     let r;
     try {
-      r = await runCli(['run', 'pipelines/demo.yaml', '--dry-run', '--format', 'json', '--lake', lake, ...urls(server.url)]);
+      r = await cliHere(['run', 'pipelines/demo.yaml', '--dry-run', '--format', 'json', '--lake', lake, ...urls(server.url)]);
       expect(server.requests).toHaveLength(0);
     } finally {
       await lock.release();
@@ -123,7 +123,7 @@ describe('the dry run against a lake', () => {
   });
 
   it('--full-refresh: the named tables start again from their configured start', async () => {
-    const r = await runCli(['run', 'pipelines/demo.yaml', '--dry-run', '--format', 'json', '--full-refresh', 'erc_transfers', '--lake', lake]);
+    const r = await cliHere(['run', 'pipelines/demo.yaml', '--dry-run', '--format', 'json', '--full-refresh', 'erc_transfers', '--lake', lake]);
     expect(r.code).toBe(0);
     const plan = JSON.parse(r.stdout) as RunPlan;
     const transfers = plan.streams.find((s) => s.table === 'erc_transfers')!.partitions;
@@ -137,24 +137,24 @@ describe('the dry run refuses what a run refuses', () => {
     const bad = join(dir, 'bad.yaml');
     writeFileSync(bad, 'name: bad\nstreams:\n  - { table: delegators, network: mainnet, nodeIds: ["NodeID-A6onFGyJjA37EZ7kYHANMR1PFRT8NmXrG"] }\n');
     const lake = join(dir, 'lake-bad');
-    const dry = await runCli(['run', bad, '--dry-run', '--lake', lake]);
-    const real = await runCli(['run', bad, '--lake', lake]);
+    const dry = await cliHere(['run', bad, '--dry-run', '--lake', lake]);
+    const real = await cliHere(['run', bad, '--lake', lake]);
     expect(dry.code).toBe(2);
     expect(dry.stderr).toContain(`${bad}: streams[0].nodeIds[0]: "NodeID-A6onFGyJjA37EZ7kYHANMR1PFRT8NmXrG" is not a NodeID`);
     expect(dry.stderr).toBe(real.stderr);
     const twice = join(dir, 'twice.yaml');
     writeFileSync(twice, 'name: twice\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n  - { table: avg_tps, chainIds: ["43114"] }\n');
-    expect(await runCli(['run', twice, '--dry-run', '--lake', lake])).toMatchObject({ code: 2, stderr: expect.stringContaining('partition 43114 of avg_tps is also in streams[0]') });
+    expect(await cliHere(['run', twice, '--dry-run', '--lake', lake])).toMatchObject({ code: 2, stderr: expect.stringContaining('partition 43114 of avg_tps is also in streams[0]') });
     expect(existsSync(lake)).toBe(false);
   });
 
   it('--format belongs to --dry-run', async () => {
-    const r = await runCli(['run', 'pipelines/demo.yaml', '--format', 'json', '--lake', join(dir, 'lake-format')]);
+    const r = await cliHere(['run', 'pipelines/demo.yaml', '--format', 'json', '--lake', join(dir, 'lake-format')]);
     expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('--format: only with --dry-run') });
   });
 
   it('--simulator with --dry-run starts nothing: the plan names the simulator as every source', async () => {
-    const r = await runCli(['run', 'pipelines/demo.yaml', '--dry-run', '--simulator', '--format', 'json', '--lake', join(dir, 'lake-sim')]);
+    const r = await cliHere(['run', 'pipelines/demo.yaml', '--dry-run', '--simulator', '--format', 'json', '--lake', join(dir, 'lake-sim')]);
     expect(r.code).toBe(0);
     expect((JSON.parse(r.stdout) as RunPlan).services.map((s) => s.url)).toEqual(['the embedded simulator', 'the embedded simulator', 'the embedded simulator']);
   });

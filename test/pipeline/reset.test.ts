@@ -8,7 +8,8 @@ import type { IncomingMessage } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { answerHead, json, lakeContents, lakeRows, runCli, scriptedServer } from '../helpers.js';
+import { answerHead, json, lakeContents, lakeRows, scriptedServer } from '../helpers.js';
+import { cliHere } from '../lake-fixture.js';
 import { StateStore } from '../../src/state/store.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { WORLD_NOW } from '../../src/simulator/evm.js';
@@ -40,7 +41,7 @@ function pipeline(dir: string, url: string, entry: Record<string, unknown>): str
   return file;
 }
 
-const run = (file: string, lake: string) => runCli(['run', file, '--lake', lake, '--quiet', '--no-warehouse']);
+const run = (file: string, lake: string) => cliHere(['run', file, '--lake', lake, '--quiet', '--no-warehouse']);
 
 describe('a cursor past what exists', () => {
   it('is said by the run and by status, and `reset --to-block` cures it: later runs land the new blocks', async () => {
@@ -60,29 +61,29 @@ describe('a cursor past what exists', () => {
     expect(stuck.code, stuck.stdout + stuck.stderr).toBe(0);
     expect(s.listings.length).toBe(asked);
     expect(stuck.stdout).toContain(`notes:\n  erc_transfers: 43114/${CONTRACT}: the cursor (block 99999) is ahead of the chain's head (block 1000): nothing fetched`);
-    const status = await runCli(['status', '--lake', lake]);
+    const status = await cliHere(['status', '--lake', lake]);
     expect(status.code).toBe(0);
     expect(status.stdout).toContain('! next block 99999');
     expect(status.stdout).toContain(`erc_transfers/43114/${CONTRACT}: the cursor (next block 99999) is ahead of the chain's head (block 1000, seen `);
     expect(status.stdout).toContain(`chainlake reset erc_transfers --partition '43114/${CONTRACT}' --to-block 1001`);
-    const check = await runCli(['check', '--lake', lake]);
+    const check = await cliHere(['check', '--lake', lake]);
     expect(check.code).toBe(1);
     expect(check.stdout).toMatch(/FAIL\s+erc_transfers\s+cursors within what exists/);
-    const asJson = JSON.parse((await runCli(['status', '--lake', lake, '--format', 'json'])).stdout) as { partitions: Array<{ problem?: string; head?: { block: number } }> };
+    const asJson = JSON.parse((await cliHere(['status', '--lake', lake, '--format', 'json'])).stdout) as { partitions: Array<{ problem?: string; head?: { block: number } }> };
     expect(asJson.partitions[0]!.head!.block).toBe(1000);
     expect(asJson.partitions[0]!.problem).toMatch(/is ahead of the chain's head/);
     // The cure: back to block 801; the row of block 99,999 goes in the same commit.
-    const reset = await runCli(['reset', 'erc_transfers', '--lake', lake, '--to-block', '801', '--no-warehouse']);
+    const reset = await cliHere(['reset', 'erc_transfers', '--lake', lake, '--to-block', '801', '--no-warehouse']);
     expect(reset.code, reset.stderr).toBe(0);
     expect(reset.stdout).toBe(`reset erc_transfers 43114/${CONTRACT}: next block 99999 -> next block 801 (3 rows -> 2)\n`);
     expect(await lakeRows(lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([{ b: 700 }, { b: 800 }]);
-    expect((await runCli(['status', '--lake', lake])).stdout).not.toContain('!');
+    expect((await cliHere(['status', '--lake', lake])).stdout).not.toContain('!');
     const again = await run(file, lake);
     expect(again.code, again.stdout + again.stderr).toBe(0);
     expect(await lakeRows(lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([700, 800, 999, 1000].map((b) => ({ b })));
-    expect((await runCli(['check', '--lake', lake])).code).toBe(0);
+    expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
     // Its raw pages went with the rows taken back: a rebuild refuses rather than lose rows.
-    const rebuild = await runCli(['rebuild', 'erc_transfers', '--lake', lake, '--no-warehouse']);
+    const rebuild = await cliHere(['rebuild', 'erc_transfers', '--lake', lake, '--no-warehouse']);
     expect(rebuild.code).toBe(2);
     expect(rebuild.stderr).toContain('hold rows that no raw page keeps');
   });
@@ -101,18 +102,18 @@ describe('chainlake reset', () => {
     expect((await run(file, lake)).code).toBe(0);
     const before = await lakeContents(one);
     const back = WORLD_NOW - 20 * 86_400;
-    const r = await runCli(['reset', 'chain_metrics', '--lake', lake, '--partition', 'chain_metrics/43114/txCount/day', '--to-time', String(back), '--no-warehouse']);
+    const r = await cliHere(['reset', 'chain_metrics', '--lake', lake, '--partition', 'chain_metrics/43114/txCount/day', '--to-time', String(back), '--no-warehouse']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toMatch(/^reset chain_metrics 43114\/txCount\/day: newest point .* -> newest point 2025-10-12T00:00:00Z \(\d+ rows -> 40\)\n$/);
     expect(await lakeRows(lake, `SELECT count(*)::INT AS n, max(epoch(timestamp))::INT AS t FROM chain_metrics WHERE chain_id = '43114'`)).toEqual([{ n: 40, t: back - 86_400 }]);
-    const dropped = await runCli(['reset', 'chain_metrics', '--lake', lake, '--partition', 'total/txCount/day', '--drop', '--no-warehouse']);
+    const dropped = await cliHere(['reset', 'chain_metrics', '--lake', lake, '--partition', 'total/txCount/day', '--drop', '--no-warehouse']);
     expect(dropped.code, dropped.stderr).toBe(0);
     expect(dropped.stdout).toContain('reset chain_metrics total/txCount/day: newest point');
     expect(dropped.stdout).toContain('-> dropped: the next run fetches it from its configured start');
     expect(await lakeRows(lake, `SELECT count(*)::INT AS n FROM chain_metrics WHERE chain_id = 'total'`)).toEqual([{ n: 0 }]);
     expect((await run(file, lake)).code).toBe(0);
     expect(await lakeContents(lake)).toEqual(before);
-    expect((await runCli(['check', '--lake', lake])).code).toBe(0);
+    expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
   });
 
   it('refuses what it cannot do, with exit 2, and changes nothing', async () => {
@@ -135,11 +136,11 @@ describe('chainlake reset', () => {
       [['--to-time', `${back}000`], `--to-time "${back}000": ${back}000 is not Unix seconds: as milliseconds it is`],
     ];
     for (const [flags, message] of cases) {
-      const r = await runCli(['reset', 'chain_metrics', '--lake', lake, '--no-warehouse', ...flags]);
+      const r = await cliHere(['reset', 'chain_metrics', '--lake', lake, '--no-warehouse', ...flags]);
       expect(r.code, flags.join(' ')).toBe(2);
       expect(r.stderr).toContain(message);
     }
-    const missing = await runCli(['reset', 'chain_metrics', '--lake', join(dir, 'nope'), '--to-time', '1']);
+    const missing = await cliHere(['reset', 'chain_metrics', '--lake', join(dir, 'nope'), '--to-time', '1']);
     expect(missing.code).toBe(2);
     expect(state()).toEqual(was);
   });

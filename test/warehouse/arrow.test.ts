@@ -12,7 +12,7 @@ import { UsageError } from '../../src/errors.js';
 import { arrowResult, refuseTerminal, writeArrow } from '../../src/warehouse/arrow.js';
 import { sqlString } from '../../src/load/paths.js';
 import { lakeRows } from '../helpers.js';
-import { cli, cliBytes, demoLake } from '../lake-fixture.js';
+import { cliHere, cliHereBytes, demoLake } from '../lake-fixture.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
 /** Each value of a Decimal128 column as its unscaled integer, from the little-endian words. */
@@ -56,7 +56,7 @@ describe('export --format arrow', () => {
   it('writes an Arrow IPC file whose amounts, timestamps, JSON and NULLs equal the lake, with nothing left beside it', async () => {
     const dir = tmp('cl-arrow-');
     const to = join(dir, 'transfers.arrow');
-    const r = cli(['export', 'erc_transfers', '--lake', lake, '--to', to]);
+    const r = await cliHere(['export', 'erc_transfers', '--lake', lake, '--to', to]);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toContain('as arrow');
     expect(readdirSync(dir)).toEqual(['transfers.arrow']);
@@ -126,7 +126,7 @@ describe('export --format arrow', () => {
     const dir = tmp('cl-arrow-');
     const to = join(dir, 'd.bin');
     const args = ['export', 'delegators', '--lake', lake, '--to', to, '--format', 'arrow', '--columns', 'tx_hash,reward_addresses,amount_delegated,amount_delegated_raw', '--where', "delegation_status = 'active'"];
-    expect(cli(args).code).toBe(0);
+    expect((await cliHere(args)).code).toBe(0);
     const t = tableFromIPC(readFileSync(to));
     expect(t.schema.fields.map((f) => f.name)).toEqual(['tx_hash', 'reward_addresses', 'amount_delegated', 'amount_delegated_raw']);
     const want = await lakeRows(lake, "SELECT tx_hash, to_json(reward_addresses)::VARCHAR AS addrs FROM delegators WHERE delegation_status = 'active'");
@@ -138,10 +138,10 @@ describe('export --format arrow', () => {
     for (const w of want) expect(got.get(w.tx_hash)).toBe(w.addrs);
     texts(t, 'amount_delegated').forEach((v, i) => expect(v).toBe(BigInt(texts(t, 'amount_delegated_raw')[i]!).toString()));
 
-    const again = cli(args);
+    const again = await cliHere(args);
     expect(again.code).toBe(2);
     expect(again.stderr).toContain('exists; add --force');
-    expect(cli([...args.slice(0, -2), '--force']).code).toBe(0);
+    expect((await cliHere([...args.slice(0, -2), '--force'])).code).toBe(0);
     expect(tableFromIPC(readFileSync(to)).numRows).toBeGreaterThan(want.length);
   });
 
@@ -158,13 +158,13 @@ describe('export --format arrow', () => {
     conn.closeSync();
     const dir = tmp('cl-arrow-out-');
     const to = join(dir, 'odd.arrow');
-    const r = cli(['export', 'erc_transfers', '--lake', odd, '--to', to]);
+    const r = await cliHere(['export', 'erc_transfers', '--lake', odd, '--to', to]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('column "gap": INTERVAL has no Arrow mapping');
     expect(r.stderr).toContain('CAST("gap" AS VARCHAR)');
     expect(readdirSync(dir)).toEqual([]);
     // Without that column the same export works.
-    expect(cli(['export', 'erc_transfers', '--lake', odd, '--to', to, '--columns', 'tx_hash']).code).toBe(0);
+    expect((await cliHere(['export', 'erc_transfers', '--lake', odd, '--to', to, '--columns', 'tx_hash'])).code).toBe(0);
     expect(texts(tableFromIPC(readFileSync(to)), 'tx_hash')).toEqual(['0xabc']);
   });
 });
@@ -179,7 +179,7 @@ describe('query --format arrow', () => {
       UNION ALL SELECT 6000, NULL)`;
 
   it('streams several record batches whose decimals equal DuckDB\'s digits, negative ones included', async () => {
-    const r = cliBytes(['query', '--lake', lake, '--format', 'arrow', SQL]);
+    const r = await cliHereBytes(['query', '--lake', lake, '--format', 'arrow', SQL]);
     expect(r.code, r.stderr).toBe(0);
     const bytes = r.stdout;
     const reader = RecordBatchReader.from(bytes);
@@ -204,12 +204,12 @@ describe('query --format arrow', () => {
     expect(d).toContain(null);
   });
 
-  it('refuses a type with no mapping before writing anything, and a HUGEINT of more than 38 digits naming its column', () => {
-    const r = cli(['query', '--lake', lake, '--format', 'arrow', 'SELECT 1 AS n, INTERVAL 2 HOUR AS gap']);
+  it('refuses a type with no mapping before writing anything, and a HUGEINT of more than 38 digits naming its column', async () => {
+    const r = await cliHere(['query', '--lake', lake, '--format', 'arrow', 'SELECT 1 AS n, INTERVAL 2 HOUR AS gap']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('column "gap": INTERVAL has no Arrow mapping');
     expect(r.stdout).toBe('');
-    const big = cli(['query', '--lake', lake, '--format', 'arrow', 'SELECT 170141183460469231731687303715884105727::HUGEINT AS h']);
+    const big = await cliHere(['query', '--lake', lake, '--format', 'arrow', 'SELECT 170141183460469231731687303715884105727::HUGEINT AS h']);
     expect(big.code).toBe(2);
     expect(big.stderr).toContain('column "h": 170141183460469231731687303715884105727 (HUGEINT) has more than 38 digits');
   });

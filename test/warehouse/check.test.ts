@@ -12,7 +12,7 @@ import { StateStore, type PartitionState } from '../../src/state/store.js';
 import { icebergPublisher } from '../../src/iceberg/table.js';
 import type { StreamDecl } from '../../src/decl/stream.js';
 import { BLOCK_CURSOR } from '../../src/streams/common.js';
-import { cli, demoLake } from '../lake-fixture.js';
+import { cliHere, demoLake } from '../lake-fixture.js';
 
 let lake: string;
 const TABLES = ['erc_transfers', 'internal_transactions', 'historical_rewards', 'delegators', 'chain_metrics', 'avg_tps'];
@@ -95,26 +95,26 @@ describe('chainlake check on a clean lake', () => {
     expect(failures(await checks(dir))).toEqual([]);
   });
 
-  it('prints the counts (every check with --all) and exits 0; exits 2 on a lake that does not exist, or a folder that holds none', () => {
+  it('prints the counts (every check with --all) and exits 0; exits 2 on a lake that does not exist, or a folder that holds none', async () => {
     // Nothing failed: one line, not a line per check.
-    const r = cli(['check', '--lake', lake]);
+    const r = await cliHere(['check', '--lake', lake]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^\d+ passed, 0 failed, \d+ skipped \(--all lists every check\)\n$/);
-    const all = cli(['check', '--lake', lake, '--all']);
+    const all = await cliHere(['check', '--lake', lake, '--all']);
     expect(all.code).toBe(0);
     expect(all.stdout).toMatch(/^status\s+table\s+check\s+detail/);
     expect(all.stdout).toMatch(/^PASS\s+erc_transfers\s+key unique/m);
     expect(all.stdout).toMatch(/^SKIP\s/m);
     expect(all.stdout).toMatch(/\n\n\d+ passed, 0 failed, \d+ skipped\n$/);
-    expect(cli(['check', '--lake', join(lake, 'nope')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
+    expect(await cliHere(['check', '--lake', join(lake, 'nope')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
     // A mistyped --lake naming some other folder: every check would pass there.
     const other = mkdtempSync(join(tmpdir(), 'cl-not-a-lake-'));
     mkdirSync(join(other, 'erc_transfers'));
-    expect(cli(['check', '--lake', other])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${other}: no lake there (no partition state and no run report in this folder)\n` });
+    expect(await cliHere(['check', '--lake', other])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${other}: no lake there (no partition state and no run report in this folder)\n` });
   });
 
   it('--format json: one document with the counts and every check whole; exit 0', async () => {
-    const r = cli(['check', '--lake', lake, '--format', 'json']);
+    const r = await cliHere(['check', '--lake', lake, '--format', 'json']);
     expect(r.code).toBe(0);
     const doc = JSON.parse(r.stdout);
     const rs = await checks(lake);
@@ -135,14 +135,14 @@ describe('chainlake check finds damage', () => {
     expect(result(rs, 'files owned by a partition', 'erc_transfers')).toMatchObject({ status: 'fail', detail: expect.stringContaining('-copy.parquet') });
     expect(result(rs, 'key unique', 'erc_transfers')).toMatchObject({ status: 'fail', detail: expect.stringMatching(/keys? on more than one row/) });
     expect(failures(rs).every((f) => f.startsWith('erc_transfers'))).toBe(true);
-    const r = cli(['check', '--lake', dir]);
+    const r = await cliHere(['check', '--lake', dir]);
     expect(r.code).toBe(1);
     expect(r.stdout).toMatch(/FAIL\s+erc_transfers\s+files owned by a partition/);
     // The failures only, then the counts.
     const lines = r.stdout.trimEnd().split('\n');
     expect(lines.slice(2, -2).map((l) => l.split(/\s+/)[0])).toEqual(failures(rs).map(() => 'FAIL'));
     expect(lines.at(-1)).toMatch(new RegExp(`^\\d+ passed, ${failures(rs).length} failed, \\d+ skipped \\(--all lists every check\\)$`));
-    const j = cli(['check', '--lake', dir, '--format', 'json']);
+    const j = await cliHere(['check', '--lake', dir, '--format', 'json']);
     expect(j.code).toBe(1);
     const doc = JSON.parse(j.stdout);
     expect(doc.failed).toBe(failures(rs).length);

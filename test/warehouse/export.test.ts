@@ -9,7 +9,7 @@ import { UsageError } from '../../src/errors.js';
 import { exportTable, filterSql, sandbox } from '../../src/warehouse/export.js';
 import { filesOf, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
-import { cli, demoLake } from '../lake-fixture.js';
+import { cliHere, demoLake } from '../lake-fixture.js';
 
 let lake: string;
 let out: string;
@@ -117,8 +117,8 @@ describe('export formats', () => {
     expect(readFileSync(f, 'utf8').startsWith('network,tx_hash,')).toBe(true);
   });
 
-  it('the CLI prints what it wrote', () => {
-    const r = cli(['export', 'historical_rewards', '--lake', lake, '--to', join(out, 'rewards.parquet'), '--columns', 'utxo_id,reward_amount,reward_amount_raw']);
+  it('the CLI prints what it wrote', async () => {
+    const r = await cliHere(['export', 'historical_rewards', '--lake', lake, '--to', join(out, 'rewards.parquet'), '--columns', 'utxo_id,reward_amount,reward_amount_raw']);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^exported \d+ rows \(3 columns\) of historical_rewards to .*rewards\.parquet as parquet\n$/);
   });
@@ -165,15 +165,15 @@ describe('CSV cells a spreadsheet would run as formulas (OWASP CSV injection)', 
     expect(readFileSync(nd, 'utf8')).toContain('"=HYPERLINK(');
   });
 
-  it('the CLI: quoted by default, raw with --csv-formulas, which only a CSV takes', () => {
+  it('the CLI: quoted by default, raw with --csv-formulas, which only a CSV takes', async () => {
     const a = join(out, 'cli-formulas.csv');
-    expect(cli(['export', 'erc_transfers', '--lake', hostile, '--to', a, '--columns', 'token_name']).code).toBe(0);
+    expect((await cliHere(['export', 'erc_transfers', '--lake', hostile, '--to', a, '--columns', 'token_name'])).code).toBe(0);
     expect(readFileSync(a, 'utf8')).toContain(`"'=HYPERLINK(`);
     const b = join(out, 'cli-formulas-raw.csv');
-    expect(cli(['export', 'erc_transfers', '--lake', hostile, '--to', b, '--columns', 'token_name', '--csv-formulas']).code).toBe(0);
+    expect((await cliHere(['export', 'erc_transfers', '--lake', hostile, '--to', b, '--columns', 'token_name', '--csv-formulas'])).code).toBe(0);
     expect(readFileSync(b, 'utf8')).toContain(`"=HYPERLINK(`);
     const c = join(out, 'cli-formulas.parquet');
-    expect(cli(['export', 'erc_transfers', '--lake', hostile, '--to', c, '--csv-formulas'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--csv-formulas: only with CSV') });
+    expect(await cliHere(['export', 'erc_transfers', '--lake', hostile, '--to', c, '--csv-formulas'])).toMatchObject({ code: 2, stderr: expect.stringContaining('--csv-formulas: only with CSV') });
     expect(existsSync(c)).toBe(false);
   });
 });
@@ -217,11 +217,11 @@ describe('the predicate is a filter and nothing else', () => {
     }
   });
 
-  it('a filter naming an unknown column or comparing a number with text exits 2 and writes nothing', () => {
+  it('a filter naming an unknown column or comparing a number with text exits 2 and writes nothing', async () => {
     const dir = mkdtempSync(join(out, 'bind-'));
-    const a = cli(['export', 'erc_transfers', '--lake', lake, '--to', join(dir, 'x.csv'), '--where', 'nope > 1']);
+    const a = await cliHere(['export', 'erc_transfers', '--lake', lake, '--to', join(dir, 'x.csv'), '--where', 'nope > 1']);
     expect(a).toMatchObject({ code: 2, stderr: expect.stringContaining('Referenced column "nope" not found') });
-    const b = cli(['export', 'erc_transfers', '--lake', lake, '--to', join(dir, 'x.csv'), '--where', "value > 'abc'"]);
+    const b = await cliHere(['export', 'erc_transfers', '--lake', lake, '--to', join(dir, 'x.csv'), '--where', "value > 'abc'"]);
     expect(b).toMatchObject({ code: 2, stderr: expect.stringMatching(/Could not convert string .abc./) });
     expect(readdirSync(dir)).toEqual([]);
   });
@@ -278,15 +278,15 @@ describe('bad input exits 2 and writes nothing', () => {
     const dir = mkdtempSync(join(out, 'force-'));
     const to = join(dir, 'x.csv');
     writeFileSync(to, 'keep me');
-    const r = cli(['export', 'delegators', '--lake', lake, '--to', to]);
+    const r = await cliHere(['export', 'delegators', '--lake', lake, '--to', to]);
     expect(r).toMatchObject({ code: 2, stderr: expect.stringContaining('exists; add --force to replace it') });
     expect(readFileSync(to, 'utf8')).toBe('keep me');
-    expect(cli(['export', 'delegators', '--lake', lake, '--to', to, '--force']).code).toBe(0);
+    expect((await cliHere(['export', 'delegators', '--lake', lake, '--to', to, '--force'])).code).toBe(0);
     expect(readFileSync(to, 'utf8').startsWith('network,tx_hash')).toBe(true);
     mkdirSync(join(dir, 'sub'));
     writeFileSync(join(dir, 'target'), 'untouched');
     symlinkSync(join(dir, 'target'), join(dir, 'sub', 'link.csv'));
-    expect(cli(['export', 'delegators', '--lake', lake, '--to', join(dir, 'sub', 'link.csv'), '--force'])).toMatchObject({ code: 2, stderr: expect.stringContaining('not a regular file') });
+    expect(await cliHere(['export', 'delegators', '--lake', lake, '--to', join(dir, 'sub', 'link.csv'), '--force'])).toMatchObject({ code: 2, stderr: expect.stringContaining('not a regular file') });
     expect(readFileSync(join(dir, 'target'), 'utf8')).toBe('untouched');
   });
 });

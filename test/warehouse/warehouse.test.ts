@@ -15,7 +15,7 @@ import { query } from '../../src/warehouse/query.js';
 import { writeWarehouse } from '../../src/warehouse/file.js';
 import { lakeFile } from '../../src/state/cache.js';
 import { StateStore } from '../../src/state/store.js';
-import { cli, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
+import { cliHere, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
 import { openReader, read, rowsOf, ZONE, type Row } from './reader.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
@@ -60,7 +60,7 @@ describe('chainlake warehouse', () => {
     // goes where `chainlake warehouse` puts it by default, next to it.
     dir = mkdtempSync(join(tmpdir(), 'cl-warehouse-'));
     lake = await sharedDemoLake();
-    const r = cli(['warehouse', '--lake', lake]);
+    const r = await cliHere(['warehouse', '--lake', lake]);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     file = `${lake}.warehouse.duckdb`;
@@ -90,7 +90,7 @@ describe('chainlake warehouse', () => {
       expect(got[i], n).toEqual(expected[i]);
     }
     // And as the CLI prints it.
-    const r = cli(['query', '--lake', lake, '--file', 'sql/top_senders.sql', '--format', 'json']);
+    const r = await cliHere(['query', '--lake', lake, '--file', 'sql/top_senders.sql', '--format', 'json']);
     expect(r.code).toBe(0);
     expect(got[names.indexOf('top_senders')]).toEqual(JSON.parse(r.stdout));
   });
@@ -132,7 +132,7 @@ describe('chainlake warehouse', () => {
     expect(await write()).toBeUndefined();
     const first = stat();
     expect(await write()).toBe(true);
-    const same = cli(['warehouse', '--lake', at]);
+    const same = await cliHere(['warehouse', '--lake', at]);
     expect(same).toMatchObject({ code: 0, stderr: '' });
     expect(same.stdout).toBe(`the warehouse file ${out} is up to date: it was written for the lake's committed files as they are, so it was left as it is\n`);
     // Another run's report: the _runs view reads every report there is, so nothing to rewrite.
@@ -184,7 +184,7 @@ describe('chainlake warehouse', () => {
     ] as const) {
       const before = readFileSync(f);
       const files = listing(dir);
-      const r = cli(['warehouse', '--lake', lake, '--out', f]);
+      const r = await cliHere(['warehouse', '--lake', lake, '--out', f]);
       expect(r.code, f).toBe(2);
       expect(r.stderr).toContain(`--out ${f}: ${why}`);
       expect(r.stderr).toContain('refusing to replace it');
@@ -194,34 +194,34 @@ describe('chainlake warehouse', () => {
     expect(rowsOf(read(own, ['SELECT answer FROM mine'])[0])).toEqual([{ answer: 42 }]);
     // A run checks before it starts: nothing fetched, no lake made.
     const newLake = join(dir, 'lake-refused');
-    const r = cli(['run', pipelineFile(dir, 'refused', ['avg_tps']), '--simulator', '--lake', newLake, '--warehouse', own]);
+    const r = await cliHere(['run', pipelineFile(dir, 'refused', ['avg_tps']), '--simulator', '--lake', newLake, '--warehouse', own]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`--warehouse ${own}: is a DuckDB database without chainlake's _chainlake table`);
     expect(existsSync(newLake)).toBe(false);
   });
 
-  it('exits 2 on an --out in a missing folder or in the lake, naming it, and writes nothing', () => {
+  it('exits 2 on an --out in a missing folder or in the lake, naming it, and writes nothing', async () => {
     const files = listing(dir);
     const missing = join(dir, 'no-such-folder', 'w.duckdb');
-    expect(cli(['warehouse', '--lake', lake, '--out', missing])).toMatchObject({ code: 2, stderr: expect.stringContaining(`--out ${missing}: the folder ${join(dir, 'no-such-folder')} does not exist`) });
+    expect(await cliHere(['warehouse', '--lake', lake, '--out', missing])).toMatchObject({ code: 2, stderr: expect.stringContaining(`--out ${missing}: the folder ${join(dir, 'no-such-folder')} does not exist`) });
     const inLake = join(lake, 'w.duckdb');
-    expect(cli(['warehouse', '--lake', lake, '--out', inLake])).toMatchObject({ code: 2, stderr: expect.stringContaining(`--out ${inLake}: is inside the lake`) });
-    expect(cli(['warehouse', '--lake', lake, '--out', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a folder') });
-    expect(cli(['warehouse', '--lake', join(dir, 'no-lake')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
+    expect(await cliHere(['warehouse', '--lake', lake, '--out', inLake])).toMatchObject({ code: 2, stderr: expect.stringContaining(`--out ${inLake}: is inside the lake`) });
+    expect(await cliHere(['warehouse', '--lake', lake, '--out', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a folder') });
+    expect(await cliHere(['warehouse', '--lake', join(dir, 'no-lake')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
     expect(listing(dir)).toEqual(files);
     expect(existsSync(inLake)).toBe(false);
   });
 
-  it('a failure while building leaves the old file and no temporary file (exit 1)', () => {
+  it('a failure while building leaves the old file and no temporary file (exit 1)', async () => {
     const broken = join(dir, 'broken');
     cpSync(lake, broken, { recursive: true });
     const out = join(dir, 'broken.duckdb');
-    expect(cli(['warehouse', '--lake', broken, '--out', out]).code).toBe(0);
+    expect((await cliHere(['warehouse', '--lake', broken, '--out', out])).code).toBe(0);
     const before = readFileSync(out);
     // Not Parquet: making the view reads every file's schema, and this one has none.
     writeFileSync(join(broken, 'avg_tps', 'garbage.parquet'), 'not parquet');
     const files = listing(dir);
-    const r = cli(['warehouse', '--lake', broken, '--out', out]);
+    const r = await cliHere(['warehouse', '--lake', broken, '--out', out]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`--out ${out}: not written:`);
     expect(readFileSync(out).equals(before)).toBe(true);
@@ -238,10 +238,10 @@ describe("an outside reader after compact --retention and a rerun: the README's 
     const lake = join(dir, 'lake');
     const pipeline = pipelineFile(dir, 'kept', ['erc_transfers']);
     // Small batches: many files for the compaction to replace, kept for the older snapshots.
-    const run = () => expect(cli(['run', pipeline, '--simulator', '--quiet', '--flush-rows', '50', '--lake', lake])).toMatchObject({ code: 0, stderr: '' });
-    run();
-    expect(cli(['compact', '--lake', lake, '--retention', '6h']).code).toBe(0);
-    run();
+    const run = async () => expect(await cliHere(['run', pipeline, '--simulator', '--quiet', '--flush-rows', '50', '--lake', lake])).toMatchObject({ code: 0, stderr: '' });
+    await run();
+    expect((await cliHere(['compact', '--lake', lake, '--retention', '6h'])).code).toBe(0);
+    await run();
     const committed = new StateStore(lake).statesOf('erc_transfers').reduce((n, s) => n + s.rows, 0);
     expect(committed).toBeGreaterThan(0);
     expect((await counts(lake)).erc_transfers).toBe(committed);
@@ -280,8 +280,8 @@ describe('two lakes in one folder', () => {
 
   it('get a warehouse file and a report each, named after the lake, each answering for its own lake', async () => {
     for (const l of [a, b]) {
-      expect(cli(['warehouse', '--lake', l])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`wrote the warehouse file ${l}.warehouse.duckdb (`) });
-      expect(cli(['report', '--lake', l])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`wrote ${l}.report.html (`) });
+      expect(await cliHere(['warehouse', '--lake', l])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`wrote the warehouse file ${l}.warehouse.duckdb (`) });
+      expect(await cliHere(['report', '--lake', l])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`wrote ${l}.report.html (`) });
     }
     expect(listing(dir)).toEqual(['a', 'a.report.html', 'a.warehouse.duckdb', 'b', 'b.report.html', 'b.warehouse.duckdb']);
     const rows = (await counts(a)).erc_transfers;
@@ -292,24 +292,24 @@ describe('two lakes in one folder', () => {
     expect(readFileSync(`${a}.report.html`, 'utf8')).toContain(`lake ${a} `);
     expect(readFileSync(`${b}.report.html`, 'utf8')).toContain(`lake ${b} `);
     // The query's default file is the lake's own: a's copy of the rows is never read for b.
-    expect(cli(['query', '--lake', b, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toMatchObject({ code: 0, stdout: 'n\n0\n' });
+    expect(await cliHere(['query', '--lake', b, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toMatchObject({ code: 0, stdout: 'n\n0\n' });
   });
 
-  it("another lake's file is refused, named or default, before any work, naming both lakes; the file is untouched", () => {
+  it("another lake's file is refused, named or default, before any work, naming both lakes; the file is untouched", async () => {
     const file = `${a}.warehouse.duckdb`;
     const before = readFileSync(file);
     const files = listing(dir);
     const refused = (flag: string) => `${flag} ${file}: is the warehouse file of another lake, ${a} (this one is ${b}); refusing to replace it (name another file`;
-    const w = cli(['warehouse', '--lake', b, '--out', file]);
+    const w = await cliHere(['warehouse', '--lake', b, '--out', file]);
     expect(w).toMatchObject({ code: 2, stdout: '' });
     expect(w.stderr).toContain(refused('--out'));
     expect(w.stderr).toContain(`or delete the file if ${a} no longer needs it)`);
-    const c = cli(['compact', '--lake', b, '--warehouse', file]);
+    const c = await cliHere(['compact', '--lake', b, '--warehouse', file]);
     expect(c).toMatchObject({ code: 2, stdout: '' });
     expect(c.stderr).toContain(refused('--warehouse'));
     // The default file of b, copied over from a (a lake's files copied by hand): refused too.
     cpSync(file, `${b}.warehouse.duckdb`);
-    const d = cli(['warehouse', '--lake', b]);
+    const d = await cliHere(['warehouse', '--lake', b]);
     expect(d).toMatchObject({ code: 2, stdout: '' });
     expect(d.stderr).toContain(`the warehouse file ${b}.warehouse.duckdb: is the warehouse file of another lake, ${a} (this one is ${b}); refusing to replace it (name another file with --out FILE`);
     expect(readFileSync(file).equals(before)).toBe(true);
@@ -351,7 +351,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
   it('`chainlake run` writes it, and a later run rewrites it; a connection open on the old file keeps working', async () => {
-    const first = cli(['run', pipelineFile(dir, 'first', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
+    const first = await cliHere(['run', pipelineFile(dir, 'first', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(`wrote the warehouse file ${file} (`);
     const [avg, transfers] = read(file, [countSql('avg_tps'), countSql('erc_transfers')]).map((a) => Number(rowsOf(a)[0]!.n));
@@ -363,7 +363,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     readers.push(open);
     const writtenAt = rowsOf(await open.ask('SELECT written_at FROM _chainlake'))[0]!.written_at;
 
-    const second = cli(['run', pipelineFile(dir, 'second', ['erc_transfers']), '--simulator', '--quiet', '--lake', lake]);
+    const second = await cliHere(['run', pipelineFile(dir, 'second', ['erc_transfers']), '--simulator', '--quiet', '--lake', lake]);
     expect(second).toMatchObject({ code: 0, stderr: '' });
     const expected = (await counts(lake)).erc_transfers;
     expect(expected).toBeGreaterThan(0);
@@ -382,30 +382,30 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
   });
 
-  it('compact and rebuild rewrite it when the lake changed, else leave it; --warehouse names another file and --no-warehouse skips it', () => {
+  it('compact and rebuild rewrite it when the lake changed, else leave it; --warehouse names another file and --no-warehouse skips it', async () => {
     const mark = () => rowsOf(read(file, ['SELECT written_at FROM _chainlake'])[0])[0]!.written_at as string;
-    expect(cli(['compact', '--lake', lake]).code).toBe(0);
+    expect((await cliHere(['compact', '--lake', lake])).code).toBe(0);
     const before = mark();
     // Compacted already: nothing to merge, and the file is the lake's as it is.
-    const idle = cli(['compact', '--lake', lake]);
+    const idle = await cliHere(['compact', '--lake', lake]);
     expect(idle.code).toBe(0);
     expect(idle.stdout).toContain(`the warehouse file ${file} is up to date`);
     expect(mark()).toBe(before);
 
     const other = join(dir, 'other.duckdb');
-    const rebuilt = cli(['rebuild', 'avg_tps', '--lake', lake, '--warehouse', other]);
+    const rebuilt = await cliHere(['rebuild', 'avg_tps', '--lake', lake, '--warehouse', other]);
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.stdout).toContain(`wrote the warehouse file ${other} (`);
     expect(mark()).toBe(before);
     expect(Number(rowsOf(read(other, [countSql('avg_tps')])[0])[0]!.n)).toBeGreaterThan(0);
     // The rebuild's new files are not what the default file was written for: the next command rewrites it.
-    const compacted = cli(['compact', '--lake', lake]);
+    const compacted = await cliHere(['compact', '--lake', lake]);
     expect(compacted.code).toBe(0);
     expect(compacted.stdout).toContain(`wrote the warehouse file ${file} (`);
     expect(mark() > before).toBe(true);
 
     const mtime = statSync(file).mtimeMs;
-    const skipped = cli(['compact', '--lake', lake, '--no-warehouse']);
+    const skipped = await cliHere(['compact', '--lake', lake, '--no-warehouse']);
     expect(skipped.code).toBe(0);
     expect(skipped.stdout).not.toContain('warehouse');
     expect(statSync(file).mtimeMs).toBe(mtime);
@@ -414,10 +414,10 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
   it('a file open for writing elsewhere: `chainlake warehouse` exits 1 naming it; a run still succeeds, with a warning', async () => {
     const writer = await openReader(file, 'READ_WRITE');
     readers.push(writer);
-    const r = cli(['warehouse', '--lake', lake]);
+    const r = await cliHere(['warehouse', '--lake', lake]);
     expect(r.code).toBe(1);
     expect(r.stderr).toContain(`the warehouse file ${file}: is open for writing in another program`);
-    const run = cli(['run', pipelineFile(dir, 'third', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
+    const run = await cliHere(['run', pipelineFile(dir, 'third', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
     expect(run.code).toBe(0);
     expect(run.stdout).toMatch(/^run \S+ of third: ok/);
     expect(run.stderr).toContain(`chainlake: warning: the warehouse file ${file}: is open for writing in another program`);
@@ -426,7 +426,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     expect(rowsOf(await writer.ask('SELECT count(*) AS n FROM _chainlake'))).toEqual([{ n: '1' }]);
   });
 
-  it('after the lake moves, the old file fails naming the old path, and `chainlake warehouse --lake NEW` fixes it', () => {
+  it('after the lake moves, the old file fails naming the old path, and `chainlake warehouse --lake NEW` fixes it', async () => {
     const moved = join(dir, 'moved', 'lake');
     mkdirSync(join(dir, 'moved'));
     cpSync(lake, moved, { recursive: true });
@@ -435,7 +435,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     expect(gone).toMatchObject({ error: expect.stringContaining(join(lake, 'avg_tps')) });
     expect((gone as { error: string }).error).toMatch(/No files found/);
 
-    const r = cli(['warehouse', '--lake', moved, '--out', file]);
+    const r = await cliHere(['warehouse', '--lake', moved, '--out', file]);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     // The file was of the lake at its old place, which holds no lake now: replaced, and said so.
     expect(r.stdout).toContain(`\n  it replaced the warehouse file of ${lake}, which holds no lake any more (moved or deleted)\n`);
