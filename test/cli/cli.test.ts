@@ -73,6 +73,8 @@ describe('chainlake CLI usage errors', () => {
     const p = join(dir, 'ok.yaml');
     writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
     expect(await cliHere(['run', p, '--data-url', 'nope', '--lake', join(dir, 'l2')])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-url "nope": not an http(s) URL') });
+    // A flag that stands alone is checked before the pipeline is read: its mistake is said first.
+    expect(await cliHere(['run', join(dir, 'no-such.yaml'), '--data-url', 'nope'])).toMatchObject({ code: 2, stderr: 'chainlake: --data-url "nope": not an http(s) URL\n' });
   });
 
   it('exits 2 on a bad number flag, quoting it, and writes nothing', async () => {
