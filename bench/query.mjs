@@ -247,16 +247,18 @@ async function timeAll(label, lake, ref, duckdb, openLake) {
   const sec = (t) => `${t.toFixed(3)} s`;
   console.log(`\n${label}: ${files} files; start-up: chainlake query of SELECT 1 ${sec(startup)} against ${sec(bare)} for Node with DuckDB; with erc_transfers ready to read ${ways.map((w, i) => `${sec(bound[i])} ${w.rows ? 'with rows' : 'over Parquet'}`).join(', ')}, against ${sec(nativeOpen)} for Node with DuckDB and the native file open; \`chainlake warehouse --rows\` ${rowsWay.written.seconds.toFixed(1)} s (peak RSS ${fmt(rowsWay.written.rssMB)} MB), again with nothing new ${again.seconds.toFixed(1)} s (${fmt(again.rssMB)} MB)`);
   console.log('The warehouse file and the library against the native table in the bench\'s process; `chainlake query` (less its start-up with the table ready) against the native table in a process of its own (less its start-up with the file open).');
-  console.log('| query | rows | native | native, a process | over Parquet: warehouse file | library | chainlake query | peak RSS | with rows: warehouse file | library | chainlake query | peak RSS |');
-  console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  // Without processes (--no-cli) their columns are left out, not printed empty.
+  const processes = (cells) => cells.filter((_, i) => CLI || ![0, 3, 4, 7, 8].includes(i));
+  console.log(`| query | rows | native | ${processes(['native, a process', 'over Parquet: warehouse file', 'library', 'chainlake query', 'peak RSS', 'with rows: warehouse file', 'library', 'chainlake query', 'peak RSS']).join(' | ')} |`);
+  console.log(`|---|---:|---:|${processes(Array(9).fill('---:')).join('|')}|`);
   const out = [];
   for (const q of qs) {
     const b = best.get(q.name);
     // A floor of a millisecond: below it, the difference of two process times is noise.
     const own = Math.max(0.001, b.nativeProcess - nativeOpen);
     const x = (t, ref = b.native) => `${t.toFixed(3)} s (${(t / ref).toFixed(2)}x)`;
-    const cells = b.ways.map((m, i) => `${x(m.warehouse)} | ${x(m.library)} | ${x(Math.max(0.001, m.cli - bound[i]), own)} | ${fmt(m.cliRss)} MB`);
-    console.log(`| ${q.name} | ${fmt(b.rows)} | ${b.native.toFixed(3)} s | ${own.toFixed(3)} s | ${cells.join(' | ')} |`);
+    const cells = b.ways.flatMap((m, i) => [x(m.warehouse), x(m.library), x(Math.max(0.001, m.cli - bound[i]), own), `${fmt(m.cliRss)} MB`]);
+    console.log(`| ${q.name} | ${fmt(b.rows)} | ${b.native.toFixed(3)} s | ${processes([`${own.toFixed(3)} s`, ...cells]).join(' | ')} |`);
     out.push({ query: q.name, rows: b.rows, native: b.native, nativeProcess: own, ways: ways.map((w, i) => ({ rows: w.rows, warehouse: b.ways[i].warehouse, library: b.ways[i].library, cli: Math.max(0.001, b.ways[i].cli - bound[i]), cliRssMB: b.ways[i].cliRss })) });
   }
   return { label, files, startup, bare, bound, nativeOpen, rowsWrite: rowsWay.written, rowsRewrite: again, queries: out };
