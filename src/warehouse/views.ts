@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
-import type { DuckDBConnection, DuckDBInstance } from './duckdb.js';
+import { connectWarehouse, queryDatabase, type DuckDBConnection, type DuckDBInstance } from './duckdb.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/paths.js';
@@ -15,7 +15,6 @@ import type { EngineOptions } from '../load/limits.js';
 import { committedFiles, currentRows, ROWS_DB, rowsView } from './rows.js';
 import type { Described } from './prune.js';
 import { viewsFor } from './names.js';
-import { connectWarehouse, queryDatabase } from './duckdb.js';
 
 export { connectWarehouse, viewsFor };
 
