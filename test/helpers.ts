@@ -105,6 +105,11 @@ export async function lakeRows(lake: string, sql: string): Promise<Array<Record<
 export const line = (...xs: unknown[]) => xs.map((x) => (x === undefined || x === null ? '∅' : typeof x === 'object' ? stringifyExact(x) : String(x))).join('|');
 export const sorted = (xs: string[]) => [...xs].sort();
 
+/** What a run said above info in its JSON log (warnings, errors, the failed partitions): what explains its exit code. */
+export function aboveInfo(stderr: string): string {
+  return stderr.split('\n').filter((l) => l.trim() && !l.includes('"level":30')).join('\n').slice(-4000);
+}
+
 /** Runs the built CLI as a child process without blocking this one (a simulator here keeps answering). */
 /** `onStderr` sees the standard error as it grows: a test can wait for a line instead of a time. */
 export function runCli(args: string[], env: Record<string, string> = {}, onStderr?: (stderr: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {

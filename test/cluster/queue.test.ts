@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { STREAMS } from '../../src/streams/index.js';
 import { WorkQueue } from '../../src/cluster/queue.js';
-import { demoOfEachKind, lakeContents, runCli } from '../helpers.js';
+import { aboveInfo, demoOfEachKind, lakeContents, runCli } from '../helpers.js';
 import { leakFinder } from '../leaks.js';
 import { startPostgres, type PgFixture } from '../pg-fixture.js';
 import { BUCKET, downloadLake, s3Env, startS3, useEnv, type S3Server } from '../s3-fixture.js';
@@ -239,11 +239,6 @@ function differences(tables: Record<string, string[]>): string[] {
  * the run's lease bound in seconds, `workerLease` the workers': how long it waits for the database is
  * ten of them.
  */
-/** What a run said above info (warnings, errors, the failed partitions): what explains its exit code. */
-function aboveInfo(stderr: string): string {
-  return stderr.split('\n').filter((l) => l.trim() && !l.includes('"level":30')).join('\n').slice(-4000);
-}
-
 /** What explains a queued run's exit code: its own lines above info, and its workers' errors. */
 function whyFailed(stderr: string): string {
   return `${aboveInfo(stderr)}\nworkers' errors:\n${workerErrors()}`;

@@ -4,7 +4,7 @@
 // machine's locale and under one Intl rejects; a chart that cannot be drawn says why in its card.
 // Text from the lake cannot become markup. UPDATE_SCREENSHOT=1 (`make screenshot`) also refreshes
 // docs/report.png.
-import { copyFileSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { copyFileSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import packagedChromium from '@sparticuz/chromium';
@@ -12,7 +12,7 @@ import { chromium, type Browser, type BrowserContext, type Page } from 'playwrig
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { reportHtml } from '../../src/warehouse/report.js';
 import type { ChartSpec, ReportData } from '../../src/warehouse/report/page.js';
-import { cli, DEMO_TABLES, demoLake } from '../lake-fixture.js';
+import { cli, demoLake, sharedDemoLake } from '../lake-fixture.js';
 
 let dir: string;
 let lake: string;
@@ -29,7 +29,8 @@ beforeAll(async () => {
   if (!existsSync(executablePath)) throw new Error(`no Chromium at ${executablePath} (CHROMIUM_PATH)`);
   dir = mkdtempSync(join(tmpdir(), 'cl-report-'));
   lake = join(dir, 'lake');
-  await demoLake(DEMO_TABLES, { lake });
+  // A copy of the demo lake the suite builds once (this file adds a run to it).
+  cpSync(await sharedDemoLake(), lake, { recursive: true });
   // A second run, so that the runs charts have more than one bar.
   await demoLake(['chain_metrics', 'avg_tps'], { lake });
   html = join(dir, 'report.html');
