@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cli } from '../lake-fixture.js';
-import { json, runCli, scriptedServer } from '../helpers.js';
+import { json, scriptedServer } from '../helpers.js';
+import { cliHere } from '../lake-fixture.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'cl-exits-'));
@@ -51,13 +52,13 @@ describe('exit codes', () => {
     closers.push(notFound.close, unavailable.close);
     const transfers = join(dir, 'transfers.yaml');
     writeFileSync(transfers, `name: t\nstreams:\n  - { table: erc_transfers, chainId: "43114", contracts: ["${CONTRACTS[0]}", "${CONTRACTS[1]}"], startBlock: 1, endBlock: 1000 }\n`);
-    const refused = await runCli(['run', transfers, '--quiet', '--lake', join(dir, 'refused'), '--data-url', notFound.url]);
+    const refused = await cliHere(['run', transfers, '--quiet', '--lake', join(dir, 'refused'), '--data-url', notFound.url]);
     expect(refused.code).toBe(4);
     expect(refused.stderr).toMatch(/^chainlake: the run failed: a service refused 2 partitions for good .* committed work is kept\n$/);
     expect(refused.stderr).not.toContain('resumes');
     const tps = join(dir, 'tps.yaml');
     writeFileSync(tps, 'name: tps\nsources:\n  metrics: { retries: 0 }\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
-    const failed = await runCli(['run', tps, '--quiet', '--lake', join(dir, 'unavailable'), '--metrics-url', unavailable.url]);
+    const failed = await cliHere(['run', tps, '--quiet', '--lake', join(dir, 'unavailable'), '--metrics-url', unavailable.url]);
     expect(failed.code).toBe(1);
     expect(failed.stderr).toBe('chainlake: the run failed; committed work is kept and rerunning the same command resumes\n');
   });
@@ -68,7 +69,7 @@ describe('an address that refuses connections', () => {
     const s = await scriptedServer(() => undefined);
     await s.close();
     const origin = s.url;
-    const r = await runCli(['run', pipeline, '--quiet', '--lake', join(dir, 'refused-port'), '--data-url', origin, '--metrics-url', origin]);
+    const r = await cliHere(['run', pipeline, '--quiet', '--lake', join(dir, 'refused-port'), '--data-url', origin, '--metrics-url', origin]);
     expect(r.code).toBe(1);
     const errors = errorLines(r.stdout);
     const fix = 'refused the connection (ECONNREFUSED: nothing listens there); start the service there or correct the URL, then rerun';
@@ -85,7 +86,9 @@ describe('an address that refuses connections', () => {
 describe('an interrupt', () => {
   it('SIGINT: exit 130, one line saying the stop and what stays, one line per table in the report, no line per partition on stderr', async () => {
     // A service that never answers: the run cannot end before the signal.
-    const s = await scriptedServer(() => undefined);
+    let third = () => {};
+    const underWay = new Promise<void>((r) => (third = r));
+    const s = await scriptedServer((_req, _res, n) => n === 3 && third());
     closers.push(s.close);
     const child = spawn(process.execPath, [BIN, 'run', pipeline, '--lake', join(dir, 'interrupted'), '--log-format', 'json', '--data-url', s.url, '--metrics-url', s.url]);
     let stdout = '';
@@ -93,7 +96,7 @@ describe('an interrupt', () => {
     child.stdout.on('data', (d: Buffer) => (stdout += d.toString()));
     child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
     // Every partition's first request is under way (the three listings ask the chain's head first, one of them).
-    while (s.requests.length < 3) await new Promise((r) => setTimeout(r, 20));
+    await underWay;
     child.kill('SIGINT');
     const code = await new Promise<number | null>((r) => child.on('close', (c) => r(c)));
     expect(code, stderr).toBe(130);
@@ -108,19 +111,21 @@ describe('an interrupt', () => {
 
 describe('an interrupt of a command that waits on one request', () => {
   it('export-op start and aggregate-signatures: SIGTERM exits 143 with the line that says the stop', async () => {
-    const s = await scriptedServer(() => undefined);
+    let arrived = () => {};
+    const s = await scriptedServer(() => arrived());
     closers.push(s.close);
     const commands = [
       ['export-op', 'start', '--lake', join(dir, 'export-stopped'), '--data-url', s.url, '--first-date', '2024-01-01', '--last-date', '2024-01-02', '--addresses', '0x' + '1'.repeat(40), '--include-chains', '43114', '--no-wait'],
       ['aggregate-signatures', '--network', 'mainnet', '--data-url', s.url, '--message', '0x' + 'ab'.repeat(40)],
     ];
     for (const args of commands) {
-      const before = s.requests.length;
+      const request = new Promise<void>((r) => (arrived = r));
       const child = spawn(process.execPath, [BIN, ...args]);
+      const exited = new Promise<void>((r) => child.on('exit', () => r()));
       let stderr = '';
       child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
       // The request is under way: the service holds it unanswered until the signal.
-      while (s.requests.length === before && child.exitCode === null) await new Promise((r) => setTimeout(r, 20));
+      await Promise.race([request, exited]);
       child.kill('SIGTERM');
       const code = await new Promise<number | null>((r) => (child.exitCode !== null ? r(child.exitCode) : child.on('close', (c) => r(c))));
       expect(code, `${args[0]}: ${stderr}`).toBe(143);

@@ -9,7 +9,7 @@ import { compactLake } from '../../src/pipeline/compact.js';
 import { StateStore } from '../../src/state/store.js';
 import { icebergPublisher } from '../../src/iceberg/table.js';
 import { RETENTION_KEY } from '../../src/iceberg/metadata.js';
-import { cli, demoLake } from '../lake-fixture.js';
+import { cliHere, demoLake } from '../lake-fixture.js';
 import { quiet } from '../helpers.js';
 import { icebergRows, serveLakes, tableUrl, viewRows } from '../iceberg-reader.js';
 
@@ -34,8 +34,8 @@ const storeAt = (ahead: number) => new StateStore(lake, { publisher: (s) => iceb
 type Checked = { status: string; check: string; table: string; detail: string };
 
 /** `chainlake check` passes; the result of the files check, which counts the kept files apart. */
-function checkPasses(): Checked {
-  const r = cli(['check', '--lake', lake, '--format', 'json']);
+async function checkPasses(): Promise<Checked> {
+  const r = await cliHere(['check', '--lake', lake, '--format', 'json']);
   const checks = (JSON.parse(r.stdout) as { checks: Checked[] }).checks;
   expect(checks.filter((x) => x.status === 'fail')).toEqual([]);
   expect(r.code).toBe(0);
@@ -64,7 +64,7 @@ describe('compact --retention', () => {
     const { rows, fields } = await icebergRows(tableUrl(lake, T));
     expect(rows).toEqual(rowsBefore);
     expect(await viewRows(lake, T, fields)).toEqual(rows);
-    expect(checkPasses().detail).toContain(`(and ${kept.length} files kept for older snapshots)`);
+    expect((await checkPasses()).detail).toContain(`(and ${kept.length} files kept for older snapshots)`);
   });
 
   it('within the retention nothing goes; once it has passed, the kept files go with the snapshots that named them', async () => {
@@ -79,11 +79,11 @@ describe('compact --retention', () => {
     const { rows, fields } = await icebergRows(tableUrl(lake, T));
     expect(rows).toEqual(rowsBefore);
     expect(await viewRows(lake, T, fields)).toEqual(rows);
-    expect(checkPasses().detail).not.toContain('kept for older snapshots');
+    expect((await checkPasses()).detail).not.toContain('kept for older snapshots');
   });
 
-  it('refuses a retention that is not a duration, naming the flag', () => {
-    const r = cli(['compact', '--lake', lake, '--retention', '6 weeks']);
+  it('refuses a retention that is not a duration, naming the flag', async () => {
+    const r = await cliHere(['compact', '--lake', lake, '--retention', '6 weeks']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--retention "6 weeks": must be a duration such as 30m, 6h or 7d');
   });

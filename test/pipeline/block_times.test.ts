@@ -14,7 +14,7 @@ import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { WORLD_NOW } from '../../src/simulator/evm.js';
 import { StateStore } from '../../src/state/store.js';
 import { lakeContents, quiet, recordingProxy } from '../helpers.js';
-import { cli } from '../lake-fixture.js';
+import { cliHere } from '../lake-fixture.js';
 
 const CONTRACT = '0xb10644cea485f69a5f8859e127911157a0d6d30d';
 const OTHER = '0x56d1c618ee8c89834395105104f801592420d94b';
@@ -94,7 +94,7 @@ describe('dates instead of blocks', () => {
     ]);
     // The lake's record is not a partition: status, check and the tables see the table's states only.
     expect(new StateStore(lake).all().map((x) => x.table)).toEqual(['erc_transfers']);
-    expect(cli(['check', '--lake', lake]).code).toBe(0);
+    expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
 
     // The same rows as a run by the equivalent blocks.
     const byBlocks = tmp();

@@ -24,21 +24,34 @@ afterEach(async () => {
   while (closers.length) await closers.pop()!();
 });
 
-/** A lake of many small files: the demo's erc_transfers and internal_transactions in batches of 20 rows. */
+/**
+ * A lake of many small files: the demo's erc_transfers and internal_transactions in batches of 20
+ * rows, run once for the file and copied for each test (each changes its own).
+ */
 async function smallFiles(): Promise<{ make(prefix: string): Promise<string> }> {
-  const sim = await startSimulator({ port: 0, seed: 8 });
-  closers.push(() => sim.close());
-  const p = loadPipeline('pipelines/demo.yaml');
-  for (const s of Object.values(p.sources)) s.url = sim.url;
-  p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
+  smallLake ??= (async () => {
+    const sim = await startSimulator({ port: 0, seed: 8 });
+    try {
+      const p = loadPipeline('pipelines/demo.yaml');
+      for (const s of Object.values(p.sources)) s.url = sim.url;
+      p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
+      const lake = mkdtempSync(join(tmpdir(), 'cl-compact-small-'));
+      expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+      return lake;
+    } finally {
+      await sim.close();
+    }
+  })();
+  const made = await smallLake;
   return {
     async make(prefix) {
       const lake = mkdtempSync(join(tmpdir(), prefix));
-      expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+      cpSync(made, lake, { recursive: true });
       return lake;
     },
   };
 }
+let smallLake: Promise<string> | undefined;
 
 describe('planGroups', () => {
   const f = (...rows: number[]) => rows.map((r, i) => ({ file: `f${i}`, rows: r }));

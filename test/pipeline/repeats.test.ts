@@ -8,7 +8,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RunReport } from '../../src/pipeline/report.js';
 import type { IncomingMessage } from 'node:http';
-import { answerHead, json, lakeRows, runCli, scriptedServer } from '../helpers.js';
+import { answerHead, json, lakeRows, scriptedServer } from '../helpers.js';
+import { cliHere } from '../lake-fixture.js';
 import { runChecks } from '../../src/warehouse/check.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 
@@ -53,7 +54,7 @@ async function run(url: string, entry: Record<string, unknown>) {
   const lake = join(dir, 'lake');
   const file = join(dir, 'p.yaml');
   writeFileSync(file, `name: repeats\nsources:\n  data: { url: "${url}" }\nstreams:\n  - ${JSON.stringify({ chainId: '43114', chunks: 1, ...entry })}\n`);
-  const r = await runCli(['run', file, '--lake', lake, '--flush-rows', '1', '--quiet', '--no-warehouse']);
+  const r = await cliHere(['run', file, '--lake', lake, '--flush-rows', '1', '--quiet', '--no-warehouse']);
   const runs = readdirSync(join(lake, '_runs')).filter((f) => f.endsWith('.json'));
   expect(runs).toHaveLength(1);
   const report = JSON.parse(readFileSync(join(lake, '_runs', runs[0]!), 'utf8')) as RunReport;
@@ -159,14 +160,14 @@ describe('listings make progress or stop', () => {
       expect(state.head.block).toBe(HEAD);
       await checkPasses(r.lake);
       // A rebuild from the raw pages (which hold the stray rows as sent) leaves them out too.
-      const rebuilt = await runCli(['rebuild', 'erc_transfers', '--lake', r.lake, '--no-warehouse']);
+      const rebuilt = await cliHere(['rebuild', 'erc_transfers', '--lake', r.lake, '--no-warehouse']);
       expect(rebuilt.code, rebuilt.stderr).toBe(0);
       expect(rebuilt.stdout).toMatch(/, [1-9]\d* outside what the runs committed, left out as they were\)/);
       expect(await lakeRows(r.lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([{ b: 700 }, { b: 800 }]);
       // The next run asks from the cursor on and lands what the chain added, not nothing.
       grown = true;
       const file = join(r.lake, '..', 'p.yaml');
-      const again = await runCli(['run', file, '--lake', r.lake, '--flush-rows', '1', '--quiet', '--no-warehouse']);
+      const again = await cliHere(['run', file, '--lake', r.lake, '--flush-rows', '1', '--quiet', '--no-warehouse']);
       expect(again.code, again.stdout + again.stderr).toBe(0);
       expect(await lakeRows(r.lake, 'SELECT block_number::INT AS b FROM erc_transfers ORDER BY b')).toEqual([{ b: 700 }, { b: 800 }, { b: 999 }, { b: HEAD }]);
     }

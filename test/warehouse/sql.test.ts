@@ -8,7 +8,7 @@ import { oneSchemaTables, openWarehouse, viewSql, viewsFor } from '../../src/war
 import { cpSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { query } from '../../src/warehouse/query.js';
-import { cli, sharedDemoLake } from '../lake-fixture.js';
+import { cliHere, sharedDemoLake } from '../lake-fixture.js';
 
 const FILES = readdirSync('sql').filter((f) => f.endsWith('.sql')).sort();
 let lake: string;
@@ -76,8 +76,8 @@ describe('bundled SQL', () => {
     expect((await bundled(f)).length).toBeGreaterThan(0);
   });
 
-  it('runs through the CLI as documented (chainlake query --file)', () => {
-    const r = cli(['query', '--lake', lake, '--file', 'sql/top_receivers.sql', '--format', 'json']);
+  it('runs through the CLI as documented (chainlake query --file)', async () => {
+    const r = await cliHere(['query', '--lake', lake, '--file', 'sql/top_receivers.sql', '--format', 'json']);
     expect(r.code).toBe(0);
     expect(JSON.parse(r.stdout).length).toBe(10);
   });
