@@ -7,7 +7,7 @@ import { LAKE_TABLE_NAMES, type LakeTables } from '../tables.js';
 import { existingLake } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
-import { bindViews, connectWarehouse, filesFor, prunedViews, readLakeDatabase, viewSql, viewsFor, type LakeDatabase, type LakeDatabaseOptions } from './views.js';
+import { bindViews, connectWarehouse, filesFor, lakeDatabase, prunedViews, viewSql, viewsFor, type LakeDatabaseOptions } from './views.js';
 import { currentRows, rowsFileOf } from './rows.js';
 import { VIEW_NAMES } from './names.js';
 
@@ -50,13 +50,11 @@ export async function openLake(path: string, options: LakeOptions = {}): Promise
   const lake = existingLake(path, 'openLake:');
   const rows = rowsFileOf(lake, warehouse, 'openLake: warehouse');
   // No view yet (a file named is checked now): a lake of many tables and files opens as fast as DuckDB.
-  return new OpenLake(path, lake, await readLakeDatabase(lake, engine, { only: new Set(), ...rows }), rows);
+  return new OpenLake(path, lake, await lakeDatabase(lake, engine, { only: new Set(), ...rows }), rows);
 }
 
 class OpenLake implements Lake {
   private closed = false;
-
-  private readonly db: DuckDBInstance;
 
   /** The views made so far, and the tables of them read from Parquet (and of those, the ones read without lining up by name). */
   private readonly bound = new Set<string>();
@@ -68,11 +66,9 @@ class OpenLake implements Lake {
   constructor(
     readonly path: string,
     private readonly lake: string,
-    views: LakeDatabase,
+    private readonly db: DuckDBInstance,
     private readonly rows: Pick<LakeDatabaseOptions, 'rowsFrom' | 'rowsNamed'>,
-  ) {
-    this.db = views.db;
-  }
+  ) {}
 
   /**
    * Makes the views `sql` may read (viewsFor) that are not made yet: a table read from the

@@ -212,7 +212,7 @@ const MAX_ALTERNATIVES = 4096;
  * set of ranges for each value of its IN lists (a row is kept where it is in one of them).
  */
 async function needsOf(conn: DuckDBConnection, places: Bound[][]): Promise<Need[]> {
-  const typedOf = (b: Bound) => b.sql.filter(() => b.typed).map((sql) => `typeof(${sql})`);
+  const typedOf = (b: Bound) => (b.typed ? b.sql.map((sql) => `typeof(${sql})`) : []);
   const valueOf = (b: Bound, sql: string) => (PRUNABLE[b.column] === 'long' ? `CAST(${sql} AS BIGINT)::VARCHAR` : PRUNABLE[b.column] === 'timestamptz' ? `epoch_us(CAST(${sql} AS TIMESTAMPTZ))::VARCHAR` : `CAST(${sql} AS VARCHAR)`);
   const exprs = places.flat().flatMap((b) => [...typedOf(b), ...b.sql.map((sql) => valueOf(b, sql))]);
   const row = (await conn.runAndReadAll(`SELECT ${exprs.join(', ')}`)).getRows()[0]!;

@@ -14,7 +14,7 @@ import { OPERATIONS } from '../decl/operations.js';
 import type { EngineOptions } from '../load/limits.js';
 import { committedFiles, currentRows, ROWS_DB, rowsView } from './rows.js';
 import type { Described } from './prune.js';
-import { viewsFor } from './names.js';
+import { VIEW_NAMES, viewsFor } from './names.js';
 
 export { connectWarehouse, viewsFor };
 
@@ -200,39 +200,29 @@ export async function prunedViews(conn: DuckDBConnection, lake: string, pruned: 
  * threads and spill folder from `engine` over the environment (load/limits.ts).
  */
 export async function lakeDatabase(lake: string, engine: EngineOptions = {}, o: LakeDatabaseOptions = {}): Promise<DuckDBInstance> {
-  return (await readLakeDatabase(lake, engine, o)).db;
-}
-
-/** A lake's database (lakeDatabase) and how its views read: the tables read from Parquet, and those of them read without lining up by name. */
-export interface LakeDatabase {
-  db: DuckDBInstance;
-  parquet: Set<string>;
-  oneSchema?: Set<string>;
-}
-
-export async function readLakeDatabase(lake: string, engine: EngineOptions = {}, o: LakeDatabaseOptions = {}): Promise<LakeDatabase> {
   const db = await queryDatabase(engine);
   const conn = await db.connect();
   try {
-    return { db, ...(await bindViews(conn, lake, o)) };
+    await bindViews(conn, lake, o);
   } finally {
     conn.closeSync();
   }
+  return db;
 }
 
 /**
- * Makes the lake's views (`o.only`: those of these names) on the database of `conn`, and says how
- * they read: the tables read from Parquet, and those of them read without lining up by name.
+ * Makes the lake's views (`o.only`: those of these names) on the database of `conn`, and says which
+ * of those read from Parquet read without lining up by name (with `lineUpOnce`).
  */
-export async function bindViews(conn: DuckDBConnection, lake: string, o: LakeDatabaseOptions = {}): Promise<Omit<LakeDatabase, 'db'>> {
+export async function bindViews(conn: DuckDBConnection, lake: string, o: LakeDatabaseOptions = {}): Promise<{ oneSchema?: Set<string> }> {
   const { only, lineUpOnce = false } = o;
   const tables = LAKE_TABLES.map((d) => d.table).filter((t) => !only || only.has(t));
   const rows = o.rowsFrom ? await currentRows(conn, lake, o.rowsFrom, tables, o.rowsNamed) : new Set<string>();
-  const rest = new Set([...(only ?? [...tables, '_rejects', '_runs'])].filter((t) => !rows.has(t)));
+  const rest = new Set([...(only ?? VIEW_NAMES)].filter((t) => !rows.has(t)));
   const oneSchema = lineUpOnce ? await oneSchemaTables(conn, lake, rest) : undefined;
   const pruned = o.sql ? await filesFor(conn, lake, o.sql, rest, o.rowsFrom ? { file: o.rowsFrom, attached: rows.size > 0 } : undefined) : undefined;
   for (const sql of await viewSql(conn, lake, only, oneSchema, rows, pruned)) await conn.run(sql);
-  return { parquet: rest, ...(oneSchema ? { oneSchema } : {}) };
+  return oneSchema ? { oneSchema } : {};
 }
 
 /**
