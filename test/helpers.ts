@@ -11,7 +11,7 @@ import type { SourceConfig } from '../src/sources/client.js';
 import { startSimulator, type Simulator } from '../src/simulator/server.js';
 import { afterAll, beforeAll, expect, it, vi } from 'vitest';
 import type { RunReport } from '../src/pipeline/report.js';
-import type { Pipeline } from '../src/config/pipeline.js';
+import { checkPipeline, type Pipeline } from '../src/config/pipeline.js';
 import { stringifyExact } from '../src/json.js';
 
 export type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
@@ -254,4 +254,14 @@ export async function expectStillRerun(lake: string, p: Pipeline, tables: readon
   const before = await count();
   expect((await runPipeline(p, { lake, logger: quiet })).status).toBe('ok');
   expect(await count()).toEqual(before);
+}
+
+/** What `checkPipeline` says of `streams` in a pipeline of one keyed data source ('' when it takes them), as from x.yaml. */
+export function pipelineProblem(streams: Array<Record<string, unknown>>): string {
+  try {
+    checkPipeline({ name: 'x', sources: { data: { url: 'http://127.0.0.1:1', apiKey: 'k' } }, streams }, 'x.yaml');
+    return '';
+  } catch (err) {
+    return (err as Error).message;
+  }
 }

@@ -5,19 +5,9 @@ import { existsSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { checkPipeline } from '../../src/config/pipeline.js';
-import { runCli } from '../helpers.js';
+import { pipelineProblem as check, runCli } from '../helpers.js';
 
 const ADDRESS = '0x00000000000000000000000000000000000000aa';
-
-function check(streams: Array<Record<string, unknown>>): string {
-  try {
-    checkPipeline({ name: 'x', sources: { data: { url: 'http://127.0.0.1:1', apiKey: 'k' } }, streams }, 'x.yaml');
-    return '';
-  } catch (err) {
-    return (err as Error).message;
-  }
-}
 
 describe('address_transactions_v2 sortOrder', () => {
   it('refuses asc naming the place and why, takes desc, and refuses what is neither', () => {

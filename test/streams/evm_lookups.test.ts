@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { checkPipeline, loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
+import { loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import type { RunReport } from '../../src/pipeline/report.js';
 import { btcbBridgers, collectionTokens, icmSummary, lastActivity, rollingWindow, validatorAddresses, ROLLING_METRICS } from '../../src/simulator/lookups.js';
@@ -17,7 +17,7 @@ import { LAKESIDE_SUBNET_ID } from '../../src/simulator/subnets.js';
 import { validatorWorld } from '../../src/simulator/validators.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { ROLLING_METRICS as DECLARED_ROLLING_METRICS } from '../../src/streams/chain_rolling_metrics.js';
-import { expectCleanRun, lakeRows as rows, line, quiet, runAtTimes, sorted } from '../helpers.js';
+import { expectCleanRun, lakeRows as rows, line, pipelineProblem, quiet, runAtTimes, sorted } from '../helpers.js';
 import { listingPages, officialProblems, publishedProblems } from '../official.js';
 import { rpcUsage } from '../../src/simulator/rpc_usage.js';
 
@@ -404,14 +404,7 @@ describe("the key's RPC usage, subnet and primary network", () => {
 });
 
 describe('the entries of the issue-40 tables', () => {
-  const check = (streams: Array<Record<string, unknown>>) => {
-    try {
-      checkPipeline({ name: 'x', sources: { data: { url: 'http://127.0.0.1:1', apiKey: 'k' } }, streams }, 'x.yaml');
-      return '';
-    } catch (err) {
-      return (err as Error).message;
-    }
-  };
+  const check = pipelineProblem;
 
   it('refuses a bad value naming its place, and takes the good ones', () => {
     expect(check([{ table: 'chain_rolling_metrics', chainIds: ['43114'], metrics: ['txCount', 'cumulativeTxCount'] }]))
