@@ -16,6 +16,7 @@ import { newStreamReport, type StreamReport } from './report.js';
 import { budgetsOf, newClients, runJobs, type Clients } from './run.js';
 import { planJobs } from './plan.js';
 import { sleep, type WorkOrder, type WorkResult } from './queued.js';
+import { realClock, type Clock } from '../sources/clock.js';
 import { LakeSession } from './session.js';
 import { jobStart, jobStopped } from './settle.js';
 import { specPipeline } from './spec.js';
@@ -37,14 +38,56 @@ export interface WorkerOptions {
 /** How often a worker tells the run how its job goes (the run's progress display). */
 const PROGRESS_MS = 2000;
 
-export async function runWorker(o: WorkerOptions): Promise<void> {
-  // A job's partitions commit under its lease; a commit of anything else is refused.
-  const leases = new Map<string, JobLease>();
-  const guard = <T>(table: string, partition: string, change: () => Promise<T>): Promise<T> => {
-    const lease = leases.get(`${table}\0${partition}`);
+/** What a worker holds of a job key (cluster/queue.ts JobLease). */
+export type WorkerLease = Pick<JobLease, 'guard' | 'release'>;
+
+/** What a worker uses of the queue (cluster/queue.ts WorkQueue): a fake one in tests. */
+export interface WorkerQueue extends Pick<WorkQueue, 'runState' | 'take' | 'complete' | 'fail' | 'progress'> {
+  lease(key: string, runId: string, boundMs: number, onLost: (reason: string) => void): Promise<WorkerLease | undefined>;
+}
+
+/** The leases of the jobs under way, by table and partition: the store's guard of every commit. */
+export class JobLeases {
+  private readonly held = new Map<string, WorkerLease>();
+
+  /** A commit of a partition no job of this worker holds is refused. */
+  readonly guard = <T>(table: string, partition: string, change: () => Promise<T>): Promise<T> => {
+    const lease = this.held.get(`${table}\0${partition}`);
     if (!lease) throw new LeaseLost(`no lease of ${table}/${partition} in this worker: not committing`);
     return lease.guard(change);
   };
+
+  hold(table: string, partitions: string[], lease: WorkerLease): void {
+    for (const p of partitions) this.held.set(`${table}\0${p}`, lease);
+  }
+
+  /** Lets the partitions go, unless another job holds them by now. */
+  drop(table: string, partitions: string[], lease: WorkerLease | undefined): void {
+    for (const p of partitions) if (this.held.get(`${table}\0${p}`) === lease) this.held.delete(`${table}\0${p}`);
+  }
+}
+
+/**
+ * Works a job's partitions under its lease and answers its report; `started` hears the report that
+ * the work fills in, once it begins. Aborting `signal` stops it at its next safe point.
+ */
+export type WorkOrderFn = (order: WorkOrder, run: string, signal: AbortSignal, started: (report: StreamReport) => void) => Promise<WorkResult>;
+
+/** What the worker's loops run on: the queue, the leases its store's commits go through, the work and the time. */
+export interface WorkerParts {
+  queue: WorkerQueue;
+  /** The lake's queue (cluster/queue.ts queueName). */
+  name: string;
+  leases: JobLeases;
+  work: WorkOrderFn;
+  /** A job's lease bound. */
+  bound: number;
+  clock: Clock;
+}
+
+export async function runWorker(o: WorkerOptions): Promise<void> {
+  // A job's partitions commit under its lease; a commit of anything else is refused.
+  const leases = new JobLeases();
   // Workers publish one table's Iceberg snapshots in turn (each moves its metadata one version
   // on, which a store that ignores conditional writes could not arbitrate alone), through the
   // queue's database, opened below.
@@ -53,10 +96,8 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     icebergPublisher(s, {
       serialize: (table, f) => (queueOf ? queueOf.exclusive(JSON.stringify(['chainlake.iceberg', s.lake, table]), f) : f()),
     });
-  const session = await LakeSession.forWorker(o.lake, { guard, publisher });
+  const session = await LakeSession.forWorker(o.lake, { guard: leases.guard, publisher });
   const store = session.store;
-  const queue = queueName(store.lake);
-  const bound = jobLeaseBound();
   const q = await openQueue(o);
   queueOf = q;
   if (!q) {
@@ -67,7 +108,43 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
   const shared = sharedBudgets(o.queue);
   // The clients of the latest run: what they learnt (the budget, the latency) serves its next job.
   let clients: { run: string; clients: Clients } | undefined;
+  const work: WorkOrderFn = async (order, run, signal, started) => {
+    const p = specPipeline(order.spec);
+    const reports = new Map<string, StreamReport>();
+    const wanted = new Set(order.partitions);
+    const jobs = planJobs(p, reports, order.spec.options.fullRefresh).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
+    if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.spec.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
+    if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory, logger: o.logger }) };
+    await session.recoverPartitions(order.table, jobParts(order));
+    o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
+    const report = jobs[0]!.report;
+    started(report);
+    const { flushRows, keepRaw, strict } = order.spec.options;
+    await runJobs(jobs, store, clients.clients, { flushRows, keepRaw, strict, logger: o.logger, signal, runId: run, partitionConcurrency: o.partitionConcurrency });
+    return { report, budgets: budgetsOf(jobs, clients.clients) };
+  };
   o.logger.info({ lake: store.lake, queue: q.where, concurrency: o.concurrency ?? 1 }, 'worker started: waiting for jobs');
+  try {
+    await workQueue({ queue: q, name: queueName(store.lake), leases, work, bound: jobLeaseBound(), clock: realClock }, o);
+  } finally {
+    await shared.close().catch(() => undefined);
+    await q.close();
+    await session.close();
+    o.logger.info('worker stopped');
+  }
+}
+
+/** A job's partitions, and the table's state when its table merges across partitions (queued.ts: then one job has them all). */
+function jobParts(order: WorkOrder): string[] {
+  const decl = STREAM_BY_TABLE.get(order.table);
+  const tableState = decl ? strategyOf(decl).shared : undefined;
+  return [...order.partitions, ...(tableState ? [tableState] : [])];
+}
+
+/** Takes jobs from the queue and works them, `concurrency` at once, until `signal` stops the worker. */
+export async function workQueue(w: WorkerParts, o: Pick<WorkerOptions, 'concurrency' | 'logger' | 'signal'>): Promise<void> {
+  const { queue: q, name: queue, leases, bound } = w;
+  const sleep = (ms: number, signal: AbortSignal) => w.clock.sleep(ms, signal).catch(() => undefined);
 
   const work = async (job: QueuedJob<WorkOrder>): Promise<void> => {
     const order = job.data;
@@ -93,7 +170,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     const stop = new AbortController();
     const onStop = () => stop.abort(new RunError('the worker was stopped'));
     o.signal.addEventListener('abort', onStop, { once: true });
-    let lease: JobLease | undefined;
+    let lease: WorkerLease | undefined;
     let ticker: NodeJS.Timeout | undefined;
     const stopped = async () => {
       const reason = stop.signal.reason;
@@ -104,33 +181,20 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
         o.logger.info({ table: order.table }, 'job given back (the worker stops)');
       }
     };
-    // A table merged across partitions is one job (queued.ts), which also commits the table's state.
-    const tableState = STREAM_BY_TABLE.has(order.table) ? strategyOf(STREAM_BY_TABLE.get(order.table)!).shared : undefined;
-    const parts = [...order.partitions, ...(tableState ? [tableState] : [])];
-    const names = parts.map((p) => `${order.table}\0${p}`);
+    const parts = jobParts(order);
     try {
       // A live holder of the key is a job handed out twice (its worker was thought lost): wait for it.
       while (!(lease = await q.lease(job.data.key, run, bound, (reason) => stop.abort(new LeaseLost(reason))))) {
         if (stop.signal.aborted) return await stopped();
         await sleep(Math.max(100, bound / 3), stop.signal);
       }
-      for (const n of names) leases.set(n, lease);
-      const p = specPipeline(order.spec);
-      const reports = new Map<string, StreamReport>();
-      const wanted = new Set(order.partitions);
-      const jobs = planJobs(p, reports, order.spec.options.fullRefresh).filter((j) => j.decl.table === order.table && wanted.has(j.partition.id));
-      if (jobs.length !== wanted.size) throw new RunError(`the pipeline ${order.spec.pipeline.file} on this worker does not have partitions ${[...wanted].join(', ')} of ${order.table}`);
-      if (clients?.run !== run) clients = { run, clients: newClients(p, { sharedBudget: shared.factory, logger: o.logger }) };
-      await session.recoverPartitions(order.table, parts);
-      o.logger.info({ table: order.table, partitions: order.partitions.length, run }, 'job started');
-      const report = jobs[0]!.report;
-      ticker = setInterval(() => void q.progress(job.id, run, report).catch(() => undefined), PROGRESS_MS);
-      const { flushRows, keepRaw, strict } = order.spec.options;
-      await runJobs(jobs, store, clients.clients, { flushRows, keepRaw, strict, logger: o.logger, signal: stop.signal, runId: run, partitionConcurrency: o.partitionConcurrency });
+      leases.hold(order.table, parts, lease);
+      const result = await w.work(order, run, stop.signal, (report) => {
+        ticker = setInterval(() => void q.progress(job.id, run, report).catch(() => undefined), PROGRESS_MS);
+      });
       if (stop.signal.aborted) return await stopped();
-      const result: WorkResult = { report, budgets: budgetsOf(jobs, clients.clients) };
       await q.complete(queue, job.id, result);
-      o.logger.info({ table: order.table, partitions: order.partitions.length, rows: report.rows, errors: report.errors.length }, 'job done');
+      o.logger.info({ table: order.table, partitions: order.partitions.length, rows: result.report.rows, errors: result.report.errors.length }, 'job done');
     } catch (err) {
       if (stop.signal.aborted) return await stopped();
       if (err instanceof QueueUnavailable) throw err;
@@ -143,7 +207,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
     } finally {
       clearInterval(ticker);
       o.signal.removeEventListener('abort', onStop);
-      for (const n of names) if (leases.get(n) === lease) leases.delete(n);
+      leases.drop(order.table, parts, lease);
       await lease?.release();
     }
   };
@@ -166,14 +230,7 @@ export async function runWorker(o: WorkerOptions): Promise<void> {
       }
     }
   };
-  try {
-    await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, loop));
-  } finally {
-    await shared.close().catch(() => undefined);
-    await q.close();
-    await session.close();
-    o.logger.info('worker stopped');
-  }
+  await Promise.all(Array.from({ length: Math.max(1, o.concurrency ?? 1) }, loop));
 }
 
 /**
