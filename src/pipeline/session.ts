@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { ParquetWriter } from '../load/parquet.js';
 import { icebergPublisher } from '../iceberg/table.js';
 import { LakeLock } from '../state/lock.js';
+import type { Clock } from '../sources/clock.js';
 import { S3LeaseBackend, S3Objects } from '../state/s3.js';
 import { STAGING, StateStore, type StoreHooks } from '../state/store.js';
 import { saveReport, type RunReport } from './report.js';
@@ -20,6 +21,8 @@ export interface HoldOptions {
   onWait?: (holder: string) => void;
   /** Told once, when the lock can only be taken by lesser means (a store that ignores conditions). */
   onNote?: (note: string) => void;
+  /** What the lock's lease reads and waits on (the machine's unless given): a fake one in tests. */
+  clock?: Clock;
 }
 
 /** A Parquet writer for a store's tables: their files carry the field ids of the tables' Iceberg schemas. */
@@ -163,7 +166,7 @@ export function withLockedWriter<T>(lake: string, o: HoldOptions, work: (store: 
 }
 
 /** What a run (in this process or queued) needs to hold its lake. */
-export type RunHoldOptions = Pick<HoldOptions, 'wait' | 'signal'> & { logger: Logger };
+export type RunHoldOptions = Pick<HoldOptions, 'wait' | 'signal' | 'clock'> & { logger: Logger };
 
 export const describeError = (err: unknown): string => (err instanceof Error ? err.message : String(err));
 
@@ -180,6 +183,7 @@ export async function holdForRun(lake: string, report: RunReport, o: RunHoldOpti
   await session.lock({
     wait: o.wait,
     signal: o.signal,
+    clock: o.clock,
     onWait: (holder) => o.logger.info({ holder }, 'waiting for the other run on this lake'),
     onNote: (note) => o.logger.warn(note),
   });
