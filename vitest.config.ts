@@ -26,6 +26,7 @@ const UNIT = [
   'test/pipeline/spec.test.ts',
   'test/pipeline/strategies.test.ts',
   'test/pipeline/settle.test.ts',
+  'test/pipeline/{worker,session,batch}.test.ts',
 ];
 /**
  * Real processes that share a machine well: each runs its own servers and processes on loopback,

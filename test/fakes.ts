@@ -1,9 +1,17 @@
 // Fakes of what the pipeline's drivers talk to: the queue of a worker (pipeline/worker.ts) in
-// memory, its leases lost when a test says so, and a logger that keeps what it was told. Time is
-// a FakeClock's: nothing here waits on the machine's.
+// memory, its leases lost when a test says so; a store of partition states in memory whose commits
+// can be held or failed, and a Parquet writer that writes nothing (pipeline/batch.ts,
+// partition.ts); a logger that keeps what it was told. Time is a FakeClock's: nothing here waits
+// on the machine's.
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import type { Logger } from 'pino';
 import { LeaseLost, QueueUnavailable, type QueuedJob } from '../src/cluster/queue.js';
 import type { WorkerLease, WorkerQueue } from '../src/pipeline/worker.js';
+import type { StreamDecl } from '../src/decl/stream.js';
+import type { ParquetWriter, WrittenFile } from '../src/load/parquet.js';
+import { STAGING, type PartitionState, type StateStore } from '../src/state/store.js';
 
 /** A lease of a FakeQueue: its guard runs a commit unless the lease was lost or let go. */
 export class FakeLease implements WorkerLease {
@@ -133,4 +141,105 @@ export function recordingLogger(): Logger & { lines: Array<{ level: string; msg:
     };
   const logger = { lines, info: at('info'), warn: at('warn'), error: at('error'), debug: at('debug'), trace: at('trace'), fatal: at('fatal') };
   return logger as unknown as Logger & { lines: typeof lines };
+}
+
+/** A commit as a FakeStore was asked it. */
+export interface FakeCommit {
+  state: PartitionState;
+  moves: Array<[string, string]>;
+  deletes: string[];
+}
+
+/**
+ * A store of partition states in memory, staging in a folder of its own. `failCommit` fails the
+ * commit of that number (from 1) with the error given; `hold` keeps each commit under way until
+ * the test lets it go, so that what waits for it shows.
+ */
+export class FakeStore {
+  readonly lake = mkdtempSync(join(tmpdir(), 'cl-fake-store-'));
+  readonly commits: FakeCommit[] = [];
+  /** Commits asked for, landed or not. */
+  asked = 0;
+  failCommit?: { at: number; err: Error };
+  hold = false;
+  private readonly waiting: Array<() => void> = [];
+  private readonly states = new Map<string, PartitionState>();
+
+  /** As a StateStore, for the drivers that take one: only the methods above are there. */
+  get asStore(): StateStore {
+    return this as unknown as StateStore;
+  }
+
+  load(table: string, partition: string): PartitionState {
+    return this.states.get(`${table}\0${partition}`) ?? { table, partition, files: [], rows: 0, rejects: 0, cursor: {} };
+  }
+
+  stagingDir(table: string, partition: string): string {
+    return join(this.lake, STAGING, table, `${partition}-${this.asked}-${Math.random().toString(36).slice(2, 8)}`);
+  }
+
+  async commit(state: PartitionState, moves: Array<[string, string]>, deletes: string[] = []): Promise<void> {
+    const n = ++this.asked;
+    if (this.hold) await new Promise<void>((r) => this.waiting.push(r));
+    if (this.failCommit?.at === n) throw this.failCommit.err;
+    this.commits.push({ state, moves, deletes });
+    this.states.set(`${state.table}\0${state.partition}`, state);
+  }
+
+  /** Commits held (hold) and not let go yet. */
+  get held(): number {
+    return this.waiting.length;
+  }
+
+  /** Lets the oldest held commit go on. */
+  letOne(): void {
+    this.waiting.shift()?.();
+  }
+
+  remove(): void {
+    rmSync(this.lake, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A Parquet writer that writes nothing: it names a file for each batch with rows and records what
+ * it was given (the batch's lines, read from the spool). `failAt` fails a call of that kind and number.
+ */
+export class FakeWriter {
+  readonly writes: Array<{ table: string; rows: number; lines: string[]; stem: string; folder: string }> = [];
+  readonly rejects: Array<{ table: string; partition: string; runId: string; count: number; stem: string }> = [];
+  failAt?: { kind: 'write' | 'writeRejects'; n: number; err: Error };
+  private n = 0;
+
+  get asWriter(): ParquetWriter {
+    return this as unknown as ParquetWriter;
+  }
+
+  private readonly calls = { write: 0, writeRejects: 0 };
+
+  private fails(kind: 'write' | 'writeRejects'): void {
+    const n = ++this.calls[kind];
+    if (this.failAt?.kind === kind && this.failAt.n === n) throw this.failAt.err;
+  }
+
+  async write(decl: StreamDecl, rowsPath: string, rows: number, dir: string, stem: string, folder: string): Promise<WrittenFile[]> {
+    this.fails('write');
+    const text = existsSync(rowsPath) ? readFileSync(rowsPath, 'utf8') : '';
+    this.writes.push({ table: decl.table, rows, lines: text.split('\n').filter((l) => l !== ''), stem, folder });
+    if (!rows) return [];
+    const name = `${stem}-${++this.n}.parquet`;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), '');
+    return [{ staged: join(dir, name), rel: folder ? `${folder}/${name}` : name }];
+  }
+
+  async writeRejects(table: string, partition: string, runId: string, rejects: unknown[], dir: string, stem: string): Promise<WrittenFile[]> {
+    this.fails('writeRejects');
+    this.rejects.push({ table, partition, runId, count: rejects.length, stem });
+    if (!rejects.length) return [];
+    const name = `${stem}.rejects.parquet`;
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, name), '');
+    return [{ staged: join(dir, name), rel: name }];
+  }
 }
