@@ -1,7 +1,7 @@
 // Fakes of what the pipeline's drivers talk to: the queue of a worker (pipeline/worker.ts) in
 // memory, its leases lost when a test says so; a store of partition states in memory whose commits
 // can be held or failed, and a Parquet writer that writes nothing (pipeline/batch.ts,
-// partition.ts); a logger that keeps what it was told. Time is a FakeClock's: nothing here waits
+// partition.ts) and a data service of ERC transfers; a logger that keeps what it was told. Time is a FakeClock's: nothing here waits
 // on the machine's.
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -12,6 +12,8 @@ import type { WorkerLease, WorkerQueue } from '../src/pipeline/worker.js';
 import type { StreamDecl } from '../src/decl/stream.js';
 import type { ParquetWriter, WrittenFile } from '../src/load/parquet.js';
 import { STAGING, type PartitionState, type StateStore } from '../src/state/store.js';
+import { ServiceError } from '../src/errors.js';
+import type { Client } from '../src/sources/client.js';
 
 /** A lease of a FakeQueue: its guard runs a commit unless the lease was lost or let go. */
 export class FakeLease implements WorkerLease {
@@ -242,4 +244,43 @@ export class FakeWriter {
     writeFileSync(join(dir, name), '');
     return [{ staged: join(dir, name), rel: name }];
   }
+}
+
+/** The token the ERC transfers of transfersClient() move. */
+export const TRANSFER_TOKEN = '0x' + 'ab'.repeat(20);
+
+/** An ERC-20 transfer as the data service lists one (erc_transfers): the `i`th of block `block`. */
+export const ercTransfer = (block: number, i = 0) => ({
+  blockNumber: String(block),
+  blockTimestamp: 1700000000 + block,
+  blockHash: '0x' + block.toString(16).padStart(64, '0'),
+  txHash: '0x' + (block * 10 + i).toString(16).padStart(64, '0'),
+  logIndex: i,
+  from: { address: '0x' + '01'.repeat(20) },
+  to: { address: '0x' + '02'.repeat(20) },
+  value: '100000000000000000000000000000000000000001',
+  erc20Token: { address: TRANSFER_TOKEN, name: 'T', symbol: 'T', decimals: 18 },
+});
+
+/**
+ * A data service that lists `pages` of transfers, the page token being the next page's index, and
+ * answers the chain's head at block 1000; `refuse` says which page tokens it answers 400.
+ */
+export function transfersClient(pages: Array<{ items: object[]; next?: string }>, refuse: (token?: string) => boolean = () => false) {
+  const asked: Array<string | undefined> = [];
+  const fake = {
+    baseUrl: 'http://fake',
+    get: async (path: string, query: Record<string, string>) => {
+      // The chain's head, which a window's end is checked against.
+      if (path.endsWith('/blocks')) return { blocks: [{ blockNumber: '1000', blockTimestamp: 1700001000 }] };
+      asked.push(query.pageToken);
+      if (refuse(query.pageToken)) throw new ServiceError('400 Bad Request: page token expired', 400, path, false);
+      const page = pages[query.pageToken === undefined ? 0 : Number(query.pageToken)]!;
+      return { transfers: page.items, ...(page.next ? { nextPageToken: page.next } : {}) };
+    },
+    post: async () => {
+      throw new Error('no posts');
+    },
+  };
+  return { client: fake as unknown as Client, asked };
 }

@@ -15,25 +15,13 @@ import { Transformer } from '../../src/transform/rows.js';
 import { partitionStem } from '../../src/state/names.js';
 import { RAW, type PartitionState } from '../../src/state/store.js';
 import type { Client } from '../../src/sources/client.js';
-import { FakeStore, FakeWriter } from '../fakes.js';
+import { ercTransfer, FakeStore, FakeWriter, TRANSFER_TOKEN, transfersClient } from '../fakes.js';
 
 const quiet = pino({ level: 'silent' });
 const decl = STREAM_BY_TABLE.get('erc_transfers')!;
-const token = '0x' + 'ab'.repeat(20);
-const cfg = { table: decl.table, chainId: '43114', contracts: [token], startBlock: 100, endBlock: 200, chunks: 1 };
+const cfg = { table: decl.table, chainId: '43114', contracts: [TRANSFER_TOKEN], startBlock: 100, endBlock: 200, chunks: 1 };
 const partition = decl.partitions(cfg)[0]!;
-
-const transfer = (block: number, i = 0) => ({
-  blockNumber: String(block),
-  blockTimestamp: 1700000000 + block,
-  blockHash: '0x' + block.toString(16).padStart(64, '0'),
-  txHash: '0x' + (block * 10 + i).toString(16).padStart(64, '0'),
-  logIndex: i,
-  from: { address: '0x' + '01'.repeat(20) },
-  to: { address: '0x' + '02'.repeat(20) },
-  value: '100000000000000000000000000000000000000001',
-  erc20Token: { address: token, name: 'T', symbol: 'T', decimals: 18 },
-});
+const transfer = ercTransfer;
 
 const page = (items: object[], next?: string) => ({ items, bytes: false, raw: Buffer.from(JSON.stringify({ transfers: items })), next });
 
@@ -175,19 +163,7 @@ describe("a partition's commits", () => {
       { items: [transfer(130), transfer(120)], next: '2' },
       { items: [transfer(100)] },
     ];
-    const asked: Array<string | undefined> = [];
-    const client = {
-      baseUrl: 'http://fake',
-      get: async (path: string, query: Record<string, string>) => {
-        if (path.endsWith('/blocks')) return { blocks: [{ blockNumber: '1000', blockTimestamp: 1700001000 }] };
-        asked.push(query.pageToken);
-        const pg = PAGES[query.pageToken === undefined ? 0 : Number(query.pageToken)]!;
-        return { transfers: pg.items, ...(pg.next ? { nextPageToken: pg.next } : {}) };
-      },
-      post: async () => {
-        throw new Error('no posts');
-      },
-    } as unknown as Client;
+    const { client } = transfersClient(PAGES);
     store.failCommit = { at: 2, err: new Error('the store refused the write') };
     const p = new PartitionRun(job(), store.asStore, writer.asWriter, client, { logger: quiet, keepRaw: false, runId: 'run-1', flushRows: 2 });
     await expect(

@@ -44,16 +44,25 @@ async function until(cond: () => boolean): Promise<void> {
 
 const clockNow = () => new FakeClock(Date.now());
 
+/** A lake that a session holds, its lease on a fake clock. */
+async function heldLake(): Promise<{ dir: string; clock: FakeClock; holder: LakeSession }> {
+  const dir = lake();
+  const clock = clockNow();
+  const holder = await session(dir);
+  await holder.lock({ clock });
+  return { dir, clock, holder };
+}
+
+/** The lake's lock record, if any. */
+const lockRecord = (dir: string) => new FileLeaseBackend(join(dir, LOCK)).read();
+
 function runReport(runId: string): RunReport {
   return { runId, pipeline: 'test', lake: '', startedAt: new Date(0).toISOString(), status: 'running', streams: [newStreamReport('transfers')] };
 }
 
 describe('a session and its lock', () => {
   it("one writer a lake: a second session's lock is refused naming the holder, and the lake is free again once the first closes", async () => {
-    const dir = lake();
-    const clock = clockNow();
-    const first = await session(dir);
-    await first.lock({ clock });
+    const { dir, clock, holder: first } = await heldLake();
     const second = await session(dir);
     const refused = await second.lock({ clock }).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(LockHeld);
@@ -61,16 +70,13 @@ describe('a session and its lock', () => {
     expect((refused as LockHeld).holder).toContain(`pid ${process.pid}`);
     await first.close();
     expect(existsSync(join(dir, LOCK))).toBe(true); // the folder stays, the record goes
-    expect(await new FileLeaseBackend(join(dir, LOCK)).read()).toBeUndefined();
+    expect(await lockRecord(dir)).toBeUndefined();
     await second.lock({ clock });
-    expect(await new FileLeaseBackend(join(dir, LOCK)).read()).toBeDefined();
+    expect(await lockRecord(dir)).toBeDefined();
   });
 
   it('with wait, polls the lock on its clock, says once whom it waits for, and takes the lake when the other lets it go', async () => {
-    const dir = lake();
-    const clock = clockNow();
-    const first = await session(dir);
-    await first.lock({ clock });
+    const { dir, clock, holder: first } = await heldLake();
     const holderSleeps = clock.pending;
     const second = await session(dir);
     const waits: string[] = [];
@@ -93,10 +99,7 @@ describe('a session and its lock', () => {
   });
 
   it('with wait and its signal stopped, refuses instead of waiting', async () => {
-    const dir = lake();
-    const clock = clockNow();
-    const first = await session(dir);
-    await first.lock({ clock });
+    const { dir, clock, holder: first } = await heldLake();
     const stop = new AbortController();
     stop.abort();
     const second = await session(dir);
@@ -105,10 +108,7 @@ describe('a session and its lock', () => {
   });
 
   it("once its lock is taken over, the session's store recovers and commits nothing", async () => {
-    const dir = lake();
-    const clock = clockNow();
-    const s = await session(dir);
-    await s.lock({ clock });
+    const { dir, clock, holder: s } = await heldLake();
     await s.recover();
     const backend = new FileLeaseBackend(join(dir, LOCK));
     const cur = (await backend.read())!;
@@ -143,7 +143,7 @@ describe('a session and its lock', () => {
     const run = await session(dir);
     await run.lock({ clock: clockNow() });
     await worker.close();
-    expect(await new FileLeaseBackend(join(dir, LOCK)).read()).toBeDefined();
+    expect(await lockRecord(dir)).toBeDefined();
     await run.recover();
   });
 });
@@ -173,15 +173,12 @@ describe("a run's hold on its lake", () => {
     expect(saved.status).toBe('failed');
     expect(saved.finishedAt).toBeDefined();
     expect(existsSync(join(dir, STAGING))).toBe(false);
-    expect(await new FileLeaseBackend(join(dir, LOCK)).read()).toBeUndefined();
+    expect(await lockRecord(dir)).toBeUndefined();
     expect(logger.lines.find((l) => l.msg === 'run finished')?.obj).toMatchObject({ run: 'run-1', status: 'failed' });
   });
 
   it("a run on a held lake is refused without wait, writing nothing; one that ends well keeps its work's status", async () => {
-    const dir = lake();
-    const clock = clockNow();
-    const other = await session(dir);
-    await other.lock({ clock });
+    const { dir, clock, holder: other } = await heldLake();
     const logger = recordingLogger();
     await expect(holdForRun(dir, runReport('run-0'), { logger, clock }, async () => undefined)).rejects.toBeInstanceOf(LockHeld);
     // Refused before it held anything: no report of it in the lake.
@@ -192,14 +189,11 @@ describe("a run's hold on its lake", () => {
       report.status = 'ok';
     });
     expect((JSON.parse(readFileSync(join(dir, RUNS, 'run-2.json'), 'utf8')) as RunReport).status).toBe('ok');
-    expect(await new FileLeaseBackend(join(dir, LOCK)).read()).toBeUndefined();
+    expect(await lockRecord(dir)).toBeUndefined();
   });
 
   it('a run with wait on a held lake says whom it waits for, on its clock, and runs once the lake is free', async () => {
-    const dir = lake();
-    const clock = clockNow();
-    const other = await session(dir);
-    await other.lock({ clock });
+    const { dir, clock, holder: other } = await heldLake();
     const sleeps = clock.pending;
     const logger = recordingLogger();
     let worked = false;
@@ -237,6 +231,6 @@ describe("a run's hold on its lake", () => {
     });
     expect(seenAtStart).toBe(false);
     expect(existsSync(join(dir, STAGING))).toBe(false);
-    expect(await new FileLeaseBackend(join(dir, LOCK)).read()).toBeUndefined();
+    expect(await lockRecord(dir)).toBeUndefined();
   });
 });

@@ -15,6 +15,7 @@ import { TABLE_PARTITION, type PartitionState, type StateStore } from '../../src
 import type { ParquetWriter } from '../../src/load/parquet.js';
 import type { Client } from '../../src/sources/client.js';
 import type { StreamDecl } from '../../src/decl/stream.js';
+import { ercTransfer, TRANSFER_TOKEN, transfersClient } from '../fakes.js';
 
 const quiet = pino({ level: 'silent' });
 const SUBNETS = STREAM_BY_TABLE.get('subnets')!;
@@ -190,42 +191,15 @@ describe('merge into the partition (chain_metrics)', () => {
 
 describe('append (erc_transfers)', () => {
   const decl = STREAM_BY_TABLE.get('erc_transfers')!;
-  const token = '0x' + 'ab'.repeat(20);
-  const transfer = (block: number, i: number) => ({
-    blockNumber: String(block),
-    blockTimestamp: 1700000000 + block,
-    blockHash: '0x' + block.toString(16).padStart(64, '0'),
-    txHash: '0x' + (block * 10 + i).toString(16).padStart(64, '0'),
-    logIndex: i,
-    from: { address: '0x' + '01'.repeat(20) },
-    to: { address: '0x' + '02'.repeat(20) },
-    value: '100000000000000000000000000000000000000001',
-    erc20Token: { address: token, name: 'T', symbol: 'T', decimals: 18 },
-  });
+  const token = TRANSFER_TOKEN;
+  const transfer = ercTransfer;
   /** Newest first, as the service lists them: two transfers a page, blocks 150 down to 100, within [100, 200). */
   const PAGES = [
     { items: [transfer(150, 0), transfer(140, 0)], next: '1' },
     { items: [transfer(130, 0), transfer(120, 0)], next: '2' },
     { items: [transfer(100, 0)] },
   ];
-  const client = (refuse: (token?: string) => boolean = () => false) => {
-    const asked: Array<string | undefined> = [];
-    const fake = {
-      baseUrl: 'http://fake',
-      get: async (path: string, query: Record<string, string>) => {
-        // The chain's head, which a window's end is checked against.
-        if (path.endsWith('/blocks')) return { blocks: [{ blockNumber: '1000', blockTimestamp: 1700001000 }] };
-        asked.push(query.pageToken);
-        if (refuse(query.pageToken)) throw new ServiceError('400 Bad Request: page token expired', 400, decl.endpoint, false);
-        const page = PAGES[query.pageToken === undefined ? 0 : Number(query.pageToken)]!;
-        return { transfers: page.items, ...(page.next ? { nextPageToken: page.next } : {}) };
-      },
-      post: async () => {
-        throw new Error('no posts');
-      },
-    };
-    return { client: fake as unknown as Client, asked };
-  };
+  const client = (refuse?: (token?: string) => boolean) => transfersClient(PAGES, refuse);
   const job = (fullRefresh = false): Job => {
     const cfg = { table: decl.table, chainId: '43114', contracts: [token], startBlock: 100, endBlock: 200, chunks: 1 };
     return { decl, cfg, partition: decl.partitions(cfg)[0]!, report: newStreamReport(decl.table), fullRefresh };
