@@ -109,6 +109,25 @@ export class ParquetWriter {
     this.conn.closeSync();
   }
 
+  /**
+   * Runs `f` with the process's DuckDB on `threads` threads, unless the user set its threads
+   * (load/limits.ts), and puts its setting back after. The setting is the instance's: it changes
+   * between two COPYs, not under one.
+   */
+  async withThreads<T>(threads: number, f: () => Promise<T>): Promise<T> {
+    if (engineOptions().threads !== undefined) return f();
+    const before = await copies.add(async () => {
+      const r = await this.conn.runAndReadAll(`SELECT current_setting('threads')`);
+      await this.conn.run(`SET threads = ${threads}`);
+      return Number(r.getRows()[0]![0]);
+    });
+    try {
+      return await f();
+    } finally {
+      await copies.add(() => this.conn.run(`SET threads = ${before}`));
+    }
+  }
+
   private async copy(sql: string): Promise<void> {
     await copies.add(() => this.conn.run(sql));
   }

@@ -246,10 +246,15 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     // compresses and closes its file), for some 30 MB more of its buffers at the peak.
     const flushRows = o.flushRows ?? 40_000;
     const replayed: RebuiltPartition[] = [];
-    for (const state of states) {
-      report.partitions++;
-      replayed.push(await replay(decl, state, store, writer, flushRows, report, o.signal));
-    }
+    // DuckDB writes a batch while the main thread transforms the next, so the two share the cores:
+    // one thread of DuckDB's per COPY spends a quarter less CPU on it than two, and takes no
+    // longer while the transform holds the other core. A merge by key (below) gets them all.
+    await writer.withThreads(1, async () => {
+      for (const state of states) {
+        report.partitions++;
+        replayed.push(await replay(decl, state, store, writer, flushRows, report, o.signal));
+      }
+    });
     report.rows = await strategyOf(decl).commitRebuild(decl, replayed, store, writer);
   });
   report.seconds = (performance.now() - t0) / 1000;
