@@ -12,7 +12,7 @@ import { textTable } from '../../src/pipeline/report.js';
 import { inert } from '../../src/text.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { query, WIDTH_ROWS, writeQuery, type Format } from '../../src/warehouse/query.js';
-import { cli, cliBytes, sharedDemoLake } from '../lake-fixture.js';
+import { cli, cliBytes, cliHere, sharedDemoLake } from '../lake-fixture.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from '../warehouse/sums.js';
 import { sqlAfterDashes } from '../../src/cli/main.js';
 import yargs, { type CommandModule } from 'yargs';
@@ -254,11 +254,11 @@ describe('the first sums an analyst writes, through chainlake query', () => {
 });
 
 describe('SQL that opens with a comment', () => {
-  it('is the query, not a flag', () => {
+  it('is the query, not a flag', async () => {
     expect(sqlAfterDashes(['query', '-- top senders\nSELECT 1', '--format', 'csv'])).toEqual(['query', '--format', 'csv', '--', '-- top senders\nSELECT 1']);
     expect(sqlAfterDashes(['query', '--format', 'csv', 'SELECT 1'])).toEqual(['query', '--format', 'csv', 'SELECT 1']);
     expect(sqlAfterDashes(['status', '-- x'])).toEqual(['status', '-- x']);
-    const r = cli(['query', '--lake', lake, '-- the answer\nSELECT 42 AS answer', '--format', 'csv']);
+    const r = await cliHere(['query', '--lake', lake, '-- the answer\nSELECT 42 AS answer', '--format', 'csv']);
     expect(r.code, r.stderr).toBe(0);
     expect(r.stdout).toBe('answer\n42\n');
   });

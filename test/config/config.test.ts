@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { checkPipeline, loadPipeline, parsePipeline } from '../../src/config/pipeline.js';
 import { encodeNodeId, encodePrimaryAddress, nodeIdProblem, primaryAddressProblem } from '../../src/ids.js';
 import { UsageError } from '../../src/errors.js';
-import { cli } from '../lake-fixture.js';
+import { cliHere } from '../lake-fixture.js';
 
 const NODE = encodeNodeId(new Uint8Array(20).fill(7));
 const PADDR = encodePrimaryAddress('mainnet', new Uint8Array(20).fill(9), 'P');
@@ -144,11 +144,11 @@ describe('identifiers as strict as the services that take them', () => {
     for (const block of ['0x0', '0x3039', `0x${'ab'.repeat(32)}`, 'latest', 'accepted', '0x7fffffffffffffff']) expect(accepted({ table: 'fee_config', blockchainIds: ['C'], block }).block).toBe(block);
   });
 
-  it('a bad value ends the command with exit 2, the file and the place', () => {
+  it('a bad value ends the command with exit 2, the file and the place', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cl-'));
     const f = join(dir, 'c.yaml');
     writeFileSync(f, `name: x\nstreams:\n  - { table: pending_rewards, network: mainnet, addresses: ["${CADDR}"] }\n`);
-    const r = cli(['run', f, '--dry-run', '--lake', join(dir, 'lake')]);
+    const r = await cliHere(['run', f, '--dry-run', '--lake', join(dir, 'lake')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${f}: streams[0].addresses[0]: "${CADDR}" ${DATA_ADDRESS}`);
     expect(existsSync(join(dir, 'lake'))).toBe(false);
@@ -236,11 +236,11 @@ describe('times in Unix seconds', () => {
   it.each([
     ['a time in milliseconds', '{ table: chain_metrics, chainIds: ["43114"], metrics: [txCount], startTimestamp: 1761955200000 }', 'streams[0].startTimestamp: 1761955200000 is not Unix seconds: as milliseconds it is 2025-11-01T00:00:00Z; give 1761955200'],
     ['a date that is none', '{ table: erc_transfers, chainId: "43114", contracts: ["0xb10644cea485f69a5f8859e127911157a0d6d30d"], startTimestamp: 2025-13-01 }', 'streams[0].startTimestamp: "2025-13-01" is not a date and time of the calendar'],
-  ])('run --dry-run with %s: exit 2 naming the file and the place, nothing written', (_, entry, message) => {
+  ])('run --dry-run with %s: exit 2 naming the file and the place, nothing written', async (_, entry, message) => {
     const dir = mkdtempSync(join(tmpdir(), 'cl-'));
     const f = join(dir, 'times.yaml');
     writeFileSync(f, `name: times\nstreams:\n  - ${entry}\n`);
-    const r = cli(['run', f, '--dry-run', '--simulator', '--lake', join(dir, 'lake')]);
+    const r = await cliHere(['run', f, '--dry-run', '--simulator', '--lake', join(dir, 'lake')]);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain(`${f}: ${message}`);
     expect(r.stdout).toBe('');
@@ -253,17 +253,16 @@ describe('the pipeline lake', () => {
     const { mkdtempSync, writeFileSync, existsSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const { join } = await import('node:path');
-    const { cli } = await import('../lake-fixture.js');
     const dir = mkdtempSync(join(tmpdir(), 'cl-pipeline-lake-'));
     const yaml = join(dir, 'p.yaml');
     writeFileSync(yaml, `name: p\nlake: "\${PIPE_LAKE_DIR}/from-pipeline"\nstreams:\n  - table: chains\n`);
     const env = { PIPE_LAKE_DIR: dir };
-    expect(cli(['run', yaml, '--simulator', '--no-warehouse', '--quiet'], env).code).toBe(0);
+    expect((await cliHere(['run', yaml, '--simulator', '--no-warehouse', '--quiet'], env)).code).toBe(0);
     expect(existsSync(join(dir, 'from-pipeline', '_state', 'chains'))).toBe(true);
-    expect(cli(['run', yaml, '--simulator', '--no-warehouse', '--quiet', '--lake', join(dir, 'given')], env).code).toBe(0);
+    expect((await cliHere(['run', yaml, '--simulator', '--no-warehouse', '--quiet', '--lake', join(dir, 'given')], env)).code).toBe(0);
     expect(existsSync(join(dir, 'given', '_state', 'chains'))).toBe(true);
     writeFileSync(yaml, `name: p\nlake: 12\nstreams:\n  - table: chains\n`);
-    const bad = cli(['run', yaml, '--simulator', '--quiet'], env);
+    const bad = await cliHere(['run', yaml, '--simulator', '--quiet'], env);
     expect(bad.code).toBe(2);
     expect(bad.stderr).toContain('lake: 12 must be a lake folder or an s3://bucket/prefix URL');
   });

@@ -11,7 +11,7 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLake } from '../../src/index.js';
 import { committedFiles } from '../../src/warehouse/rows.js';
-import { cli, sharedDemoLake } from '../lake-fixture.js';
+import { cliHere, sharedDemoLake } from '../lake-fixture.js';
 
 let dir: string;
 let lake: string;
@@ -80,15 +80,15 @@ describe('a filtered query reads only the files that can match', () => {
     } finally {
       l.close();
     }
-    const r = cli(['query', '--lake', broken, '--no-warehouse', '--format', 'csv', count(where)]);
+    const r = await cliHere(['query', '--lake', broken, '--no-warehouse', '--format', 'csv', count(where)]);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(`n\n${want}\n`);
     // The warehouse file's catalogue of bounds, as a run leaves it: enough without the manifests.
     mendLowest();
-    expect(cli(['warehouse', '--lake', broken]).code).toBe(0);
+    expect((await cliHere(['warehouse', '--lake', broken])).code).toBe(0);
     breakLowest();
     rmSync(join(broken, 'erc_transfers', 'metadata'), { recursive: true });
-    const w = cli(['query', '--lake', broken, '--format', 'csv', count(where)]);
+    const w = await cliHere(['query', '--lake', broken, '--format', 'csv', count(where)]);
     expect(w.stderr).toBe('');
     expect(w.stdout).toBe(`n\n${want}\n`);
     cpSync(join(lake, 'erc_transfers', 'metadata'), join(broken, 'erc_transfers', 'metadata'), { recursive: true });
@@ -160,7 +160,7 @@ describe('a filtered query reads only the files that can match', () => {
     } finally {
       b.close();
     }
-    const r = cli(['query', '--lake', broken, '--no-warehouse', '--format', 'csv', count(wheres[0]!)]);
+    const r = await cliHere(['query', '--lake', broken, '--no-warehouse', '--format', 'csv', count(wheres[0]!)]);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(`n\n${await direct(lake, wheres[0]!)}\n`);
   });
