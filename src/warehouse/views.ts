@@ -163,24 +163,25 @@ export async function filesFor(conn: DuckDBConnection, lake: string, sql: string
   const named = viewsFor(sql);
   const read = [...tables].filter((t) => !named || named.has(t));
   if (!read.length || !/\bwhere\b/i.test(sql)) return new Map();
-  const { catalogueIn, prunedFiles, snapshotBounds } = await import('./prune.js');
-  // The warehouse file's catalogue of the files' bounds where there is one (a run writes it), else
-  // the tables' manifests.
-  let catalogue = new Map<string, Map<string, Described>>();
-  if (warehouse?.attached) catalogue = await catalogueIn(conn, ROWS_DB, read);
-  else if (warehouse && existsSync(warehouse.file)) {
+  const { bloomProbe, catalogueIn, prunedFiles, snapshotBounds } = await import('./prune.js');
+  // The warehouse file's catalogue of the files' bounds and blooms where there is one (a run
+  // writes it), else the tables' manifests (and no blooms).
+  const prune = (catalogue: Map<string, Map<string, Described>>, db?: string) => prunedFiles(conn, lake, sql, committedFiles(lake, read), async (t) => catalogue.get(t) ?? snapshotBounds(lake, t), db === undefined ? undefined : bloomProbe(conn, db));
+  if (warehouse?.attached) return prune(await catalogueIn(conn, ROWS_DB, read), ROWS_DB);
+  if (warehouse && existsSync(warehouse.file)) {
     try {
       await conn.run(`ATTACH ${sqlString(warehouse.file)} AS ${CATALOGUE_DB} (READ_ONLY)`);
-      try {
-        catalogue = await catalogueIn(conn, CATALOGUE_DB, read);
-      } finally {
-        await conn.run(`DETACH ${CATALOGUE_DB}`);
-      }
     } catch {
       // Held open for writing elsewhere, or not a database: the manifests.
+      return prune(new Map());
+    }
+    try {
+      return await prune(await catalogueIn(conn, CATALOGUE_DB, read), CATALOGUE_DB);
+    } finally {
+      await conn.run(`DETACH ${CATALOGUE_DB}`);
     }
   }
-  return prunedFiles(conn, lake, sql, committedFiles(lake, read), async (t) => catalogue.get(t) ?? snapshotBounds(lake, t));
+  return prune(new Map());
 }
 
 /** The name the warehouse file is attached under to read its catalogue of file bounds alone. */
