@@ -84,9 +84,10 @@ class OpenLake implements Lake {
       const rows = this.rows.rowsFrom && tables.length ? await currentRows(conn, this.lake, this.rows.rowsFrom, tables, this.rows.rowsNamed) : new Set<string>();
       for (const v of rows.size ? await viewSql(conn, this.lake, rows, undefined, rows) : []) await conn.run(v);
       for (const t of fresh) (rows.has(t) ? this.bound : this.parquet).add(t);
-      // The warehouse file's catalogue, where there is one: its blooms prune a hash's files too.
+      // The bounds from the manifests (decoded once a version); the blooms of the warehouse file,
+      // where there is one, for a query that asks for a hash.
       const attached = Number((await conn.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = '${ROWS_DB}'`)).getRows()[0]![0]) > 0;
-      const pruned = await filesFor(conn, this.lake, sql, this.parquet, this.rows.rowsFrom ? { file: this.rows.rowsFrom, attached } : undefined);
+      const pruned = await filesFor(conn, this.lake, sql, this.parquet, this.rows.rowsFrom ? { file: this.rows.rowsFrom, attached, manifests: true } : undefined);
       const whole = new Set([...this.parquet].filter((t) => names.has(t) && !this.bound.has(t) && !pruned.has(t)));
       if (whole.size) {
         const views = await bindViews(conn, this.lake, { only: whole, lineUpOnce: true });
