@@ -408,23 +408,23 @@ const bloomBits = (k: string, m: string) => Array.from({ length: BLOOM_HASHES },
 export async function writeBlooms(conn: DuckDBConnection, lake: string, files: ReadonlyMap<string, ReadonlyMap<string, Described>>, previous?: string): Promise<void> {
   const root = resolve(lake);
   await conn.run(`CREATE OR REPLACE TEMP TABLE chainlake_kept_blooms (table_name VARCHAR, file VARCHAR, column_name VARCHAR, bits BIT)`);
-  const keep = async (from: string) => {
-    try {
-      await conn.run(`INSERT INTO temp.chainlake_kept_blooms SELECT table_name, file, column_name, bits FROM ${from}`);
-    } catch {
-      // A file from before the blooms, or none: its blooms are made.
-    }
+  // Looked up, not tried: an error inside the caller's transaction would end it.
+  const keep = async (db: string) => {
+    const has = await conn.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE database_name = ${db === 'main' ? 'current_database()' : sqlString(db)} AND schema_name = 'main' AND table_name = ${sqlString(BLOOMS)}`);
+    if (Number(has.getRows()[0]![0]) > 0) await conn.run(`INSERT INTO temp.chainlake_kept_blooms SELECT table_name, file, column_name, bits FROM ${db === 'main' ? '' : `${db}.`}main.${BLOOMS}`);
   };
-  // The file being rewritten in place (or a copy of it) holds its own blooms; else the file it replaces.
-  await keep(`main.${BLOOMS}`);
+  // The file being rewritten in place (or a copy of it) holds its own blooms; else the file it
+  // replaces, attached until the database is closed (a transaction that read it cannot detach it).
+  await keep('main');
   if (previous !== undefined && existsSync(previous)) {
+    let attached = true;
     try {
-      await conn.run(`ATTACH ${sqlString(previous)} AS chainlake_previous (READ_ONLY)`);
+      await conn.run(`ATTACH IF NOT EXISTS ${sqlString(previous)} AS chainlake_previous (READ_ONLY)`);
     } catch {
       // Held open for writing elsewhere, or not a database: the blooms are made.
+      attached = false;
     }
-    await keep(`chainlake_previous.main.${BLOOMS}`);
-    await conn.run('DETACH DATABASE IF EXISTS chainlake_previous');
+    if (attached) await keep('chainlake_previous');
   }
   await conn.run(`CREATE OR REPLACE TABLE ${BLOOMS} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, column_name VARCHAR NOT NULL, bits BIT NOT NULL)`);
   const wanted = [...files].flatMap(([table, described]) => [...described].flatMap(([file, d]) => INDEXED.filter((c) => d.bounds.has(c)).map((column) => [table, file, column] as const)));
