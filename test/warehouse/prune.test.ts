@@ -205,6 +205,30 @@ describe('a tx hash reads only the files whose bloom may hold it', () => {
     }
   });
 
+  it('a rewrite of the warehouse file keeps the blooms of the files it already had', async () => {
+    // One file's bloom set to all ones in the file, and the file marked as made from other inputs:
+    // the rewrite reads the blooms it keeps from the file it replaces, not from the data files.
+    mendLowest();
+    const other = files.find((f) => f !== lowest)!;
+    const w = await DuckDBInstance.create(file);
+    const conn = await w.connect();
+    await conn.run(`UPDATE ${BLOOMS} SET bits = ~(bits & ~bits) WHERE file = '${other}'`);
+    await conn.run("UPDATE _chainlake SET inputs = 'other'");
+    const before = (await conn.runAndReadAll(`SELECT file, bits::VARCHAR AS bits FROM ${BLOOMS} ORDER BY ALL`)).getRows();
+    // Closed with its connection: an instance whose connection is open keeps the file locked.
+    conn.closeSync();
+    w.closeSync();
+    expect(cli(['warehouse', '--lake', broken, '--out', file]).code).toBe(0);
+    const r = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+    try {
+      const after = (await (await r.connect()).runAndReadAll(`SELECT file, bits::VARCHAR AS bits FROM ${BLOOMS} ORDER BY ALL`)).getRows();
+      expect(after).toEqual(before);
+      expect(String(after.find(([f]) => f === other)![1])).toMatch(/^1+$/);
+    } finally {
+      r.closeSync();
+    }
+  });
+
   // Last: it takes the blooms out of the file.
   it('the blooms leave out a file that cannot hold the hash; without them every file is read', async () => {
     const others = files.filter((f) => f !== lowest).map((f) => `'${join(lake, f)}'`).join(', ');
@@ -228,7 +252,9 @@ describe('a tx hash reads only the files whose bloom may hold it', () => {
     expect(r.stdout).toBe(`n\n${want}\n`);
     // A warehouse file without blooms (written before them, or they were lost): every file is read.
     const w = await DuckDBInstance.create(file);
-    await (await w.connect()).run(`DROP TABLE ${BLOOMS}`);
+    const conn = await w.connect();
+    await conn.run(`DROP TABLE ${BLOOMS}`);
+    conn.closeSync();
     w.closeSync();
     const after = cli(['query', '--lake', broken, '--warehouse', file, '--format', 'csv', count(where)]);
     expect(after.stderr).toMatch(/magic bytes/);
