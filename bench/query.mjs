@@ -2,9 +2,10 @@
 // Analytics on a big lake (issue 24): every bundled query and six ad-hoc ones, timed through
 // `chainlake query`, the library (openLake) and the warehouse file, against the same rows in one
 // native DuckDB table; on the lake as a run leaves it and after `chainlake compact`; each way over
-// the Parquet files (the warehouse file of views) and over a warehouse file with the rows
-// (`chainlake warehouse --rows`, whose write is timed too). Prints the tables and peak RSS;
-// asserts nothing.
+// the Parquet files (the warehouse file of views a run leaves, its catalogue of bounds and blooms
+// read by the library and `chainlake query` as by default) and over a warehouse file with the rows
+// (`chainlake warehouse --rows`, whose write is timed too; --no-rows leaves that way out). Prints
+// the tables and peak RSS; asserts nothing.
 //   1. builds (or, with the same --rows, reuses) a lake of about --rows erc_transfers rows: the
 //      simulator scaled up (bench/common.mjs), its contracts of chain 43114 fetched as block ranges
 //      at once (chunks), as a backfill is; `chainlake run` writes it as users get it;
@@ -15,7 +16,7 @@
 //   4. compacts a copy of the lake and times the same again.
 // --no-cli leaves out every process of a query (`chainlake query` and the native table in a
 // process of its own): the library and the warehouse file against the native table, in minutes.
-// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--repeat 3] [--only q1,q2] [--no-compact] [--no-cli]
+// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--repeat 3] [--only q1,q2] [--no-compact] [--no-cli] [--no-rows]
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -29,6 +30,7 @@ const REPEAT = Number(arg('repeat', '3'));
 const ONLY = arg('only', '')?.split(',').filter(Boolean) ?? [];
 const CHUNKS = 8;
 const CLI = !process.argv.includes('--no-cli');
+const ROWS_WAY = !process.argv.includes('--no-rows');
 /**
  * Every DuckDB of the bench (the native table, the warehouse file) under the memory limit that
  * chainlake gives a query by default here (src/load/limits.ts), so that each way has the same
@@ -176,11 +178,12 @@ function writeWarehouseFile(lake, file, rows) {
 
 /**
  * The ways a query is timed besides the native table, over the Parquet files (a warehouse file of
- * views; the library and the CLI told not to read rows) and over a warehouse file with the rows.
+ * views, as a run leaves it: the library and the CLI read its catalogue, as they do by default)
+ * and over a warehouse file with the rows.
  */
 async function waysOf(label, lake, duckdb, openLake) {
   const ways = [];
-  for (const rows of [false, true]) {
+  for (const rows of ROWS_WAY ? [false, true] : [false]) {
     const file = join(LAKE_ROOT, `${label}.${rows ? 'rows' : 'views'}.duckdb`);
     // A file with rows kept from a run before is brought up to date, as after a run.
     if (!rows) rmSync(file, { force: true });
@@ -188,8 +191,8 @@ async function waysOf(label, lake, duckdb, openLake) {
     const db = await duckdb.DuckDBInstance.create(file, { access_mode: 'READ_ONLY', memory_limit: MEMORY });
     const conn = await db.connect();
     await conn.run("SET TimeZone = 'UTC'");
-    const library = await openLake(lake, { warehouse: rows ? file : false });
-    ways.push({ rows, file, written, db, conn, library, cliFlags: rows ? ['--warehouse', file] : ['--no-warehouse'] });
+    const library = await openLake(lake, { warehouse: file });
+    ways.push({ rows, file, written, db, conn, library, cliFlags: ['--warehouse', file] });
   }
   return ways;
 }
@@ -243,14 +246,15 @@ async function timeAll(label, lake, ref, duckdb, openLake) {
   }
   const rowsWay = ways.find((w) => w.rows);
   // What each later run pays when it brings the file with rows up to date (here: nothing new).
-  const again = writeWarehouseFile(lake, rowsWay.file, true);
+  const again = rowsWay && writeWarehouseFile(lake, rowsWay.file, true);
   const sec = (t) => `${t.toFixed(3)} s`;
-  console.log(`\n${label}: ${files} files; start-up: chainlake query of SELECT 1 ${sec(startup)} against ${sec(bare)} for Node with DuckDB; with erc_transfers ready to read ${ways.map((w, i) => `${sec(bound[i])} ${w.rows ? 'with rows' : 'over Parquet'}`).join(', ')}, against ${sec(nativeOpen)} for Node with DuckDB and the native file open; \`chainlake warehouse --rows\` ${rowsWay.written.seconds.toFixed(1)} s (peak RSS ${fmt(rowsWay.written.rssMB)} MB), again with nothing new ${again.seconds.toFixed(1)} s (${fmt(again.rssMB)} MB)`);
+  console.log(`\n${label}: ${files} files; start-up: chainlake query of SELECT 1 ${sec(startup)} against ${sec(bare)} for Node with DuckDB; with erc_transfers ready to read ${ways.map((w, i) => `${sec(bound[i])} ${w.rows ? 'with rows' : 'over Parquet'}`).join(', ')}, against ${sec(nativeOpen)} for Node with DuckDB and the native file open; ${ways.map((w) => `\`chainlake warehouse ${w.rows ? '--rows' : '--no-rows'}\` ${w.written.seconds.toFixed(1)} s (peak RSS ${fmt(w.written.rssMB)} MB)`).join(', ')}${again ? `, again with nothing new ${again.seconds.toFixed(1)} s (${fmt(again.rssMB)} MB)` : ''}`);
   console.log('The warehouse file and the library against the native table in the bench\'s process; `chainlake query` (less its start-up with the table ready) against the native table in a process of its own (less its start-up with the file open).');
   // Without processes (--no-cli) their columns are left out, not printed empty.
-  const processes = (cells) => cells.filter((_, i) => CLI || ![0, 3, 4, 7, 8].includes(i));
-  console.log(`| query | rows | native | ${processes(['native, a process', 'over Parquet: warehouse file', 'library', 'chainlake query', 'peak RSS', 'with rows: warehouse file', 'library', 'chainlake query', 'peak RSS']).join(' | ')} |`);
-  console.log(`|---|---:|---:|${processes(Array(9).fill('---:')).join('|')}|`);
+  const processes = (cells) => cells.filter((_, i) => CLI || !(i === 0 || (i - 1) % 4 >= 2));
+  const heads = ['native, a process', ...ways.flatMap((w) => [`${w.rows ? 'with rows' : 'over Parquet'}: warehouse file`, 'library', 'chainlake query', 'peak RSS'])];
+  console.log(`| query | rows | native | ${processes(heads).join(' | ')} |`);
+  console.log(`|---|---:|---:|${processes(heads.map(() => '---:')).join('|')}|`);
   const out = [];
   for (const q of qs) {
     const b = best.get(q.name);
@@ -261,7 +265,7 @@ async function timeAll(label, lake, ref, duckdb, openLake) {
     console.log(`| ${q.name} | ${fmt(b.rows)} | ${b.native.toFixed(3)} s | ${processes([`${own.toFixed(3)} s`, ...cells]).join(' | ')} |`);
     out.push({ query: q.name, rows: b.rows, native: b.native, nativeProcess: own, ways: ways.map((w, i) => ({ rows: w.rows, warehouse: b.ways[i].warehouse, library: b.ways[i].library, cli: Math.max(0.001, b.ways[i].cli - bound[i]), cliRssMB: b.ways[i].cliRss })) });
   }
-  return { label, files, startup, bare, bound, nativeOpen, rowsWrite: rowsWay.written, rowsRewrite: again, queries: out };
+  return { label, files, startup, bare, bound, nativeOpen, written: ways.map((w) => ({ rows: w.rows, ...w.written })), rowsRewrite: again, queries: out };
 }
 
 /** Node alone with DuckDB: import, open in memory, SELECT 1 (the floor of any CLI start-up). */

@@ -29,7 +29,7 @@ import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewInputs, viewSql } from './views.js';
 import { defaultWarehousePath, FILES, MARKER, rowsCurrent, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
-import { CATALOGUE, writeCatalogue } from './prune.js';
+import { BLOOMS, CATALOGUE, writeCatalogue } from './prune.js';
 
 export { defaultWarehousePath, MARKER };
 
@@ -176,7 +176,7 @@ function comment(what: string, text: string): string {
   return `COMMENT ON ${what} IS ${sqlString(text)}`;
 }
 
-async function build(conn: DuckDBConnection, lake: string, url: string | undefined, withRows: boolean): Promise<Omit<WarehouseResult, 'file'>> {
+async function build(conn: DuckDBConnection, lake: string, url: string | undefined, withRows: boolean, previous?: string): Promise<Omit<WarehouseResult, 'file'>> {
   // Read before the views are made: a commit meanwhile (by a command that holds the lake now)
   // then differs from the file's inputs, and the next rewrite is made, not skipped.
   const inputs = viewInputs(lake);
@@ -236,12 +236,13 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
     comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
     queries++;
   }
-  // Each data file's bounds, so that a query binds only the files it can need (warehouse/prune.ts)
-  // without reading the manifests.
-  await writeCatalogue(conn, lake, LAKE_TABLES.map((d) => d.table));
+  // Each data file's bounds and blooms, so that a query binds only the files it can need
+  // (warehouse/prune.ts) without reading the manifests; the blooms of files the old file knew are kept.
+  await writeCatalogue(conn, lake, LAKE_TABLES.map((d) => d.table), previous);
   await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, ${url === undefined ? 'NULL::VARCHAR' : sqlString(url)} AS lake_url, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(inputs)} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
   comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild that changed the lake, and `chainlake warehouse` rewrites it; inputs and skipped say what it was made from; lake (or lake_url, for an s3:// lake) is the lake it is of, and a file of another lake that still exists is never replaced'));
   comments.push(comment(`TABLE ${CATALOGUE}`, "each data file's bounds of the columns queries filter on (block, time, token, address, hash), from the tables' Iceberg manifests: `chainlake query` and the library read only the files a query's filter can match"));
+  comments.push(comment(`TABLE ${BLOOMS}`, "a bloom filter of each data file's hashes (tx_hash, hash): `chainlake query` and the library read only the files that may hold a hash a query asks for"));
   if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
   return { tables: LAKE_TABLES.length + 2, queries, skipped, ...(rows ? { rows } : {}) };
@@ -253,7 +254,7 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
  */
 function fingerprint(): string {
   const tables = LAKE_TABLES.map((d) => [d.table, d.doc, viewColumns(d).map(([n, t]) => [n, t, columnDoc(d, n)])]);
-  return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables, CATALOGUE])).digest('hex').slice(0, 16);
+  return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables, CATALOGUE, BLOOMS])).digest('hex').slice(0, 16);
 }
 
 /**
@@ -292,13 +293,13 @@ async function unchanged(file: string, lake: string, withRows: boolean): Promise
 }
 
 /** The warehouse built in `db` in one transaction, then checkpointed; `db` is closed after. */
-async function buildIn(db: DuckDBInstance, lake: string, url: string | undefined, withRows: boolean): Promise<Omit<WarehouseResult, 'file'>> {
+async function buildIn(db: DuckDBInstance, lake: string, url: string | undefined, withRows: boolean, previous?: string): Promise<Omit<WarehouseResult, 'file'>> {
   try {
     const conn = await db.connect();
     try {
       // One transaction: the many small catalog changes are written once, at the commit.
       await conn.run('BEGIN');
-      const built = await build(conn, lake, url, withRows);
+      const built = await build(conn, lake, url, withRows, previous);
       await conn.run('COMMIT');
       await conn.run('CHECKPOINT');
       return built;
@@ -366,7 +367,7 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
       if (db) return { file, ...(await buildIn(db, lake, o.url, withRows)), inPlace: true };
       copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
     }
-    const built = await buildIn(await DuckDBInstance.create(tmp, querySettings(engineOptions())), lake, o.url, withRows);
+    const built = await buildIn(await DuckDBInstance.create(tmp, querySettings(engineOptions())), lake, o.url, withRows, whole ? file : undefined);
     // A WAL left by a writer of the old file that crashed would be replayed into the new one.
     rmSync(`${file}.wal`, { force: true });
     renameSync(tmp, file);

@@ -8,7 +8,7 @@ import { existingLake } from '../state/cache.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
 import { bindViews, connectWarehouse, filesFor, lakeDatabase, prunedViews, viewSql, viewsFor, type LakeDatabaseOptions } from './views.js';
-import { currentRows, rowsFileOf } from './rows.js';
+import { currentRows, ROWS_DB, rowsFileOf } from './rows.js';
 import { VIEW_NAMES } from './names.js';
 
 const TABLES: ReadonlySet<string> = new Set(LAKE_TABLE_NAMES);
@@ -84,7 +84,10 @@ class OpenLake implements Lake {
       const rows = this.rows.rowsFrom && tables.length ? await currentRows(conn, this.lake, this.rows.rowsFrom, tables, this.rows.rowsNamed) : new Set<string>();
       for (const v of rows.size ? await viewSql(conn, this.lake, rows, undefined, rows) : []) await conn.run(v);
       for (const t of fresh) (rows.has(t) ? this.bound : this.parquet).add(t);
-      const pruned = await filesFor(conn, this.lake, sql, this.parquet);
+      // The bounds from the manifests (decoded once a version); the blooms of the warehouse file,
+      // where there is one, for a query that asks for a hash.
+      const attached = Number((await conn.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = '${ROWS_DB}'`)).getRows()[0]![0]) > 0;
+      const pruned = await filesFor(conn, this.lake, sql, this.parquet, this.rows.rowsFrom ? { file: this.rows.rowsFrom, attached, manifests: true } : undefined);
       const whole = new Set([...this.parquet].filter((t) => names.has(t) && !this.bound.has(t) && !pruned.has(t)));
       if (whole.size) {
         const views = await bindViews(conn, this.lake, { only: whole, lineUpOnce: true });

@@ -7,6 +7,9 @@
 // query reads the table: anything not understood (a join, an OR, a function of a column, a
 // statement that is not a SELECT, a file the manifests do not describe) keeps every file. Reading
 // more files than needed is slower, never wrong: the query's own filter still runs over them.
+// A hash is random, so its bounds rule out nothing: for those columns the warehouse file keeps a
+// bloom filter of each file's values (writeBlooms), by which an equality leaves out the files
+// that cannot hold its value.
 import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
@@ -330,18 +333,23 @@ export const CATALOGUE = '_chainlake_bounds';
 
 /**
  * Writes into the database `conn` writes the catalogue of every data file of `tables` that their
- * manifests describe (those with columns pruned on). Read back by catalogueIn.
+ * manifests describe (those with columns pruned on), and their blooms (writeBlooms: those of
+ * `previous` kept). Read back by catalogueIn and bloomProbe.
  */
-export async function writeCatalogue(conn: DuckDBConnection, lake: string, tables: readonly string[]): Promise<void> {
+export async function writeCatalogue(conn: DuckDBConnection, lake: string, tables: readonly string[], previous?: string): Promise<void> {
   await conn.run(`CREATE OR REPLACE TABLE ${CATALOGUE} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, columns VARCHAR NOT NULL, bounds VARCHAR NOT NULL)`);
   const rows: string[] = [];
+  const described = new Map<string, Map<string, Described>>();
   for (const t of tables) {
-    for (const [file, d] of (await snapshotBounds(lake, t)) ?? []) {
+    const files = await snapshotBounds(lake, t);
+    if (files) described.set(t, files);
+    for (const [file, d] of files ?? []) {
       const bounds = Object.fromEntries([...d.bounds].map(([c, r]) => [c, [r.lo === undefined ? null : String(r.lo), r.hi === undefined ? null : String(r.hi)]]));
       rows.push(`(${sqlString(t)}, ${sqlString(file)}, ${sqlString(d.columns)}, ${sqlString(JSON.stringify(bounds))})`);
     }
   }
   for (let i = 0; i < rows.length; i += 1000) await conn.run(`INSERT INTO ${CATALOGUE} VALUES ${rows.slice(i, i + 1000).join(', ')}`);
+  await writeBlooms(conn, lake, described, previous);
 }
 
 /** The catalogue of `tables` in database `db` attached to `conn`; none where it has none. */
@@ -370,13 +378,113 @@ export async function catalogueIn(conn: DuckDBConnection, db: string, tables: re
   return out;
 }
 
+/** Columns of random values (hashes), whose bounds rule out nothing: each file gets a bloom filter of them. */
+const INDEXED = ['tx_hash', 'hash'];
+
+/** The bloom filters of the files' INDEXED columns a warehouse file keeps (writeBlooms), read by bloomProbe. */
+export const BLOOMS = '_chainlake_blooms';
+
+/** Bits a value and bit positions a value (a false positive about 1% of the time; the index about 1.5 bytes a row). */
+const BLOOM_BITS = 12;
+const BLOOM_HASHES = 3;
+
+/**
+ * The number a value's bits are taken from: 60 bits of its hex digits, which are random in a hash,
+ * so no hash function is needed (and none whose results a DuckDB release could change); NULL where
+ * they are not hex (a file with such a value gets no bloom).
+ */
+const bloomKey = (x: string) => `TRY_CAST('0x' || substr(${x}, 3, 15) AS UBIGINT)`;
+
+/** The bit positions of key `k` in `m` bits: two numbers from the key, combined (double hashing). */
+const bloomBits = (k: string, m: string) => Array.from({ length: BLOOM_HASHES }, (_, i) => `((${k} % ${m}) + ${i} * ((${k} // ${m}) % ${m})) % ${m}`);
+
+/**
+ * Writes into the database `conn` writes a bloom filter of each INDEXED column of every data file
+ * its catalogue describes (`files`: table -> lake-relative files with the columns they have). A
+ * file's bloom is made once in its life (a file's name is never reused for other rows): those the
+ * database already holds or `previous` (the warehouse file this one replaces) holds are kept, the
+ * others read from the file's column.
+ */
+export async function writeBlooms(conn: DuckDBConnection, lake: string, files: ReadonlyMap<string, ReadonlyMap<string, Described>>, previous?: string): Promise<void> {
+  const root = resolve(lake);
+  await conn.run(`CREATE OR REPLACE TEMP TABLE chainlake_kept_blooms (table_name VARCHAR, file VARCHAR, column_name VARCHAR, bits BIT)`);
+  // Looked up, not tried: an error inside the caller's transaction would end it.
+  const keep = async (db: string) => {
+    const has = await conn.runAndReadAll(`SELECT count(*) FROM duckdb_tables() WHERE database_name = ${db === 'main' ? 'current_database()' : sqlString(db)} AND schema_name = 'main' AND table_name = ${sqlString(BLOOMS)}`);
+    if (Number(has.getRows()[0]![0]) > 0) await conn.run(`INSERT INTO temp.chainlake_kept_blooms SELECT table_name, file, column_name, bits FROM ${db === 'main' ? '' : `${db}.`}main.${BLOOMS}`);
+  };
+  // The file being rewritten in place (or a copy of it) holds its own blooms; else the file it
+  // replaces, attached until the database is closed (a transaction that read it cannot detach it).
+  await keep('main');
+  if (previous !== undefined && existsSync(previous)) {
+    let attached = true;
+    try {
+      await conn.run(`ATTACH IF NOT EXISTS ${sqlString(previous)} AS chainlake_previous (READ_ONLY)`);
+    } catch {
+      // Held open for writing elsewhere, or not a database: the blooms are made.
+      attached = false;
+    }
+    if (attached) await keep('chainlake_previous');
+  }
+  await conn.run(`CREATE OR REPLACE TABLE ${BLOOMS} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, column_name VARCHAR NOT NULL, bits BIT NOT NULL)`);
+  const wanted = [...files].flatMap(([table, described]) => [...described].flatMap(([file, d]) => INDEXED.filter((c) => d.bounds.has(c)).map((column) => [table, file, column] as const)));
+  const key = (t: string, f: string, c: string) => JSON.stringify([t, f, c]);
+  const done = new Set<string>();
+  for (let i = 0; i < wanted.length; i += 1000) {
+    const list = wanted.slice(i, i + 1000).map((w) => `(${w.map(sqlString).join(', ')})`).join(', ');
+    const kept = await conn.runAndReadAll(`INSERT INTO ${BLOOMS} SELECT DISTINCT ON (k.table_name, k.file, k.column_name) k.* FROM temp.chainlake_kept_blooms k JOIN (VALUES ${list}) w(t, f, c) ON k.table_name = w.t AND k.file = w.f AND k.column_name = w.c RETURNING table_name, file, column_name`);
+    for (const [t, f, c] of kept.getRows()) done.add(key(String(t), String(f), String(c)));
+  }
+  for (const [table, file, column] of wanted) {
+    if (done.has(key(table, file, column))) continue;
+    const path = sqlString(join(root, file));
+    const rows = Number((await conn.runAndReadAll(`SELECT count(*) FROM read_parquet(${path})`)).getRows()[0]![0]);
+    if (!rows) continue;
+    const m = String(Math.max(64, rows * BLOOM_BITS));
+    const c = `"${column}"`;
+    // A value whose key is not hex would be missed by its file's bloom: such a file gets none.
+    await conn.run(
+      `INSERT INTO ${BLOOMS} SELECT ${sqlString(table)}, ${sqlString(file)}, ${sqlString(column)}, bits FROM (SELECT ${bloomBits('k', m).map((p) => `bitstring_agg(${p}, 0, ${m} - 1)`).join(' | ')} AS bits, count(*) FILTER (k IS NULL) AS unkeyed FROM (SELECT ${bloomKey(c)} AS k FROM read_parquet(${path}) WHERE ${c} IS NOT NULL)) WHERE unkeyed = 0 AND bits IS NOT NULL`,
+    );
+  }
+  await conn.run('DROP TABLE temp.chainlake_kept_blooms');
+}
+
+/** For a table's INDEXED column and the values an equality names, the files that cannot hold each value. */
+export type BloomProbe = (table: string, column: string, values: readonly string[]) => Promise<Map<string, Set<string>>>;
+
+/** A BloomProbe over the blooms of the database `db` attached to `conn`; none where it has none. */
+export function bloomProbe(conn: DuckDBConnection, db: string): BloomProbe {
+  return async (table, column, values) => {
+    const out = new Map<string, Set<string>>();
+    if (!values.length) return out;
+    const m = 'bit_length(b.bits)';
+    const k = bloomKey('v.x');
+    let rows;
+    try {
+      rows = (await conn.runAndReadAll(
+        `SELECT v.x, b.file FROM ${db}.main.${BLOOMS} b, (VALUES ${values.map((x) => `(${sqlString(x)})`).join(', ')}) v(x) WHERE b.table_name = ${sqlString(table)} AND b.column_name = ${sqlString(column)} AND ${k} IS NOT NULL AND NOT (${bloomBits(k, m).map((p) => `get_bit(b.bits, CAST(${p} AS INTEGER)) = 1`).join(' AND ')})`,
+      )).getRows();
+    } catch {
+      return out;
+    }
+    for (const [x, file] of rows) {
+      let files = out.get(String(x));
+      if (!files) out.set(String(x), (files = new Set()));
+      files.add(String(file));
+    }
+    return out;
+  };
+}
+
 /**
  * The files each table of `tables` needs read for `sql`, where fewer than all of `committed`
  * (lake-relative, per table): the tables left out read every file. A file not described (committed
  * after the catalogue was written) is read. At least one described file is kept, so that the view
- * has the table's columns.
+ * has the table's columns. `probe`: the files' blooms, which leave out a file for an equality on a
+ * hash its bloom says it cannot hold.
  */
-export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: string, committed: ReadonlyMap<string, readonly string[]>, describedOf: DescribedOf = (t) => snapshotBounds(lake, t)): Promise<Map<string, string[]>> {
+export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: string, committed: ReadonlyMap<string, readonly string[]>, describedOf: DescribedOf = (t) => snapshotBounds(lake, t), probe?: BloomProbe): Promise<Map<string, string[]>> {
   const out = new Map<string, string[]>();
   const tables = [...committed.keys()].filter((t) => (committed.get(t)?.length ?? 0) > 1);
   if (!tables.length) return out;
@@ -397,9 +505,31 @@ export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: str
       // A constant DuckDB cannot convert (out of range, not a time): the query says so itself.
       continue;
     }
-    const keep = all.filter((f) => !described.has(f) || needs.some((n) => mayMatch(described.get(f)!.bounds, n)));
+    const absent = await absentFrom(table, needs, probe);
+    const keep = all.filter((f) => !described.has(f) || needs.some((n) => mayMatch(described.get(f)!.bounds, n) && !absent(f, n)));
     if (!keep.some((f) => described.has(f))) keep.unshift(known[0]!);
     if (keep.length < all.length) out.set(table, keep);
   }
   return out;
+}
+
+/**
+ * Whether a need's equality on an INDEXED column names a value the file's bloom says it cannot hold
+ * (the query's filter would drop every row the file has); false for a file or a value unknown to
+ * the blooms.
+ */
+async function absentFrom(table: string, needs: Need[], probe: BloomProbe | undefined): Promise<(file: string, need: Need) => boolean> {
+  const equal = (n: Need, column: string): string | undefined => {
+    const r = n.get(column);
+    return r && typeof r.lo === 'string' && r.lo === r.hi ? r.lo : undefined;
+  };
+  const ruledOut = new Map<string, Map<string, Set<string>>>();
+  for (const column of probe ? INDEXED : []) {
+    const values = [...new Set(needs.map((n) => equal(n, column)).filter((v) => v !== undefined))];
+    if (values.length) ruledOut.set(column, await probe!(table, column, values));
+  }
+  return (file, need) => [...ruledOut].some(([column, out]) => {
+    const v = equal(need, column);
+    return v !== undefined && (out.get(v)?.has(file) ?? false);
+  });
 }

@@ -13,7 +13,7 @@ import { committedBefore, REJECTS, RUNS, STATE, StateStore } from '../state/stor
 import { OPERATIONS } from '../decl/operations.js';
 import type { EngineOptions } from '../load/limits.js';
 import { committedFiles, currentRows, ROWS_DB, rowsView } from './rows.js';
-import type { Described } from './prune.js';
+import type { BloomProbe, Described } from './prune.js';
 import { VIEW_NAMES, viewsFor } from './names.js';
 
 export { connectWarehouse, viewsFor };
@@ -157,30 +157,40 @@ export interface LakeDatabaseOptions {
 
 /**
  * For `sql`, the files it can need of each table of `tables` (those read from Parquet), where fewer
- * than all (warehouse/prune.ts): their views bind those files alone.
+ * than all (warehouse/prune.ts): their views bind those files alone. `warehouse`: the warehouse
+ * file whose catalogue to read (`attached`: as ROWS_DB); with `manifests`, its blooms alone (the
+ * bounds from the manifests, which a long-lived process has decoded once), the file attached only
+ * for a query that asks for a hash.
  */
-export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, warehouse?: { file: string; attached: boolean }): Promise<Map<string, string[]>> {
+export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, warehouse?: { file: string; attached: boolean; manifests?: boolean }): Promise<Map<string, string[]>> {
   const named = viewsFor(sql);
   const read = [...tables].filter((t) => !named || named.has(t));
   if (!read.length || !/\bwhere\b/i.test(sql)) return new Map();
-  const { catalogueIn, prunedFiles, snapshotBounds } = await import('./prune.js');
-  // The warehouse file's catalogue of the files' bounds where there is one (a run writes it), else
-  // the tables' manifests.
-  let catalogue = new Map<string, Map<string, Described>>();
-  if (warehouse?.attached) catalogue = await catalogueIn(conn, ROWS_DB, read);
-  else if (warehouse && existsSync(warehouse.file)) {
-    try {
-      await conn.run(`ATTACH ${sqlString(warehouse.file)} AS ${CATALOGUE_DB} (READ_ONLY)`);
+  const { bloomProbe, catalogueIn, prunedFiles, snapshotBounds } = await import('./prune.js');
+  const prune = (catalogue: Map<string, Map<string, Described>>, probe?: BloomProbe) => prunedFiles(conn, lake, sql, committedFiles(lake, read), async (t) => catalogue.get(t) ?? snapshotBounds(lake, t), probe);
+  if (warehouse?.attached) return prune(warehouse.manifests ? new Map() : await catalogueIn(conn, ROWS_DB, read), bloomProbe(conn, ROWS_DB));
+  if (!warehouse || !existsSync(warehouse.file)) return prune(new Map());
+  // Attached once, when first needed: the attach reads the file's whole catalogue of views.
+  let attached: boolean | undefined;
+  const attach = async () => {
+    if (attached === undefined) {
       try {
-        catalogue = await catalogueIn(conn, CATALOGUE_DB, read);
-      } finally {
-        await conn.run(`DETACH ${CATALOGUE_DB}`);
+        await conn.run(`ATTACH ${sqlString(warehouse.file)} AS ${CATALOGUE_DB} (READ_ONLY)`);
+        attached = true;
+      } catch {
+        // Held open for writing elsewhere, or not a database: the manifests, and no blooms.
+        attached = false;
       }
-    } catch {
-      // Held open for writing elsewhere, or not a database: the manifests.
     }
+    return attached;
+  };
+  const probe: BloomProbe = async (t, c, values) => ((await attach()) ? bloomProbe(conn, CATALOGUE_DB)(t, c, values) : new Map());
+  try {
+    // The warehouse file's catalogue of the files' bounds (a run writes it), else the manifests.
+    return await prune(!warehouse.manifests && (await attach()) ? await catalogueIn(conn, CATALOGUE_DB, read) : new Map(), probe);
+  } finally {
+    if (attached) await conn.run(`DETACH ${CATALOGUE_DB}`);
   }
-  return prunedFiles(conn, lake, sql, committedFiles(lake, read), async (t) => catalogue.get(t) ?? snapshotBounds(lake, t));
 }
 
 /** The name the warehouse file is attached under to read its catalogue of file bounds alone. */

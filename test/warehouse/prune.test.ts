@@ -11,7 +11,8 @@ import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLake } from '../../src/index.js';
 import { committedFiles } from '../../src/warehouse/rows.js';
-import { cliHere, sharedDemoLake } from '../lake-fixture.js';
+import { BLOOMS, bloomProbe } from '../../src/warehouse/prune.js';
+import { cli, cliHere, sharedDemoLake } from '../lake-fixture.js';
 
 let dir: string;
 let lake: string;
@@ -163,5 +164,100 @@ describe('a filtered query reads only the files that can match', () => {
     const r = await cliHere(['query', '--lake', broken, '--no-warehouse', '--format', 'csv', count(wheres[0]!)]);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(`n\n${await direct(lake, wheres[0]!)}\n`);
+  });
+});
+
+describe('a tx hash reads only the files whose bloom may hold it', () => {
+  /** A warehouse file of the copy, written with every file whole. */
+  let file: string;
+  beforeAll(() => {
+    mendLowest();
+    file = join(dir, 'broken.duckdb');
+    expect(cli(['warehouse', '--lake', broken, '--out', file]).code).toBe(0);
+  }, 300_000);
+
+  it('no file that holds a hash is ever left out by its bloom, and a pruned query gives what DuckDB gives', async () => {
+    mendLowest();
+    const db = await DuckDBInstance.create(':memory:');
+    try {
+      const conn = await db.connect();
+      await conn.run(`ATTACH '${file}' AS w (READ_ONLY)`);
+      expect(Number((await conn.runAndReadAll(`SELECT count(DISTINCT file) FROM w.main.${BLOOMS} WHERE table_name = 'erc_transfers' AND column_name = 'tx_hash'`)).getRows()[0]![0])).toBe(files.length);
+      const list = files.map((f) => `'${join(broken, f)}'`).join(', ');
+      const held = (await conn.runAndReadAll(`SELECT DISTINCT tx_hash, substr(filename, ${broken.length + 2}) FROM read_parquet([${list}], union_by_name = true, filename = true)`)).getRows().map(([h, f]) => [String(h), String(f)] as const);
+      const hashes = [...new Set(held.map(([h]) => h))];
+      const absent = await bloomProbe(conn, 'w')('erc_transfers', 'tx_hash', [...hashes, `0x${'0'.repeat(64)}`]);
+      // Every file said not to hold a hash does not hold it.
+      const wrong = held.filter(([h, f]) => absent.get(h)?.has(f));
+      expect(wrong).toEqual([]);
+      // And the blooms do leave files out (each hash is in one file or two of several).
+      expect([...absent.values()].reduce((n, s) => n + s.size, 0)).toBeGreaterThan(hashes.length);
+    } finally {
+      db.closeSync();
+    }
+    const l = await openLake(broken, { warehouse: file });
+    try {
+      const some = (await l.query('SELECT DISTINCT tx_hash FROM erc_transfers ORDER BY tx_hash LIMIT 40')).toArray().map((r) => String(r.toJSON().tx_hash));
+      const wheres = [...some.slice(0, 8).map((h) => `tx_hash = '${h}'`), `tx_hash IN (${some.map((h) => `'${h}'`).join(', ')})`, `tx_hash = '${some[0]!.toUpperCase()}'`, `tx_hash = '0x${'0'.repeat(64)}' AND block_number >= 0`];
+      for (const where of wheres) expect(String((await l.query(count(where))).toArray()[0]!.toJSON().n), where).toBe(await direct(lake, where));
+    } finally {
+      l.close();
+    }
+  });
+
+  it('a rewrite of the warehouse file keeps the blooms of the files it already had', async () => {
+    // One file's bloom set to all ones in the file, and the file marked as made from other inputs:
+    // the rewrite reads the blooms it keeps from the file it replaces, not from the data files.
+    mendLowest();
+    const other = files.find((f) => f !== lowest)!;
+    const w = await DuckDBInstance.create(file);
+    const conn = await w.connect();
+    await conn.run(`UPDATE ${BLOOMS} SET bits = ~(bits & ~bits) WHERE file = '${other}'`);
+    await conn.run("UPDATE _chainlake SET inputs = 'other'");
+    const before = (await conn.runAndReadAll(`SELECT file, bits::VARCHAR AS bits FROM ${BLOOMS} ORDER BY ALL`)).getRows();
+    // Closed with its connection: an instance whose connection is open keeps the file locked.
+    conn.closeSync();
+    w.closeSync();
+    expect(cli(['warehouse', '--lake', broken, '--out', file]).code).toBe(0);
+    const r = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
+    try {
+      const after = (await (await r.connect()).runAndReadAll(`SELECT file, bits::VARCHAR AS bits FROM ${BLOOMS} ORDER BY ALL`)).getRows();
+      expect(after).toEqual(before);
+      expect(String(after.find(([f]) => f === other)![1])).toMatch(/^1+$/);
+    } finally {
+      r.closeSync();
+    }
+  });
+
+  // Last: it takes the blooms out of the file.
+  it('the blooms leave out a file that cannot hold the hash; without them every file is read', async () => {
+    const others = files.filter((f) => f !== lowest).map((f) => `'${join(lake, f)}'`).join(', ');
+    const db = await DuckDBInstance.create(':memory:');
+    const [tx] = (await (await db.connect()).runAndReadAll(`SELECT tx_hash FROM read_parquet([${others}], union_by_name = true) WHERE tx_hash NOT IN (SELECT tx_hash FROM read_parquet('${join(lake, lowest)}')) ORDER BY block_number DESC LIMIT 1`)).getRows()[0]!;
+    db.closeSync();
+    const where = `tx_hash = '${String(tx)}'`;
+    const want = await direct(lake, where);
+    expect(Number(want)).toBeGreaterThan(0);
+    breakLowest();
+    const l = await openLake(broken, { warehouse: file });
+    try {
+      expect(String((await l.query(count(where))).toArray()[0]!.toJSON().n)).toBe(want);
+      // A value that is not hex has no key: every file is read.
+      await expect(l.query(count(`tx_hash = 'not a hash'`))).rejects.toThrow(/magic bytes/);
+    } finally {
+      l.close();
+    }
+    const r = cli(['query', '--lake', broken, '--warehouse', file, '--format', 'csv', count(where)]);
+    expect(r.stderr).toBe('');
+    expect(r.stdout).toBe(`n\n${want}\n`);
+    // A warehouse file without blooms (written before them, or they were lost): every file is read.
+    const w = await DuckDBInstance.create(file);
+    const conn = await w.connect();
+    await conn.run(`DROP TABLE ${BLOOMS}`);
+    conn.closeSync();
+    w.closeSync();
+    const after = cli(['query', '--lake', broken, '--warehouse', file, '--format', 'csv', count(where)]);
+    expect(after.stderr).toMatch(/magic bytes/);
+    expect(after.code).not.toBe(0);
   });
 });
