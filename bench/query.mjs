@@ -16,19 +16,26 @@
 //   4. compacts a copy of the lake and times the same again.
 // --no-cli leaves out every process of a query (`chainlake query` and the native table in a
 // process of its own): the library and the warehouse file against the native table, in minutes.
-// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--repeat 3] [--only q1,q2] [--no-compact] [--no-cli] [--no-rows]
+// --hourly N builds the lake instead as N hourly incremental runs leave it (issue 38: 168, a week):
+// a backfill of about --rows at the world's start, then N runs, each after the simulator's world
+// has advanced an hour (`chainlake sim --now`), each compacting at its end as a run does by default.
+// --build-only stops after the build and the reference table.
+// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--hourly 168] [--build-only] [--repeat 3] [--only q1,q2] [--no-compact] [--no-cli] [--no-rows]
 import { spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
 import { join, resolve } from 'node:path';
 import { arg, bin, fmt, plan, root, startSim, timed, transfersPipeline } from './common.mjs';
 import { defaultQueryMemory } from '../dist/load/limits.js';
+import { WORLD_NOW } from '../dist/simulator/index.js';
 
 const ROWS = Number(arg('rows', '10000000'));
 const LAKE_ROOT = resolve(arg('lake', join(root, 'data', 'bench-query')));
 const REPEAT = Number(arg('repeat', '3'));
 const ONLY = arg('only', '')?.split(',').filter(Boolean) ?? [];
 const CHUNKS = 8;
+const HOURLY = arg('hourly', undefined) === undefined ? undefined : Number(arg('hourly', undefined));
+if (HOURLY !== undefined && !(Number.isInteger(HOURLY) && HOURLY >= 1)) throw new Error(`--hourly ${arg('hourly', undefined)}: a whole number of hours`);
 const CLI = !process.argv.includes('--no-cli');
 const ROWS_WAY = !process.argv.includes('--no-rows');
 /**
@@ -43,13 +50,18 @@ async function buildLake() {
   const lake = join(LAKE_ROOT, 'run');
   const marker = join(LAKE_ROOT, 'built.json');
   const p = plan(ROWS);
-  const want = { rows: ROWS, scale: p.scale, contracts: p.contracts.map((c) => c.address), chunks: CHUNKS };
+  const want = { rows: ROWS, scale: p.scale, contracts: p.contracts.map((c) => c.address), chunks: CHUNKS, ...(HOURLY ? { hourly: HOURLY } : {}) };
   if (existsSync(marker) && JSON.stringify(JSON.parse(readFileSync(marker, 'utf8')).want) === JSON.stringify(want)) {
     console.log(`reusing the lake in ${lake} (${fmt(p.total)} rows; delete ${LAKE_ROOT} to build it again)`);
     return lake;
   }
   rmSync(LAKE_ROOT, { recursive: true, force: true });
   mkdirSync(LAKE_ROOT, { recursive: true });
+  if (HOURLY) {
+    const built = await buildHourly(lake, p);
+    writeFileSync(marker, JSON.stringify({ want, total: p.total, built }));
+    return lake;
+  }
   const sim = await startSim(p.scale);
   try {
     const pipeline = join(LAKE_ROOT, 'pipeline.yaml');
@@ -63,6 +75,45 @@ async function buildLake() {
   }
   writeFileSync(marker, JSON.stringify({ want, total: p.total }));
   return lake;
+}
+
+/**
+ * The lake as HOURLY hourly runs leave it: the backfill at the world's start (WORLD_NOW), then a
+ * run an hour of the world later, each against a simulator whose world stands at that hour (a run
+ * sees what the services serve then, nothing newer). Each run as a user's cron runs it: default
+ * compaction at its end; no warehouse file, as the lake of the one backfill above.
+ */
+async function buildHourly(lake, p) {
+  const pipeline = join(LAKE_ROOT, 'pipeline.yaml');
+  const times = [];
+  const t0 = performance.now();
+  console.log(`building a lake of ${fmt(p.total)} erc_transfers rows then ${HOURLY} hourly runs (${p.contracts.length} contracts, scale ${p.scale}) in ${lake} ...`);
+  for (let hour = 0; hour <= HOURLY; hour++) {
+    const sim = await startSim(p.scale, ['--now', String(WORLD_NOW + hour * 3600)]);
+    try {
+      writeFileSync(pipeline, transfersPipeline(sim.url, p.contracts, { chunks: CHUNKS }));
+      const r = await timed(['run', pipeline, '--lake', lake, '--log-level', 'warn', '--no-warehouse']);
+      times.push({ hour, seconds: r.seconds, cpuSeconds: r.cpuSeconds, rssMB: r.rssMB });
+      if (hour === 0) console.log(`  backfill in ${r.seconds.toFixed(0)} s, peak RSS ${fmt(r.rssMB)} MB`);
+      else if (hour % 24 === 0) console.log(`  hour ${hour}: ${filesOf(lake)} files, runs ${(times.slice(-24).reduce((s, t) => s + t.seconds, 0) / 24).toFixed(1)} s each over the last day`);
+    } finally {
+      sim.stop();
+    }
+  }
+  const hourly = times.slice(1);
+  const built = {
+    seconds: (performance.now() - t0) / 1000,
+    backfill: times[0],
+    hourlyRuns: { count: hourly.length, seconds: hourly.reduce((s, t) => s + t.seconds, 0), cpuSeconds: hourly.reduce((s, t) => s + t.cpuSeconds, 0), maxRssMB: Math.max(...hourly.map((t) => t.rssMB)) },
+    files: filesOf(lake),
+  };
+  console.log(`  built in ${built.seconds.toFixed(0)} s: ${HOURLY} hourly runs ${built.hourlyRuns.seconds.toFixed(0)} s (CPU ${built.hourlyRuns.cpuSeconds.toFixed(0)} s), ${built.files} Parquet files`);
+  return built;
+}
+
+/** The lake's Parquet files, every table. */
+function filesOf(lake) {
+  return readdirSync(lake, { recursive: true }).filter((f) => String(f).endsWith('.parquet')).length;
 }
 
 /** The bundled queries that read erc_transfers, and six an analyst types, on values of this lake. */

@@ -3,8 +3,7 @@
 import { existsSync, statSync } from 'node:fs';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
-import { existingLake, readableLake } from '../state/cache.js';
-import { isObjectUrl, parseS3Url } from '../state/s3.js';
+import { existingLake, isObjectUrl, parseS3Url } from '../state/location.js';
 import { redactUrl } from '../cluster/url.js';
 
 export const DEFAULT_LAKE = 'data/lake';
@@ -56,7 +55,10 @@ export function checkLake(lake: string): string {
  */
 export async function readLake(lake: string, o: { data?: boolean } = {}): Promise<string> {
   const given = checkLake(lake);
-  return isObjectUrl(given) ? readableLake(given, { ...o, mustExist: true }) : existingLake(given, '--lake');
+  // The object store's read copy loads only for an s3:// lake: a local one starts without it.
+  if (!isObjectUrl(given)) return existingLake(given, '--lake');
+  const { readableLake } = await import('../state/cache.js');
+  return readableLake(given, { ...o, mustExist: true });
 }
 
 export function checkUrl(flag: string, v: string | undefined): string | undefined {

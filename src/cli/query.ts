@@ -4,7 +4,7 @@ import { readFileSync } from 'node:fs';
 import type { Argv } from 'yargs';
 import type { DuckDBConnection } from '../warehouse/duckdb.js';
 import { UsageError } from '../errors.js';
-import { isObjectUrl } from '../state/s3.js';
+import { isObjectUrl } from '../state/location.js';
 import { writeEach } from '../warehouse/query.js';
 import { didYouMean } from '../closest.js';
 import { commandOf, checkLake, givenLake, LAKE_OPTION, readLake, type ArgsOf, type Globals } from './args.js';

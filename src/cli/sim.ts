@@ -23,11 +23,26 @@ const simFlags = (y: Argv<Globals>) =>
     .option('key-header', { type: 'string', requiresArg: true, describe: 'read the key from this header only, as production does (default: x-glacier-api-key and x-data-api-key)' })
     .option('avg-tps-next-key', { type: 'string', choices: ['nextPageToken', 'nextPageStartKey'], describe: 'how avg_tps names its next page (default nextPageToken; nextPageStartKey is the legacy schema)' } as const)
     .option('node-shape', { type: 'string', choices: ['avalanchego', 'reference'], default: 'avalanchego', describe: "how the node answers: as AvalancheGo (namespace avm, uint64 as JSON numbers, -32000 errors) or as the reference documents it (namespace xvm, uint64 as strings)" } as const)
-    .option('node-admin', { type: 'boolean', describe: "serve the node's admin API reads at /ext/admin (a node has it off unless --api-admin-enabled=true)" });
+    .option('node-admin', { type: 'boolean', describe: "serve the node's admin API reads at /ext/admin (a node has it off unless --api-admin-enabled=true)" })
+    .option('now', { type: 'string', requiresArg: true, describe: "the world's time, ISO 8601 (2025-11-08T00:00:00Z) or Unix seconds, from 2025-11-01T00:00:00Z: every listing is served as of it, nothing newer (default: the world stands still at 2025-11-01T00:00:00Z)" });
+
+/**
+ * `--now`: Unix seconds from an ISO 8601 time or a whole number of seconds. The world is generated
+ * forward from WORLD_NOW only (simulator/world.ts): an earlier time is refused, not served as a
+ * world that never was.
+ */
+export function worldNowOf(text: string, from: number): number {
+  const t = /^\d+$/.test(text) ? Number(text) : /^\d{4}-\d\d-\d\dT[\d:.]+(Z|[+-]\d\d:\d\d)$/.test(text) ? Date.parse(text) / 1000 : NaN;
+  if (!Number.isSafeInteger(Math.floor(t))) throw new UsageError(`--now ${JSON.stringify(text)}: not a time; give ISO 8601 with its zone (2025-11-08T00:00:00Z) or Unix seconds`);
+  if (t < from) throw new UsageError(`--now ${text}: before ${new Date(from * 1000).toISOString().replace('.000', '')}, where the simulated world starts`);
+  return Math.floor(t);
+}
 
 async function cmdSim(a: ArgsOf<typeof simFlags>): Promise<number> {
   const { startSimulator } = await import('../simulator/server.js');
   const { FAULT_KINDS } = await import('../simulator/faults.js');
+  const { WORLD_NOW } = await import('../simulator/evm.js');
+  const worldNow = a.now === undefined ? undefined : worldNowOf(a.now, WORLD_NOW);
   if (!Number.isInteger(a.port) || a.port < 0 || a.port > 65535) throw new UsageError(`--port ${a.port}: must be 0 to 65535`);
   if (a.faults !== undefined && !(a.faults >= 0 && a.faults <= 1)) throw new UsageError(`--faults ${a.faults}: a rate from 0 to 1`);
   const isKind = (k: string): k is FaultKind => (FAULT_KINDS as readonly string[]).includes(k);
@@ -57,8 +72,10 @@ async function cmdSim(a: ArgsOf<typeof simFlags>): Promise<number> {
     ...(a.keyHeader ? { keyHeader: a.keyHeader } : {}),
     ...(a.avgTpsNextKey ? { avgTpsNextKey: a.avgTpsNextKey } : {}),
     node: { shape: a.nodeShape ?? 'avalanchego', admin: a.nodeAdmin === true },
+    ...(worldNow !== undefined ? { worldNow: () => worldNow } : {}),
   });
-  process.stdout.write(`chainlake simulator (seed ${a.seed}) serving the data, metrics and node services at ${sim.url}\n`);
+  const at = worldNow === undefined ? '' : `, its world at ${new Date(worldNow * 1000).toISOString().replace('.000', '')}`;
+  process.stdout.write(`chainlake simulator (seed ${a.seed}${at}) serving the data, metrics and node services at ${sim.url}\n`);
   await new Promise<void>((resolve) => {
     process.once('SIGINT', resolve);
     process.once('SIGTERM', resolve);

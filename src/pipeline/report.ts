@@ -3,7 +3,7 @@
 import { join } from 'node:path';
 import { newRequestStats, type RequestStats } from '../decl/request.js';
 import { RUNS, writeAtomic } from '../state/store.js';
-import { bounded, LINE_CHARS } from '../text.js';
+import { bounded, LINE_CHARS, textTable } from '../text.js';
 import { EXIT } from '../errors.js';
 
 export interface StreamReport extends RequestStats {
@@ -85,33 +85,7 @@ export function minute(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '?';
 }
 
-/**
- * The width of each of a table's columns: its longest cell. A loop, not Math.max(...cells): the
- * spread passes every cell as an argument, and ~120,000 of them overflow the stack.
- */
-export function tableWidths(columns: number, rows: Iterable<readonly string[]>): number[] {
-  const widths = new Array<number>(columns).fill(0);
-  for (const r of rows) for (let i = 0; i < columns; i++) widths[i] = Math.max(widths[i]!, (r[i] ?? '').length);
-  return widths;
-}
-
-/** One line of a fixed-width table: a cell wider than its column pushes the line out, it is never cut. */
-export function tableLine(cells: readonly string[], widths: readonly number[], right: readonly boolean[] = []): string {
-  return cells.map((c, i) => (right[i] ? c.padStart(widths[i]!) : c.padEnd(widths[i]!))).join('  ').trimEnd();
-}
-
-/** The line under a table's header. */
-export function tableRule(widths: readonly number[]): string {
-  return widths.map((w) => '-'.repeat(w)).join('  ');
-}
-
-/** A fixed-width text table; columns of numbers (by the first row) are aligned right. */
-export function textTable(header: string[], rows: Array<Array<string | number>>): string {
-  const cells = rows.map((r) => r.map(String));
-  const widths = tableWidths(header.length, [header, ...cells]);
-  const right = header.map((_, i) => typeof rows[0]?.[i] === 'number');
-  return [tableLine(header, widths, right), tableRule(widths), ...cells.map((r) => tableLine(r, widths, right))].join('\n');
-}
+export { tableLine, tableRule, tableWidths, textTable } from '../text.js';
 
 /**
  * The exit code of a finished run and the line that tells what a rerun does: it resumes, unless a

@@ -161,26 +161,7 @@ interface StateFiles {
   pending?: { moves: Array<[string, string]> };
 }
 
-/** A lake that must already be there (commands and the library that only read one). */
-export function existingFolder(lake: string, label: string): string {
-  if (!existsSync(lake) || !statSync(lake).isDirectory()) throw new UsageError(`${label} ${lake}: no such folder`);
-  return lake;
-}
-
-/** Whether a local folder holds a lake: a partition state or a run report, as an s3:// lake must (syncOnce). */
-export function holdsLake(dir: string): boolean {
-  return existsSync(join(dir, '_state')) || existsSync(join(dir, '_runs'));
-}
-
-/**
- * A local lake that a reader reads: a folder that is missing, or holds no lake (a mistyped --lake,
- * such as the lake's parent), is a usage error, not an empty lake whose every count is 0.
- */
-export function existingLake(lake: string, label: string): string {
-  existingFolder(lake, label);
-  if (!holdsLake(lake)) throw new UsageError(`${label} ${lake}: no lake there (no partition state and no run report in this folder)`);
-  return lake;
-}
+export { existingFolder, existingLake, holdsLake } from './location.js';
 
 /**
  * The file `<name>.<suffix>` that belongs to `lake` alone (its warehouse file, its report): beside

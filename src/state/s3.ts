@@ -12,35 +12,10 @@ import type { Readable } from 'node:stream';
 import type * as Sdk from '@aws-sdk/client-s3';
 import { RunError, UsageError } from '../errors.js';
 import { tempOf, type ObjectInfo, type ObjectStore } from './objects.js';
+import { parseS3Url, type S3Location } from './location.js';
 import type { LeaseBackend } from './lease.js';
 
-/** A lake given as a URL rather than a folder (`s3://bucket/prefix`). */
-export function isObjectUrl(lake: string): boolean {
-  return /^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(lake);
-}
-
-export interface S3Location {
-  bucket: string;
-  /** Key prefix of the lake, without slashes at either end ('' for the bucket's root). */
-  prefix: string;
-  /** `s3://bucket/prefix`, normalised. */
-  url: string;
-}
-
-/** Checks and splits `s3://bucket/prefix`; `flag` names where it was given, for the message. */
-export function parseS3Url(url: string, flag = '--lake'): S3Location {
-  const m = /^s3:\/\/([^/?#]*)\/?([^?#]*)$/.exec(url);
-  if (!m) {
-    const scheme = /^([A-Za-z][A-Za-z0-9+.-]*):\/\//.exec(url)?.[1];
-    throw new UsageError(`${flag} ${url}: ${scheme && scheme.toLowerCase() !== 's3' ? `${scheme}:// is not a lake location; give a folder or s3://bucket/prefix (S3 and S3-compatible stores)` : 'not of the form s3://bucket/prefix'}`);
-  }
-  const bucket = m[1]!;
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{1,61}[A-Za-z0-9]$/.test(bucket)) throw new UsageError(`${flag} ${url}: ${JSON.stringify(bucket)} is not a bucket name (3 to 63 letters, digits, dots and dashes)`);
-  const prefix = m[2]!.replace(/\/+$/, '');
-  const parts = prefix === '' ? [] : prefix.split('/');
-  if (parts.some((p) => p === '' || p === '.' || p === '..')) throw new UsageError(`${flag} ${url}: the prefix ${JSON.stringify(prefix)} has an empty, . or .. part`);
-  return { bucket, prefix, url: `s3://${bucket}${prefix ? `/${prefix}` : ''}` };
-}
+export { isObjectUrl, parseS3Url, type S3Location } from './location.js';
 
 /** Parts of a multipart upload: a file larger than this is sent in parts of this size, one at a time. */
 const PART = 16 * 1024 * 1024;

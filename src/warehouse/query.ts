@@ -6,8 +6,7 @@
 // so that a result of any size goes out in bounded memory; each value is converted as the whole
 // result's reader converts it (getRowObjectsJson: BIGINT, HUGEINT, DECIMAL and timestamps as text).
 import type { DuckDBConnection, DuckDBResult } from './duckdb.js';
-import { tableLine, tableRule, tableWidths, textTable } from '../pipeline/report.js';
-import { inert } from '../text.js';
+import { inert, tableLine, tableRule, tableWidths, textTable } from '../text.js';
 
 export type Format = 'table' | 'csv' | 'json';
 

@@ -8,13 +8,21 @@ import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
-import { openLake } from '../../src/index.js';
 
 vi.mock('yargs', () => ({
   default: () => {
     throw new Error('yargs loaded');
   },
 }));
+
+// The modules a query of SQL naming no table has no use for, and that cost its start-up (node:crypto,
+// p-queue, the state files' code): each records that it was loaded, and is otherwise itself. The
+// library (which reads state) and yargs' commands load them: the test of the query comes first.
+const heavy = vi.hoisted(() => [] as string[]);
+vi.mock('../../src/state/s3.js', async (original) => (heavy.push('state/s3'), original()));
+vi.mock('../../src/state/cache.js', async (original) => (heavy.push('state/cache'), original()));
+vi.mock('../../src/state/store.js', async (original) => (heavy.push('state/store'), original()));
+vi.mock('../../src/pipeline/report.js', async (original) => (heavy.push('pipeline/report'), original()));
 
 const lake = mkdtempSync(join(tmpdir(), 'cl-startup-'));
 mkdirSync(join(lake, '_state'));
@@ -33,6 +41,13 @@ async function run(argv: string[]): Promise<{ code: unknown; stdout: string; std
   await main(argv);
   return { code: process.exitCode, stdout, stderr };
 }
+
+it('a query of SQL naming no table loads neither the object store, the state files nor the run report, and still refuses a missing lake', async () => {
+  expect(await run(['query', 'SELECT 42 AS answer', '--lake', lake, '--format', 'csv'])).toEqual({ code: 0, stdout: 'answer\n42\n', stderr: '' });
+  expect(heavy).toEqual([]);
+  expect(await run(['query', 'SELECT 1', '--lake', join(lake, 'missing')])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${join(lake, 'missing')}: no such folder\n` });
+  expect(await run(['query', 'SELECT 1', '--lake', tmpdir()])).toMatchObject({ code: 2, stderr: expect.stringContaining('no lake there') });
+});
 
 it('a query of plainly valid arguments runs without loading yargs', async () => {
   expect(await run(['query', 'SELECT 42 AS answer', '--lake', lake, '--format', 'csv', '--no-warehouse'])).toEqual({ code: 0, stdout: 'answer\n42\n', stderr: '' });
@@ -57,6 +72,7 @@ it("the library reads no table's files before a query names it: a query of one t
     db.closeSync();
   }
   writeFileSync(join(other, 'internal_transactions', 'broken.parquet'), 'not parquet');
+  const { openLake } = await import('../../src/index.js');
   const lake = await openLake(other, { warehouse: false });
   try {
     const count = async () => (await lake.query('SELECT count(*) AS n FROM erc_transfers')).toArray().map((r) => Number(r.n));

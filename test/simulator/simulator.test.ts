@@ -1,4 +1,12 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadPipeline } from '../../src/config/pipeline.js';
+import { runPipeline } from '../../src/pipeline/run.js';
+import { lakeRows, quiet } from '../helpers.js';
 import { isEvmAddress } from '../../src/ids.js';
 import {
   DEMO, INTERNAL_TX_TYPES, METRICS, UINT256_MAX_STRING, buildWorld, dayOnly, startSimulator,
@@ -959,5 +967,83 @@ describe('a world that moves in time', () => {
       set(t0);
       expect(await walk('/v1/avg_tps/43114', 'results', undefined, DAY)).toEqual([...at0.avgTpsPoints('43114')]);
     });
+  });
+});
+
+describe('chainlake sim --now', () => {
+  const HOUR = 3600;
+  // Mid-hour, days past the world's start: blocks exist after it in the world's time.
+  const T = DEMO.now + 3 * 86_400 + 1_234;
+
+  /** `chainlake sim` (the built CLI) with its world at `now`, on a free port. */
+  function cliSim(now: string): Promise<{ url: string; stop(): void }> {
+    const bin = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
+    const child = spawn(process.execPath, [bin, 'sim', '--port', '0', '--now', now], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    return new Promise((resolve, reject) => {
+      child.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        const m = /(http:\/\/127\.0\.0\.1:\d+)/.exec(out);
+        if (m) resolve({ url: m[1]!, stop: () => child.kill('SIGTERM') });
+      });
+      child.stderr.on('data', (d: Buffer) => (out += d.toString()));
+      child.on('exit', (code) => reject(new Error(`chainlake sim exited ${code}: ${out}`)));
+    });
+  }
+
+  it('serves the world as of --now (ISO or Unix seconds): no block nor transfer after it, every one up to it', async () => {
+    const world = buildWorld({ seed: 1, now: T });
+    for (const now of [new Date(T * 1000).toISOString(), String(T)]) {
+      const sim = await cliSim(now);
+      try {
+        const as = { url: sim.url } as Simulator;
+        const blocks = await call(as, withParams('/v1/chains/43114/blocks', { pageSize: 1 }));
+        expect(Number(blocks.body.blocks[0].blockNumber)).toBe(world.headBlock('43114'));
+        expect(blocks.body.blocks[0].blockTimestamp).toBeLessThanOrEqual(T);
+        expect(world.headBlock('43114')).toBeGreaterThan(world.chain('43114')!.latestBlock);
+        const { items } = await pageAll(as, transfersPath(DEMO.contracts.erc20), 'transfers', 100);
+        expect(items).toEqual([...world.transfers('43114', DEMO.contracts.erc20)]);
+        expect(items[0].blockTimestamp).toBeGreaterThan(DEMO.now);
+        expect(items.filter((t) => t.blockTimestamp > T)).toEqual([]);
+      } finally {
+        sim.stop();
+      }
+    }
+  });
+
+  it('two runs an hour of the world apart: the second lands what the hour added, only that', async () => {
+    const lake = mkdtempSync(join(tmpdir(), 'cl-sim-now-'));
+    const pipeline = (url: string) => {
+      const p = loadPipeline('pipelines/demo.yaml');
+      p.sources.data.url = url;
+      p.streams = p.streams.filter((x) => x.table === 'erc_transfers');
+      return p;
+    };
+    const contracts = pipeline('http://x').streams[0]!.contracts as string[];
+    const later = buildWorld({ seed: 1, now: T + HOUR });
+    const all = contracts.flatMap((c) => [...later.transfers('43114', c)]);
+    const added = all.filter((t) => t.blockTimestamp > T);
+    expect(added.length).toBeGreaterThan(0);
+    for (const [now, want] of [[T, all.length - added.length], [T + HOUR, added.length]] as const) {
+      const sim = await cliSim(String(now));
+      try {
+        const report = await runPipeline(pipeline(sim.url), { lake, logger: quiet });
+        expect(report.streams.find((x) => x.table === 'erc_transfers')!.rows).toBe(want);
+      } finally {
+        sim.stop();
+      }
+    }
+    const rows = await lakeRows(lake, 'SELECT tx_hash, log_index, block_timestamp FROM erc_transfers ORDER BY block_number, log_index');
+    expect(rows.length).toBe(all.length);
+    expect(new Set(rows.map((r) => `${r.tx_hash}|${r.log_index}`)).size).toBe(all.length);
+  });
+
+  it('refuses a --now that is no time, or before the world starts, naming it', async () => {
+    const { worldNowOf } = await import('../../src/cli/sim.js');
+    expect(worldNowOf('2025-11-04T00:20:34Z', DEMO.now)).toBe(T);
+    expect(worldNowOf(String(T), DEMO.now)).toBe(T);
+    expect(() => worldNowOf('yesterday', DEMO.now)).toThrow('--now "yesterday": not a time');
+    expect(() => worldNowOf('2025-11-04', DEMO.now)).toThrow('not a time');
+    expect(() => worldNowOf(String(DEMO.now - 1), DEMO.now)).toThrow('before 2025-11-01T00:00:00Z, where the simulated world starts');
   });
 });
