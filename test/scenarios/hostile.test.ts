@@ -36,11 +36,14 @@ interface Output {
   peakMb: number;
 }
 
-/** The CLI as a child; its peak RSS read from /proc every 20 ms (VmHWM only grows). */
+/**
+ * The CLI as a child; its peak RSS read from /proc every 20 ms (VmHWM only grows). A run writes no
+ * warehouse file: no case is about it, and its DuckDB views cost a run most of its CPU.
+ */
 function cli(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Output> {
   return new Promise((resolve, reject) => {
     const t0 = Date.now();
-    const child = spawn(process.execPath, [BIN, ...args], { cwd, env: { ...process.env, CHAINLAKE_API_KEY: KEY, CHAINLAKE_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, ...args, ...(args[0] === 'run' ? ['--no-warehouse'] : [])], { cwd, env: { ...process.env, CHAINLAKE_API_KEY: KEY, CHAINLAKE_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
     const err: Buffer[] = [];
     let peakKb = 0;
