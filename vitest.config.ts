@@ -48,7 +48,8 @@ const SYSTEM = [
 /**
  * Real processes that mostly wait: the queue's workers are killed and their jobs wait out a lease
  * before another worker takes them (a fraction of a core over minutes), so the file runs beside the
- * unit and integration tiers instead of after them. What it asserts holds however slow the machine.
+ * unit and integration tiers instead of after them, in their pool of workers (projects of one group
+ * share it). What it asserts holds however slow the machine.
  */
 const WAITING = ['test/cluster/queue.test.ts'];
 const PACED = ['test/cluster/{shared-run,two-pipelines}.test.ts'];
@@ -78,7 +79,7 @@ export default defineConfig({
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...WAITING, ...PACED, ...TIMED], maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
       // A minute is too little for a test of a few processes on a busy machine; the tier's tests
       // wait on events, so this bound only says when to give up on one that never ends.
-      { extends: true, test: { name: 'waiting', include: WAITING, testTimeout: 300_000, hookTimeout: 300_000, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'waiting', include: WAITING, maxWorkers: 3, testTimeout: 300_000, hookTimeout: 300_000, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 3, testTimeout: 300_000, hookTimeout: 300_000, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'paced', include: PACED, maxWorkers: 2, sequence: { groupOrder: 2 } } },
       { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 3 } } },
