@@ -33,7 +33,7 @@ const UNIT = [
  * and what it asserts holds however slow they are (the queue's killed workers: the tables equal).
  */
 const SYSTEM = [
-  'test/cluster/{budget-db,demo-cluster,leases,pg-fixture}.test.ts',
+  'test/cluster/{budget-db,demo-cluster,leases,pg-fixture,queue}.test.ts',
   'test/scenarios/{s3,security,security-s3,hostile}.test.ts',
   'test/state/s3.test.ts',
   'test/iceberg/s3.test.ts',
@@ -45,13 +45,6 @@ const SYSTEM = [
  * wait on their budget most of the time (a fraction of a core between them), so the two files run
  * side by side, after the system tier, each with its own service and database.
  */
-/**
- * Real processes that mostly wait: the queue's workers are killed and their jobs wait out a lease
- * before another worker takes them (a fraction of a core over minutes), so the file runs beside the
- * unit and integration tiers instead of after them, in their pool of workers (projects of one group
- * share it). What it asserts holds however slow the machine.
- */
-const WAITING = ['test/cluster/queue.test.ts'];
 const PACED = ['test/cluster/{shared-run,two-pipelines}.test.ts'];
 /**
  * Real processes that measure time to within a window or a lease: rate windows of a second spent
@@ -76,10 +69,9 @@ export default defineConfig({
     globalSetup: ['test/tmpdir.setup.ts'],
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT, maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
-      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...WAITING, ...PACED, ...TIMED], maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...PACED, ...TIMED], maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
       // A minute is too little for a test of a few processes on a busy machine; the tier's tests
       // wait on events, so this bound only says when to give up on one that never ends.
-      { extends: true, test: { name: 'waiting', include: WAITING, maxWorkers: 3, testTimeout: 300_000, hookTimeout: 300_000, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 3, testTimeout: 300_000, hookTimeout: 300_000, sequence: { groupOrder: 1 } } },
       { extends: true, test: { name: 'paced', include: PACED, maxWorkers: 2, sequence: { groupOrder: 2 } } },
       { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 3 } } },
