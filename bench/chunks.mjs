@@ -32,7 +32,7 @@ import { Avalanche } from '@avalanche-sdk/chainkit';
 import { startSimulator } from '../dist/simulator/server.js';
 import { buildWorld } from '../dist/simulator/world.js';
 import { TIERS } from '../dist/sources/budget.js';
-import { textTable } from '../dist/pipeline/report.js';
+import { textTable } from '../dist/text.js';
 import { latencyProxy, MINUTE, sumWindows } from './proxy.mjs';
 
 const { values: args } = parseArgs({

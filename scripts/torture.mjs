@@ -171,8 +171,8 @@ const { LAKE_TABLES, lakeDatabase, connectWarehouse } = await import(join(ROOT, 
 const { runChecks } = await import(join(ROOT, 'dist', 'warehouse', 'check.js'));
 /** @type {typeof import('../src/state/store.js')} */
 const { StateStore } = await import(join(ROOT, 'dist', 'state', 'store.js'));
-/** @type {typeof import('../src/state/cache.js')} */
-const { existingLake } = await import(join(ROOT, 'dist', 'state', 'cache.js'));
+/** @type {typeof import('../src/state/location.js')} */
+const { existingLake } = await import(join(ROOT, 'dist', 'state', 'location.js'));
 /** @type {typeof import('../src/state/lock.js')} */
 const { LakeLock } = await import(join(ROOT, 'dist', 'state', 'lock.js'));
 /** @type {typeof import('../src/iceberg/table.js')} */

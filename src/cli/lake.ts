@@ -3,8 +3,8 @@
 import type { Argv } from 'yargs';
 import { inertJson } from '../text.js';
 import { StateStore } from '../state/store.js';
-import { existingFolder, lakeFile } from '../state/cache.js';
-import { isObjectUrl } from '../state/s3.js';
+import { lakeFile } from '../state/cache.js';
+import { existingFolder, isObjectUrl } from '../state/location.js';
 import { commandOf, checkLake, givenLake, readLake, wholeNumber, durationMs, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { statusJson, statusTable } from './status.js';

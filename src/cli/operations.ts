@@ -9,7 +9,7 @@ import { UsageError } from '../errors.js';
 import type { ExportContext } from '../operations/exports.js';
 import { DEFAULT_MAX_DOWNLOAD_BYTES } from '../operations/links.js';
 import type { OperationRow } from '../operations/table.js';
-import { textTable } from '../pipeline/report.js';
+import { textTable } from '../text.js';
 import type { Client, SourceConfig } from '../sources/client.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { commandOf, checkLake, checkUrl, givenLake, type Exit, type Globals } from './args.js';

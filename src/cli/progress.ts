@@ -5,7 +5,7 @@
 import { Writable } from 'node:stream';
 import type { Logger } from 'pino';
 import type { RunReport } from '../pipeline/report.js';
-import { textTable } from '../pipeline/report.js';
+import { textTable } from '../text.js';
 import { STREAM_BY_TABLE } from '../streams/index.js';
 import { makeLogger } from './log.js';
 import { inert } from '../text.js';

@@ -5,8 +5,7 @@ import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { inert } from '../text.js';
 import { checkLake, commandOf, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
-import { existingLake } from '../state/cache.js';
-import { isObjectUrl } from '../state/s3.js';
+import { existingLake, isObjectUrl } from '../state/location.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption } from './warehouse.js';
 
 const resetFlags = (y: Argv<Globals>) =>

@@ -9,7 +9,7 @@ import { inert, inertAll, inertJson } from '../text.js';
 import type { RunSpec, SpecOptions } from '../pipeline/spec.js';
 import { formatReport, runOutcome, type RunReport } from '../pipeline/report.js';
 import { readableLake } from '../state/cache.js';
-import { isObjectUrl } from '../state/s3.js';
+import { isObjectUrl } from '../state/location.js';
 import { redactUrl } from '../cluster/url.js';
 import { commandOf, checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';

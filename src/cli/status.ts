@@ -4,7 +4,8 @@
 // shorter. `--format json` prints every partition whole, for scripts.
 import type { PartitionState } from '../state/store.js';
 import { cursorProblem, highest, listingsOf, type Cursor } from '../state/cursor.js';
-import { minute, textTable } from '../pipeline/report.js';
+import { minute } from '../pipeline/report.js';
+import { textTable } from '../text.js';
 import { boundedAll, inert } from '../text.js';
 
 const ELLIPSIS = '…';

@@ -4,7 +4,7 @@
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import { didYouMean } from '../closest.js';
-import { textTable } from '../pipeline/report.js';
+import { textTable } from '../text.js';
 import { strategyOf } from '../pipeline/strategies.js';
 import { STREAMS } from '../streams/index.js';
 import { UNIX_SECONDS, type StreamDecl } from '../decl/stream.js';

@@ -4,7 +4,7 @@
 import { existsSync } from 'node:fs';
 import type { WarehouseResult } from '../warehouse/file.js';
 import { readableLake, readFolder } from '../state/cache.js';
-import { isObjectUrl, parseS3Url } from '../state/s3.js';
+import { isObjectUrl, parseS3Url } from '../state/location.js';
 import { inert } from '../text.js';
 
 export const warehouseOption = {

@@ -15,7 +15,8 @@ import { UsageError } from '../errors.js';
 import type { Job } from './partition.js';
 import { rememberedBlock, type BlockCursor } from './block_times.js';
 import { maxProbes } from './block_search.js';
-import { newStreamReport, textTable, type StreamReport } from './report.js';
+import { newStreamReport, type StreamReport } from './report.js';
+import { textTable } from '../text.js';
 import { strategyOf, type PartitionPlan, type PlanBlocks } from './strategies.js';
 
 export type { PartitionPlan, Start } from './strategies.js';

@@ -85,7 +85,6 @@ export function minute(ms: number): string {
   return Number.isFinite(ms) ? new Date(ms).toISOString().slice(0, 16).replace('T', ' ') : '?';
 }
 
-export { tableLine, tableRule, tableWidths, textTable } from '../text.js';
 
 /**
  * The exit code of a finished run and the line that tells what a rerun does: it resumes, unless a

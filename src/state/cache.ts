@@ -16,7 +16,8 @@ import { RunError, UsageError } from '../errors.js';
 import { LakeLock } from './lock.js';
 import { isTableFolder } from './block_times.js';
 import { walkFiles, writeAtomic, type ObjectInfo, type ObjectStore } from './objects.js';
-import { isObjectUrl, parseS3Url, S3Objects } from './s3.js';
+import { S3Objects } from './s3.js';
+import { isObjectUrl, parseS3Url } from './location.js';
 
 /** Folders of a lake's local copy that are not objects of the store. */
 const LOCAL_ONLY = new Set(['_staging', '_lock', '.objects.json', '.used']);
@@ -161,7 +162,6 @@ interface StateFiles {
   pending?: { moves: Array<[string, string]> };
 }
 
-export { existingFolder, existingLake, holdsLake } from './location.js';
 
 /**
  * The file `<name>.<suffix>` that belongs to `lake` alone (its warehouse file, its report): beside

@@ -15,7 +15,6 @@ import { tempOf, type ObjectInfo, type ObjectStore } from './objects.js';
 import { parseS3Url, type S3Location } from './location.js';
 import type { LeaseBackend } from './lease.js';
 
-export { isObjectUrl, parseS3Url, type S3Location } from './location.js';
 
 /** Parts of a multipart upload: a file larger than this is sent in parts of this size, one at a time. */
 const PART = 16 * 1024 * 1024;

@@ -14,7 +14,7 @@ import type { ObjectStore } from '../state/objects.js';
 import { isTableData } from '../state/names.js';
 import { icebergReader, lakeUri, type IcebergTables } from '../iceberg/table.js';
 import { coveredRange, cursorProblem, listingRange, tilingProblem, type ChunkedWindow } from '../state/cursor.js';
-import { textTable } from '../pipeline/report.js';
+import { textTable } from '../text.js';
 import { strategyOf } from '../pipeline/strategies.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
 import { query } from './query.js';

@@ -12,7 +12,7 @@ import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { PARQUET } from '../load/parquet.js';
 import { sqlString } from '../load/paths.js';
-import { existingFolder } from '../state/cache.js';
+import { existingFolder } from '../state/location.js';
 import { REJECTS } from '../state/store.js';
 import { FORMULA_START } from '../text.js';
 import { ident } from './check.js';

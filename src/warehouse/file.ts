@@ -19,7 +19,7 @@ import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { sqlString } from '../load/paths.js';
 import { alive } from '../state/process.js';
-import { holdsLake } from '../state/cache.js';
+import { holdsLake } from '../state/location.js';
 import { REJECTS, RUNS } from '../state/store.js';
 import { createHash } from 'node:crypto';
 import { columnDoc } from '../transform/columns.js';

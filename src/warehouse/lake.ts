@@ -4,7 +4,7 @@ import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { Table, type RecordBatch, type TypeMap } from 'apache-arrow';
 import { UsageError } from '../errors.js';
 import { LAKE_TABLE_NAMES, type LakeTables } from '../tables.js';
-import { existingLake } from '../state/cache.js';
+import { existingLake } from '../state/location.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
 import { bindViews, connectWarehouse, filesFor, lakeDatabase, prunedViews, viewSql, viewsFor, type LakeDatabaseOptions } from './views.js';

@@ -8,7 +8,7 @@ import { join } from 'node:path';
 import { tableFromIPC, Type, type Data, type Decimal } from 'apache-arrow';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
-import { textTable } from '../../src/pipeline/report.js';
+import { textTable } from '../../src/text.js';
 import { inert } from '../../src/text.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { query, WIDTH_ROWS, writeQuery, type Format } from '../../src/warehouse/query.js';
