@@ -86,8 +86,9 @@ class OpenLake implements Lake {
       for (const t of fresh) (rows.has(t) ? this.bound : this.parquet).add(t);
       // The bounds from the manifests (decoded once a version); the blooms of the warehouse file,
       // where there is one, for a query that asks for a hash.
-      const attached = Number((await conn.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = '${ROWS_DB}'`)).getRows()[0]![0]) > 0;
-      const pruned = await filesFor(conn, this.lake, sql, this.parquet, this.rows.rowsFrom ? { file: this.rows.rowsFrom, attached, manifests: true } : undefined);
+      const file = this.rows.rowsFrom;
+      const attached = async () => Number((await conn.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = '${ROWS_DB}'`)).getRows()[0]![0]) > 0;
+      const pruned = await filesFor(conn, this.lake, sql, this.parquet, file ? { file, attached: await attached(), manifests: true } : undefined);
       const whole = new Set([...this.parquet].filter((t) => names.has(t) && !this.bound.has(t) && !pruned.has(t)));
       if (whole.size) {
         const views = await bindViews(conn, this.lake, { only: whole, lineUpOnce: true });
