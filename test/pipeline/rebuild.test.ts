@@ -10,6 +10,7 @@ import { startSimulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
 import { lakeContents, quiet } from '../helpers.js';
 import { icebergOutOfStep } from '../iceberg-reader.js';
+import { demoLake } from '../lake-fixture.js';
 import { RunError } from '../../src/errors.js';
 import { LakeLock } from '../../src/state/lock.js';
 
@@ -53,13 +54,8 @@ describe('rebuild from raw pages', () => {
   }, 180_000);
 
   it('stops between raw files when told to: the table stays as it was and the lock goes', async () => {
-    const sim = await startSimulator({ port: 0, seed: 5 });
-    closers.push(() => sim.close());
-    const p = loadPipeline('pipelines/demo.yaml');
-    for (const s of Object.values(p.sources)) s.url = sim.url;
-    p.streams = p.streams.filter((s) => s.table === 'erc_transfers');
-    const lake = mkdtempSync(join(tmpdir(), 'cl-rebuild-stop-'));
-    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const { lake, report } = await demoLake(['erc_transfers'], { seed: 5, run: { flushRows: 20 } });
+    expect(report.status).toBe('ok');
     const landed = await lakeContents(lake);
     // Aborted from the fourth raw file on, with a batch of the third still being written.
     let reads = 0;
@@ -81,13 +77,7 @@ describe('rebuild from raw pages', () => {
   });
 
   it('refuses a table without raw pages (--no-raw)', async () => {
-    const sim = await startSimulator({ port: 0 });
-    closers.push(() => sim.close());
-    const p = loadPipeline('pipelines/demo.yaml');
-    for (const s of Object.values(p.sources)) s.url = sim.url;
-    p.streams = p.streams.filter((s) => s.table === 'avg_tps');
-    const lake = mkdtempSync(join(tmpdir(), 'cl-noraw-'));
-    await runPipeline(p, { lake, logger: quiet, keepRaw: false });
+    const { lake } = await demoLake(['avg_tps'], { run: { keepRaw: false } });
     expect(existsSync(join(lake, '_raw'))).toBe(false);
     await expect(rebuildTable(lake, 'avg_tps', { logger: quiet })).rejects.toThrow(/avg_tps has no raw pages/);
     await expect(rebuildTable(lake, 'nope', { logger: quiet })).rejects.toThrow(/"nope" is not a table/);
