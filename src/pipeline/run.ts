@@ -186,11 +186,11 @@ export interface HeldRun {
  */
 export async function holdRun(p: Pipeline, o: HoldRunOptions, work: (run: HeldRun) => Promise<void>, failed?: (report: RunReport, err: unknown) => void): Promise<RunReport> {
   const { jobs, reports, report } = newRun(p, o.lake, o.fullRefresh);
-  const { wait, signal, logger, compactAfter } = o;
+  const { wait, signal, logger, compactAfter, clock } = o;
   await holdForRun(
     o.lake,
     report,
-    { wait, signal, logger },
+    { wait, signal, logger, clock },
     async (session) => {
       await work({ session, jobs, reports, report });
       report.status = report.streams.some((s) => s.errors.length) ? 'failed' : 'ok';

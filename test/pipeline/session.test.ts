@@ -10,6 +10,8 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { EXIT, RunError } from '../../src/errors.js';
 import { newStreamReport, type RunReport } from '../../src/pipeline/report.js';
 import { holdForRun, LakeSession, withLake } from '../../src/pipeline/session.js';
+import { holdRun } from '../../src/pipeline/run.js';
+import type { Pipeline } from '../../src/config/pipeline.js';
 import { LeaseLost } from '../../src/state/lease.js';
 import { FileLeaseBackend } from '../../src/state/lease_file.js';
 import { leaseBound, LOCK, LockHeld } from '../../src/state/lock.js';
@@ -232,5 +234,27 @@ describe("a run's hold on its lake", () => {
     expect(seenAtStart).toBe(false);
     expect(existsSync(join(dir, STAGING))).toBe(false);
     expect(await lockRecord(dir)).toBeUndefined();
+  });
+});
+
+describe("a run's shell (holdRun)", () => {
+  it('with wait, waits for a held lake on the clock it is given, then runs its work and compacts nothing for no jobs', async () => {
+    const { dir, clock, holder: first } = await heldLake();
+    const holderSleeps = clock.pending;
+    const pipeline: Pipeline = { name: 'empty', file: 'empty.yaml', sources: {} as Pipeline['sources'], streams: [] };
+    let worked = false;
+    const running = holdRun(pipeline, { lake: dir, wait: true, clock, logger: recordingLogger() }, async ({ jobs }) => {
+      expect(jobs).toEqual([]);
+      worked = true;
+    });
+    // Its poll of the lock sleeps on the fake clock: real time passing does not end the wait.
+    await until(() => clock.pending === holderSleeps + 1);
+    await new Promise((r) => setTimeout(r, 50));
+    expect(worked).toBe(false);
+    await first.close();
+    await clock.advance(250);
+    const report = await running;
+    expect(worked).toBe(true);
+    expect(report.status).toBe('ok');
   });
 });
