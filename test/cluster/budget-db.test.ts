@@ -1,9 +1,11 @@
 // The shared budget against a real PostgreSQL, in what does not measure how the windows are shared
 // out (budget.test.ts does, in the tier of timed tests): caps, learnt budgets, aborts, errors, and
-// processes spending while the database restarts. What they assert does not hang on how soon a
+// processes spending while the database restarts; and the embedded PostgreSQL itself (test/pg-fixture.ts,
+// on this file's server rather than one more of its own). What they assert does not hang on how soon a
 // process gets its turn: the database keeps the caps, and the restart test leaves seconds to spare,
 // so they share the machine with other tests (the system tier).
 import { randomBytes } from 'node:crypto';
+import { Client } from 'pg';
 import { describe, expect, it } from 'vitest';
 import { BudgetUnavailable, SharedBudget, keyHash } from '../../src/cluster/budget.js';
 import { sharedBudgets, stricter } from '../../src/cluster/port.js';
@@ -213,5 +215,28 @@ describe('the shared budget on PostgreSQL: caps, learnt budgets and the database
       expect(cuBetween(r, restarted, stopAt)).toBeGreaterThan(0);
     }
     for (const cu of perWindow(results).values()) expect(cu).toBeLessThanOrEqual(BUDGET);
+  });
+
+  // What the cluster tests stand on (test/pg-fixture.ts): after the restart above, once more with a row written before it.
+  it('the embedded PostgreSQL answers on 127.0.0.1, refuses connections while stopped and keeps its data across a restart', async () => {
+    expect(new URL(pg.db.url).hostname).toBe('127.0.0.1');
+    const c = new Client({ connectionString: pg.db.url });
+    await c.connect();
+    await c.query('CREATE TABLE t (n int)');
+    await c.query('INSERT INTO t VALUES (42)');
+    const { rows } = await c.query<{ v: number }>("SELECT current_setting('server_version_num')::int AS v");
+    expect(rows[0]!.v).toBeGreaterThanOrEqual(140000);
+    await c.end();
+
+    await pg.db.stop();
+    const down = new Client({ connectionString: pg.db.url, connectionTimeoutMillis: 5000 });
+    await expect(down.connect()).rejects.toThrow(/ECONNREFUSED/);
+    await pg.db.start();
+
+    const again = new Client({ connectionString: pg.db.url });
+    await again.connect();
+    const back = await again.query<{ n: number }>('SELECT n FROM t');
+    expect(back.rows).toEqual([{ n: 42 }]);
+    await again.end();
   });
 });

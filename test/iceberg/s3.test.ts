@@ -7,6 +7,7 @@ import { STREAMS } from '../../src/streams/index.js';
 import { readableLake } from '../../src/state/cache.js';
 import { S3Objects } from '../../src/state/s3.js';
 import { demoOfEachKind, runCli } from '../helpers.js';
+import { cliHere } from '../lake-fixture.js';
 import { BUCKET, s3Env, s3Proxy, startS3, useEnv, type S3Server } from '../s3-fixture.js';
 import { icebergRows, serveLakes, viewRows } from '../iceberg-reader.js';
 
@@ -23,7 +24,9 @@ beforeAll(async () => {
   env = s3Env(proxy.url);
   restoreEnv = useEnv(env);
   restoreFetch = serveLakes({ s3: { endpoint: s3.endpoint, bucket: BUCKET } });
-  const r = await runCli(['run', demoOfEachKind(), '--simulator', '--flush-rows', '40', '--lake', URL_LAKE, '--quiet'], env);
+  // Batches of 200 rows: several files a partition for the compaction to replace (the check below
+  // says how many it kept for the snapshot before it), not hundreds for the reader to fetch.
+  const r = await runCli(['run', demoOfEachKind(), '--simulator', '--flush-rows', '200', '--lake', URL_LAKE, '--quiet'], env);
   expect(r.code, r.stderr).toBe(0);
 });
 
@@ -53,12 +56,12 @@ describe('a lake on S3 as Iceberg tables', { timeout: 300_000 }, () => {
     const objects = await S3Objects.open(URL_LAKE);
     const before = `v${(await objects.get('erc_transfers/metadata/version-hint.text'))!.body.toString().trim()}.metadata.json`;
     const { rows: rowsBefore } = await icebergRows(`${URL_LAKE}/erc_transfers`, { metadataFileName: before });
-    const c = await runCli(['compact', '--lake', URL_LAKE, '--target-rows', '100000', '--retention', '1h'], env);
+    const c = await cliHere(['compact', '--lake', URL_LAKE, '--target-rows', '100000', '--retention', '1h'], env);
     expect(c.code, c.stderr).toBe(0);
     expect(await sameRows('compacted')).toBeGreaterThanOrEqual(9);
     // The snapshot before the compaction still reads from the store: its replaced files are kept.
     expect((await icebergRows(`${URL_LAKE}/erc_transfers`, { metadataFileName: before })).rows).toEqual(rowsBefore);
-    const check = await runCli(['check', '--lake', URL_LAKE, '--all'], env);
+    const check = await cliHere(['check', '--lake', URL_LAKE, '--all'], env);
     expect(check.code, check.stdout + check.stderr).toBe(0);
     expect(check.stdout).toMatch(/Iceberg snapshot names the committed files\s+snapshot \d+ \(metadata v\d+\)/);
     expect(check.stdout).toMatch(/files owned by a partition\s+\d+ files?, each listed by one partition state \(and \d+ files kept for older snapshots\)/);

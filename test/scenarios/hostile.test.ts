@@ -1,5 +1,6 @@
 // A service that is not to be trusted (issue "never trust the wire"): `chainlake run` and
-// `chainlake export-op` as child processes against a loopback server that misbehaves as broken
+// `chainlake export-op` (as child processes where memory or time is measured, in this process
+// where only what they send, print and keep is) against a loopback server that misbehaves as broken
 // services, proxies and attackers do, with a second port standing for a foreign host that
 // records whatever reaches it. Each case asserts what must hold whatever the service sends: the
 // key never leaves its origin, the run's peak RSS (VmHWM, read from /proc while it runs) stays
@@ -15,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { answerHead, json, scriptedServer } from '../helpers.js';
+import { cliHereBytes } from '../lake-fixture.js';
 import { leakFinder } from '../leaks.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
@@ -67,6 +69,22 @@ function cli(args: string[], cwd: string, env: Record<string, string> = {}): Pro
       resolve({ code, stdout: o.toString(), stderr: e.toString(), out: o, err: e, ms: Date.now() - t0, peakMb: peakKb / 1024 });
     });
   });
+}
+
+/**
+ * The CLI's main in this process, in `cwd`, with the environment `cli` gives its child: for the
+ * cases about what a command sends, prints and keeps, not its memory or its time (no peak RSS).
+ */
+async function here(args: string[], cwd: string, env: Record<string, string> = {}): Promise<Output> {
+  const t0 = Date.now();
+  const back = process.cwd();
+  process.chdir(cwd);
+  try {
+    const r = await cliHereBytes([...args, ...(args[0] === 'run' ? ['--no-warehouse'] : [])], { CHAINLAKE_API_KEY: KEY, CHAINLAKE_LOG_LEVEL: 'info', ...env });
+    return { code: r.code, stdout: r.stdout.toString(), stderr: r.stderr, out: r.stdout, err: Buffer.from(r.stderr), ms: Date.now() - t0, peakMb: NaN };
+  } finally {
+    process.chdir(back);
+  }
 }
 
 type Handler = (req: IncomingMessage, res: ServerResponse, n: number) => void;
@@ -156,7 +174,7 @@ describe('a service that redirects', () => {
         res.end();
       };
       const lake = join(work, `redirect-${status}`);
-      const r = await cli(['run', pipeline(`redirect${status}`, TRANSFERS), '--lake', lake, '--log-format', 'json'], work);
+      const r = await here(['run', pipeline(`redirect${status}`, TRANSFERS), '--lake', lake, '--log-format', 'json'], work);
       expect(r.code, r.stderr).toBe(4);
       expect(foreign.requests.length - before).toBe(0);
       // The key was sent, to its own origin: it had something to leak.
@@ -176,7 +194,7 @@ describe('a service that redirects', () => {
       res.end();
     };
     const streams = `  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], timeInterval: day, startTimestamp: 1700000000 }\n  - { table: node_info }`;
-    const r = await cli(['run', pipeline('redirect-others', streams), '--lake', join(work, 'redirect-others'), '--log-format', 'json'], work);
+    const r = await here(['run', pipeline('redirect-others', streams), '--lake', join(work, 'redirect-others'), '--log-format', 'json'], work);
     expect(r.code, r.stderr).toBe(4);
     expect(foreign.requests.length - before).toBe(0);
     expect(r.stderr).toContain('the metrics service redirected (307) to another host');
@@ -191,7 +209,7 @@ describe('a service that redirects', () => {
       res.end();
     };
     const lake = join(work, 'redirect-op');
-    const r = await cli(['export-op', 'start', '--data-url', service.url, '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-02', '--addresses', CONTRACT, '--include-chains', '43114'], work);
+    const r = await here(['export-op', 'start', '--data-url', service.url, '--lake', lake, '--first-date', '2025-01-01', '--last-date', '2025-01-02', '--addresses', CONTRACT, '--include-chains', '43114'], work);
     expect(r.code, r.stderr).toBe(1);
     expect(foreign.requests.length - before).toBe(0);
     expect(r.stderr).toContain(`to another host, ${foreign.url}`);
@@ -285,7 +303,7 @@ describe('a service whose text is hostile', () => {
   it('a 404 message with escape codes reaches the terminal inert', async () => {
     const evil = '\x1b]0;pwned\x07\x1b]52;c;ZWNobyBwd25lZA==\x07\x1b[2K\r\x1b[32mrun finished: 0 errors\x1b[0m\u009b2J\u202e';
     handle = (_req, res) => json(res, 404, { statusCode: 404, message: evil });
-    const r = await cli(['run', pipeline('evil', TRANSFERS), '--lake', join(work, 'evil'), '--log-format', 'pretty'], work);
+    const r = await here(['run', pipeline('evil', TRANSFERS), '--lake', join(work, 'evil'), '--log-format', 'pretty'], work);
     expect(r.code, r.stderr).toBe(4);
     expect(r.stderr).toContain('run finished: 0 errors');
     inertText(r.stderr);
@@ -310,7 +328,7 @@ describe('export links', () => {
     const body = gzipSync('a,b\n1,2\n');
     withLink(`${service.url}/files/x.csv.gz`, { body, headers: { 'content-type': 'application/gzip', 'content-encoding': 'gzip', 'content-length': String(body.length) } });
     const lake = join(work, 'link-gzip');
-    const r = await cli(['export-op', 'status', 'op-1', '--data-url', service.url, '--lake', lake], work);
+    const r = await here(['export-op', 'status', 'op-1', '--data-url', service.url, '--lake', lake], work);
     expect(r.code, r.stderr).toBe(0);
     const stored = filesUnder(join(lake, 'exports')).filter((f) => f.endsWith('x.csv.gz'));
     expect(stored).toHaveLength(1);
@@ -322,7 +340,7 @@ describe('export links', () => {
     withLink(`${service.url}/files/big.csv.gz`, { body, headers: { 'content-type': 'application/gzip' } });
     const lake = join(work, 'link-big');
     const yaml = pipeline('linkbig', TRANSFERS, ', maxDownloadBytes: 2048');
-    const r = await cli(['export-op', 'status', 'op-1', '--pipeline', yaml, '--data-url', service.url, '--lake', lake], work);
+    const r = await here(['export-op', 'status', 'op-1', '--pipeline', yaml, '--data-url', service.url, '--lake', lake], work);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toContain('over 2048 bytes (sources.data.maxDownloadBytes)');
     expect(filesUnder(join(lake, 'exports'))).toEqual([]);
@@ -338,7 +356,7 @@ describe('export links', () => {
     it(`a link to ${link} is not fetched (${why})`, async () => {
       withLink(link);
       const lake = join(work, 'link-refused');
-      const r = await cli(['export-op', 'status', 'op-1', '--data-url', service.url, '--lake', lake], work);
+      const r = await here(['export-op', 'status', 'op-1', '--data-url', service.url, '--lake', lake], work);
       expect(r.code, r.stderr).toBe(1);
       expect(r.stderr).toContain(why);
       expect(filesUnder(join(lake, 'exports'))).toEqual([]);
@@ -348,7 +366,7 @@ describe('export links', () => {
   it('a link to another loopback host than the data service (a service on localhost, a link to 127.0.0.1) is not fetched', async () => {
     const before = foreign.requests.length;
     withLink(`${foreign.url}/files/x.csv.gz`);
-    const r = await cli(['export-op', 'status', 'op-1', '--data-url', service.url.replace('127.0.0.1', 'localhost'), '--lake', join(work, 'link-loop')], work);
+    const r = await here(['export-op', 'status', 'op-1', '--data-url', service.url.replace('127.0.0.1', 'localhost'), '--lake', join(work, 'link-loop')], work);
     expect(r.code, r.stderr).toBe(1);
     expect(r.stderr).toMatch(/not https|loopback, private or link-local/);
     expect(foreign.requests.length - before).toBe(0);

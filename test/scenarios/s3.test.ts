@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { aboveInfo, demoOf, demoOfEachKind, lakeContents, runCli } from '../helpers.js';
+import { cliHere } from '../lake-fixture.js';
 import { BUCKET, downloadLake, s3Env, s3Proxy, startS3, useEnv, type Fault, type S3Server } from '../s3-fixture.js';
 
 let s3: S3Server;
@@ -89,29 +90,27 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
     const dir = 'sql';
     const files = readdirSync(dir).filter((x) => x.endsWith('.sql'));
     // `chainlake query` on an s3:// lake copies what changed into its cache and queries the copy:
-    // a few queries go through the CLI (a process each, on the store and on disk) ...
+    // a few queries go through the CLI, as a user runs them (a process each, its own cache copy) ...
     const throughCli = ['top_senders.sql', 'runs_recent.sql', 'daily_token_flows.sql'].filter((f) => files.includes(f));
     expect(throughCli).toHaveLength(3);
-    // The commands that only read the lake go side by side (each its own process and cache copy).
     const out = join(tmp('cl-exp-'), 'transfers.csv');
     const withRows = join(tmp('cl-wh-'), 'rows.duckdb');
-    const reads = Promise.all([
-      Promise.all(
-        throughCli.map(async (f) => {
-          const [onS3, onDisk] = await Promise.all([
-            runCli(['query', '--lake', URL_MAIN, '--file', join(dir, f), '--format', 'csv'], env),
-            runCli(['query', '--lake', local, '--file', join(dir, f), '--format', 'csv']),
-          ]);
-          return { f, onS3: onS3.stdout, onDisk: onDisk.stdout, code: onS3.code, stderr: onS3.stderr };
-        }),
-      ),
-      runCli(['status', '--lake', URL_MAIN, '--format', 'json'], env),
-      runCli(['check', '--lake', URL_MAIN], env),
-      runCli(['export', 'erc_transfers', '--lake', URL_MAIN, '--to', out], env),
-      runCli(['warehouse', '--lake', URL_MAIN, '--out', join(tmp('cl-wh-'), 'w.duckdb')], env),
-      runCli(['warehouse', '--lake', URL_MAIN, '--out', withRows, '--rows'], env),
-      runCli(['check', '--lake', `s3://${BUCKET}/nothing-here`], env),
-    ]);
+    const queries = Promise.all(
+      throughCli.map(async (f) => {
+        const onS3 = await runCli(['query', '--lake', URL_MAIN, '--file', join(dir, f), '--format', 'csv'], env);
+        return { f, onS3: onS3.stdout, code: onS3.code, stderr: onS3.stderr };
+      }),
+    );
+    // The other commands that only read the lake run in this process, one after another: what they
+    // show is what they read from the store, not a process's start-up.
+    const reads = (async () => [
+      await cliHere(['status', '--lake', URL_MAIN, '--format', 'json'], env),
+      await cliHere(['check', '--lake', URL_MAIN], env),
+      await cliHere(['export', 'erc_transfers', '--lake', URL_MAIN, '--to', out], env),
+      await cliHere(['warehouse', '--lake', URL_MAIN, '--out', join(tmp('cl-wh-'), 'w.duckdb')], env),
+      await cliHere(['warehouse', '--lake', URL_MAIN, '--out', withRows, '--rows'], env),
+      await cliHere(['check', '--lake', `s3://${BUCKET}/nothing-here`], env),
+    ])();
     // ... and every bundled query the same way in this process, on the copy the store gives.
     const { readableLake } = await import('../../src/state/cache.js');
     const { openWarehouse } = await import('../../src/warehouse/views.js');
@@ -131,9 +130,11 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
       }
     };
     const [s3Answers, diskAnswers] = [await csv(await readableLake(URL_MAIN)), await csv(local)];
-    const [cli, status, check, exp, wh, rowsWh, missing] = await reads;
+    const cli = await queries;
+    const [status, check, exp, wh, rowsWh, missing] = await reads;
     for (const { f, code, stderr } of cli) expect(code, `${f}: ${stderr}`).toBe(0);
-    for (const { f, onS3, onDisk } of [...cli, ...files.map((f) => ({ f, onS3: s3Answers[f]!, onDisk: diskAnswers[f]! }))]) {
+    // The CLI's answers on the store against this process's on the local lake (the same writer of CSV).
+    for (const { f, onS3, onDisk } of [...cli.map(({ f, onS3 }) => ({ f, onS3, onDisk: diskAnswers[f]! })), ...files.map((f) => ({ f, onS3: s3Answers[f]!, onDisk: diskAnswers[f]! }))]) {
       // The run reports differ by id and time; every other query answers the same.
       if (f === 'runs_recent.sql') expect(onS3).toContain('demo');
       else expect(onS3, f).toBe(onDisk);
@@ -150,7 +151,8 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
     expect(rowsWh.code, rowsWh.stderr).toBe(0);
     expect(rowsWh.stdout).toContain('with the rows of');
     const viewSql = "SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database(); SELECT (SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database()) AS v, (SELECT count(*) FROM erc_transfers) AS n";
-    const [fromRows, fromFiles] = await Promise.all([runCli(['query', '--lake', URL_MAIN, '--warehouse', withRows, '--format', 'json', viewSql], env), runCli(['query', '--lake', URL_MAIN, '--format', 'json', viewSql], env)]);
+    const fromRows = await cliHere(['query', '--lake', URL_MAIN, '--warehouse', withRows, '--format', 'json', viewSql], env);
+    const fromFiles = await cliHere(['query', '--lake', URL_MAIN, '--format', 'json', viewSql], env);
     expect(fromRows.code, fromRows.stderr).toBe(0);
     const [r] = JSON.parse(fromRows.stdout) as Array<{ v: string; n: string }>;
     const [f] = JSON.parse(fromFiles.stdout) as Array<{ v: string; n: string }>;
@@ -169,7 +171,7 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
       [`s3://${BUCKET}/a/../b`, 'has an empty, . or .. part'],
       ['s3://no-such-bucket/lake', '--lake s3://no-such-bucket/lake: the bucket no-such-bucket does not exist at this endpoint'],
     ] as const;
-    const runs = await Promise.all(cases.map(([lake]) => runCli([...RUN, '--lake', lake, '--quiet'], env)));
+    const runs = await Promise.all(cases.map(([lake]) => cliHere([...RUN, '--lake', lake, '--quiet'], env)));
     cases.forEach(([lake, says], i) => {
       expect(runs[i]!.code, lake).toBe(2);
       expect(runs[i]!.stderr, lake).toContain(says);
@@ -184,7 +186,7 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
     const lakeCopy = tmp('cl-local2-');
     cpSync(local, lakeCopy, { recursive: true });
     for (const args of [['compact', '--target-rows', '100000'], ['rebuild', 'erc_transfers']]) {
-      const [a, b] = await Promise.all([runCli([...args, '--lake', url], env), runCli([...args, '--lake', lakeCopy])]);
+      const [a, b] = await Promise.all([runCli([...args, '--lake', url], env), cliHere([...args, '--lake', lakeCopy])]);
       expect(a.code, a.stderr).toBe(0);
       expect(b.code, b.stderr).toBe(0);
     }
@@ -231,7 +233,7 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
     for (const t of ROLLED) expect(want[t]!.length, t).toBeGreaterThan(0);
     expect(distinct(got)).toEqual(distinct(want));
     // Each table's Iceberg snapshot on the store names the files its states list, the rolled-forward commits' too.
-    const check = await runCli(['check', '--lake', url, '--all'], env);
+    const check = await cliHere(['check', '--lake', url, '--all'], env);
     expect(check.code, check.stdout.split('\n').filter((x) => x.startsWith('FAIL')).join('\n')).toBe(0);
     expect(check.stdout).toMatch(/Iceberg snapshot names the committed files\s+snapshot \d+/);
   });
