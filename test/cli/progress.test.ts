@@ -8,7 +8,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { eta, formatDuration, Progress, renderProgress, runOutput } from '../../src/cli/progress.js';
 import { newStreamReport, type RunReport } from '../../src/pipeline/report.js';
-import { cli } from '../lake-fixture.js';
+import { cliHere } from '../lake-fixture.js';
 
 function report(): RunReport {
   const transfers = { ...newStreamReport('erc_transfers'), partitions: 4, partitionsDone: 2, pages: 30, rows: 2500, requests: 30, status429: 3, retries: 4 };
@@ -121,8 +121,10 @@ describe('chainlake run output', () => {
   const pipeline = join(dir, 'p.yaml');
   writeFileSync(pipeline, 'name: p\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
 
-  it('off a terminal: pino JSON lines on stderr, the report on stdout', () => {
-    const r = cli(['run', pipeline, '--simulator', '--lake', join(dir, 'a')]);
+  // In this process, with its standard streams as pipes (cliHere): what is written to them is
+  // the subject, not the process; the terminal's case below keeps a process of its own.
+  it('off a terminal: pino JSON lines on stderr, the report on stdout', async () => {
+    const r = await cliHere(['run', pipeline, '--simulator', '--lake', join(dir, 'a')]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(/^run \S+ of p: ok/);
     const lines = r.stderr.trim().split('\n');
@@ -131,11 +133,11 @@ describe('chainlake run output', () => {
     expect(lines.map((l) => JSON.parse(l).msg)).toContain('run finished');
   });
 
-  it('--quiet: nothing on stderr; --quiet with --log-level is a usage error', () => {
-    const r = cli(['run', pipeline, '--simulator', '--quiet', '--lake', join(dir, 'b')]);
+  it('--quiet: nothing on stderr; --quiet with --log-level is a usage error', async () => {
+    const r = await cliHere(['run', pipeline, '--simulator', '--quiet', '--lake', join(dir, 'b')]);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     expect(r.stdout).toMatch(/^run \S+ of p: ok/);
-    expect(cli(['run', pipeline, '--quiet', '--log-level', 'info', '--lake', join(dir, 'c')])).toMatchObject({ code: 2, stderr: expect.stringContaining('mutually exclusive') });
+    expect(await cliHere(['run', pipeline, '--quiet', '--log-level', 'info', '--lake', join(dir, 'c')])).toMatchObject({ code: 2, stderr: expect.stringContaining('mutually exclusive') });
   });
 
   // util-linux `script` gives the run a pseudo-terminal, as a person at a shell has.

@@ -37,21 +37,34 @@ function pipeline(url: string, chunks?: number): Pipeline {
   return p;
 }
 
-/** The lake of one listing paged one page after another: what chunks must give back. */
-async function oneListing(s: Simulator): Promise<{ lake: string; pages: number }> {
-  const lake = tmp();
-  const r = await runPipeline(pipeline(s.url, 1), { lake, logger: quiet, flushRows: 30 });
-  expect(r.status).toBe('ok');
-  expect(r.streams[0]!.chunks).toBe(1);
-  return { lake, pages: r.streams[0]!.pages };
+/**
+ * The lake of one listing paged one page after another, and its tables (lakeContents): what chunks
+ * must give back. Made once for the tests that compare with it (none changes it), on a simulator
+ * of its own: the world of a seed is the same on each.
+ */
+function oneListing(): Promise<{ lake: string; pages: number; tables: Record<string, string[]> }> {
+  listed ??= (async () => {
+    const s = await startSimulator({ port: 0, seed: 7 });
+    try {
+      const lake = tmp();
+      const r = await runPipeline(pipeline(s.url, 1), { lake, logger: quiet, flushRows: 30 });
+      expect(r.status).toBe('ok');
+      expect(r.streams[0]!.chunks).toBe(1);
+      return { lake, pages: r.streams[0]!.pages, tables: await lakeContents(lake) };
+    } finally {
+      await s.close();
+    }
+  })();
+  return listed;
 }
+let listed: ReturnType<typeof oneListing> | undefined;
 
 const stateOf = (lake: string, table = 'erc_transfers') => new StateStore(lake).all().find((s) => s.table === table)!;
 
 describe('chunks of a block-ranged listing', () => {
   it('fetches ranges at once below the pinned head; the table and the cursor are those of one listing', async () => {
     const s = await sim();
-    const one = await oneListing(s);
+    const one = await oneListing();
     // Answers come 20 ms late, as from a service far away: one listing would have one request under way.
     const proxy = await recordingProxy(s.url, { delayMs: 20 });
     closers.push(() => proxy.close());
@@ -65,7 +78,7 @@ describe('chunks of a block-ranged listing', () => {
     expect(proxy.inFlight.most).toBeGreaterThan(2);
     // Each chunk's last page may hold rows of the range below it (dropped), and a range may be empty.
     expect(t.pages).toBeLessThanOrEqual(one.pages + 2 * t.chunks);
-    expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
+    expect(await lakeContents(lake)).toEqual(one.tables);
     expect(stateOf(lake).cursor).toEqual(stateOf(one.lake).cursor);
     expect(stateOf(lake).rows).toBe(stateOf(one.lake).rows);
 
@@ -86,7 +99,7 @@ describe('chunks of a block-ranged listing', () => {
 
   it('stopped again and again at any moment, each rerun resumes every chunk: the table equals one listing', async () => {
     const s = await sim();
-    const one = await oneListing(s);
+    const one = await oneListing();
     let stopAt = () => {};
     const proxy = await recordingProxy(s.url, { delayMs: 5, onRequest: () => stopAt() });
     closers.push(() => proxy.close());
@@ -114,19 +127,19 @@ describe('chunks of a block-ranged listing', () => {
     expect(chunkedStates).toBeGreaterThan(0);
     if (stateOf(lake).cursor.window) expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
     expect(stateOf(lake).cursor.window).toBeUndefined();
-    expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
+    expect(await lakeContents(lake)).toEqual(one.tables);
     expect(stateOf(lake).cursor).toEqual(stateOf(one.lake).cursor);
     expect((await cliHere(['check', '--lake', lake])).code).toBe(0);
     // Rebuilt from its raw pages alone, each chunk cut at its floor as the runs cut it: the same
     // table, without a merge by key behind it.
     const rebuilt = await rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20 });
     expect(rebuilt.rows).toBe(stateOf(one.lake).rows);
-    expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
+    expect(await lakeContents(lake)).toEqual(one.tables);
   });
 
   it('a refused page token restarts that chunk alone; the table has no duplicate', async () => {
     const s = await sim();
-    const one = await oneListing(s);
+    const one = await oneListing();
     let tokened = 0;
     // The sixth request that carries a page token is refused, as an expired token is.
     const proxy = await recordingProxy(s.url, { delayMs: 5, refuse: (q) => q.url.includes('pageToken=') && ++tokened === 6 });
@@ -136,7 +149,7 @@ describe('chunks of a block-ranged listing', () => {
     expect(r.status).toBe('ok');
     expect(r.streams[0]!.restarts).toBe(1);
     expect(r.streams[0]!.chunks).toBeGreaterThan(1);
-    expect(await lakeContents(lake)).toEqual(await lakeContents(one.lake));
+    expect(await lakeContents(lake)).toEqual(one.tables);
     expect(stateOf(lake).rows).toBe(stateOf(one.lake).rows);
   });
 

@@ -36,9 +36,9 @@ function demo(url: string, extra: Partial<Pipeline['sources']['data']> = {}): Pi
 const tmp = () => mkdtempSync(join(tmpdir(), 'cl-faults-'));
 const fast = { minBackoffMs: 5, maxBackoffMs: 50 };
 
-/** The lake of a run without faults, made once for the tests that compare with it. */
-let clean: Promise<string> | undefined;
-function cleanRun(): Promise<string> {
+/** The tables of a run without faults (lakeContents), made and read once for the tests that compare with them. */
+let clean: Promise<Record<string, string[]>> | undefined;
+function cleanRun(): Promise<Record<string, string[]>> {
   clean ??= (async () => {
     const s = await startSimulator({ port: 0, seed: 5 });
     const lake = tmp();
@@ -47,7 +47,7 @@ function cleanRun(): Promise<string> {
     } finally {
       await s.close();
     }
-    return lake;
+    return lakeContents(lake);
   })();
   return clean;
 }
@@ -68,13 +68,13 @@ describe('injected faults', () => {
   // gives up on it (an answer slowed by a set time raced the client's timeout, and on a busy
   // machine an answer not slowed timed out too: 'expected 2 to be 1').
   it('429 (with and without retry-after), 5xx, resets, truncated and malformed bodies: exact tables, each fault counted once', async () => {
-    const cleanLake = await cleanRun();
+    const cleanTables = await cleanRun();
     const kinds: FaultKind[] = ['429', '429-no-retry-after', '500', '502', '503', 'reset', 'truncated', 'malformed'];
     const faulty = await sim({ faults: { rate: 0.25, seed: 11, kinds } });
     const lake = tmp();
     const report = await runPipeline(demo(faulty.url, { retries: 12 }), { lake, logger: quiet, client: fast, flushRows: 300 });
     expect(report.status).toBe('ok');
-    expect(await lakeContents(lake)).toEqual(await lakeContents(cleanLake));
+    expect(await lakeContents(lake)).toEqual(cleanTables);
     const faults = faultsOf(report);
     const injected = faulty.stats.faults;
     for (const k of kinds) expect(injected[k], k).toBeGreaterThan(0);
@@ -89,7 +89,7 @@ describe('injected faults', () => {
   }, 300_000);
 
   it('a slow answer: one timeout, retried once, exact tables', async () => {
-    const cleanLake = await cleanRun();
+    const cleanTables = await cleanRun();
     // A table of each service, every 60th request (one of about 110) answered after the test, held
     // until the client gives up on it: each costs the client's whole timeout of real time, which a
     // busy machine needs long, so one is enough for the claim.
@@ -101,7 +101,7 @@ describe('injected faults', () => {
     const report = await runPipeline(p, { lake, logger: quiet, client: fast, flushRows: 300 });
     expect(report.status).toBe('ok');
     const only = (c: Record<string, string[]>) => Object.fromEntries(Object.entries(c).filter(([t]) => tables.includes(t)));
-    expect(only(await lakeContents(lake))).toEqual(only(await lakeContents(cleanLake)));
+    expect(only(await lakeContents(lake))).toEqual(only(cleanTables));
     expect(faulty.stats.faults.slow).toBeGreaterThan(0);
     expect(faultsOf(report)).toEqual({ timeout: faulty.stats.faults.slow });
     expect(retries(report)).toBe(faulty.stats.faults.slow);
