@@ -12,7 +12,7 @@ import { textTable } from '../../src/text.js';
 import { inert } from '../../src/text.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { query, WIDTH_ROWS, writeQuery, type Format } from '../../src/warehouse/query.js';
-import { cli, cliBytes, cliHere, sharedDemoLake } from '../lake-fixture.js';
+import { cliHere, cliHereBytes, sharedDemoLake } from '../lake-fixture.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from '../warehouse/sums.js';
 import { sqlAfterDashes } from '../../src/cli/main.js';
 import yargs, { type CommandModule } from 'yargs';
@@ -166,8 +166,8 @@ describe('chainlake query with a result of 200,000 rows', () => {
   const LAST = { i: '199999', amount: '19999900000000000000000007', huge: '199999000000000000000000000000000001', value_raw: '1157920892373161954235709850086879078532699846656405640394575840079131296199999', at: '2024-01-03 07:33:19+00' };
   const MIDDLE = { i: '123456', amount: '12345600000000000000000007', huge: '123456000000000000000000000000000001', value_raw: '1157920892373161954235709850086879078532699846656405640394575840079131296123456', at: '2024-01-02 10:17:36+00' };
 
-  it('table: every row, exact, the count last', () => {
-    const r = cli(['query', '--lake', lake, SQL]);
+  it('table: every row, exact, the count last', async () => {
+    const r = await cliHere(['query', '--lake', lake, SQL]);
     expect(r.code, r.stderr).toBe(0);
     const lines = r.stdout.split('\n');
     expect(lines.length).toBe(N + 4);
@@ -178,8 +178,8 @@ describe('chainlake query with a result of 200,000 rows', () => {
     expect(lines[N + 2]).toBe(`(${N} rows)`);
   });
 
-  it('csv and json: every row, big numbers exact (as strings in JSON)', () => {
-    const csv = cli(['query', '--lake', lake, '--format', 'csv', SQL]);
+  it('csv and json: every row, big numbers exact (as strings in JSON)', async () => {
+    const csv = await cliHere(['query', '--lake', lake, '--format', 'csv', SQL]);
     expect(csv.code, csv.stderr).toBe(0);
     const lines = csv.stdout.split('\n');
     expect(lines.length).toBe(N + 2);
@@ -189,7 +189,7 @@ describe('chainlake query with a result of 200,000 rows', () => {
     expect(lines[N]).toBe(Object.values(LAST).join(','));
     expect(lines[N + 1]).toBe('');
 
-    const json = cli(['query', '--lake', lake, '--format', 'json', SQL]);
+    const json = await cliHere(['query', '--lake', lake, '--format', 'json', SQL]);
     expect(json.code, json.stderr).toBe(0);
     const rows = JSON.parse(json.stdout) as Array<Record<string, unknown>>;
     expect(rows.length).toBe(N);
@@ -198,8 +198,8 @@ describe('chainlake query with a result of 200,000 rows', () => {
     expect(rows[N - 1]).toEqual(LAST);
   });
 
-  it('arrow: every row, the decimals exact', () => {
-    const r = cliBytes(['query', '--lake', lake, '--format', 'arrow', SQL]);
+  it('arrow: every row, the decimals exact', async () => {
+    const r = await cliHereBytes(['query', '--lake', lake, '--format', 'arrow', SQL]);
     expect(r.code, r.stderr).toBe(0);
     const t = tableFromIPC(r.stdout);
     expect(t.numRows).toBe(N);
@@ -224,31 +224,31 @@ describe('the first sums an analyst writes, through chainlake query', () => {
   beforeAll(async () => {
     demo = await sharedDemoLake();
   });
-  const json = (sql: string) => {
-    const r = cli(['query', '--lake', demo, '--format', 'json', sql]);
+  const json = async (sql: string) => {
+    const r = await cliHere(['query', '--lake', demo, '--format', 'json', sql]);
     expect(r.code, r.stderr).toBe(0);
     return JSON.parse(r.stdout) as Array<Record<string, unknown>>;
   };
 
-  it('sum(value) per token is the exact sum of the digits received, and the top receivers by amount are those of the amounts over 38 digits; JSON gives the digits as strings', () => {
-    const want = exactSums(json(DIGITS));
-    const perToken = json(SUM_PER_TOKEN);
+  it('sum(value) per token is the exact sum of the digits received, and the top receivers by amount are those of the amounts over 38 digits; JSON gives the digits as strings', async () => {
+    const want = exactSums(await json(DIGITS));
+    const perToken = await json(SUM_PER_TOKEN);
     expect(perToken).toEqual(want.perToken);
     expect(perToken.some((r) => typeof r.total === 'string')).toBe(true);
-    expect(json(TOP_RECEIVERS)).toEqual(want.top);
+    expect(await json(TOP_RECEIVERS)).toEqual(want.top);
     // The other formats print the same digits.
-    const csv = cli(['query', '--lake', demo, '--format', 'csv', TOP_RECEIVERS]);
+    const csv = await cliHere(['query', '--lake', demo, '--format', 'csv', TOP_RECEIVERS]);
     expect(csv.stdout).toBe(['to_address,received', ...want.top.map((r) => `${r.to_address},${r.received}`), ''].join('\n'));
-    const table = cli(['query', '--lake', demo, TOP_RECEIVERS]);
+    const table = await cliHere(['query', '--lake', demo, TOP_RECEIVERS]);
     for (const r of want.top) expect(table.stdout).toMatch(new RegExp(`${r.to_address}  +${r.received}\n`));
   });
 
-  it('arrow: an amount and its sums are Utf8 of their digits (a uint256 needs 78, Decimal256 holds 76)', () => {
-    const r = cliBytes(['query', '--lake', demo, '--format', 'arrow', `${TOP_RECEIVERS.replace(' LIMIT 5', '')}`]);
+  it('arrow: an amount and its sums are Utf8 of their digits (a uint256 needs 78, Decimal256 holds 76)', async () => {
+    const r = await cliHereBytes(['query', '--lake', demo, '--format', 'arrow', `${TOP_RECEIVERS.replace(' LIMIT 5', '')}`]);
     expect(r.code, r.stderr).toBe(0);
     const t = tableFromIPC(r.stdout);
     expect(t.schema.fields.find((f) => f.name === 'received')!.type.typeId).toBe(Type.Utf8);
-    const want = exactSums(json(DIGITS)).top;
+    const want = exactSums(await json(DIGITS)).top;
     expect(t.toArray().slice(0, 5).map((row) => ({ to_address: row.to_address, received: row.received }))).toEqual(want);
   });
 });

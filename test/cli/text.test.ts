@@ -2,34 +2,28 @@
 // tables of `query`, `status` and `export-op`, and the errors the CLI prints. The measured case: a
 // 404 whose message retitles the terminal (OSC 0), writes the clipboard (OSC 52), erases the line
 // (CSI 2K) and prints a fake green "run finished: 0 errors".
-import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sqlString } from '../../src/load/paths.js';
 import { slug, STATE } from '../../src/state/store.js';
 import { json, scriptedServer } from '../helpers.js';
-
-const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
+import { cliHereBytes } from '../lake-fixture.js';
 
 const HOSTILE = 'no such chain\x1b]0;pwned\x07\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGV8c2g=\x07\x1b[2K\r\x1b[32mrun finished: 0 errors\x1b[0m\n\u009b2K\u202eevil';
 /** How HOSTILE reads once inert (on one line). */
 const SHOWN = 'no such chain\\x1b]0;pwned\\x07\\x1b]52;c;Y3VybCBldmlsLmV4YW1wbGV8c2g=\\x07\\x1b[2K\\x0d\\x1b[32mrun finished: 0 errors\\x1b[0m\\x0a\\u009b2K\\u202eevil';
 
-/** The CLI, not blocking this process (the scripted service answers from here). No colours. */
-function cli(args: string[]): Promise<{ code: number | null; stdout: Buffer; stderr: Buffer }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, ...args], { env: { ...process.env, NO_COLOR: '1' } });
-    const out: Buffer[] = [];
-    const err: Buffer[] = [];
-    child.stdout.on('data', (b: Buffer) => out.push(b));
-    child.stderr.on('data', (b: Buffer) => err.push(b));
-    child.on('error', reject);
-    child.on('close', (code) => resolve({ code, stdout: Buffer.concat(out), stderr: Buffer.concat(err) }));
-  });
+/**
+ * The CLI's main in this process (the scripted service answers from here while it waits), no
+ * colours: its bytes as a terminal would get them, log lines included (pino writes them to the
+ * descriptor, which cliHereBytes captures).
+ */
+async function cli(args: string[]): Promise<{ code: number | null; stdout: Buffer; stderr: Buffer }> {
+  const r = await cliHereBytes(args, { NO_COLOR: '1' });
+  return { code: r.code, stdout: r.stdout, stderr: Buffer.from(r.stderr, 'utf8') };
 }
 
 /** No ESC or BEL byte, no other C0 but newline, no DEL, no C1, no bidi override or isolate. */

@@ -9,13 +9,14 @@ import { UsageError } from '../../src/errors.js';
 import { exportTable, filterSql, sandbox } from '../../src/warehouse/export.js';
 import { filesOf, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { query } from '../../src/warehouse/query.js';
-import { cliHere, demoLake } from '../lake-fixture.js';
+import { cliHere, sharedDemoLake } from '../lake-fixture.js';
 
 let lake: string;
 let out: string;
 
 beforeAll(async () => {
-  ({ lake } = await demoLake(['erc_transfers', 'delegators', 'historical_rewards']));
+  // Every export reads the lake and writes outside it: the demo lake the suite builds once.
+  lake = await sharedDemoLake();
   out = mkdtempSync(join(tmpdir(), 'cl-export-'));
 });
 

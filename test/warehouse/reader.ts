@@ -40,9 +40,11 @@ for await (const line of createInterface({ input: process.stdin })) process.stdo
 
 /** Runs `sqls` on `file` in a new process, read-only, in ZONE. */
 export function read(file: string, sqls: string[]): Answer[] {
-  const r = spawnSync(process.execPath, ['--input-type=module', '-e', READER, JSON.stringify({ file, zone: ZONE, mode: 'READ_ONLY' })], { input: sqls.map((s) => JSON.stringify(s)).join('\n') + '\n', encoding: 'utf8', timeout: 60_000 });
+  // Room for the answers of many statements at once (spawnSync keeps a megabyte by default, and cuts the rest).
+  const r = spawnSync(process.execPath, ['--input-type=module', '-e', READER, JSON.stringify({ file, zone: ZONE, mode: 'READ_ONLY' })], { input: sqls.map((s) => JSON.stringify(s)).join('\n') + '\n', encoding: 'utf8', timeout: 60_000, maxBuffer: 1 << 28 });
   const lines = r.stdout.trim().split('\n').map((l) => JSON.parse(l) as Answer & { ready?: boolean });
   if (!lines[0]?.ready) throw new Error(`the reader did not open ${file}: ${r.stdout}${r.stderr}`);
+  if (lines.length !== sqls.length + 1) throw new Error(`the reader answered ${lines.length - 1} of ${sqls.length} statements on ${file}: ${r.error?.message ?? r.stderr}`);
   return lines.slice(1);
 }
 

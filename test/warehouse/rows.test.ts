@@ -12,7 +12,7 @@ import { writeWarehouse } from '../../src/warehouse/file.js';
 import { FILES } from '../../src/warehouse/rows.js';
 import { bundledQueries, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { openLake } from '../../src/index.js';
-import { cli, sharedDemoLake } from '../lake-fixture.js';
+import { cli, cliHere, sharedDemoLake } from '../lake-fixture.js';
 import { openReader, read, rowsOf } from './reader.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
@@ -101,7 +101,10 @@ async function onFile(path: string, sql: string, mode: 'READ_ONLY' | 'READ_WRITE
 
 const VIEW_SQL = "SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database()";
 
-/** erc_transfers' view in a `chainlake query` process, with `args`. */
+/**
+ * erc_transfers' view in a `chainlake query` process, with `args`: a process of its own, as a
+ * query in this one would keep the file attached (and locked) until its instance is collected.
+ */
 function viewOf(args: string[] = []): string {
   const q = cli(['query', '--lake', lake, '--format', 'json', ...args, VIEW_SQL]);
   expect(q).toMatchObject({ code: 0, stderr: '' });
@@ -154,7 +157,7 @@ describe('the warehouse file with rows', () => {
       return `${st.ino}/${st.mtimeMs}`;
     };
     const before = stat();
-    const same = cli(['warehouse', '--lake', lake]);
+    const same = await cliHere(['warehouse', '--lake', lake]);
     expect(same).toMatchObject({ code: 0, stderr: '' });
     expect(same.stdout).toContain(`the warehouse file ${file} is up to date`);
     expect(stat()).toBe(before);
@@ -210,7 +213,7 @@ describe('the warehouse file with rows', () => {
     }
     // A file elsewhere, named with --warehouse (the library's `warehouse`), is read the same way.
     const elsewhere = join(dir, 'elsewhere.duckdb');
-    expect(cli(['warehouse', '--lake', lake, '--out', elsewhere, '--rows'])).toMatchObject({ code: 0 });
+    expect(await cliHere(['warehouse', '--lake', lake, '--out', elsewhere, '--rows'])).toMatchObject({ code: 0 });
     expect(viewOf()).toContain('read_parquet');
     expect(viewOf(['--warehouse', elsewhere])).toContain('chainlake_rows');
     expect(count(['--warehouse', elsewhere])).toBe(n + 4);
@@ -379,7 +382,7 @@ describe('the warehouse file with rows', () => {
   });
 
   it('--no-rows makes it views only again', async () => {
-    const r = cli(['warehouse', '--lake', lake, '--no-rows']);
+    const r = await cliHere(['warehouse', '--lake', lake, '--no-rows']);
     expect(r).toMatchObject({ code: 0, stderr: '' });
     expect(r.stdout).not.toContain('with the rows of');
     const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
@@ -401,9 +404,9 @@ describe('a lake with rows in its warehouse file, changed by a command', () => {
     cpSync(await sharedDemoLake(), join(other, 'lake'), { recursive: true });
     const at = join(other, 'lake');
     const wh = join(other, 'lake.warehouse.duckdb');
-    expect(cli(['warehouse', '--lake', at, '--rows'])).toMatchObject({ code: 0, stderr: '' });
+    expect(await cliHere(['warehouse', '--lake', at, '--rows'])).toMatchObject({ code: 0, stderr: '' });
     // The table re-derived from its raw pages into new files: the copy's rows of the old ones go.
-    const rebuilt = cli(['rebuild', 'erc_transfers', '--lake', at]);
+    const rebuilt = await cliHere(['rebuild', 'erc_transfers', '--lake', at]);
     expect(rebuilt).toMatchObject({ code: 0 });
     expect(rebuilt.stdout).toMatch(/with the rows of \d+ tables: the rows of [1-9]\d* files added, of [1-9]\d* removed \(1 tables copied whole\)/);
     await expectSameRows(undefined, at, wh);

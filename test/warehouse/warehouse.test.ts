@@ -16,7 +16,7 @@ import { writeWarehouse } from '../../src/warehouse/file.js';
 import { lakeFile } from '../../src/state/cache.js';
 import { StateStore } from '../../src/state/store.js';
 import { cliHere, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
-import { openReader, read, rowsOf, ZONE, type Row } from './reader.js';
+import { openReader, read, rowsOf, type Answer, type Row } from './reader.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
 
@@ -49,11 +49,37 @@ async function counts(lake: string): Promise<Record<string, number>> {
 
 const countSql = (v: string) => `SELECT count(*) AS n FROM "${v}"`;
 const listing = (dir: string) => readdirSync(dir).sort();
+const QUERY_NAMES = SQL_FILES.map((f) => f.replace(/\.sql$/, ''));
+
+/**
+ * What the tests of the file `chainlake warehouse` writes ask the outside reader, by test: they read
+ * the same file, unchanged, so one reader process answers them all.
+ */
+const ASKED = {
+  counts: VIEWS.map(countSql),
+  queries: QUERY_NAMES.map((n) => `SELECT * FROM "${n}"`),
+  zone: [`SELECT count(*) AS n FROM chain_metrics WHERE time_interval = 'day' AND CAST(timestamp AS DATE) <> CAST(timestamp AT TIME ZONE 'UTC' AS DATE)`],
+  pivot: ["SELECT column_name FROM duckdb_columns() WHERE table_name = 'metrics_daily_pivot' ORDER BY column_index"],
+  amounts: ['SELECT value, value_raw FROM erc_transfers WHERE value_raw IS NOT NULL'],
+  sums: [DIGITS, SUM_PER_TOKEN, TOP_RECEIVERS],
+  marker: [
+    'SELECT lake, chainlake_version, written_at <= now() AS past FROM _chainlake',
+    "SELECT view_name, comment FROM duckdb_views() WHERE view_name IN ('top_senders', 'erc_transfers') ORDER BY view_name",
+  ],
+};
+
+/** The reader's answers to ASKED's SQL of `file`, by test, from one reader process. */
+function readAsked(file: string): Record<keyof typeof ASKED, Answer[]> {
+  const all = read(file, Object.values(ASKED).flat());
+  let at = 0;
+  return Object.fromEntries(Object.entries(ASKED).map(([k, sqls]) => [k, all.slice(at, (at += sqls.length))])) as Record<keyof typeof ASKED, Answer[]>;
+}
 
 describe('chainlake warehouse', () => {
   let dir: string;
   let lake: string;
   let file: string;
+  let asked: ReturnType<typeof readAsked>;
 
   beforeAll(async () => {
     // The tests' own files go in `dir`; the lake, which they only read, is shared, and the file
@@ -65,13 +91,14 @@ describe('chainlake warehouse', () => {
     expect(r.code).toBe(0);
     file = `${lake}.warehouse.duckdb`;
     expect(r.stdout).toBe(`wrote the warehouse file ${file} (${VIEWS.length} table views, ${SQL_FILES.length} bundled query views)\n`);
+    asked = readAsked(file);
   });
 
   it('holds a view per table, _runs and _rejects, with the rows `chainlake query` sees', async () => {
     const expected = await counts(lake);
     // The demo tables have rows, so equal counts are not zeros agreeing.
     for (const t of [...DEMO_TABLES, '_runs']) expect(expected[t], t).toBeGreaterThan(0);
-    const got = read(file, VIEWS.map(countSql)).map((a) => Number(rowsOf(a)[0]!.n));
+    const got = asked.counts.map((a) => Number(rowsOf(a)[0]!.n));
     expect(Object.fromEntries(VIEWS.map((v, i) => [v, got[i]]))).toEqual(expected);
   });
 
@@ -83,32 +110,29 @@ describe('chainlake warehouse', () => {
     } finally {
       conn.closeSync();
     }
-    const names = SQL_FILES.map((f) => f.replace(/\.sql$/, ''));
-    const got = read(file, names.map((n) => `SELECT * FROM "${n}"`)).map(rowsOf);
-    for (const [i, n] of names.entries()) {
+    const got = asked.queries.map(rowsOf);
+    for (const [i, n] of QUERY_NAMES.entries()) {
       expect(expected[i]!.length, n).toBeGreaterThan(0);
       expect(got[i], n).toEqual(expected[i]);
     }
     // And as the CLI prints it.
     const r = await cliHere(['query', '--lake', lake, '--file', 'sql/top_senders.sql', '--format', 'json']);
     expect(r.code).toBe(0);
-    expect(got[names.indexOf('top_senders')]).toEqual(JSON.parse(r.stdout));
+    expect(got[QUERY_NAMES.indexOf('top_senders')]).toEqual(JSON.parse(r.stdout));
   });
 
   it("the reader's zone moves day boundaries of SQL that does not name UTC (so the equality above is a real check)", () => {
-    const [moved] = read(file, [
-      `SELECT count(*) AS n FROM chain_metrics WHERE time_interval = 'day' AND CAST(timestamp AS DATE) <> CAST(timestamp AT TIME ZONE 'UTC' AS DATE)`,
-    ]).map(rowsOf);
+    const [moved] = asked.zone.map(rowsOf);
     expect(Number(moved![0]!.n)).toBeGreaterThan(0);
   });
 
   it('metrics_daily_pivot has a column per declared metric, whatever the lake holds', () => {
-    const [cols] = read(file, ['SELECT column_name FROM duckdb_columns() WHERE table_name = \'metrics_daily_pivot\' ORDER BY column_index']).map(rowsOf);
+    const [cols] = asked.pivot.map(rowsOf);
     expect(cols!.map((c) => c.column_name)).toEqual(['chain_id', 'day', ...METRICS]);
   });
 
   it('keeps amounts exact: every value equals its _raw digits, over 38 digits too', () => {
-    const [rows] = read(file, [`SELECT value, value_raw FROM erc_transfers WHERE value_raw IS NOT NULL`]).map(rowsOf);
+    const [rows] = asked.amounts.map(rowsOf);
     expect(rows!.length).toBeGreaterThan(0);
     // Digits beyond a double's precision, and beyond DECIMAL(38,0): a rounded copy, or a NULL, would not match.
     expect(rows!.some((r) => String(r.value).length > 38)).toBe(true);
@@ -116,7 +140,7 @@ describe('chainlake warehouse', () => {
   });
 
   it('sums amounts as an analyst writes them: sum(value) per token and the top receivers by amount are exact', () => {
-    const [digits, perToken, top] = read(file, [DIGITS, SUM_PER_TOKEN, TOP_RECEIVERS]).map(rowsOf);
+    const [digits, perToken, top] = asked.sums.map(rowsOf);
     const want = exactSums(digits!);
     expect(perToken).toEqual(want.perToken);
     expect(top).toEqual(want.top);
@@ -158,10 +182,7 @@ describe('chainlake warehouse', () => {
   });
 
   it('carries its marker and the queries\' comments', () => {
-    const [marker, comments] = read(file, [
-      `SELECT lake, chainlake_version, written_at <= now() AS past FROM _chainlake`,
-      `SELECT view_name, comment FROM duckdb_views() WHERE view_name IN ('top_senders', 'erc_transfers') ORDER BY view_name`,
-    ]).map(rowsOf);
+    const [marker, comments] = asked.marker.map(rowsOf);
     expect(marker).toEqual([{ lake: resolve(lake), chainlake_version: VERSION, past: true }]);
     const topSenders = readFileSync('sql/top_senders.sql', 'utf8').split('\n')[0]!.replace(/^-- /, '');
     expect(comments![0]).toEqual({ view_name: 'erc_transfers', comment: LAKE_TABLES.find((d) => d.table === 'erc_transfers')!.doc });
