@@ -180,7 +180,7 @@ export interface LakeDatabaseOptions {
  * than all (warehouse/prune.ts): their views bind those files alone. `warehouse`: the warehouse
  * file whose catalogue to read (`attached`: as ROWS_DB); with `manifests`, its blooms alone (the
  * bounds from the manifests, which a long-lived process has decoded once), the file attached only
- * for a query that asks for a hash.
+ * for a query that asks for a hash; with `kept`, left attached for the next one (KeptCatalogue).
  */
 export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, warehouse?: { file: string; attached: boolean; manifests?: boolean; kept?: KeptCatalogue }): Promise<Map<string, string[]>> {
   const named = viewsFor(sql);
