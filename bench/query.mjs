@@ -299,7 +299,9 @@ async function timeAll(label, lake, ref, duckdb, openLake) {
   // What each later run pays when it brings the file with rows up to date (here: nothing new).
   const again = rowsWay && writeWarehouseFile(lake, rowsWay.file, true);
   const sec = (t) => `${t.toFixed(3)} s`;
-  console.log(`\n${label}: ${files} files; start-up: chainlake query of SELECT 1 ${sec(startup)} against ${sec(bare)} for Node with DuckDB; with erc_transfers ready to read ${ways.map((w, i) => `${sec(bound[i])} ${w.rows ? 'with rows' : 'over Parquet'}`).join(', ')}, against ${sec(nativeOpen)} for Node with DuckDB and the native file open; ${ways.map((w) => `\`chainlake warehouse ${w.rows ? '--rows' : '--no-rows'}\` ${w.written.seconds.toFixed(1)} s (peak RSS ${fmt(w.written.rssMB)} MB)`).join(', ')}${again ? `, again with nothing new ${again.seconds.toFixed(1)} s (${fmt(again.rssMB)} MB)` : ''}`);
+  // Start-up is timed only with the processes (not --no-cli).
+  const started = CLI ? ` start-up: chainlake query of SELECT 1 ${sec(startup)} against ${sec(bare)} for Node with DuckDB; with erc_transfers ready to read ${ways.map((w, i) => `${sec(bound[i])} ${w.rows ? 'with rows' : 'over Parquet'}`).join(', ')}, against ${sec(nativeOpen)} for Node with DuckDB and the native file open;` : '';
+  console.log(`\n${label}: ${files} files;${started} ${ways.map((w) => `\`chainlake warehouse ${w.rows ? '--rows' : '--no-rows'}\` ${w.written.seconds.toFixed(1)} s (peak RSS ${fmt(w.written.rssMB)} MB)`).join(', ')}${again ? `, again with nothing new ${again.seconds.toFixed(1)} s (${fmt(again.rssMB)} MB)` : ''}`);
   console.log('The warehouse file and the library against the native table in the bench\'s process; `chainlake query` (less its start-up with the table ready) against the native table in a process of its own (less its start-up with the file open).');
   // Without processes (--no-cli) their columns are left out, not printed empty.
   const processes = (cells) => cells.filter((_, i) => CLI || !(i === 0 || (i - 1) % 4 >= 2));

@@ -7,7 +7,7 @@ import { LAKE_TABLE_NAMES, type LakeTables } from '../tables.js';
 import { existingLake } from '../state/location.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
-import { bindViews, connectWarehouse, filesFor, lakeDatabase, prunedViews, viewSql, viewsFor, type LakeDatabaseOptions } from './views.js';
+import { bindViews, connectWarehouse, filesFor, KeptCatalogue, lakeDatabase, prunedViews, viewSql, viewsFor, type LakeDatabaseOptions } from './views.js';
 import { currentRows, ROWS_DB, rowsFileOf } from './rows.js';
 import { VIEW_NAMES } from './names.js';
 
@@ -62,6 +62,13 @@ class OpenLake implements Lake {
   private readonly oneSchema = new Set<string>();
   /** Views are made one query at a time: two queries at once must not both make the same view. */
   private binding: Promise<unknown> = Promise.resolve();
+  /**
+   * Whether the warehouse file is attached as ROWS_DB, once asked: only currentRows attaches or
+   * detaches it, so it is asked again after that alone (asking cost each query a statement).
+   */
+  private rowsAttached?: boolean;
+  /** The warehouse file's blooms, attached by the first query that asks for a hash and kept. */
+  private readonly catalogue = new KeptCatalogue();
 
   constructor(
     readonly path: string,
@@ -81,14 +88,18 @@ class OpenLake implements Lake {
       const names = viewsFor(sql) ?? new Set(VIEW_NAMES);
       const fresh = [...names].filter((t) => !this.bound.has(t) && !this.parquet.has(t));
       const tables = fresh.filter((t) => TABLES.has(t));
+      if (this.rows.rowsFrom && tables.length) {
+        await this.catalogue.release(conn);
+        this.rowsAttached = undefined;
+      }
       const rows = this.rows.rowsFrom && tables.length ? await currentRows(conn, this.lake, this.rows.rowsFrom, tables, this.rows.rowsNamed) : new Set<string>();
       for (const v of rows.size ? await viewSql(conn, this.lake, rows, undefined, rows) : []) await conn.run(v);
       for (const t of fresh) (rows.has(t) ? this.bound : this.parquet).add(t);
       // The bounds from the manifests (decoded once a version); the blooms of the warehouse file,
       // where there is one, for a query that asks for a hash.
       const file = this.rows.rowsFrom;
-      const attached = async () => Number((await conn.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = '${ROWS_DB}'`)).getRows()[0]![0]) > 0;
-      const pruned = await filesFor(conn, this.lake, sql, this.parquet, file ? { file, attached: await attached(), manifests: true } : undefined);
+      const attached = async () => (this.rowsAttached ??= Number((await conn.runAndReadAll(`SELECT count(*) FROM duckdb_databases() WHERE database_name = '${ROWS_DB}'`)).getRows()[0]![0]) > 0);
+      const pruned = await filesFor(conn, this.lake, sql, this.parquet, file ? { file, attached: await attached(), manifests: true, kept: this.catalogue } : undefined);
       const whole = new Set([...this.parquet].filter((t) => names.has(t) && !this.bound.has(t) && !pruned.has(t)));
       if (whole.size) {
         const views = await bindViews(conn, this.lake, { only: whole, lineUpOnce: true });

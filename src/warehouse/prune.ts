@@ -106,6 +106,8 @@ interface Bound {
   sql: string[];
   /** Its type, where only evaluating it tells. */
   typed?: boolean;
+  /** It reads the clock. */
+  varies?: boolean;
 }
 
 /** The bounds one conjunct of a WHERE puts on the table's columns (`names`: how a column may be qualified). */
@@ -122,7 +124,7 @@ function boundsOf(e: Node, names: Set<string>): Bound[] {
   // The pruning evaluates the clock before the query does, so its now() is the earlier: a lower
   // bound from it is lower than the query's (keeps more), an upper bound or an equality would be
   // lower too and could leave out rows the query keeps.
-  const bound = (c: string, side: Bound['side'], k: { sql: string; type?: string; varies?: boolean }): Bound[] => (k.varies && side !== 'lo' ? [] : [{ column: c, side, sql: [k.sql], ...(k.type === undefined ? { typed: true } : {}) }]);
+  const bound = (c: string, side: Bound['side'], k: { sql: string; type?: string; varies?: boolean }): Bound[] => (k.varies && side !== 'lo' ? [] : [{ column: c, side, sql: [k.sql], ...(k.type === undefined ? { typed: true } : {}), ...(k.varies ? { varies: true } : {}) }]);
   if (e.type === 'COMPARE_BETWEEN') {
     const c = column(e.input);
     const lo = constantSql(e.lower);
@@ -165,6 +167,25 @@ function conjuncts(e: unknown): Node[] {
  * read so (not only SELECTs, or the table named some other way than as a table of a FROM).
  */
 async function placesOf(conn: DuckDBConnection, sql: string, tables: readonly string[]): Promise<Map<string, Bound[][] | undefined>> {
+  const key = JSON.stringify([sql, tables]);
+  const known = parsedPlaces.get(key);
+  if (known) return known;
+  const out = await parsePlaces(conn, sql, tables);
+  if (parsedPlaces.size >= PARSED_KEPT) parsedPlaces.delete(parsedPlaces.keys().next().value!);
+  parsedPlaces.set(key, out);
+  return out;
+}
+
+/**
+ * What placesOf read of the SQL last asked, by its text and tables: reading it is a pure function
+ * of them, and a process that runs the same query again (the library behind a dashboard) would
+ * otherwise parse it again, a statement to DuckDB each time. Evaluating the constants (needsOf)
+ * is kept apart: what reads the clock moves.
+ */
+const parsedPlaces = new Map<string, Map<string, Bound[][] | undefined>>();
+const PARSED_KEPT = 64;
+
+async function parsePlaces(conn: DuckDBConnection, sql: string, tables: readonly string[]): Promise<Map<string, Bound[][] | undefined>> {
   const out = new Map<string, Bound[][] | undefined>(tables.map((t) => [t, undefined]));
   let parsed: { error: boolean; statements?: unknown[] };
   try {
@@ -215,6 +236,25 @@ const MAX_ALTERNATIVES = 4096;
  * set of ranges for each value of its IN lists (a row is kept where it is in one of them).
  */
 async function needsOf(conn: DuckDBConnection, places: Bound[][]): Promise<Need[]> {
+  // Constants that do not read the clock evaluate to the same values every time (in UTC, the zone
+  // evaluate sets): those evaluated last are kept, statements to DuckDB saved a query.
+  const key = places.some((p) => p.some((b) => b.varies)) ? undefined : JSON.stringify(places);
+  const known = key === undefined ? undefined : evaluated.get(key);
+  if (known) return known;
+  const out = await evaluate(conn, places);
+  if (key !== undefined) {
+    if (evaluated.size >= PARSED_KEPT) evaluated.delete(evaluated.keys().next().value!);
+    evaluated.set(key, out);
+  }
+  return out;
+}
+
+/** The needs of places whose constants do not read the clock, by the places (needsOf). */
+const evaluated = new Map<string, Need[]>();
+
+async function evaluate(conn: DuckDBConnection, places: Bound[][]): Promise<Need[]> {
+  // Constants are read in the zone every query runs in (connectWarehouse).
+  await conn.run("SET TimeZone = 'UTC'");
   const typedOf = (b: Bound) => (b.typed ? b.sql.map((sql) => `typeof(${sql})`) : []);
   const valueOf = (b: Bound, sql: string) => (PRUNABLE[b.column] === 'long' ? `CAST(${sql} AS BIGINT)::VARCHAR` : PRUNABLE[b.column] === 'timestamptz' ? `epoch_us(CAST(${sql} AS TIMESTAMPTZ))::VARCHAR` : `CAST(${sql} AS VARCHAR)`);
   const exprs = places.flat().flatMap((b) => [...typedOf(b), ...b.sql.map((sql) => valueOf(b, sql))]);
@@ -488,8 +528,6 @@ export async function prunedFiles(conn: DuckDBConnection, lake: string, sql: str
   const out = new Map<string, string[]>();
   const tables = [...committed.keys()].filter((t) => (committed.get(t)?.length ?? 0) > 1);
   if (!tables.length) return out;
-  // Constants are read in the zone every query runs in (connectWarehouse).
-  await conn.run("SET TimeZone = 'UTC'");
   for (const [table, places] of await placesOf(conn, sql, tables)) {
     if (!places) continue;
     const all = committed.get(table)!;

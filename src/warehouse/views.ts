@@ -1,7 +1,7 @@
 // DuckDB over the lake: every table is a view of its name over its committed Parquet files, so SQL
 // (bundled in sql/ or typed by a user) reads views, never paths. A table with no files yet is an
 // empty view of the declared columns, so queries do not break on a fresh lake.
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
 import { connectWarehouse, queryDatabase, type DuckDBConnection, type DuckDBInstance } from './duckdb.js';
@@ -92,8 +92,9 @@ export async function viewSql(conn: DuckDBConnection, lake: string, only?: Set<s
       out.push(await rowsView(conn, decl, ROWS_DB));
       continue;
     }
-    const from = filesOf(root, decl, oneSchema?.has(decl.table), store, pruned?.get(decl.table));
-    out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${from ? await exactSelect(conn, decl, from) : emptySelect(decl)}`);
+    const some = pruned?.get(decl.table);
+    const from = filesOf(root, decl, oneSchema?.has(decl.table), store, some);
+    out.push(`CREATE OR REPLACE VIEW "${decl.table}" AS ${from ? await (some ? prunedSelect(conn, decl, from) : exactSelect(conn, decl, from)) : emptySelect(decl)}`);
   }
   const rejects = join(root, REJECTS);
   const has = sourcesOf(root);
@@ -113,6 +114,25 @@ export async function viewSql(conn: DuckDBConnection, lake: string, only?: Set<s
     );
   }
   return out;
+}
+
+/**
+ * The select of a view over some files (exactSelect), kept by what it reads: a file's columns
+ * never change (a new name for every write), so the same files give the same select, and a
+ * process that runs the same selective query again (the library) skips the binding of its files
+ * that reading their columns costs.
+ */
+const prunedSelects = new Map<string, string>();
+const PRUNED_KEPT = 64;
+
+async function prunedSelect(conn: DuckDBConnection, decl: StreamDecl, from: string): Promise<string> {
+  const key = `${decl.table}\n${from}`;
+  const known = prunedSelects.get(key);
+  if (known !== undefined) return known;
+  const select = await exactSelect(conn, decl, from);
+  if (prunedSelects.size >= PRUNED_KEPT) prunedSelects.delete(prunedSelects.keys().next().value!);
+  prunedSelects.set(key, select);
+  return select;
 }
 
 /**
@@ -160,9 +180,9 @@ export interface LakeDatabaseOptions {
  * than all (warehouse/prune.ts): their views bind those files alone. `warehouse`: the warehouse
  * file whose catalogue to read (`attached`: as ROWS_DB); with `manifests`, its blooms alone (the
  * bounds from the manifests, which a long-lived process has decoded once), the file attached only
- * for a query that asks for a hash.
+ * for a query that asks for a hash; with `kept`, left attached for the next one (KeptCatalogue).
  */
-export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, warehouse?: { file: string; attached: boolean; manifests?: boolean }): Promise<Map<string, string[]>> {
+export async function filesFor(conn: DuckDBConnection, lake: string, sql: string, tables: ReadonlySet<string>, warehouse?: { file: string; attached: boolean; manifests?: boolean; kept?: KeptCatalogue }): Promise<Map<string, string[]>> {
   const named = viewsFor(sql);
   const read = [...tables].filter((t) => !named || named.has(t));
   if (!read.length || !/\bwhere\b/i.test(sql)) return new Map();
@@ -170,6 +190,8 @@ export async function filesFor(conn: DuckDBConnection, lake: string, sql: string
   const prune = (catalogue: Map<string, Map<string, Described>>, probe?: BloomProbe) => prunedFiles(conn, lake, sql, committedFiles(lake, read), async (t) => catalogue.get(t) ?? snapshotBounds(lake, t), probe);
   if (warehouse?.attached) return prune(warehouse.manifests ? new Map() : await catalogueIn(conn, ROWS_DB, read), bloomProbe(conn, ROWS_DB));
   if (!warehouse || !existsSync(warehouse.file)) return prune(new Map());
+  const kept = warehouse.kept;
+  if (kept) return prune(new Map(), async (t, c, values) => ((await kept.attach(conn, warehouse.file)) ? bloomProbe(conn, CATALOGUE_DB)(t, c, values) : new Map()));
   // Attached once, when first needed: the attach reads the file's whole catalogue of views.
   let attached: boolean | undefined;
   const attach = async () => {
@@ -195,6 +217,48 @@ export async function filesFor(conn: DuckDBConnection, lake: string, sql: string
 
 /** The name the warehouse file is attached under to read its catalogue of file bounds alone. */
 const CATALOGUE_DB = 'chainlake_catalogue';
+
+/**
+ * The warehouse file attached for its blooms and left so between queries (the library): attaching
+ * reads the file's whole catalogue of views, which cost a hash query more than its probe. A file
+ * replaced since (a run renames a new one over it) is attached anew; one attached while it was
+ * replaced still answers rightly, as a bloom describes a file whose name is never reused and a file
+ * it does not describe is read.
+ */
+export class KeptCatalogue {
+  /** The file as it was when last attached or tried (device, inode, time, size), and whether it attached. */
+  private stamp?: string;
+  private attached = false;
+
+  /** Whether `file` is attached as CATALOGUE_DB, as it is now. */
+  async attach(conn: DuckDBConnection, file: string): Promise<boolean> {
+    let stamp: string | undefined;
+    try {
+      const st = statSync(file);
+      stamp = `${st.dev}:${st.ino}:${st.mtimeMs}:${st.size}`;
+    } catch {
+      stamp = undefined;
+    }
+    if (stamp !== undefined && stamp === this.stamp) return this.attached;
+    await this.release(conn);
+    this.stamp = stamp;
+    if (stamp === undefined) return false;
+    try {
+      await conn.run(`ATTACH ${sqlString(file)} AS ${CATALOGUE_DB} (READ_ONLY)`);
+      this.attached = true;
+    } catch {
+      // Held open for writing elsewhere, or not a database: no blooms, until the file changes.
+    }
+    return this.attached;
+  }
+
+  /** Detached (DuckDB attaches a file once: before it is attached under another name). */
+  async release(conn: DuckDBConnection): Promise<void> {
+    if (this.attached) await conn.run(`DETACH ${CATALOGUE_DB}`);
+    this.attached = false;
+    this.stamp = undefined;
+  }
+}
 
 /**
  * TEMP views (they shadow the database's for one connection) over only the files a query can need
