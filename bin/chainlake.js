@@ -13,11 +13,11 @@
 // They apply when the file is run as a program, as `chainlake` and the Makefile do. The loading
 // commands also ask DuckDB's allocator (jemalloc) to hand freed pages back at once instead of
 // keeping them for reuse: about 50 MB less per written batch, for some of DuckDB's speed, which the
-// transform hides (it writes on its own threads meanwhile). A rebuild keeps them for 100 ms: it
-// writes a batch of 40,000 rows with one thread, and handing pages back at once doubled that
-// write's CPU, for about 30 MB more at its peak (docs/benchmarks.md, rebuild). Queries keep the
-// default. A DUCKDB_JE_MALLOC_CONF you set wins.
-const decayMs = new Map([['run', 0], ['compact', 0], ['rebuild', 100]]).get(process.argv[2]);
+// transform hides (it writes on its own threads meanwhile). A rebuild keeps them for 50 ms: it
+// writes batches of 40,000 rows with one thread, whose CPU handing pages back at once doubled;
+// kept that long, a rebuild of 600k rows still peaked under 300 MB, where 100 ms crossed it
+// (docs/benchmarks.md, rebuild). Queries keep the default. A DUCKDB_JE_MALLOC_CONF you set wins.
+const decayMs = new Map([['run', 0], ['compact', 0], ['rebuild', 50]]).get(process.argv[2]);
 if (decayMs !== undefined) process.env.DUCKDB_JE_MALLOC_CONF ??= `dirty_decay_ms:${decayMs},muzzy_decay_ms:${decayMs}`;
 import('../dist/bin/main.js').then((m) => m.main(process.argv.slice(2))).catch((err) => {
   if (err && err.code === 'ERR_MODULE_NOT_FOUND') {

@@ -22,7 +22,7 @@ function settingOf(args: string[], env: Record<string, string> = {}): string {
 describe("DuckDB's allocator, set per command by bin/chainlake.js", () => {
   const lake = join(dir, 'none');
   it('keeps freed pages a little while for a rebuild, hands them back at once for a run and a compact, and leaves queries alone', () => {
-    expect(settingOf(['rebuild', 'erc_transfers', '--lake', lake])).toBe('dirty_decay_ms:100,muzzy_decay_ms:100');
+    expect(settingOf(['rebuild', 'erc_transfers', '--lake', lake])).toBe('dirty_decay_ms:50,muzzy_decay_ms:50');
     expect(settingOf(['run', join(dir, 'nope.yaml'), '--lake', lake])).toBe('dirty_decay_ms:0,muzzy_decay_ms:0');
     expect(settingOf(['compact', 'erc_transfers', '--lake', lake])).toBe('dirty_decay_ms:0,muzzy_decay_ms:0');
     expect(settingOf(['query', 'SELECT 1', '--lake', lake])).toBe('none');
