@@ -18,7 +18,7 @@
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
-import { cpus, tmpdir, totalmem } from 'node:os';
+import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { arg, buildWorld, fmt, plan, root, startSim, timed, transfersPipeline } from './common.mjs';
 
@@ -151,11 +151,14 @@ if (arg('replay')) {
   const copy = join(mkdtempSync(join(tmpdir(), 'chainlake-bench-replay-')), 'lake');
   cpSync(arg('replay'), copy, { recursive: true });
   try {
+    // The machine's load before and after: on a shared machine it moves the wall time most.
+    const load = () => loadavg()[0].toFixed(0);
+    const loadBefore = load();
     const replay = await timed(['rebuild', 'erc_transfers', '--lake', copy]);
     const rows = Number(/: (\d+) rows \(/.exec(replay.stdout)?.[1]);
     const cpu = {};
     const parse = jsonParseRate(copy, 'utf8', { cpu });
-    console.log(`replay ${fmt(rows / replay.seconds)} rows/s (${(rows / replay.seconds / parse).toFixed(2)} of the ceiling ${fmt(parse)}), ${replay.seconds.toFixed(1)} s, user + sys CPU ${replay.cpuSeconds.toFixed(1)} s, peak RSS ${fmt(replay.rssMB)} MB`);
+    console.log(`replay ${fmt(rows / replay.seconds)} rows/s (${(rows / replay.seconds / parse).toFixed(2)} of the ceiling ${fmt(parse)}), ${replay.seconds.toFixed(1)} s, user + sys CPU ${replay.cpuSeconds.toFixed(1)} s, peak RSS ${fmt(replay.rssMB)} MB, load average ${loadBefore}-${load()}`);
     // What the wall-time ratio would be with both cores its own: the ceiling is one thread's parse.
     console.log(`  by CPU: the ceiling's parse ${cpu.seconds.toFixed(1)} s, the rebuild ${(replay.cpuSeconds / cpu.seconds).toFixed(1)} times it: ${((cpus().length * cpu.seconds) / replay.cpuSeconds).toFixed(2)} of the ceiling on ${cpus().length} cores`);
   } finally {
