@@ -5,9 +5,10 @@
 // the API key reach no output and no file of the lake.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { STREAMS } from '../../src/streams/index.js';
@@ -271,6 +272,79 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
   const codes = await Promise.all(workers.map((w) => w.done));
   return { result, codes, said: workers.map((w) => w.said()).join('\n') };
 }
+
+/** The lease of the run with a paused worker: a killed worker's job must be handed on well within it. */
+const PAUSE_LEASE_SECONDS = '8';
+
+describe('run --queue: a worker killed and a worker paused', () => {
+  it("a killed worker's job is handed on at once, a paused one's (SIGSTOP: alive, silent) only after its bound; the tables equal one process", async () => {
+    const lake = join(root, 'paused');
+    const env = { CHAINLAKE_JOB_LEASE_SECONDS: PAUSE_LEASE_SECONDS };
+    const admin = new pg.Client({ connectionString: pgdb.url });
+    await admin.connect();
+    // Each takeover of a lease, with its old holder and the bound it had, by the database's clock.
+    await (await WorkQueue.open(pgdb.url)).close();
+    await admin.query(`
+      CREATE TABLE takeovers (key text, old_holder text, old_expires timestamptz, at timestamptz);
+      CREATE FUNCTION note_takeover() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        IF NEW.token <> OLD.token THEN INSERT INTO takeovers VALUES (OLD.key, OLD.holder, OLD.expires_at, clock_timestamp()); END IF;
+        RETURN NEW;
+      END $$;
+      CREATE TRIGGER note_takeover AFTER UPDATE ON chainlake.leases FOR EACH ROW EXECUTE FUNCTION note_takeover();`);
+    const holder = (w: ReturnType<typeof worker>) => `${hostname()}:${w.child.pid}`;
+    const holds = async (w: ReturnType<typeof worker>) => (await admin.query(`SELECT 1 FROM chainlake.leases WHERE holder = $1`, [holder(w)])).rowCount! > 0;
+    const workers = [worker(lake, env), worker(lake, env)];
+    let running = true;
+    const run = runCli(['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...RUN_FLAGS, '--log-format', 'json'], { CHAINLAKE_API_KEY: KEY, ...env }).finally(
+      () => (running = false),
+    );
+    const killed: string[] = [];
+    let paused: ReturnType<typeof worker> | undefined;
+    try {
+      // One worker killed mid-job (replaced), then one paused mid-job while it holds a lease.
+      while (running && !paused) {
+        const i = await Promise.race([...workers.map((w, n) => w.started().then(() => n)), run.then(() => -1)]);
+        if (i < 0 || !running) break;
+        const w = workers[i]!;
+        if (!killed.length) {
+          const mid = w.working() && (await holds(w));
+          w.child.kill('SIGKILL');
+          await w.done;
+          if (mid) killed.push(holder(w));
+          workers[i] = worker(lake, env);
+        } else {
+          w.child.kill('SIGSTOP');
+          if (await holds(w)) paused = w;
+          else w.child.kill('SIGCONT');
+        }
+      }
+      const result = await run;
+      outputs.push(result.stdout + result.stderr);
+      expect(result.code, whyFailed(result.stderr)).toBe(0);
+      expect(killed).toHaveLength(1);
+      expect(paused).toBeDefined();
+      const taken = (await admin.query<{ old_holder: string; early: boolean }>(`SELECT old_holder, at < old_expires AS early FROM takeovers`)).rows;
+      // The killed worker's keys were taken over before their bound ran out, the paused one's only after.
+      const early = (h: string) => taken.filter((t) => t.old_holder === h).map((t) => t.early);
+      expect(early(killed[0]!).length).toBeGreaterThan(0);
+      expect(early(killed[0]!).every(Boolean)).toBe(true);
+      expect(early(holder(paused!)).length).toBeGreaterThan(0);
+      expect(early(holder(paused!)).some(Boolean)).toBe(false);
+      // Resumed, it finds its leases gone, commits nothing and stops as asked.
+      paused!.child.kill('SIGCONT');
+      await paused!.heard('"msg":"job lost"');
+      expect(differences(await lakeContents(lake))).toEqual([]);
+    } finally {
+      paused?.child.kill('SIGCONT');
+      await Promise.all(workers.map((w) => w.ready));
+      for (const w of workers) w.child.kill('SIGTERM');
+      const codes = await Promise.all(workers.map((w) => w.done));
+      await admin.query(`DROP TRIGGER note_takeover ON chainlake.leases; DROP FUNCTION note_takeover(); DROP TABLE takeovers`);
+      await admin.end();
+      expect(codes, workers.map((w) => w.said()).join('\n')).toEqual([0, 0]);
+    }
+  }, 300_000);
+});
 
 describe('run --queue: the database going away', () => {
   it('a worker started while it is away waits for it, then for jobs', async () => {
