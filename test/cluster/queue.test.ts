@@ -282,15 +282,18 @@ describe('run --queue: a worker killed and a worker paused', () => {
     const env = { CHAINLAKE_JOB_LEASE_SECONDS: PAUSE_LEASE_SECONDS };
     const admin = new pg.Client({ connectionString: pgdb.url });
     await admin.connect();
-    // Each takeover of a lease, with its old holder and the bound it had, by the database's clock.
+    // Each job put back (pg-boss fails a job by deleting and inserting its row), with the holder of its key's lease then and whether that lease was
+    // still within its bound, by the database's clock (not by when a busy worker next takes it).
     await (await WorkQueue.open(pgdb.url)).close();
     await admin.query(`
-      CREATE TABLE takeovers (key text, old_holder text, old_expires timestamptz, at timestamptz);
-      CREATE FUNCTION note_takeover() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
-        IF NEW.token <> OLD.token THEN INSERT INTO takeovers VALUES (OLD.key, OLD.holder, OLD.expires_at, clock_timestamp()); END IF;
-        RETURN NEW;
+      CREATE TABLE put_back (key text, holder text, live boolean);
+      CREATE FUNCTION note_put_back() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN
+        IF OLD.state = 'active' THEN
+          INSERT INTO put_back SELECT l.key, l.holder, l.expires_at > clock_timestamp() FROM chainlake.leases l WHERE l.key = OLD.data->>'key';
+        END IF;
+        RETURN OLD;
       END $$;
-      CREATE TRIGGER note_takeover AFTER UPDATE ON chainlake.leases FOR EACH ROW EXECUTE FUNCTION note_takeover();`);
+      CREATE TRIGGER note_put_back AFTER DELETE ON chainlake_queue.job FOR EACH ROW EXECUTE FUNCTION note_put_back();`);
     const holder = (w: ReturnType<typeof worker>) => `${hostname()}:${w.child.pid}`;
     const holds = async (w: ReturnType<typeof worker>) => (await admin.query(`SELECT 1 FROM chainlake.leases WHERE holder = $1`, [holder(w)])).rowCount! > 0;
     const workers = [worker(lake, env), worker(lake, env)];
@@ -323,9 +326,9 @@ describe('run --queue: a worker killed and a worker paused', () => {
       expect(result.code, whyFailed(result.stderr)).toBe(0);
       expect(killed).toHaveLength(1);
       expect(paused).toBeDefined();
-      const taken = (await admin.query<{ old_holder: string; early: boolean }>(`SELECT old_holder, at < old_expires AS early FROM takeovers`)).rows;
-      // The killed worker's keys were taken over before their bound ran out, the paused one's only after.
-      const early = (h: string) => taken.filter((t) => t.old_holder === h).map((t) => t.early);
+      const back = (await admin.query<{ holder: string; live: boolean }>(`SELECT holder, live FROM put_back`)).rows;
+      // The killed worker's jobs went back before their leases' bound ran out, the paused one's only after.
+      const early = (h: string) => back.filter((t) => t.holder === h).map((t) => t.live);
       expect(early(killed[0]!).length).toBeGreaterThan(0);
       expect(early(killed[0]!).every(Boolean)).toBe(true);
       expect(early(holder(paused!)).length).toBeGreaterThan(0);
@@ -339,7 +342,7 @@ describe('run --queue: a worker killed and a worker paused', () => {
       await Promise.all(workers.map((w) => w.ready));
       for (const w of workers) w.child.kill('SIGTERM');
       const codes = await Promise.all(workers.map((w) => w.done));
-      await admin.query(`DROP TRIGGER note_takeover ON chainlake.leases; DROP FUNCTION note_takeover(); DROP TABLE takeovers`);
+      await admin.query(`DROP TRIGGER note_put_back ON chainlake_queue.job; DROP FUNCTION note_put_back(); DROP TABLE put_back`);
       await admin.end();
       expect(codes, workers.map((w) => w.said()).join('\n')).toEqual([0, 0]);
     }
