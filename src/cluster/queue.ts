@@ -5,9 +5,9 @@
 // worker that lost its lease (taken over, the run ended, the database away past the bound) commits
 // nothing, and a takeover waits for a commit under way to end.
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { createHash, randomUUID } from 'node:crypto';
+import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import type pg from 'pg';
+import pg from 'pg';
 import PgBoss from 'pg-boss';
 import { RunError } from '../errors.js';
 import { bounded, boundedAll } from '../text.js';
@@ -38,7 +38,23 @@ CREATE TABLE IF NOT EXISTS chainlake.leases (
   run_id     text NOT NULL,
   expires_at timestamptz NOT NULL
 );
+ALTER TABLE chainlake.leases ADD COLUMN IF NOT EXISTS taken_at timestamptz;
+ALTER TABLE chainlake.leases ADD COLUMN IF NOT EXISTS presence_a integer;
+ALTER TABLE chainlake.leases ADD COLUMN IF NOT EXISTS presence_b integer;
 `;
+
+/**
+ * The holder of lease \`l\` is gone: it named the session advisory lock its worker holds for its
+ * life (Presence), and no session of the database holds it now (its process was killed, or its
+ * connection dropped: the server ends the session and lets its locks go). pg_locks shows every
+ * role's locks; a key of two integers shows as classid and objid with objsubid 2. A lease that
+ * names no lock (its worker's session was down when it took it) is never judged gone: its bound
+ * finds it.
+ */
+const HOLDER_GONE = (l: string) => `(${l}.presence_a IS NOT NULL AND NOT EXISTS (
+  SELECT 1 FROM pg_locks p WHERE p.locktype = 'advisory' AND p.granted AND p.objsubid = 2
+    AND p.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+    AND p.classid = ${l}.presence_a::oid AND p.objid = ${l}.presence_b::oid))`;
 
 const IN_MS = `* interval '1 millisecond'`;
 
@@ -66,8 +82,10 @@ export interface JobState {
   state: 'created' | 'retry' | 'active' | 'completed' | 'cancelled' | 'failed';
   output: unknown;
   retryCount: number;
-  /** Active, and no live lease on its key for longer than the bound: its worker is gone. */
+  /** Active, and no live lease on its key for longer than the bound, or its worker's session ended: its worker is gone. */
   lost: boolean;
+  /** Lost because its worker's session with the database ended (rather than by the bound). */
+  gone: boolean;
 }
 
 /** The queue of a lake: every run and worker of that lake meets there. */
@@ -99,12 +117,16 @@ const inGuard = new AsyncLocalStorage<pg.PoolClient>();
 export class WorkQueue {
   readonly where: string;
 
+  /** This process's mark of life, for the leases it takes: opened with its first lease. */
+  private readonly presence: Presence;
+
   private constructor(
     private readonly pool: pg.Pool,
     private readonly boss: PgBoss,
     url: string,
   ) {
     this.where = redactUrl(url);
+    this.presence = new Presence(url);
   }
 
   /**
@@ -127,6 +149,7 @@ export class WorkQueue {
   }
 
   async close(): Promise<void> {
+    await this.presence.close();
     await this.boss.stop({ graceful: false, wait: true, close: true }).catch(() => undefined);
     await this.pool.end().catch(() => undefined);
   }
@@ -188,17 +211,24 @@ export class WorkQueue {
     return ids;
   }
 
-  /** The states of `ids`; an active job whose key has had no live lease for `boundMs` is `lost`. */
+  /**
+   * The states of `ids`. An active job is `lost` when its key has had no live lease for `boundMs`,
+   * or at once (`gone`) when the lease taken since this attempt began is held by a worker whose
+   * session ended: a lease of an earlier attempt says nothing of the worker that has the job now.
+   */
   async states(queue: string, ids: string[], boundMs: number): Promise<JobState[]> {
-    const r = await this.query<{ id: string; state: JobState['state']; output: unknown; retry_count: number; lost: boolean }>(
+    const r = await this.query<{ id: string; state: JobState['state']; output: unknown; retry_count: number; silent: boolean; gone: boolean }>(
       `SELECT j.id, j.state, j.output, j.retry_count,
               j.state = 'active' AND j.started_on < clock_timestamp() - $3 ${IN_MS}
                 AND NOT EXISTS (SELECT 1 FROM chainlake.leases l WHERE l.key = j.data->>'key' AND l.run_id = j.data->>'run'
-                                AND l.expires_at > clock_timestamp() - $3 ${IN_MS}) AS lost
+                                AND l.expires_at > clock_timestamp() - $3 ${IN_MS}) AS silent,
+              j.state = 'active'
+                AND EXISTS (SELECT 1 FROM chainlake.leases l WHERE l.key = j.data->>'key' AND l.run_id = j.data->>'run'
+                            AND l.taken_at >= j.started_on AND ${HOLDER_GONE('l')}) AS gone
        FROM ${BOSS_SCHEMA}.job j WHERE j.name = $1 AND j.id = ANY($2::uuid[])`,
       [queue, ids, boundMs],
     );
-    return r.rows.map((x) => ({ id: x.id, state: x.state, output: x.output, retryCount: x.retry_count, lost: x.lost }));
+    return r.rows.map((x) => ({ id: x.id, state: x.state, output: x.output, retryCount: x.retry_count, lost: x.silent || x.gone, gone: x.gone && !x.silent }));
   }
 
   /**
@@ -237,15 +267,21 @@ export class WorkQueue {
     await this.call(() => this.boss.complete(queue, id, boundedAll(output)));
   }
 
-  /** The lease of `key` for the run, when no other live worker holds it (a takeover waits for a commit under way). */
+  /**
+   * The lease of `key` for the run, when no other live worker holds it: its holder's bound passed,
+   * or its holder's session ended (a takeover waits for a commit under way). The lease names this
+   * worker's presence, so that its own death hands the key on at once.
+   */
   async lease(key: string, runId: string, boundMs: number, onLost: (reason: string) => void): Promise<JobLease | undefined> {
+    const me = await this.presence.key();
     const r = await this.query<{ token: string }>(
-      `INSERT INTO chainlake.leases AS l (key, token, holder, run_id, expires_at)
-       VALUES ($1, 1, $2, $3, clock_timestamp() + $4 ${IN_MS})
-       ON CONFLICT (key) DO UPDATE SET token = l.token + 1, holder = EXCLUDED.holder, run_id = EXCLUDED.run_id, expires_at = EXCLUDED.expires_at
-       WHERE l.expires_at < clock_timestamp() OR l.run_id <> EXCLUDED.run_id
+      `INSERT INTO chainlake.leases AS l (key, token, holder, run_id, expires_at, taken_at, presence_a, presence_b)
+       VALUES ($1, 1, $2, $3, clock_timestamp() + $4 ${IN_MS}, clock_timestamp(), $5, $6)
+       ON CONFLICT (key) DO UPDATE SET token = l.token + 1, holder = EXCLUDED.holder, run_id = EXCLUDED.run_id, expires_at = EXCLUDED.expires_at,
+         taken_at = EXCLUDED.taken_at, presence_a = EXCLUDED.presence_a, presence_b = EXCLUDED.presence_b
+       WHERE l.expires_at < clock_timestamp() OR l.run_id <> EXCLUDED.run_id OR ${HOLDER_GONE('l')}
        RETURNING token`,
-      [key, holderName(), runId, boundMs],
+      [key, holderName(), runId, boundMs, me?.[0] ?? null, me?.[1] ?? null],
     );
     const token = r.rows[0]?.token;
     return token === undefined ? undefined : new JobLease(this, key, token, runId, boundMs, onLost);
@@ -279,6 +315,65 @@ export class WorkQueue {
   /** @internal A connection of its own, for a guarded commit's transaction. */
   async connect(): Promise<pg.PoolClient> {
     return this.call(() => this.pool.connect());
+  }
+}
+
+/** How long a worker waits before it opens its presence session again after it dropped. */
+const PRESENCE_RETRY_MS = 1000;
+
+/**
+ * A worker's mark of life in the database: one session of its own for its life, holding a session
+ * advisory lock on a random pair of integers that its leases name. The server ends the session of
+ * a killed process (its socket closes) and lets the lock go, so a lease naming it is free at once
+ * (HOLDER_GONE). A paused or cut-off worker keeps its session open: the lease's bound finds it. A
+ * session that dropped while the worker lives is opened again on the same pair; meanwhile the
+ * worker's leases may be taken over, which fencing turns into repeated work, not a wrong table.
+ */
+class Presence {
+  private readonly pair: [number, number] = [randomInt(2 ** 31), randomInt(2 ** 31)];
+  private session: Promise<pg.Client | undefined> | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly url: string) {}
+
+  /** The pair this worker's leases name, or undefined while its session is down (its leases then rely on their bound). */
+  async key(): Promise<[number, number] | undefined> {
+    this.session ??= this.open();
+    return (await this.session) ? this.pair : undefined;
+  }
+
+  private async open(): Promise<pg.Client | undefined> {
+    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: 'chainlake presence' });
+    const dropped = () => {
+      if (this.closed || this.retry) return;
+      // Opened again on the same pair at once (after a pause, not to hammer a database away): the
+      // leases under way name it.
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        this.session = this.open();
+      }, PRESENCE_RETRY_MS);
+      this.retry.unref();
+    };
+    c.on('error', dropped);
+    c.on('end', dropped);
+    try {
+      await c.connect();
+      const r = await c.query<{ ok: boolean }>('SELECT pg_try_advisory_lock($1, $2) AS ok', this.pair);
+      if (r.rows[0]?.ok) return c;
+    } catch {
+      // Down: the leases taken meanwhile name no presence.
+    }
+    await c.end().catch(() => undefined);
+    dropped();
+    return undefined;
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    clearTimeout(this.retry);
+    const c = await this.session;
+    await c?.end().catch(() => undefined);
   }
 }
 

@@ -10,6 +10,8 @@ export interface JobView {
   output: unknown;
   retryCount: number;
   lost: boolean;
+  /** Lost because its worker's session with the database ended, not by the bound. */
+  gone?: boolean;
 }
 
 /** What the run does with a job it polled. */
@@ -29,7 +31,10 @@ export function verdict(s: JobView, boundMs: number): Verdict {
     if (s.state === 'completed' && out?.report) return { kind: 'done' };
     return { kind: 'failed', why: out?.message ?? (s.state === 'completed' ? 'abandoned by its worker: the run had ended' : s.state) };
   }
-  if (s.lost) return { kind: 'lost', attempt: s.retryCount + 1, why: `its worker was lost ${s.retryCount + 1} times (no lease renewed for ${Math.round(boundMs / 1000)} s)` };
+  if (s.lost) {
+    const how = s.gone ? "its session with the queue's database ended" : `no lease renewed for ${Math.round(boundMs / 1000)} s`;
+    return { kind: 'lost', attempt: s.retryCount + 1, why: `its worker was lost ${s.retryCount + 1} times (${how})` };
+  }
   return { kind: 'open' };
 }
 

@@ -32,6 +32,18 @@ async function expire(key: string): Promise<void> {
 
 const never = () => undefined;
 
+
+/** Ends the session whose advisory lock the lease of `key` names, as the death of its worker's process does. */
+async function killHolder(key: string): Promise<void> {
+  const r = await admin.query(
+    `SELECT pg_terminate_backend(p.pid) FROM pg_locks p JOIN chainlake.leases l
+       ON p.locktype = 'advisory' AND p.objsubid = 2 AND p.classid = l.presence_a::oid AND p.objid = l.presence_b::oid
+     WHERE l.key = $1`,
+    [key],
+  );
+  expect(r.rowCount).toBe(1);
+}
+
 describe('job leases', () => {
   it('one holder per key; after its bound another takes it and the first commits nothing', async () => {
     const queue = queueName('/lakes/a');
@@ -122,6 +134,53 @@ describe('job leases', () => {
     while (!(again = await q.take(queue))) await new Promise((r) => setTimeout(r, 250));
     expect(again?.id).toBe(id);
     await lease?.release();
+  });
+
+  it("a job whose worker's session ended (a killed process) is lost at once, and its key taken over at once; the dead holder commits nothing", async () => {
+    const queue = queueName('/lakes/h');
+    await q.beginRun(queue, 'run-h', 60_000);
+    const [id] = await q.send(queue, 'run-h', [{ key: 'h/t/p', data: {} }]);
+    const dying = await WorkQueue.open(db.url);
+    try {
+      expect((await dying.take(queue))?.id).toBe(id);
+      const held = await dying.lease('h/t/p', 'run-h', 60_000, never);
+      expect(held).toBeDefined();
+      // Alive, its lease within its 60 s bound: neither lost nor free.
+      expect((await q.states(queue, [id!], 60_000))[0]).toMatchObject({ state: 'active', lost: false, gone: false });
+      expect(await q.lease('h/t/p', 'run-h', 60_000, never)).toBeUndefined();
+      await killHolder('h/t/p');
+      // The server lets the lock go as the backend exits: asked until then (the test's timeout bounds it).
+      let s;
+      while (!(s = (await q.states(queue, [id!], 60_000))[0]!).lost) await new Promise((r) => setTimeout(r, 50));
+      expect(s).toMatchObject({ state: 'active', lost: true, gone: true });
+      const next = await q.lease('h/t/p', 'run-h', 60_000, never);
+      expect(next).toBeDefined();
+      await expect(held!.guard(async () => undefined)).rejects.toBeInstanceOf(LeaseLost);
+      await next!.release();
+    } finally {
+      await dying.close();
+    }
+  });
+
+  it("a lease from an earlier attempt of a job says nothing of the worker that has it now: not lost by the earlier holder's death", async () => {
+    const queue = queueName('/lakes/i');
+    await q.beginRun(queue, 'run-i', 60_000);
+    const [id] = await q.send(queue, 'run-i', [{ key: 'i/t/p', data: {} }]);
+    const dying = await WorkQueue.open(db.url);
+    // An earlier holder of the key, gone before this attempt began.
+    try {
+      await dying.lease('i/t/p', 'run-i', 60_000, never);
+      await killHolder('i/t/p');
+    } finally {
+      await dying.close();
+    }
+    expect((await q.take(queue))?.id).toBe(id);
+    expect((await q.states(queue, [id!], 60_000))[0]).toMatchObject({ state: 'active', lost: false });
+    // The worker that has it now takes the dead holder's key at once, and is not lost.
+    const mine = await q.lease('i/t/p', 'run-i', 60_000, never);
+    expect(mine).toBeDefined();
+    expect((await q.states(queue, [id!], 60_000))[0]).toMatchObject({ state: 'active', lost: false });
+    await mine!.release();
   });
 
   it("a job's progress is kept for its run until the run ends", async () => {

@@ -19,6 +19,8 @@ describe("a job's verdict", () => {
 
   it('a lost job goes back to the queue, saying how often and after how long; one waiting or under way stays open', () => {
     expect(verdict(job({ lost: true, retryCount: 1 }), BOUND)).toEqual({ kind: 'lost', attempt: 2, why: 'its worker was lost 2 times (no lease renewed for 30 s)' });
+    // A worker whose session ended (killed) is lost at once, and said so: not after the bound.
+    expect(verdict(job({ lost: true, gone: true }), BOUND)).toEqual({ kind: 'lost', attempt: 1, why: "its worker was lost 1 times (its session with the queue's database ended)" });
     expect(verdict(job(), BOUND)).toEqual({ kind: 'open' });
     expect(verdict(job({ state: 'created' }), BOUND)).toEqual({ kind: 'open' });
     // A job that ended is settled, whatever its lease says.
