@@ -74,8 +74,8 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   const only = sql === undefined ? undefined : viewsFor(sql);
   let conn: DuckDBConnection;
   if (only?.size === 0 && typeof flag !== 'string') {
-    const { connectWarehouse, queryDatabase } = await import('../warehouse/duckdb.js');
-    conn = await connectWarehouse(await queryDatabase());
+    const { soleConnection, queryDatabase } = await import('../warehouse/duckdb.js');
+    conn = await soleConnection(await queryDatabase());
   } else {
     const [{ openWarehouse }, { rowsFileOf }] = await Promise.all([import('../warehouse/views.js'), import('../warehouse/rows.js')]);
     conn = await openWarehouse(lake, {}, only, { ...rowsFileOf(lake, flag ?? (isObjectUrl(given) ? false : undefined), '--warehouse'), ...(sql === undefined ? {} : { sql }) });

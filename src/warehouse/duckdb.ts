@@ -30,6 +30,22 @@ export async function queryDatabase(engine: EngineOptions = {}): Promise<DuckDBI
   return db;
 }
 
+/**
+ * The one connection to `db`, which closes `db` with it: nothing else holds that database, and
+ * until it is closed (not merely collected) a warehouse file it attached stays locked for this
+ * process, so that another program could not open it for writing after a query in a long-lived
+ * process (the CLI's main called in-process, a test).
+ */
+export async function soleConnection(db: DuckDBInstance): Promise<DuckDB.DuckDBConnection> {
+  const conn = await connectWarehouse(db);
+  const close = conn.closeSync.bind(conn);
+  conn.closeSync = () => {
+    close();
+    db.closeSync();
+  };
+  return conn;
+}
+
 /** A connection to a lake's database (the zone is a setting of each connection). */
 export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDB.DuckDBConnection> {
   const conn = await db.connect();

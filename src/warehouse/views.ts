@@ -4,7 +4,7 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { createHash } from 'node:crypto';
-import { connectWarehouse, queryDatabase, type DuckDBConnection, type DuckDBInstance } from './duckdb.js';
+import { connectWarehouse, queryDatabase, soleConnection, type DuckDBConnection, type DuckDBInstance } from './duckdb.js';
 import { STREAMS } from '../streams/index.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { listParquet, sqlString } from '../load/paths.js';
@@ -304,7 +304,7 @@ export async function bindViews(conn: DuckDBConnection, lake: string, o: LakeDat
  * `rowsFrom`: a warehouse file whose current rows to read; `sql`: the one query it is for).
  */
 export async function openWarehouse(lake: string, engine: EngineOptions = {}, only?: Set<string>, rows: Pick<LakeDatabaseOptions, 'rowsFrom' | 'rowsNamed' | 'sql'> = {}): Promise<DuckDBConnection> {
-  return connectWarehouse(await lakeDatabase(lake, engine, { only, ...rows }));
+  return soleConnection(await lakeDatabase(lake, engine, { only, ...rows }));
 }
 
 /** The bundled queries' folder (sql/), found from this module so it works from src/ and dist/. */

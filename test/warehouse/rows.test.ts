@@ -273,6 +273,16 @@ describe('the warehouse file with rows', () => {
     expect(viewOf()).toContain('chainlake_rows');
   });
 
+  it("a query in a process that lives on (the CLI's main called in it) lets go of the file: another program then opens it for writing", async () => {
+    expect(await cliHere(['warehouse', '--lake', lake, '--rows'])).toMatchObject({ code: 0 });
+    const q = await cliHere(['query', '--lake', lake, '--format', 'json', `${VIEW_SQL}; SELECT count(*) AS n FROM erc_transfers`]);
+    expect(q).toMatchObject({ code: 0, stderr: '' });
+    expect(await cliHere(['query', '--lake', lake, '--format', 'json', 'SELECT 1 AS one'])).toMatchObject({ code: 0, stderr: '' });
+    // Opening it for writing needs every other process to have closed it, this one included.
+    const writer = await openReader(file, 'READ_WRITE');
+    await writer.close();
+  });
+
   it('a rewrite inserts the rows of new files only, deletes those of files gone, and adds a column a new file has', async () => {
     const extra = await commitFile('extra-a', 'SELECT *, 42::INTEGER AS added_later FROM erc_transfers ORDER BY block_number LIMIT 7');
     let r = await writeWarehouse(lake, { flag: '--out' });
