@@ -474,8 +474,9 @@ async function openUnlessHeld(file: string): Promise<DuckDBInstance | undefined>
 }
 
 /**
- * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder, then
- * renamed over it; a file with rows that no program has open, in the file itself. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
+ * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder (for a
+ * views-only file of this build, a copy of it brought up to date), then renamed over it; a file
+ * with rows that no program has open, in the file itself. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
  * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
  * when not given, as the old file does. A file that would not change is left as it is. `url`: the

@@ -2,7 +2,7 @@
 // starts from a copy of the old file and makes again only the views whose files now read otherwise,
 // and the file it gives is the one a whole write gives: the same views (their SQL, columns, types
 // and comments), bundled query views, catalogue of bounds and blooms, and marker.
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -72,5 +72,24 @@ describe('a rewrite of the warehouse file after the lake changed', () => {
     expect(whole.remade).toBeUndefined();
     expect(await contents(again.file)).toEqual(await contents(whole.file));
     expect({ queries: again.queries, skipped: again.skipped }).toEqual({ queries: whole.queries, skipped: whole.skipped });
+  }, 600_000);
+
+  it('a rewrite that fails midway leaves the old file as it was, and the next one starts from it', async () => {
+    const file = `${lake}.warehouse.duckdb`;
+    const before = readFileSync(file);
+    // A new file of erc_transfers that is not Parquet: its table is looked at, and reading it fails.
+    const table = join(lake, 'erc_transfers');
+    const [one] = readdirSync(table, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.parquet'));
+    const broken = join(table, one!.replace(/\.parquet$/, '-broken.parquet'));
+    writeFileSync(broken, 'not parquet');
+    await expect(writeWarehouse(lake, { flag: '--out' })).rejects.toThrow(`the warehouse file ${file}: not written`);
+    expect(readFileSync(file).equals(before)).toBe(true);
+    expect(readdirSync(dir).filter((f) => f.includes('.tmp-'))).toEqual([]);
+    // A good file in its place: the rewrite starts from the old file, and gives what a whole write gives.
+    copyFileSync(join(table, one!), broken);
+    const again = await writeWarehouse(lake, { flag: '--out' });
+    expect(again.remade).toEqual([]);
+    const whole = await writeWarehouse(lake, { out: join(dir, 'whole-again.duckdb'), flag: '--out' });
+    expect(await contents(again.file)).toEqual(await contents(whole.file));
   }, 600_000);
 });
