@@ -4,11 +4,13 @@
 // absolute path (viewSql, as `chainlake query` builds them), `_runs`, `_rejects`, and every bundled
 // query of sql/ as a view of its file's name. With rows (`chainlake warehouse --rows`, kept by
 // later rewrites until `--no-rows`) each table's view reads a copy of its rows in the file instead
-// (warehouse/rows.ts). It is built in a temporary file next to the target (a file with rows: a copy
-// of the old one, brought up to date) and renamed over it: a reader sees the old file or the new
-// one, and a connection open on the old file keeps reading it. A file with rows that no program has
-// open is brought up to date in place instead, in one transaction: copying it cost more than the
-// rows a run adds. Only a file that carries the marker
+// (warehouse/rows.ts). It is built in a temporary file next to the target and renamed over it: a
+// reader sees the old file or the new one, and a connection open on the old file keeps reading it.
+// A rewrite starts from a copy of the old file where it can: a views-only file of this build keeps
+// the views whose files did not change (with their comments, which are most of a write's cost), a
+// file with rows its rows. A file with rows that no program has open is brought up to date in
+// place instead, in one transaction: copying it cost more than the rows a run adds. Only a file
+// that carries the marker
 // is replaced, so a database of the user's that happens to sit at the path is never overwritten,
 // and only one of this lake (the marker names it) or of a lake that is gone (moved): a file never
 // silently starts answering for another lake than the one it was written for.
@@ -27,6 +29,7 @@ import { viewColumns } from './amounts.js';
 import { ident } from './check.js';
 import { checkOutput } from './export.js';
 import { bundledQueries, LAKE_TABLES, oneSchemaTables, sourcesOf, viewInputs, viewSql } from './views.js';
+import type { StreamDecl } from '../decl/stream.js';
 import { defaultWarehousePath, FILES, MARKER, rowsCurrent, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
 import { BLOOMS, CATALOGUE, writeCatalogue } from './prune.js';
@@ -41,7 +44,18 @@ const DUCKDB_MAGIC = Buffer.from('DUCK');
  * `ours`: the lake its marker says it is of: the folder its views read (`lake`), and for an s3://
  * lake its URL (`url`: the read copy's folder differs from one cache to another).
  */
-type Found = { kind: 'absent' } | { kind: 'ours'; rows: boolean; lake: string; url?: string } | { kind: 'foreign' | 'busy'; why: string };
+type Ours = { kind: 'ours'; rows: boolean; lake: string; url?: string };
+type Found = { kind: 'absent' } | Ours | { kind: 'foreign' | 'busy'; why: string };
+
+/**
+ * DuckDB's settings for the warehouse file: one thread unless CHAINLAKE_DUCKDB_THREADS says
+ * otherwise, but for a file with rows, whose copies are scans that threads speed up. The rest of a
+ * write is hundreds of small statements, at each of which a second thread is woken for nothing: it
+ * cost a third more CPU (docs/benchmarks.md, The warehouse file's rewrite).
+ */
+function settings(withRows = false, readOnly = false): Record<string, string> {
+  return { ...(withRows ? {} : { threads: '1' }), ...(readOnly ? { access_mode: 'READ_ONLY' } : {}), ...querySettings(engineOptions()) };
+}
 
 function hasDuckdbMagic(file: string): boolean {
   const fd = openSync(file, 'r');
@@ -53,35 +67,41 @@ function hasDuckdbMagic(file: string): boolean {
   }
 }
 
-/** What is at `file`: nothing, a warehouse chainlake wrote, someone else's file, or one a program holds open for writing. */
-async function inspect(file: string): Promise<Found> {
+/**
+ * What is at `file`: nothing, a warehouse chainlake wrote, someone else's file, or one a program
+ * holds open for writing. `whileOpen` runs on a file that is ours before it is closed: meanwhile
+ * no other process can open it for writing (the read-only open holds DuckDB's shared lock), so
+ * what it reads or copies of the file is whole.
+ */
+async function inspect<T>(file: string, whileOpen?: (conn: DuckDBConnection, found: Ours) => Promise<T>): Promise<{ found: Found; used?: T }> {
   let st;
   try {
     st = lstatSync(file);
   } catch {
-    return { kind: 'absent' };
+    return { found: { kind: 'absent' } };
   }
-  if (st.isDirectory()) return { kind: 'foreign', why: 'is a folder' };
-  if (!st.isFile()) return { kind: 'foreign', why: 'is not a regular file' };
-  if (!hasDuckdbMagic(file)) return { kind: 'foreign', why: 'is not a DuckDB database' };
+  if (st.isDirectory()) return { found: { kind: 'foreign', why: 'is a folder' } };
+  if (!st.isFile()) return { found: { kind: 'foreign', why: 'is not a regular file' } };
+  if (!hasDuckdbMagic(file)) return { found: { kind: 'foreign', why: 'is not a DuckDB database' } };
   let db: DuckDBInstance;
   try {
-    db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', ...querySettings(engineOptions()) });
+    db = await DuckDBInstance.create(file, settings(false, true));
   } catch (err) {
     const message = (err as Error).message.split('\n')[0]!;
     // DuckDB locks a file it has open for writing: its owner may be writing to it right now.
-    if (/Could not set lock|Conflicting lock/.test(message)) return { kind: 'busy', why: message };
-    return { kind: 'foreign', why: `cannot be opened by this DuckDB (${message})` };
+    if (/Could not set lock|Conflicting lock/.test(message)) return { found: { kind: 'busy', why: message } };
+    return { found: { kind: 'foreign', why: `cannot be opened by this DuckDB (${message})` } };
   }
   try {
     const conn = await db.connect();
     try {
       const r = await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main' AND table_name IN (${sqlString(MARKER)}, ${sqlString(FILES)})`);
       const names = new Set(r.getRows().map(([t]) => String(t)));
-      if (!names.has(MARKER)) return { kind: 'foreign', why: `is a DuckDB database without chainlake's ${MARKER} table` };
+      if (!names.has(MARKER)) return { found: { kind: 'foreign', why: `is a DuckDB database without chainlake's ${MARKER} table` } };
       // A file from before the marker had lake_url has none.
       const marker = (await conn.runAndReadAll(`SELECT * FROM ${MARKER}`)).getRowObjects()[0] ?? {};
-      return { kind: 'ours', rows: names.has(FILES), lake: String(marker.lake), ...(typeof marker.lake_url === 'string' ? { url: marker.lake_url } : {}) };
+      const found: Ours = { kind: 'ours', rows: names.has(FILES), lake: String(marker.lake), ...(typeof marker.lake_url === 'string' ? { url: marker.lake_url } : {}) };
+      return { found, ...(whileOpen ? { used: await whileOpen(conn, found) } : {}) };
     } finally {
       conn.closeSync();
     }
@@ -139,7 +159,7 @@ function targetOf(lake: string, out: string | undefined, flag: string): string {
 export async function checkWarehouseTarget(lake: string, out: string | false | undefined, flag: string, url?: string): Promise<void> {
   if (out === false) return;
   const file = targetOf(lake, out, flag);
-  const found = await inspect(file);
+  const { found } = await inspect(file);
   if (found.kind === 'foreign') throw refusal(file, flag, out !== undefined, found.why);
   movedLake(found, lake, url, file, flag, out !== undefined);
 }
@@ -158,6 +178,8 @@ export interface WarehouseResult {
   moved?: string;
   /** Its rows were brought up to date in the file itself (no program had it open), not in a copy. */
   inPlace?: true;
+  /** Written from a copy of the old file: the lake's views made again (whose files now read otherwise), the others kept. */
+  remade?: string[];
 }
 
 /** Temporary files of writers that are gone (killed mid-write): `.<name>.tmp-<pid>` and its WAL. */
@@ -174,6 +196,111 @@ function removeStale(file: string): void {
 /** `COMMENT ON what IS 'text'`. */
 function comment(what: string, text: string): string {
   return `COMMENT ON ${what} IS ${sqlString(text)}`;
+}
+
+/** The lake's own views (a table's, `_rejects`, `_runs`), in the order they are made. */
+const LAKE_VIEWS: readonly string[] = [...LAKE_TABLES.map((d) => d.table), REJECTS, RUNS];
+const DECLS = new Map<string, StreamDecl>(LAKE_TABLES.map((d) => [d.table, d]));
+
+/** The comments of the lake's view `name`, on the columns it has (a table's files from before a column was declared lack it). */
+function viewComments(name: string, columns: readonly string[]): string[] {
+  if (name === REJECTS) return [comment(`VIEW ${REJECTS}`, 'rows that broke their schema, with the reason and the raw JSON')];
+  if (name === RUNS) return [comment(`VIEW ${RUNS}`, 'run reports (_runs/*.json in the lake), one row per run')];
+  const decl = DECLS.get(name)!;
+  const out = [comment(`VIEW ${ident(decl.table)}`, decl.doc)];
+  for (const c of columns) {
+    const doc = columnDoc(decl, c);
+    if (doc) out.push(comment(`COLUMN ${ident(decl.table)}.${ident(c)}`, doc));
+  }
+  return out;
+}
+
+/** The comments of the catalogue's tables, which writeCatalogue makes anew at each write. */
+const catalogueComments = (): string[] => [
+  comment(`TABLE ${CATALOGUE}`, "each data file's bounds of the columns queries filter on (block, time, token, address, hash), from the tables' Iceberg manifests: `chainlake query` and the library read only the files a query's filter can match"),
+  comment(`TABLE ${BLOOMS}`, "a bloom filter of each data file's hashes (tx_hash, hash): `chainlake query` and the library read only the files that may hold a hash a query asks for"),
+];
+
+/** Each column of each table and view of the file, as `name type`, in order. */
+async function columnsIn(conn: DuckDBConnection): Promise<Map<string, string[]>> {
+  const out = new Map<string, string[]>();
+  const r = await conn.runAndReadAll(`SELECT table_name, column_name, data_type FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main' ORDER BY table_name, column_index`);
+  for (const [table, name, type] of r.getRows()) {
+    let columns = out.get(String(table));
+    if (!columns) out.set(String(table), (columns = []));
+    columns.push(`${String(name)} ${String(type)}`);
+  }
+  return out;
+}
+
+const namesOf = (columns: readonly string[] | undefined): string[] => (columns ?? []).map((c) => c.slice(0, c.indexOf(' ')));
+const sameColumns = (a: readonly string[] | undefined, b: readonly string[] | undefined): boolean => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+
+/** A statement's digest, by which a rewrite knows a view would be made the same again. */
+const digest = (sql: string): string => createHash('sha256').update(sql).digest('hex').slice(0, 16);
+
+/**
+ * The marker's `inputs`: for each of the lake's views, what it was made from (viewInputs) and the
+ * digest of the statement that made it ('' for a view of rows, made by syncRows).
+ */
+type Inputs = Record<string, [string, string]>;
+
+function inputsText(inputs: Record<string, string>, made: Record<string, string>): string {
+  return JSON.stringify(Object.fromEntries(LAKE_VIEWS.map((v) => [v, [inputs[v], made[v] ?? '']])));
+}
+
+/** The marker's `inputs` of a file of this build, else undefined. */
+function parseInputs(text: unknown): Inputs | undefined {
+  try {
+    const x = JSON.parse(String(text)) as Record<string, unknown>;
+    return LAKE_VIEWS.every((v) => Array.isArray(x[v]) && x[v].length === 2 && x[v].every((s) => typeof s === 'string')) ? (x as Inputs) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+type Skipped = WarehouseResult['skipped'];
+
+/** The marker's columns and their values, as SQL. */
+function markerValues(lake: string, url: string | undefined, inputs: string, skipped: Skipped): Array<[string, string]> {
+  return [
+    ['lake', sqlString(resolve(lake))],
+    ['lake_url', url === undefined ? 'NULL::VARCHAR' : sqlString(url)],
+    ['written_at', 'now()'],
+    ['chainlake_version', sqlString(VERSION)],
+    ['build', sqlString(fingerprint())],
+    ['inputs', sqlString(inputs)],
+    ['skipped', sqlString(JSON.stringify(skipped))],
+  ];
+}
+
+/**
+ * Makes every bundled query a view, its comment into `comments`; gives those that cannot be views
+ * of this lake yet. A view is bound when it is made: one reading columns of a view this lake has
+ * no files for yet (`_runs` before the first run) cannot be made until it has.
+ */
+async function makeQueries(conn: DuckDBConnection, comments: string[]): Promise<Skipped> {
+  const taken = new Set([...LAKE_VIEWS, MARKER]);
+  const skipped: Skipped = [];
+  for (const q of bundledQueries()) {
+    if (taken.has(q.name)) throw new Error(`sql/${q.file}: its view would be named ${q.name}, which is a table of the warehouse; rename the file`);
+    try {
+      await conn.run(`CREATE VIEW ${ident(q.name)} AS ${q.sql}`);
+    } catch (err) {
+      const message = (err as Error).message.split('\n')[0]!;
+      if (!message.startsWith('Binder Error')) throw new Error(`sql/${q.file}: ${message}`);
+      skipped.push({ name: q.name, why: message });
+      continue;
+    }
+    comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
+  }
+  return skipped;
+}
+
+/** The lake's view `name` as the statement that makes it (viewSql). */
+async function viewStatement(conn: DuckDBConnection, lake: string, name: string, oneSchema: Set<string>): Promise<string> {
+  const [sql] = await viewSql(conn, lake, new Set([name]), oneSchema);
+  return sql!;
 }
 
 async function build(conn: DuckDBConnection, lake: string, url: string | undefined, withRows: boolean, previous?: string): Promise<Omit<WarehouseResult, 'file'>> {
@@ -196,56 +323,73 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
   // The views' amounts need each source's columns bound before its view is (amounts.ts): the
   // footers read for the first are kept for the second.
   await conn.run('SET GLOBAL parquet_metadata_cache = true');
-  for (const sql of await viewSql(conn, lake, only, await oneSchemaTables(conn, lake, only))) await conn.run(sql);
+  const oneSchema = await oneSchemaTables(conn, lake, only);
+  const made: Record<string, string> = {};
+  for (const name of LAKE_VIEWS.filter((v) => !only || only.has(v))) {
+    const sql = await viewStatement(conn, lake, name, oneSchema);
+    await conn.run(sql);
+    made[name] = digest(sql);
+  }
   // The comments (a thousand and more, most of them columns') go to DuckDB as one batch of
   // statements at the end: one call each cost most of the file's build time.
-  const comments: string[] = [];
-  // Only columns the files have: a table's files from before a column was declared lack it.
-  const have = new Map<string, string[]>();
-  const columns = await conn.runAndReadAll(`SELECT table_name, column_name FROM duckdb_columns() WHERE database_name = current_database() AND schema_name = 'main'`);
-  for (const r of columns.getRowObjects()) {
-    const table = String(r.table_name);
-    let names = have.get(table);
-    if (!names) have.set(table, (names = []));
-    names.push(String(r.column_name));
-  }
-  for (const decl of LAKE_TABLES) {
-    comments.push(comment(`VIEW ${ident(decl.table)}`, decl.doc));
-    for (const name of have.get(decl.table) ?? []) {
-      const doc = columnDoc(decl, name);
-      if (doc) comments.push(comment(`COLUMN ${ident(decl.table)}.${ident(name)}`, doc));
-    }
-  }
-  comments.push(comment(`VIEW ${REJECTS}`, 'rows that broke their schema, with the reason and the raw JSON'));
-  comments.push(comment(`VIEW ${RUNS}`, 'run reports (_runs/*.json in the lake), one row per run'));
-  const taken = new Set([...LAKE_TABLES.map((d) => d.table), REJECTS, RUNS, MARKER]);
-  const skipped: WarehouseResult['skipped'] = [];
-  let queries = 0;
-  for (const q of bundledQueries()) {
-    if (taken.has(q.name)) throw new Error(`sql/${q.file}: its view would be named ${q.name}, which is a table of the warehouse; rename the file`);
-    try {
-      await conn.run(`CREATE VIEW ${ident(q.name)} AS ${q.sql}`);
-    } catch (err) {
-      // A view is bound when it is made: one reading columns of a view this lake has no files for
-      // yet (`_runs` before the first run) cannot be made until it has.
-      const message = (err as Error).message.split('\n')[0]!;
-      if (!message.startsWith('Binder Error')) throw new Error(`sql/${q.file}: ${message}`);
-      skipped.push({ name: q.name, why: message });
-      continue;
-    }
-    comments.push(comment(`VIEW ${ident(q.name)}`, `${q.comment} (sql/${q.file})`));
-    queries++;
-  }
+  const columns = await columnsIn(conn);
+  const comments = LAKE_VIEWS.flatMap((v) => viewComments(v, namesOf(columns.get(v))));
+  const skipped = await makeQueries(conn, comments);
   // Each data file's bounds and blooms, so that a query binds only the files it can need
   // (warehouse/prune.ts) without reading the manifests; the blooms of files the old file knew are kept.
   await writeCatalogue(conn, lake, LAKE_TABLES.map((d) => d.table), previous);
-  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${sqlString(resolve(lake))} AS lake, ${url === undefined ? 'NULL::VARCHAR' : sqlString(url)} AS lake_url, now() AS written_at, ${sqlString(VERSION)} AS chainlake_version, ${sqlString(fingerprint())} AS build, ${sqlString(inputs)} AS inputs, ${sqlString(JSON.stringify(skipped))} AS skipped`);
+  await conn.run(`CREATE TABLE ${MARKER} AS SELECT ${markerValues(lake, url, inputsText(inputs, made), skipped).map(([c, v]) => `${v} AS ${c}`).join(', ')}`);
   comments.push(comment(`TABLE ${MARKER}`, 'marks a warehouse file chainlake wrote: it replaces the whole file after each run, compact and rebuild that changed the lake, and `chainlake warehouse` rewrites it; inputs and skipped say what it was made from; lake (or lake_url, for an s3:// lake) is the lake it is of, and a file of another lake that still exists is never replaced'));
-  comments.push(comment(`TABLE ${CATALOGUE}`, "each data file's bounds of the columns queries filter on (block, time, token, address, hash), from the tables' Iceberg manifests: `chainlake query` and the library read only the files a query's filter can match"));
-  comments.push(comment(`TABLE ${BLOOMS}`, "a bloom filter of each data file's hashes (tx_hash, hash): `chainlake query` and the library read only the files that may hold a hash a query asks for"));
+  comments.push(...catalogueComments());
   if (rows) comments.push(comment(`TABLE ${FILES}`, 'the lake files whose rows this file holds (each table T in _rows_T, read by the view T); `chainlake warehouse --no-rows` makes the file views only'));
   await conn.run(comments.join(';\n'));
-  return { tables: LAKE_TABLES.length + 2, queries, skipped, ...(rows ? { rows } : {}) };
+  return { tables: LAKE_TABLES.length + 2, queries: bundledQueries().length - skipped.length, skipped, ...(rows ? { rows } : {}) };
+}
+
+/**
+ * Brings a copy of a views-only file of this build up to date (`old`: its marker's inputs and
+ * skipped queries), so that it is the file a whole write (build) gives: of the lake's views whose
+ * inputs changed, those whose statement or columns differ now are made again, with their comments
+ * (the others would be made the same: a view over a folder reads its new files as they come); the
+ * bundled queries' views too when one of those views' columns changed (a view is bound to its
+ * sources' columns when it is made); the catalogue and the marker. The views that stay bind no
+ * footer, and their comments, most of a whole write's statements, are kept.
+ */
+async function update(conn: DuckDBConnection, lake: string, url: string | undefined, old: { inputs: Inputs; skipped: Skipped }): Promise<Omit<WarehouseResult, 'file'>> {
+  const inputs = viewInputs(lake);
+  // `_runs` is looked at each time: its columns are the reports' keys, which a new report may add
+  // without changing its inputs (whether there are reports).
+  const changed = LAKE_VIEWS.filter((v) => v === RUNS || old.inputs[v]![0] !== inputs[v]);
+  await conn.run('SET GLOBAL parquet_metadata_cache = true');
+  const oneSchema = await oneSchemaTables(conn, lake, new Set(changed));
+  const before = await columnsIn(conn);
+  const made = Object.fromEntries(LAKE_VIEWS.map((v) => [v, old.inputs[v]![1]]));
+  const remade: string[] = [];
+  for (const name of changed) {
+    const sql = await viewStatement(conn, lake, name, oneSchema);
+    if (digest(sql) === made[name]) {
+      // The same statement: the view is the same unless its files now bind other columns.
+      const query = sql.replace(/^CREATE OR REPLACE VIEW ("[^"]*"|\w+) AS /, '');
+      const now = (await conn.runAndReadAll(`DESCRIBE ${query}`)).getRows().map(([n, t]) => `${String(n)} ${String(t)}`);
+      if (sameColumns(now, before.get(name))) continue;
+    }
+    await conn.run(sql);
+    made[name] = digest(sql);
+    remade.push(name);
+  }
+  const after = remade.length ? await columnsIn(conn) : before;
+  const comments = remade.flatMap((v) => viewComments(v, namesOf(after.get(v))));
+  let skipped = old.skipped;
+  if (remade.some((v) => !sameColumns(after.get(v), before.get(v)))) {
+    await conn.run(bundledQueries().map((q) => `DROP VIEW IF EXISTS ${ident(q.name)}`).join(';\n'));
+    skipped = await makeQueries(conn, comments);
+  }
+  // The file's own blooms are kept (writeBlooms): only new files' are read.
+  await writeCatalogue(conn, lake, LAKE_TABLES.map((d) => d.table));
+  await conn.run(`UPDATE ${MARKER} SET ${markerValues(lake, url, inputsText(inputs, made), skipped).map(([c, v]) => `${c} = ${v}`).join(', ')}`);
+  comments.push(...catalogueComments());
+  await conn.run(comments.join(';\n'));
+  return { tables: LAKE_TABLES.length + 2, queries: bundledQueries().length - skipped.length, skipped, remade };
 }
 
 /**
@@ -254,52 +398,57 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
  */
 function fingerprint(): string {
   const tables = LAKE_TABLES.map((d) => [d.table, d.doc, viewColumns(d).map(([n, t]) => [n, t, columnDoc(d, n)])]);
-  return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables, CATALOGUE, BLOOMS])).digest('hex').slice(0, 16);
+  // `inputs-by-view`: the marker's inputs are a view's each (a file with one digest of all is written whole).
+  return createHash('sha256').update(JSON.stringify([VERSION, bundledQueries(), tables, CATALOGUE, BLOOMS, 'inputs-by-view'])).digest('hex').slice(0, 16);
+}
+
+/** The marker of a file of this build for `lake`, as inspect reads it; undefined for another build's or lake's. */
+interface Marker {
+  inputs: unknown;
+  skipped: Skipped;
+}
+
+async function markerOf(conn: DuckDBConnection, lake: string): Promise<Marker | undefined> {
+  // A file from before the marker had its build, its inputs or its skipped queries: rewritten.
+  const marker = (await conn.runAndReadAll(`SELECT lake, build, inputs, skipped FROM ${MARKER}`).catch(() => undefined))?.getRows()[0];
+  if (!marker || marker[0] !== resolve(lake) || marker[1] !== fingerprint()) return undefined;
+  return { inputs: marker[2], skipped: JSON.parse(String(marker[3])) as Skipped };
 }
 
 /**
  * What the file holds, when a rewrite would leave it as it is: it was written by this build for
- * this lake, every bundled query is a view in it (but those that could not be then), and the lake
- * is as it was for it. With rows: they are those of the lake's committed files, and `_runs` and
- * `_rejects` read files where the lake has them. Views only: the lake's committed files and
- * sources are those it was written from (viewInputs). Copying a big file, or reading every footer,
- * for nothing at every run that finds nothing new is what this spares.
+ * this lake (`marker`), every bundled query is a view in it (but those that could not be then),
+ * and the lake is as it was for it. With rows: they are those of the lake's committed files, and
+ * `_runs` and `_rejects` read files where the lake has them. Views only: the lake's committed files
+ * and sources are those it was written from (viewInputs). Copying a big file, or reading every
+ * footer, for nothing at every run that finds nothing new is what this spares.
  */
-async function unchanged(file: string, lake: string, withRows: boolean): Promise<Omit<WarehouseResult, 'file'> | undefined> {
-  const db = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY', ...querySettings(engineOptions()) });
-  try {
-    const conn = await db.connect();
-    try {
-      // A file from before the marker had its build, its inputs or its skipped queries: rewritten.
-      const marker = (await conn.runAndReadAll(`SELECT lake, build, inputs, skipped FROM ${MARKER}`).catch(() => undefined))?.getRows()[0];
-      if (!marker || marker[0] !== resolve(lake) || marker[1] !== fingerprint()) return undefined;
-      const skipped = JSON.parse(String(marker[3])) as WarehouseResult['skipped'];
-      const views = new Map((await conn.runAndReadAll(`SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND database_name = current_database() AND schema_name = 'main'`)).getRows().map(([v, sql]) => [String(v), String(sql)]));
-      const queries = bundledQueries().filter((q) => !skipped.some((s) => s.name === q.name));
-      if (!queries.every((q) => views.has(q.name))) return undefined;
-      const same = { tables: LAKE_TABLES.length + 2, queries: queries.length, skipped, unchanged: true as const };
-      if (!withRows) return marker[2] === viewInputs(lake) ? same : undefined;
-      const has = sourcesOf(lake);
-      if (has.runs !== (views.get(RUNS) ?? '').includes('read_json(') || has.rejects !== (views.get(REJECTS) ?? '').includes('read_parquet(')) return undefined;
-      if (!(await rowsCurrent(conn, lake, LAKE_TABLES.map((d) => d.table)))) return undefined;
-      const tables = Number((await conn.runAndReadAll(`SELECT count(DISTINCT table_name) FROM ${FILES}`)).getRows()[0]![0]);
-      return { ...same, rows: { tables, added: 0, removed: 0, copied: 0 } };
-    } finally {
-      conn.closeSync();
-    }
-  } finally {
-    db.closeSync();
+async function unchanged(conn: DuckDBConnection, lake: string, withRows: boolean, marker: Marker): Promise<Omit<WarehouseResult, 'file'> | undefined> {
+  const { skipped } = marker;
+  const views = new Map((await conn.runAndReadAll(`SELECT view_name, sql FROM duckdb_views() WHERE NOT internal AND database_name = current_database() AND schema_name = 'main'`)).getRows().map(([v, sql]) => [String(v), String(sql)]));
+  const queries = bundledQueries().filter((q) => !skipped.some((s) => s.name === q.name));
+  if (!queries.every((q) => views.has(q.name))) return undefined;
+  const same = { tables: LAKE_TABLES.length + 2, queries: queries.length, skipped, unchanged: true as const };
+  if (!withRows) {
+    const old = parseInputs(marker.inputs);
+    const now = viewInputs(lake);
+    return old && LAKE_VIEWS.every((v) => old[v]![0] === now[v]) ? same : undefined;
   }
+  const has = sourcesOf(lake);
+  if (has.runs !== (views.get(RUNS) ?? '').includes('read_json(') || has.rejects !== (views.get(REJECTS) ?? '').includes('read_parquet(')) return undefined;
+  if (!(await rowsCurrent(conn, lake, LAKE_TABLES.map((d) => d.table)))) return undefined;
+  const tables = Number((await conn.runAndReadAll(`SELECT count(DISTINCT table_name) FROM ${FILES}`)).getRows()[0]![0]);
+  return { ...same, rows: { tables, added: 0, removed: 0, copied: 0 } };
 }
 
-/** The warehouse built in `db` in one transaction, then checkpointed; `db` is closed after. */
-async function buildIn(db: DuckDBInstance, lake: string, url: string | undefined, withRows: boolean, previous?: string): Promise<Omit<WarehouseResult, 'file'>> {
+/** What `make` builds in `db`, in one transaction, then checkpointed; `db` is closed after. */
+async function buildIn<T>(db: DuckDBInstance, make: (conn: DuckDBConnection) => Promise<T>): Promise<T> {
   try {
     const conn = await db.connect();
     try {
       // One transaction: the many small catalog changes are written once, at the commit.
       await conn.run('BEGIN');
-      const built = await build(conn, lake, url, withRows, previous);
+      const built = await make(conn);
       await conn.run('COMMIT');
       await conn.run('CHECKPOINT');
       return built;
@@ -317,7 +466,7 @@ async function buildIn(db: DuckDBInstance, lake: string, url: string | undefined
  */
 async function openUnlessHeld(file: string): Promise<DuckDBInstance | undefined> {
   try {
-    return await DuckDBInstance.create(file, querySettings(engineOptions()));
+    return await DuckDBInstance.create(file, settings(true));
   } catch (err) {
     if (/Could not set lock|Conflicting lock/.test((err as Error).message)) return undefined;
     throw err;
@@ -325,8 +474,9 @@ async function openUnlessHeld(file: string): Promise<DuckDBInstance | undefined>
 }
 
 /**
- * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder, then
- * renamed over it; a file with rows that no program has open, in the file itself. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
+ * Writes the warehouse of `lake` to `file`: into `.<name>.tmp-<pid>` in the same folder (for a
+ * views-only file of this build, a copy of it brought up to date), then renamed over it; a file
+ * with rows that no program has open, in the file itself. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
  * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
  * when not given, as the old file does. A file that would not change is left as it is. `url`: the
@@ -335,39 +485,57 @@ async function openUnlessHeld(file: string): Promise<DuckDBInstance | undefined>
  */
 export async function writeWarehouse(lake: string, o: { out?: string; flag: string; rows?: boolean; url?: string }): Promise<WarehouseResult> {
   const file = targetOf(lake, o.out, o.flag);
-  const label = labelOf(file, o.flag, o.out !== undefined);
-  const found = await inspect(file);
-  if (found.kind === 'foreign') throw refusal(file, o.flag, o.out !== undefined, found.why);
-  const moved = movedLake(found, lake, o.url, file, o.flag, o.out !== undefined);
-  if (found.kind === 'busy') throw new RunError(`${label}: is open for writing in another program (${found.why}); close it, or open it read-only (duckdb -readonly), and rerun`);
-  removeStale(file);
+  const given = o.out !== undefined;
+  const label = labelOf(file, o.flag, given);
   const tmp = join(dirname(file), `.${basename(file)}.tmp-${process.pid}`);
   const clean = () => {
     rmSync(tmp, { force: true });
     rmSync(`${tmp}.wal`, { force: true });
   };
-  clean();
-  const hadRows = found.kind === 'ours' && found.rows;
-  const withRows = o.rows ?? hadRows;
-  // The old file is left as it is when nothing would change. Its rows are brought up to date in
-  // the file itself when no program has it open (one transaction: a failure or a kill before its
-  // commit leaves the old state, and DuckDB's checkpoint replaces the old blocks atomically), else
-  // in a copy of it renamed over it, so that a reader keeps the file it opened. Unless a writer
-  // left a WAL beside it (its last changes are not in the file alone): then it is written anew,
-  // its rows copied whole.
-  const whole = found.kind === 'ours' && !existsSync(`${file}.wal`) && moved === undefined;
-  const fromOld = whole && withRows && hadRows;
   try {
-    if (whole && withRows === hadRows) {
-      const same = await unchanged(file, lake, withRows);
-      if (same) return { file, ...same };
-    }
-    if (fromOld) {
-      const db = await openUnlessHeld(file);
-      if (db) return { file, ...(await buildIn(db, lake, o.url, withRows)), inPlace: true };
+    // The old file is left as it is when nothing would change. A views-only file of this build is
+    // copied while it is open here (no writer can change it meanwhile), and the copy brought up to
+    // date (update). Not a file beside which a writer left a WAL (its last changes are not in the
+    // file alone), nor one of a lake that is gone: those are written anew.
+    const { found, used } = await inspect(file, async (conn, ours) => {
+      const withRows = o.rows ?? ours.rows;
+      if (withRows !== ours.rows || existsSync(`${file}.wal`) || movedLake(ours, lake, o.url, file, o.flag, given) !== undefined) return undefined;
+      const marker = await markerOf(conn, lake);
+      if (!marker) return undefined;
+      const same = await unchanged(conn, lake, withRows, marker);
+      if (same) return { same };
+      const inputs = withRows ? undefined : parseInputs(marker.inputs);
+      if (!inputs) return undefined;
+      removeStale(file);
+      clean();
       copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
+      return { from: { inputs, skipped: marker.skipped } };
+    });
+    if (found.kind === 'foreign') throw refusal(file, o.flag, given, found.why);
+    const moved = movedLake(found, lake, o.url, file, o.flag, given);
+    if (found.kind === 'busy') throw new RunError(`${label}: is open for writing in another program (${found.why}); close it, or open it read-only (duckdb -readonly), and rerun`);
+    if (used?.same) return { file, ...used.same };
+    const from = used?.from;
+    let built: Omit<WarehouseResult, 'file'>;
+    if (from) built = await buildIn(await DuckDBInstance.create(tmp, settings()), (conn) => update(conn, lake, o.url, from));
+    else {
+      removeStale(file);
+      clean();
+      const hadRows = found.kind === 'ours' && found.rows;
+      const withRows = o.rows ?? hadRows;
+      // Rows are brought up to date in the file itself when no program has it open (one
+      // transaction: a failure or a kill before its commit leaves the old state, and DuckDB's
+      // checkpoint replaces the old blocks atomically), else in a copy of it renamed over it, so
+      // that a reader keeps the file it opened. Unless a writer left a WAL beside it: then its
+      // rows are copied whole.
+      const whole = found.kind === 'ours' && !existsSync(`${file}.wal`) && moved === undefined;
+      if (whole && withRows && hadRows) {
+        const db = await openUnlessHeld(file);
+        if (db) return { file, ...(await buildIn(db, (conn) => build(conn, lake, o.url, withRows))), inPlace: true };
+        copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
+      }
+      built = await buildIn(await DuckDBInstance.create(tmp, settings(withRows)), (conn) => build(conn, lake, o.url, withRows, whole ? file : undefined));
     }
-    const built = await buildIn(await DuckDBInstance.create(tmp, querySettings(engineOptions())), lake, o.url, withRows, whole ? file : undefined);
     // A WAL left by a writer of the old file that crashed would be replayed into the new one.
     rmSync(`${file}.wal`, { force: true });
     renameSync(tmp, file);

@@ -136,19 +136,24 @@ async function prunedSelect(conn: DuckDBConnection, decl: StreamDecl, from: stri
 }
 
 /**
- * A digest of what a lake's views (viewSql) are made from, by which a views-only warehouse file
- * knows it is current: the Parquet files in each table's folder and `_rejects` (a view reads its
- * folder, so new files show without a rewrite, but whether they share one schema, and so how the
- * view reads them and which columns it has, follows the files), the files a table's states commit
- * (a view reads those where the folder keeps older snapshots' files too), and whether `_runs` has
- * reports (their view reads every one, so new reports need no rewrite).
+ * What each of a lake's views (viewSql) is made from, as a digest a view (by its name), by which a
+ * views-only warehouse file knows which of its views are current: the Parquet files in a table's
+ * folder or `_rejects` (a view reads its folder, so new files show without a rewrite, but whether
+ * they share one schema, and so how the view reads them and which columns it has, follows the
+ * files), the files a table's states commit (a view reads those where the folder keeps older
+ * snapshots' files too), and whether `_runs` has reports (their view reads every one, so new
+ * reports need no rewrite).
  */
-export function viewInputs(lake: string): string {
+export function viewInputs(lake: string): Record<string, string> {
   const root = resolve(lake);
   const store = stateStoreOf(root);
   const files = (dir: string) => (existsSync(join(root, dir)) ? listParquet(join(root, dir)).map((f) => f.slice(root.length)) : []);
-  const tables = LAKE_TABLES.map((d) => [d.table, files(d.table), store?.statesOf(d.table).flatMap(committedBefore).sort() ?? []]);
-  return createHash('sha256').update(JSON.stringify([tables, files(REJECTS), sourcesOf(root).runs])).digest('hex');
+  const digest = (x: unknown) => createHash('sha256').update(JSON.stringify(x)).digest('hex').slice(0, 16);
+  const out: Record<string, string> = {};
+  for (const d of LAKE_TABLES) out[d.table] = digest([files(d.table), store?.statesOf(d.table).flatMap(committedBefore).sort() ?? []]);
+  out[REJECTS] = digest(files(REJECTS));
+  out[RUNS] = digest(sourcesOf(root).runs);
+  return out;
 }
 
 /** Whether the lake has files for `_rejects` and `_runs` (their views are empty placeholders until it has). */
