@@ -14,6 +14,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
 import { sqlString } from '../load/paths.js';
+import { remember } from './kept.js';
 import { compareValues, decodeBound } from '../iceberg/bounds.js';
 import { currentSchema, currentSnapshot, versionFile, type TableMetadata } from '../iceberg/metadata.js';
 
@@ -170,10 +171,7 @@ async function placesOf(conn: DuckDBConnection, sql: string, tables: readonly st
   const key = JSON.stringify([sql, tables]);
   const known = parsedPlaces.get(key);
   if (known) return known;
-  const out = await parsePlaces(conn, sql, tables);
-  if (parsedPlaces.size >= PARSED_KEPT) parsedPlaces.delete(parsedPlaces.keys().next().value!);
-  parsedPlaces.set(key, out);
-  return out;
+  return remember(parsedPlaces, key, await parsePlaces(conn, sql, tables), PARSED_KEPT);
 }
 
 /**
@@ -242,11 +240,7 @@ async function needsOf(conn: DuckDBConnection, places: Bound[][]): Promise<Need[
   const known = key === undefined ? undefined : evaluated.get(key);
   if (known) return known;
   const out = await evaluate(conn, places);
-  if (key !== undefined) {
-    if (evaluated.size >= PARSED_KEPT) evaluated.delete(evaluated.keys().next().value!);
-    evaluated.set(key, out);
-  }
-  return out;
+  return key === undefined ? out : remember(evaluated, key, out, PARSED_KEPT);
 }
 
 /** The needs of places whose constants do not read the clock, by the places (needsOf). */
@@ -344,9 +338,7 @@ export async function snapshotBounds(lake: string, table: string): Promise<Map<s
         out.set(key(e.file.path), { bounds, columns: [...(e.file.valueCounts?.keys() ?? [])].sort((a, b) => a - b).join(',') });
       }
     }
-    if (read.size >= READ_KEPT) read.delete(read.keys().next().value!);
-    read.set(at, out);
-    return out;
+    return remember(read, at, out, READ_KEPT);
   } catch {
     return undefined;
   }

@@ -15,6 +15,7 @@ import type { EngineOptions } from '../load/limits.js';
 import { committedFiles, currentRows, ROWS_DB, rowsView } from './rows.js';
 import type { BloomProbe, Described } from './prune.js';
 import { VIEW_NAMES, viewsFor } from './names.js';
+import { remember } from './kept.js';
 
 export { connectWarehouse, viewsFor };
 
@@ -129,10 +130,7 @@ async function prunedSelect(conn: DuckDBConnection, decl: StreamDecl, from: stri
   const key = `${decl.table}\n${from}`;
   const known = prunedSelects.get(key);
   if (known !== undefined) return known;
-  const select = await exactSelect(conn, decl, from);
-  if (prunedSelects.size >= PRUNED_KEPT) prunedSelects.delete(prunedSelects.keys().next().value!);
-  prunedSelects.set(key, select);
-  return select;
+  return remember(prunedSelects, key, await exactSelect(conn, decl, from), PRUNED_KEPT);
 }
 
 /**
