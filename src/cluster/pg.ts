@@ -8,6 +8,14 @@ import pg from 'pg';
 export const MIGRATION_START = `SELECT pg_advisory_xact_lock(hashtext('chainlake.migrate'));
 CREATE SCHEMA IF NOT EXISTS chainlake;`;
 
+/** How every connection of chainlake's to `url` is made: a database away fails it, it does not hang. */
+const connecting = (url: string) => ({ connectionString: url, connectionTimeoutMillis: 5000 });
+
+/** One connection of its own, outside any pool, named `name` in the server's list of sessions. */
+export function openClient(url: string, name: string): pg.Client {
+  return new pg.Client({ ...connecting(url), application_name: name });
+}
+
 /**
  * A pool whose connections the server may close (a restart, a terminated backend) without ending
  * the process: the next query on one fails instead. An idle connection reports it to the pool; a
@@ -15,7 +23,7 @@ CREATE SCHEMA IF NOT EXISTS chainlake;`;
  * itself, which without a listener of its own ends the process, whoever checked it out.
  */
 export function openPool(url: string, max: number): pg.Pool {
-  const pool = new pg.Pool({ connectionString: url, max, connectionTimeoutMillis: 5000 });
+  const pool = new pg.Pool({ ...connecting(url), max });
   pool.on('error', () => {});
   pool.on('connect', (client) => client.on('error', () => {}));
   return pool;

@@ -7,11 +7,11 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash, randomInt, randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import pg from 'pg';
+import type pg from 'pg';
 import PgBoss from 'pg-boss';
 import { RunError } from '../errors.js';
 import { bounded, boundedAll } from '../text.js';
-import { errorMessage, MIGRATION_START, openPool, unavailable } from './pg.js';
+import { errorMessage, MIGRATION_START, openClient, openPool, unavailable } from './pg.js';
 import { redactUrl } from './url.js';
 
 /** pg-boss's tables live in their own schema; chainlake's beside them in `chainlake`. */
@@ -344,7 +344,7 @@ class Presence {
   }
 
   private async open(): Promise<pg.Client | undefined> {
-    const c = new pg.Client({ connectionString: this.url, connectionTimeoutMillis: 5000, application_name: 'chainlake presence' });
+    const c = openClient(this.url, 'chainlake presence');
     const dropped = () => {
       if (this.closed || this.retry) return;
       // Opened again on the same pair at once (after a pause, not to hammer a database away): the
