@@ -4,7 +4,9 @@
 // From startAt to stopAt it sends made-up requests as fast as the shared budget lets it, from
 // `concurrency` loops that each take a request's weight, then wait `latencyMs` (the answer). If
 // pauseAt is set, it reports a 429 at that time (a pause of pauseMs for everyone). A claim that
-// fails (the database is away) is noted and tried again a little later. At the end it gives its
+// fails (the database is away) is noted and tried again a little later; with recoveredSpends set,
+// it stops once that many claims have succeeded after its last failed one (the database is back),
+// however long the database took to come back. At the end it gives its
 // slice back and prints one line: {"pid", "spends": [[ms, windowStart, weight]], "errors": [[ms,
 // message]], "pause": {"from", "until"}}.
 import { SharedBudget } from '../../dist/cluster/budget.js';
@@ -21,11 +23,12 @@ const spends = [];
 const errors = [];
 let pause;
 const weights = o.weights ?? [1];
+const recovered = () => o.recoveredSpends !== undefined && errors.length > 0 && spends.filter(([t]) => t > errors.at(-1)[0]).length >= o.recoveredSpends;
 
 await sleep(o.startAt - Date.now());
 async function loop(i) {
   let n = i;
-  while (Date.now() < o.stopAt) {
+  while (Date.now() < o.stopAt && !recovered()) {
     const weight = weights[n++ % weights.length];
     try {
       const { windowStart } = await budget.take(weight);
