@@ -33,7 +33,9 @@ export interface WrittenFile {
   rel: string;
 }
 
-let instance: DuckDBInstance | undefined;
+// The instance being made, not only the made one: the writers a run opens at once (one per
+// partition under way) all ask for it before the first is made, and would each make their own.
+let instance: Promise<DuckDBInstance> | undefined;
 
 /**
  * One in-memory DuckDB per process; each writer has its own connection. Its memory is bounded and
@@ -46,19 +48,24 @@ export async function duck(spillDir?: string): Promise<DuckDBInstance> {
   const user = engineOptions();
   // No external file cache: it keeps what read_parquet read (merges, compaction) up to the memory
   // limit, for re-reads this writer never makes; compacting 5M rows peaked at 310 MB with it, 244 without.
-  instance ??= await DuckDBInstance.create(':memory:', {
+  instance ??= DuckDBInstance.create(':memory:', {
     threads: String(user.threads ?? 2),
     memory_limit: user.memoryLimit ?? '512MB',
     preserve_insertion_order: 'false',
     enable_external_file_cache: 'false',
+  }).catch((err: unknown) => {
+    // A setting DuckDB refused is said to each caller, not kept as the process's answer.
+    instance = undefined;
+    throw err;
   });
+  const made = await instance;
   const spill = user.tempDirectory ? spillFolder(user.tempDirectory) : spillDir;
   if (spill) {
-    const c = await instance.connect();
+    const c = await made.connect();
     await c.run(`SET temp_directory = ${sqlString(spill)}`);
     c.closeSync();
   }
-  return instance;
+  return made;
 }
 
 /**
