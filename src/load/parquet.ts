@@ -5,7 +5,9 @@ import { fileName, PARQUET_EXT, writerMark } from '../state/names.js';
 import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import PQueue from 'p-queue';
-import { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR, type DuckDBConnection, type DuckDBType, type DuckDBValue } from '@duckdb/node-api';
+import { createRequire } from 'node:module';
+import type * as DuckDB from '@duckdb/node-api';
+import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
 import type { StreamDecl } from '../decl/stream.js';
 import { makeDir } from './spool.js';
 import { engineOptions, spillFolder } from './limits.js';
@@ -13,6 +15,11 @@ import { sqlString } from './paths.js';
 import type { Batch, Reject } from '../transform/rows.js';
 import { stagedColumns } from '../transform/columns.js';
 import type { StagedColumn } from '../transform/staging.js';
+
+// Loaded with require, as warehouse/duckdb.ts does and for its reason: an ES import of the
+// CommonJS package makes Node scan each of its files for export names before the first line runs,
+// at every start of a run (test/load/require.test.ts keeps the run's stages to type imports).
+const { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR } = createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDB;
 
 const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = { VARCHAR, INTEGER, DOUBLE, BOOLEAN };
 
@@ -33,7 +40,9 @@ export interface WrittenFile {
   rel: string;
 }
 
-let instance: DuckDBInstance | undefined;
+// The instance being made, not only the made one: the writers a run opens at once (one per
+// partition under way) all ask for it before the first is made, and would each make their own.
+let instance: Promise<DuckDB.DuckDBInstance> | undefined;
 
 /**
  * One in-memory DuckDB per process; each writer has its own connection. Its memory is bounded and
@@ -41,24 +50,29 @@ let instance: DuckDBInstance | undefined;
  * never to a `.tmp` in whatever folder the command runs from. 128 MB ran out of memory merging a
  * million-row partition (a window that cannot spill); 512 MB did not.
  */
-export async function duck(spillDir?: string): Promise<DuckDBInstance> {
+export async function duck(spillDir?: string): Promise<DuckDB.DuckDBInstance> {
   // The user's limits (load/limits.ts) win; a spill folder they name is this process's own in it.
   const user = engineOptions();
   // No external file cache: it keeps what read_parquet read (merges, compaction) up to the memory
   // limit, for re-reads this writer never makes; compacting 5M rows peaked at 310 MB with it, 244 without.
-  instance ??= await DuckDBInstance.create(':memory:', {
+  instance ??= DuckDBInstance.create(':memory:', {
     threads: String(user.threads ?? 2),
     memory_limit: user.memoryLimit ?? '512MB',
     preserve_insertion_order: 'false',
     enable_external_file_cache: 'false',
+  }).catch((err: unknown) => {
+    // A setting DuckDB refused is said to each caller, not kept as the process's answer.
+    instance = undefined;
+    throw err;
   });
+  const made = await instance;
   const spill = user.tempDirectory ? spillFolder(user.tempDirectory) : spillDir;
   if (spill) {
-    const c = await instance.connect();
+    const c = await made.connect();
     await c.run(`SET temp_directory = ${sqlString(spill)}`);
     c.closeSync();
   }
-  return instance;
+  return made;
 }
 
 /**

@@ -1,5 +1,6 @@
 // `rebuild` writes its batches with one DuckDB thread (the transform holds the other core), and
-// gives the process's setting back; threads the user set win.
+// gives the process's setting back; threads the user set win. The setting is that of the process's
+// one DuckDB, which the writers a run opens at once share.
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rebuildTable } from '../../src/pipeline/rebuild.js';
 import { duck, ParquetWriter } from '../../src/load/parquet.js';
@@ -47,4 +48,19 @@ describe('rebuild and DuckDB threads', () => {
     expect(new Set(during)).toEqual(new Set([before]));
     expect(await lakeContents(lake)).toEqual(landed);
   }, 120_000);
+
+  it('gives the writers that ask at once one DuckDB, so that a setting made through one is every writer\'s', async () => {
+    // A module of its own: the DuckDB of this worker's earlier files is made already.
+    vi.resetModules();
+    const fresh = await import('../../src/load/parquet.js');
+    const dbs = await Promise.all(Array.from({ length: 8 }, () => fresh.duck()));
+    try {
+      expect(new Set(dbs).size).toBe(1);
+      expect(await fresh.duck()).toBe(dbs[0]);
+    } finally {
+      for (const db of new Set(dbs)) db.closeSync();
+      // The files after this one in the worker import their own modules, not this closed DuckDB's.
+      vi.resetModules();
+    }
+  });
 });
