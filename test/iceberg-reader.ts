@@ -10,6 +10,7 @@ import { parquetMetadataAsync } from 'hyparquet';
 import { STREAM_BY_TABLE } from '../src/streams/index.js';
 import { landedColumns } from '../src/transform/columns.js';
 import { openWarehouse } from '../src/warehouse/views.js';
+import type { DuckDBConnection } from '../src/warehouse/duckdb.js';
 import { amountsOf, landedAmount } from '../src/warehouse/amounts.js';
 import { unitsOf, UNITS_SUFFIX } from '../src/transform/columns.js';
 
@@ -84,12 +85,15 @@ export async function icebergRows(url: string, o: { metadataFileName?: string } 
   return { fields, rows: got.map((r: Record<string, unknown>) => JSON.stringify(fields.map((f) => canonical(r[f.name], f.type, json.has(f.name), 'iceberg')))).sort() };
 }
 
-/** The same table through chainlake's warehouse view, in the same form. */
-export async function viewRows(lake: string, table: string, fields: Field[]): Promise<string[]> {
+/**
+ * The same table through chainlake's warehouse view, in the same form. `warehouse`: the lake's views
+ * opened once for several tables (made after the lake's last change: a view binds its table's files
+ * when it is made), left open; without it, the one view asked for, on a database of its own.
+ */
+export async function viewRows(lake: string, table: string, fields: Field[], warehouse?: DuckDBConnection): Promise<string[]> {
   const decl = STREAM_BY_TABLE.get(table)!;
   const json = new Set(landedColumns(decl).filter(([, t]) => t === 'JSON').map(([n]) => n));
-  // The one view asked for: a view binds its table's files when it is made.
-  const conn = await openWarehouse(lake, {}, new Set([table]));
+  const conn = warehouse ?? (await openWarehouse(lake, {}, new Set([table])));
   try {
     const q = (n: string) => `"${n}"`;
     // An amount as the files hold it (the view's is exact, the files' DECIMAL(38,0) NULL over 38 digits).
@@ -98,16 +102,17 @@ export async function viewRows(lake: string, table: string, fields: Field[]): Pr
     const r = await conn.runAndReadAll(`SELECT ${cols.join(', ')} FROM ${q(table)}`);
     return r.getRows().map((row) => JSON.stringify(fields.map((f, i) => canonical(row[i], f.type, json.has(f.name), 'view')))).sort();
   } finally {
-    conn.closeSync();
+    if (!warehouse) conn.closeSync();
   }
 }
 
 /**
  * The data files the table's current snapshot lists, as icebird's manifest reader gives them:
  * their rows read with DuckDB and compared exactly (amounts to the last digit) with the view's.
+ * `warehouse`: as viewRows'.
  */
-export async function exactRowsDiffer(lake: string, table: string, files: string[]): Promise<number> {
-  const wh = await openWarehouse(lake, {}, new Set([table]));
+export async function exactRowsDiffer(lake: string, table: string, files: string[], warehouse?: DuckDBConnection): Promise<number> {
+  const wh = warehouse ?? (await openWarehouse(lake, {}, new Set([table])));
   try {
     const list = files.map((f) => `'${fileURLToPath(f).replace(/'/g, "''")}'`).join(', ');
     const mine = (await wh.runAndReadAll(`SELECT * FROM read_parquet([${list}], union_by_name = true, hive_partitioning = false)`)).getRowObjectsJson().map((r) => JSON.stringify(r)).sort();
@@ -123,7 +128,7 @@ export async function exactRowsDiffer(lake: string, table: string, files: string
     for (let i = 0; i < Math.min(mine.length, theirs.length); i++) if (mine[i] !== theirs[i]) differ++;
     return differ;
   } finally {
-    wh.closeSync();
+    if (!warehouse) wh.closeSync();
   }
 }
 

@@ -129,7 +129,9 @@ describe('compact', () => {
     closers.push(() => sim.close());
     const p = loadPipeline('pipelines/demo.yaml');
     for (const s of Object.values(p.sources)) s.url = sim.url;
-    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
+    // erc_transfers alone (the small lake's other table is internal_transactions): the claim is
+    // of a table's partitions, and the other's fetch and merge would prove it again.
+    p.streams = p.streams.filter((s) => s.table === 'erc_transfers');
     const lake = mkdtempSync(join(tmpdir(), 'cl-compact-run-'));
     const report = await runPipeline(p, { lake, logger: quiet, flushRows: 20, compactAfter: 4 });
     expect(report.status).toBe('ok');
@@ -140,7 +142,7 @@ describe('compact', () => {
     // (a run's batches may split otherwise than another's: split points depend on timing).
     expect(told!.filesAfter).toBeLessThan(told!.filesBefore);
     expect(told!.filesAfter).toBeLessThanOrEqual(filesOf(lake));
-    expect(await lakeContents(lake)).toEqual(await lakeContents(plain));
+    expect((await lakeContents(lake)).erc_transfers).toEqual((await lakeContents(plain)).erc_transfers);
   });
 
   it('rewrites small files without changing a row; an open window keeps its files and resumes', async () => {
@@ -153,17 +155,16 @@ describe('compact', () => {
     const later = DEMO.now + 4 * 86400;
     // The lake as uninterrupted runs leave it: one now, one four days later.
     const clean = mkdtempSync(join(tmpdir(), 'cl-compact-'));
-    for (const t of [DEMO.now, later]) {
-      clock.t = t;
-      expect((await runPipeline(p, { lake: clean, logger: quiet, flushRows: 40 })).status).toBe('ok');
-    }
+    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-'));
+    clock.t = DEMO.now;
+    expect((await runPipeline(p, { lake: clean, logger: quiet, flushRows: 40 })).status).toBe('ok');
+    // The same first run for the lake cut short below: a copy of it, not a second fetch of the same world.
+    cpSync(clean, lake, { recursive: true });
+    clock.t = later;
+    expect((await runPipeline(p, { lake: clean, logger: quiet, flushRows: 40 })).status).toBe('ok');
     const want = await lakeContents(clean);
 
     // The same, but the second run is cut short once a window has committed batches.
-    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-'));
-    clock.t = DEMO.now;
-    expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
-    clock.t = later;
     const store = new StateStore(lake);
     const windowFiles = (c: Cursor) => listingsOf(c.window).flatMap((l) => l.files);
     const open = () => store.all().filter((s) => windowFiles(s.cursor).length > 1);
