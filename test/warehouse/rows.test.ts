@@ -12,7 +12,7 @@ import { writeWarehouse } from '../../src/warehouse/file.js';
 import { FILES } from '../../src/warehouse/rows.js';
 import { bundledQueries, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { openLake } from '../../src/index.js';
-import { cli, cliHere, sharedDemoLake } from '../lake-fixture.js';
+import { cliHere, sharedDemoLake } from '../lake-fixture.js';
 import { openReader, read, rowsOf } from './reader.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
@@ -102,11 +102,11 @@ async function onFile(path: string, sql: string, mode: 'READ_ONLY' | 'READ_WRITE
 const VIEW_SQL = "SELECT sql FROM duckdb_views() WHERE view_name = 'erc_transfers' AND database_name = current_database()";
 
 /**
- * erc_transfers' view in a `chainlake query` process, with `args`: a process of its own, as a
- * query in this one would keep the file attached (and locked) until its instance is collected.
+ * erc_transfers' view as `chainlake query`, with `args`, shows it: the CLI's main in this process,
+ * which lets go of the file when it ends (the test of a process that lives on, below).
  */
-function viewOf(args: string[] = []): string {
-  const q = cli(['query', '--lake', lake, '--format', 'json', ...args, VIEW_SQL]);
+async function viewOf(args: string[] = []): Promise<string> {
+  const q = await cliHere(['query', '--lake', lake, '--format', 'json', ...args, VIEW_SQL]);
   expect(q).toMatchObject({ code: 0, stderr: '' });
   return String((JSON.parse(q.stdout) as Array<{ sql: string }>)[0]!.sql);
 }
@@ -182,11 +182,11 @@ describe('the warehouse file with rows', () => {
   });
 
   it('is read by `chainlake query` and the library while current, and never once the lake has moved on', async () => {
-    const count = (args: string[] = []) => Number((JSON.parse(cli(['query', '--lake', lake, '--format', 'json', ...args, 'SELECT count(*) AS n FROM erc_transfers']).stdout) as Array<{ n: string }>)[0]!.n);
-    expect(viewOf()).toContain('chainlake_rows.main._rows_erc_transfers');
-    expect(viewOf(['--no-warehouse'])).toContain('read_parquet');
-    const n = count();
-    expect(count(['--no-warehouse'])).toBe(n);
+    const count = async (args: string[] = []) => Number((JSON.parse((await cliHere(['query', '--lake', lake, '--format', 'json', ...args, 'SELECT count(*) AS n FROM erc_transfers'])).stdout) as Array<{ n: string }>)[0]!.n);
+    expect(await viewOf()).toContain('chainlake_rows.main._rows_erc_transfers');
+    expect(await viewOf(['--no-warehouse'])).toContain('read_parquet');
+    const n = await count();
+    expect(await count(['--no-warehouse'])).toBe(n);
     const lib = await openLake(lake);
     try {
       expect(String((await lib.query(VIEW_SQL)).get(0)!.sql)).toContain('chainlake_rows');
@@ -194,15 +194,15 @@ describe('the warehouse file with rows', () => {
       const libRows = async (sql: string) => (await lib.query(sql)).toArray().map((r) => r.toJSON() as Record<string, unknown>);
       const want = exactSums(await libRows(DIGITS));
       expect(await libRows(SUM_PER_TOKEN)).toEqual(want.perToken);
-      expect(JSON.parse(cli(['query', '--lake', lake, '--format', 'json', TOP_RECEIVERS]).stdout)).toEqual(want.top);
+      expect(JSON.parse((await cliHere(['query', '--lake', lake, '--format', 'json', TOP_RECEIVERS])).stdout)).toEqual(want.top);
     } finally {
       lib.close();
     }
 
     // A commit the file does not hold yet: the table is read from its files, with the new rows.
     await commitFile('after', 'SELECT * FROM erc_transfers LIMIT 4');
-    expect(viewOf()).toContain('read_parquet');
-    expect(count()).toBe(n + 4);
+    expect(await viewOf()).toContain('read_parquet');
+    expect(await count()).toBe(n + 4);
     const stale = await openLake(lake);
     try {
       expect(Number((await stale.query('SELECT count(*) AS n FROM erc_transfers')).get(0)!.n)).toBe(n + 4);
@@ -213,10 +213,14 @@ describe('the warehouse file with rows', () => {
     }
     // A file elsewhere, named with --warehouse (the library's `warehouse`), is read the same way.
     const elsewhere = join(dir, 'elsewhere.duckdb');
-    expect(await cliHere(['warehouse', '--lake', lake, '--out', elsewhere, '--rows'])).toMatchObject({ code: 0 });
-    expect(viewOf()).toContain('read_parquet');
-    expect(viewOf(['--warehouse', elsewhere])).toContain('chainlake_rows');
-    expect(count(['--warehouse', elsewhere])).toBe(n + 4);
+    // A copy of the default file, brought up to date there: the rewrite copies erc_transfers again
+    // (the new file's columns are the view's) and keeps the other tables' rows, instead of copying
+    // every table's (the whole copy is the first test's).
+    cpSync(file, elsewhere);
+    expect(await cliHere(['warehouse', '--lake', lake, '--out', elsewhere, '--rows'])).toMatchObject({ code: 0, stdout: expect.stringContaining('(1 tables copied whole)') });
+    expect(await viewOf()).toContain('read_parquet');
+    expect(await viewOf(['--warehouse', elsewhere])).toContain('chainlake_rows');
+    expect(await count(['--warehouse', elsewhere])).toBe(n + 4);
     const named = await openLake(lake, { warehouse: elsewhere });
     try {
       expect(String((await named.query(VIEW_SQL)).get(0)!.sql)).toContain('chainlake_rows');
@@ -224,7 +228,7 @@ describe('the warehouse file with rows', () => {
       named.close();
     }
     await writeWarehouse(lake, { flag: '--out' });
-    expect(viewOf()).toContain('chainlake_rows');
+    expect(await viewOf()).toContain('chainlake_rows');
   });
 
   it('named by --warehouse or openLake, a file that is missing, is not DuckDB\'s or is not a warehouse is an error naming it (exit 2); not named, the default may be any of these', async () => {
@@ -240,7 +244,7 @@ describe('the warehouse file with rows', () => {
       [foreign, "is a DuckDB database without chainlake's _chainlake table"],
     ];
     for (const [f, why] of cases) {
-      const r = cli(['query', '--lake', lake, '--warehouse', f, 'SELECT 1']);
+      const r = await cliHere(['query', '--lake', lake, '--warehouse', f, 'SELECT 1']);
       expect(r.code, f).toBe(2);
       expect(r.stderr).toContain(`--warehouse ${f}: ${why}`);
       expect(r.stdout).toBe('');
@@ -252,25 +256,25 @@ describe('the warehouse file with rows', () => {
     const other = mkdtempSync(join(tmpdir(), 'cl-rows-default-'));
     cpSync(lake, join(other, 'lake'), { recursive: true });
     writeFileSync(join(other, 'lake.warehouse.duckdb'), 'not a database');
-    const plain = cli(['query', '--lake', join(other, 'lake'), '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
+    const plain = await cliHere(['query', '--lake', join(other, 'lake'), '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
     expect(plain).toMatchObject({ code: 0, stderr: '' });
   });
 
   it('held open for writing by another program (DBeaver\'s default), it is not read: the Parquet files are, and the query succeeds', async () => {
     const holder = await openReader(file, 'READ_WRITE');
     try {
-      const q = cli(['query', '--lake', lake, '--format', 'json', `${VIEW_SQL}; SELECT count(*) AS n FROM erc_transfers`]);
+      const q = await cliHere(['query', '--lake', lake, '--format', 'json', `${VIEW_SQL}; SELECT count(*) AS n FROM erc_transfers`]);
       expect(q).toMatchObject({ code: 0, stderr: '' });
-      const viewed = cli(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
+      const viewed = await cliHere(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
       expect(viewed.stdout).toContain('read_parquet');
       // Named, it is not read either: held, not wrong.
-      expect(cli(['query', '--lake', lake, '--warehouse', file, '--format', 'json', VIEW_SQL]).stdout).toContain('read_parquet');
-      const plain = cli(['query', '--lake', lake, '--no-warehouse', '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
+      expect((await cliHere(['query', '--lake', lake, '--warehouse', file, '--format', 'json', VIEW_SQL])).stdout).toContain('read_parquet');
+      const plain = await cliHere(['query', '--lake', lake, '--no-warehouse', '--format', 'json', 'SELECT count(*) AS n FROM erc_transfers']);
       expect(JSON.parse(q.stdout)).toEqual(JSON.parse(plain.stdout));
     } finally {
       await holder.close();
     }
-    expect(viewOf()).toContain('chainlake_rows');
+    expect(await viewOf()).toContain('chainlake_rows');
   });
 
   it("a query in a process that lives on (the CLI's main called in it) lets go of the file: another program then opens it for writing", async () => {
@@ -403,7 +407,7 @@ describe('the warehouse file with rows', () => {
     } finally {
       db.closeSync();
     }
-    const q = cli(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
+    const q = await cliHere(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
     expect(q.stdout).toContain('read_parquet');
   });
 });

@@ -36,6 +36,17 @@ function pipelineFile(dir: string, name: string, tables: string[]): string {
   return file;
 }
 
+/**
+ * A lake at `to` of the shared lake's `tables` alone (their files and states) and its run reports:
+ * for the tests of what a rewrite does, which a table or two show as well as fifteen, each write
+ * binding the views of only these.
+ */
+function lakeOf(tables: string[], from: string, to: string): string {
+  for (const t of tables) for (const sub of [t, join('_state', t)]) cpSync(join(from, sub), join(to, sub), { recursive: true });
+  cpSync(join(from, '_runs'), join(to, '_runs'), { recursive: true });
+  return to;
+}
+
 async function counts(lake: string): Promise<Record<string, number>> {
   const conn = await openWarehouse(lake);
   try {
@@ -148,8 +159,7 @@ describe('chainlake warehouse', () => {
 
   it('a rewrite that would change nothing leaves the file as it is; a new file in a table folder, or the first run report, is rewritten in', async () => {
     const copy = join(dir, 'unchanged');
-    const at = join(copy, 'lake');
-    cpSync(lake, at, { recursive: true });
+    const at = lakeOf(['avg_tps'], lake, join(copy, 'lake'));
     const out = `${at}.warehouse.duckdb`;
     const write = async () => (await writeWarehouse(at, { flag: '--out' })).unchanged;
     const stat = () => `${statSync(out).ino}/${statSync(out).mtimeMs}`;
@@ -234,8 +244,7 @@ describe('chainlake warehouse', () => {
   });
 
   it('a failure while building leaves the old file and no temporary file (exit 1)', async () => {
-    const broken = join(dir, 'broken');
-    cpSync(lake, broken, { recursive: true });
+    const broken = lakeOf(['avg_tps'], lake, join(dir, 'broken'));
     const out = join(dir, 'broken.duckdb');
     expect((await cliHere(['warehouse', '--lake', broken, '--out', out])).code).toBe(0);
     const before = readFileSync(out);
@@ -284,15 +293,11 @@ describe('two lakes in one folder', () => {
   let b: string;
 
   beforeAll(async () => {
-    // Lake b: the shared lake without erc_transfers (its states and files gone).
+    // Lake b: lake a without erc_transfers (its states and files gone).
     dir = mkdtempSync(join(tmpdir(), 'cl-two-lakes-'));
-    a = join(dir, 'a');
-    b = join(dir, 'b');
     const shared = await sharedDemoLake();
-    cpSync(shared, a, { recursive: true });
-    cpSync(shared, b, { recursive: true });
-    rmSync(join(b, 'erc_transfers'), { recursive: true });
-    rmSync(join(b, '_state', 'erc_transfers'), { recursive: true });
+    a = lakeOf(['erc_transfers', 'avg_tps'], shared, join(dir, 'a'));
+    b = lakeOf(['avg_tps'], shared, join(dir, 'b'));
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
