@@ -33,7 +33,7 @@ const UNIT = [
  * and what it asserts holds however slow they are (the queue's killed workers: the tables equal).
  */
 const SYSTEM = [
-  'test/cluster/{budget-db,demo-cluster,leases,queue,queue-away}.test.ts',
+  'test/cluster/{budget-db,demo-cluster,leases,queue}.test.ts',
   'test/scenarios/{s3,security,security-s3,hostile}.test.ts',
   'test/state/s3.test.ts',
   'test/iceberg/s3.test.ts',
