@@ -13,7 +13,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { STREAMS } from '../../src/streams/index.js';
 import { WorkQueue } from '../../src/cluster/queue.js';
-import { aboveInfo, demoOfEachKind, lakeContents, runCli } from '../helpers.js';
+import { aboveInfo, demoOf, demoOfEachKind, lakeContents, runCli } from '../helpers.js';
 import { leakFinder } from '../leaks.js';
 import { startPostgres, type PgFixture } from '../pg-fixture.js';
 import { BUCKET, downloadLake, s3Env, startS3, useEnv, type S3Server } from '../s3-fixture.js';
@@ -42,6 +42,13 @@ let root: string;
 let reference: Record<string, string[]>;
 /** The demo's tables of each kind: the queued run proves each refresh with killed workers. */
 let pipeline: string;
+/**
+ * The streams of the data service, whose rate limit makes a run long enough for a pause or the
+ * database's going away to land mid-run: the pipeline of those cases (each kind of refresh through
+ * the queue is the killed workers' cases).
+ */
+const DATA_TABLES = ['erc_transfers', 'internal_transactions', 'delegators', 'pending_rewards'];
+let dataPipeline: string;
 const outputs: string[] = [];
 
 function urls(): string[] {
@@ -154,6 +161,7 @@ async function clusterRun(lake: string, given: Record<string, string> = {}) {
 beforeAll(async () => {
   root = mkdtempSync(join(tmpdir(), 'cl-queue-'));
   pipeline = demoOfEachKind();
+  dataPipeline = demoOf(DATA_TABLES);
   pgdb = await startPostgres();
   // 18,000 CU a minute in 2-second windows: the demo's data streams take several windows.
   sim = await startSimulator({ seed: 1, apiKeys: [KEY], rateLimit: { data: { cuPerMinute: 18000, windowSeconds: 2 }, blockAfterLimitedRequests: 1e9 } });
@@ -223,9 +231,9 @@ describe('run --queue with three workers, killed and replaced', () => {
  * by the time of its snapshot gains a snapshot per attempt that got that far (a job retried after
  * its commit, as a rerun of one process would): it is compared as a set of rows, without the time.
  */
-function differences(tables: Record<string, string[]>): string[] {
+function differences(tables: Record<string, string[]>, only: readonly string[] = Object.keys(reference)): string[] {
   const snapshots = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
-  return Object.keys(reference).flatMap((t) => {
+  return only.flatMap((t) => {
     const set = (xs: string[]) => (snapshots.has(t) ? [...new Set(xs)] : xs);
     const a = set(tables[t] ?? []);
     const b = set(reference[t]!);
@@ -236,18 +244,18 @@ function differences(tables: Record<string, string[]>): string[] {
   });
 }
 
-/**
- * Two workers and a queued run; `during` acts on the database while the run works. `runLease` is
- * the run's lease bound in seconds, `workerLease` the workers': how long it waits for the database is
- * ten of them.
- */
 /** What explains a queued run's exit code: its own lines above info, and its workers' errors. */
 function whyFailed(stderr: string): string {
   return `${aboveInfo(stderr)}\nworkers' errors:\n${workerErrors()}`;
 }
 
-async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>, runLease = LEASE_SECONDS, workerLease = LEASE_SECONDS) {
-  const workers = [worker(lake, { CHAINLAKE_JOB_LEASE_SECONDS: workerLease }), worker(lake, { CHAINLAKE_JOB_LEASE_SECONDS: workerLease })];
+/**
+ * Two workers (or `given`, started before) and a queued run of the data streams; `during` acts on
+ * the database while the run works. `runLease` is the run's lease bound in seconds, `workerLease`
+ * the workers': how long it waits for the database is ten of them.
+ */
+async function withWorkers(lake: string, during: (running: () => boolean) => Promise<void>, runLease = LEASE_SECONDS, workerLease = LEASE_SECONDS, given?: Array<ReturnType<typeof worker>>) {
+  const workers = given ?? [worker(lake, { CHAINLAKE_JOB_LEASE_SECONDS: workerLease }), worker(lake, { CHAINLAKE_JOB_LEASE_SECONDS: workerLease })];
   let running = true;
   let working!: () => void;
   // Mid-run is once a first job is done: the run waits on its queue and the workers are up. On a
@@ -255,7 +263,7 @@ async function withWorkers(lake: string, during: (running: () => boolean) => Pro
   // setup or a worker's start is another case).
   const midRun = new Promise<void>((r) => (working = r));
   const run = runCli(
-    ['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...RUN_FLAGS, '--log-format', 'json'],
+    ['run', dataPipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...RUN_FLAGS, '--log-format', 'json'],
     { CHAINLAKE_API_KEY: KEY, CHAINLAKE_JOB_LEASE_SECONDS: runLease },
     (stderr) => {
       if (stderr.includes('"msg":"job done"')) working();
@@ -298,7 +306,7 @@ describe('run --queue: a worker killed and a worker paused', () => {
     const holds = async (w: ReturnType<typeof worker>) => (await admin.query(`SELECT 1 FROM chainlake.leases WHERE holder = $1`, [holder(w)])).rowCount! > 0;
     const workers = [worker(lake, env), worker(lake, env)];
     let running = true;
-    const run = runCli(['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...RUN_FLAGS, '--log-format', 'json'], { CHAINLAKE_API_KEY: KEY, ...env }).finally(
+    const run = runCli(['run', dataPipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...RUN_FLAGS, '--log-format', 'json'], { CHAINLAKE_API_KEY: KEY, ...env }).finally(
       () => (running = false),
     );
     const killed: string[] = [];
@@ -336,7 +344,7 @@ describe('run --queue: a worker killed and a worker paused', () => {
       // Resumed, it finds its leases gone, commits nothing and stops as asked.
       paused!.child.kill('SIGCONT');
       await paused!.heard('"msg":"job lost"');
-      expect(differences(await lakeContents(lake))).toEqual([]);
+      expect(differences(await lakeContents(lake), DATA_TABLES)).toEqual([]);
     } finally {
       paused?.child.kill('SIGCONT');
       await Promise.all(workers.map((w) => w.ready));
@@ -350,65 +358,65 @@ describe('run --queue: a worker killed and a worker paused', () => {
 });
 
 describe('run --queue: the database going away', () => {
-  it('a worker started while it is away waits for it, then for jobs', async () => {
-    await pgdb.stop();
-    let w: ReturnType<typeof worker>;
-    try {
-      w = worker(join(root, 'db-away-at-start'), {});
-      await w.heard("the queue's database is away: waiting for it");
-    } finally {
-      await pgdb.start();
-    }
-    await w.heard("the queue's database is back");
-    await w.ready;
-    // Up and waiting for jobs, not ended (heard() and ready also resolve when it ends).
-    expect(w.child.exitCode, w.said()).toBeNull();
-    w.child.kill('SIGTERM');
-    expect(await w.done, w.said()).toBe(0);
-  });
-
-  it('away for a few seconds mid-run: the workers wait, the run finishes, the tables equal one process', async () => {
-    const lake = join(root, 'db-away');
-    let stopped = false;
-    const { result, codes, said } = await withWorkers(lake, async (running) => {
-      if (!running()) return;
-      await pgdb.stop();
-      stopped = true;
-      // Longer than a job's lease: the jobs under way are lost and handed out again.
-      await new Promise((r) => setTimeout(r, Number(WORK_LEASE_SECONDS) * 1000 + 3000));
-      await pgdb.start();
-    }, WORK_LEASE_SECONDS, WORK_LEASE_SECONDS);
-    expect(stopped).toBe(true);
-    expect(result.code, whyFailed(result.stderr)).toBe(0);
-    expect(result.stderr).toContain("the queue's database is away: waiting for it");
-    // Ended by itself, not by a later run.
-    expect(result.stderr).not.toContain('the run was ended by a later run');
-    expect(codes, said).toEqual([0, 0]);
-    expect(differences(await lakeContents(lake))).toEqual([]);
-  }, 300_000);
-
-  it('away for longer than the run waits: it exits 1 saying so, and a rerun finishes', async () => {
+  // One lake for the three cases, each a step of the one before: a run that gave up, workers
+  // started for its rerun while the database is still away, and the rerun, the database away
+  // again mid-run for a few seconds.
+  it('away for longer than the run waits: it exits 1 saying so; workers started while it is away wait for it, then for jobs; their rerun, the database away again for a few seconds mid-run, finishes with the tables of one process', async () => {
     const lake = join(root, 'db-gone');
+    const env = { CHAINLAKE_JOB_LEASE_SECONDS: WORK_LEASE_SECONDS };
+    let next: Array<ReturnType<typeof worker>> = [];
     // The run waits ten of its lease bounds, then gives up: 10 s with a bound of 1 s (the workers
     // keep theirs, a live commit's, and wait on).
-    const { result, codes, said } = await withWorkers(
+    const gone = await withWorkers(
       lake,
       async (running) => {
         if (!running()) return;
         await pgdb.stop();
-        while (running()) await new Promise((r) => setTimeout(r, 500));
-        await pgdb.start();
+        try {
+          while (running()) await new Promise((r) => setTimeout(r, 500));
+          next = [worker(lake, env), worker(lake, env)];
+          await Promise.all(next.map((w) => w.heard("the queue's database is away: waiting for it")));
+        } finally {
+          await pgdb.start();
+        }
       },
       '1',
       WORK_LEASE_SECONDS,
     );
-    expect(result.code).toBe(1);
-    expect(codes, said).toEqual([0, 0]);
-    expect(result.stderr).toMatch(/the queue's database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres did not answer: .* \(for \d+ s; \d+ of \d+ jobs done, their commits kept: rerun to finish\)/);
+    expect(gone.result.code).toBe(1);
+    expect(gone.codes, gone.said).toEqual([0, 0]);
+    expect(gone.result.stderr).toMatch(/the queue's database postgres:\/\/postgres:\*\*\*@127\.0\.0\.1:\d+\/postgres did not answer: .* \(for \d+ s; \d+ of \d+ jobs done, their commits kept: rerun to finish\)/);
+    expect(next).toHaveLength(2);
+    for (const w of next) {
+      await w.heard("the queue's database is back");
+      await w.ready;
+      // Up and waiting for jobs, not ended (heard() and ready also resolve when it ends).
+      expect(w.child.exitCode, w.said()).toBeNull();
+    }
+
+    let stopped = false;
     // Leases a live commit outlasts on a busy machine would fail the rerun's jobs.
-    const again = await withWorkers(lake, async () => undefined, WORK_LEASE_SECONDS, WORK_LEASE_SECONDS);
-    expect(again.result.code, aboveInfo(again.result.stderr) + "\n" + again.said).toBe(0);
-    expect(differences(await lakeContents(lake))).toEqual([]);
+    const again = await withWorkers(
+      lake,
+      async (running) => {
+        if (!running()) return;
+        await pgdb.stop();
+        stopped = true;
+        // Longer than a job's lease: the jobs under way are lost and handed out again.
+        await new Promise((r) => setTimeout(r, Number(WORK_LEASE_SECONDS) * 1000 + 3000));
+        await pgdb.start();
+      },
+      WORK_LEASE_SECONDS,
+      WORK_LEASE_SECONDS,
+      next,
+    );
+    expect(stopped).toBe(true);
+    expect(again.result.code, whyFailed(again.result.stderr) + '\n' + again.said).toBe(0);
+    expect(again.result.stderr).toContain("the queue's database is away: waiting for it");
+    // Ended by itself, not by a later run.
+    expect(again.result.stderr).not.toContain('the run was ended by a later run');
+    expect(again.codes, again.said).toEqual([0, 0]);
+    expect(differences(await lakeContents(lake), DATA_TABLES)).toEqual([]);
   }, 300_000);
 });
 
@@ -456,6 +464,7 @@ describe('run --queue: bad input and secrets', () => {
       existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])) : [];
     for (const f of walk(join(root, 'disk'))) found.push(...find(f, readFileSync(f)));
     for (const f of walk(join(root, 's3-copy'))) found.push(...find(f, readFileSync(f)));
+    for (const f of walk(join(root, 'db-gone'))) found.push(...find(f, readFileSync(f)));
     expect(outputs.length).toBeGreaterThan(4);
     expect(found).toEqual([]);
   });
