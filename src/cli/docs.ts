@@ -3,13 +3,13 @@
 // `--types src/tables.ts` writes the lake's row types for the library.
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { DuckDBInstance } from '@duckdb/node-api';
 import { STREAMS } from '../streams/index.js';
 import { arrowResult, arrowTypeName } from '../warehouse/arrow.js';
 import { emptySelect, LAKE_TABLES } from '../warehouse/views.js';
 import { columnDoc } from '../transform/columns.js';
 import { tableList, tableReference } from './tables.js';
 import { engineOptions, querySettings } from '../load/limits.js';
+import { DuckDBInstance } from '../warehouse/duckdb.js';
 
 /** docs/tables.md: the list of tables, then each table's reference (tables.ts renders both). */
 export function tablesDoc(): string {

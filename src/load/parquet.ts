@@ -5,9 +5,9 @@ import { fileName, PARQUET_EXT, writerMark } from '../state/names.js';
 import { mkdirSync, unlinkSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import PQueue from 'p-queue';
-import { createRequire } from 'node:module';
 import type * as DuckDB from '@duckdb/node-api';
 import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api';
+import { duckdb } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { makeDir } from './spool.js';
 import { engineOptions, spillFolder } from './limits.js';
@@ -16,10 +16,7 @@ import type { Batch, Reject } from '../transform/rows.js';
 import { stagedColumns } from '../transform/columns.js';
 import type { StagedColumn } from '../transform/staging.js';
 
-// Loaded with require, as warehouse/duckdb.ts does and for its reason: an ES import of the
-// CommonJS package makes Node scan each of its files for export names before the first line runs,
-// at every start of a run (test/load/require.test.ts keeps the run's stages to type imports).
-const { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR } = createRequire(import.meta.url)('@duckdb/node-api') as typeof DuckDB;
+const { BOOLEAN, DOUBLE, DuckDBDataChunk, DuckDBInstance, INTEGER, VARCHAR } = duckdb;
 
 const DUCK_TYPES: Record<StagedColumn['type'], DuckDBType> = { VARCHAR, INTEGER, DOUBLE, BOOLEAN };
 

@@ -16,7 +16,6 @@
 // silently starts answering for another lake than the one it was written for.
 import { closeSync, constants, copyFileSync, existsSync, lstatSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
 import { VERSION } from '../version.js';
 import { sqlString } from '../load/paths.js';
@@ -33,6 +32,7 @@ import type { StreamDecl } from '../decl/stream.js';
 import { defaultWarehousePath, FILES, MARKER, rowsCurrent, syncRows, type RowsSync } from './rows.js';
 import { engineOptions, querySettings } from '../load/limits.js';
 import { BLOOMS, CATALOGUE, writeCatalogue } from './prune.js';
+import { DuckDBInstance, type DuckDBConnection } from './duckdb.js';
 
 export { defaultWarehousePath, MARKER };
 

@@ -5,7 +5,7 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 
-const STAGES = ['state', 'load', 'iceberg', 'pipeline'];
+const STAGES = ['state', 'load', 'iceberg', 'pipeline', 'warehouse', 'cli'];
 
 /** Each `import ... from '@duckdb/node-api'` of a module's text that brings values, not types only. */
 function valueImports(text: string): string[] {
