@@ -1,6 +1,6 @@
 // The API key never leaks (README "Against the real services"): runs the CLI with sentinel keys
 // against the simulator with injected faults, against a scripted service that fails every way
-// (401, 403, 5xx forever, resets, nothing listening), kills a run mid-way, runs query, status and
+// (401, 403, 429 and 5xx forever, resets, nothing listening), kills a run mid-way, runs query, status and
 // bad configs, then searches every byte chainlake printed or wrote (stdout, stderr, every file of
 // the lakes, its working and temp folders) for each key, raw and encoded, and reads the Parquet
 // files' metadata and rows through DuckDB. The keys were really sent: a recording proxy in front of
@@ -21,6 +21,7 @@ import { DEMO } from '../../src/simulator/world.js';
 import { API_KEY_HEADERS } from '../../src/requests.js';
 import { scriptedServer, json } from '../helpers.js';
 import { LakeLock } from '../../src/state/lock.js';
+import { cliHereBytes } from '../lake-fixture.js';
 import { leakFinder } from '../leaks.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
@@ -107,6 +108,26 @@ function cli(label: string, args: string[], env: Record<string, string | undefin
   });
 }
 
+/**
+ * The CLI's main in this process, in the folder and with the environment `cli` gives its child: for
+ * the commands whose output and files are searched, not their process (the reads and the bad
+ * configs, which print and write what a child does, without a process's start-up each).
+ */
+async function here(label: string, args: string[], env: Record<string, string>): Promise<Output> {
+  const t0 = Date.now();
+  const back = process.cwd();
+  process.chdir(work);
+  try {
+    const r = await cliHereBytes(args, env);
+    const err = Buffer.from(r.stderr);
+    const o: Output = { label, code: r.code, signal: null, ms: Date.now() - t0, out: r.stdout, err, stdout: r.stdout.toString('utf8'), stderr: r.stderr };
+    outputs.push(o);
+    return o;
+  } finally {
+    process.chdir(back);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // A proxy in front of the simulator that records what each request carried.
 
@@ -159,6 +180,8 @@ let sim: Simulator;
 let proxy: { url: string; close(): Promise<void> };
 const simSeen: Seen[] = [];
 let failing: Awaited<ReturnType<typeof scriptedServer>>;
+/** 429s the failing service answered. */
+let tooMany = 0;
 let deadUrl: string;
 
 const C = DEMO.contracts;
@@ -233,11 +256,13 @@ beforeAll(async () => {
     seed: 1,
     apiKeys: KEYS, // any other key would get 401
     keyHeader: READ_HEADER,
-    faults: { rate: 0.3, seed: 3, kinds: ['429', '500', '502', '503', 'reset', 'truncated', 'malformed'] },
+    // No 429 here: the run would take a random 429 for its budget and learn one of a few requests
+    // a window (minutes of waiting on a loaded machine); the failing service answers 429 for good.
+    faults: { rate: 0.3, seed: 3, kinds: ['500', '502', '503', 'reset', 'truncated', 'malformed'] },
   });
   proxy = await recordingProxy(sim.url, simSeen);
 
-  // The failing service: 401, 403, 503 forever, 500 forever, resets forever, by route.
+  // The failing service: 401, 403, 503 forever, 429 forever (a second's retry-after), resets forever, by route.
   failing = await scriptedServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://x').pathname.toLowerCase();
     // The chain's head answers: the transfers listings, split below it, fail by contract.
@@ -245,7 +270,10 @@ beforeAll(async () => {
     if (path.includes(`/tokens/${C.erc20.toLowerCase()}/`)) return json(res, 401, { statusCode: 401, message: 'Unauthorized', error: 'Unauthorized' });
     if (path.includes(`/tokens/${C.erc721.toLowerCase()}/`)) return json(res, 403, { statusCode: 403, message: 'Forbidden resource', error: 'Forbidden' });
     if (path.includes(`/tokens/${C.erc1155.toLowerCase()}/`)) return json(res, 503, { statusCode: 503, message: 'Service Unavailable', error: 'Service Unavailable' });
-    if (path.endsWith('/rewards')) return json(res, 500, { statusCode: 500, message: 'Internal server error', error: 'Internal Server Error' });
+    if (path.endsWith('/rewards')) {
+      tooMany++;
+      return json(res, 429, { statusCode: 429, message: 'Too many requests, please try again later.', error: 'Too Many Requests' }, { 'retry-after': '1' });
+    }
     req.socket.destroy(); // delegators: the connection drops every time
   });
   // The metrics service of the failing run: a loopback port where nothing listens.
@@ -270,7 +298,7 @@ beforeAll(async () => {
   // The runs on different lakes go side by side (the simulator serves them all).
   await Promise.all([
     (async () => {
-      // 1. Key from the environment, faults of every kind but slow, JSON logs at trace.
+      // 1. Key from the environment, faults of every kind but slow and 429, JSON logs at trace.
       R.envRun = await cli('run (env key, faults)', ['run', envPipeline, '--lake', lakeA, '--data-url', proxy.url, '--metrics-url', proxy.url, '--log-format', 'json', ...common], env);
       // The failing run (3.) again, on the lake the first run filled: failures on top of committed state.
       R.failOnA = await cli('run (failing services, lake a)', failArgs(lakeA), env);
@@ -302,25 +330,25 @@ beforeAll(async () => {
       R.failRun = await cli('run (failing services)', failArgs(lakeC), env);
     })(),
     (async () => {
-      // 5. Bad configs and flags (exit 2), with the key set.
+      // 5. Bad configs and flags (exit 2), with the key set, in this process (one after another).
       const badAddr = write('bad-addr.yaml', pipelineYaml('sec_bad', 'apiKey: "${CHAINLAKE_API_KEY}"').replace(C.erc20, '0x12'));
       const badLit = write('bad-literal.yaml', pipelineYaml('sec_bad2', `apiKey: "${LITERAL_KEY}"`, ', concurrency: 0, bogus: 1'));
       const badYaml = write('bad-yaml.yaml', pipelineYaml('sec_bad3', `apiKey: "${LITERAL_KEY}`));
       // A non-string apiKey is reported without its value.
       const badType = write('bad-type.yaml', pipelineYaml('sec_bad4', `apiKey: ["${LITERAL_KEY}"]`));
       [R.badAddr, R.badLiteral, R.badYaml, R.badType, R.badFlag] = await Promise.all([
-        cli('run (bad address)', ['run', badAddr, '--lake', join(lakes, 'bad1'), '--log-level', 'trace'], env),
-        cli('run (bad source keys, literal key)', ['run', badLit, '--lake', join(lakes, 'bad2'), '--log-level', 'trace'], env),
-        cli('run (YAML syntax error on the key line)', ['run', badYaml, '--lake', join(lakes, 'bad3')], env),
-        cli('run (key of the wrong type)', ['run', badType, '--lake', join(lakes, 'bad4')], env),
-        cli('run (bad flag)', ['run', literalPipeline, '--lake', join(lakes, 'bad5'), '--data-url', 'nope'], env),
+        here('run (bad address)', ['run', badAddr, '--lake', join(lakes, 'bad1'), '--log-level', 'trace'], env),
+        here('run (bad source keys, literal key)', ['run', badLit, '--lake', join(lakes, 'bad2'), '--log-level', 'trace'], env),
+        here('run (YAML syntax error on the key line)', ['run', badYaml, '--lake', join(lakes, 'bad3')], env),
+        here('run (key of the wrong type)', ['run', badType, '--lake', join(lakes, 'bad4')], env),
+        here('run (bad flag)', ['run', literalPipeline, '--lake', join(lakes, 'bad5'), '--data-url', 'nope'], env),
       ]);
     })(),
   ]);
 
-  // 4. query and status on every lake, with the key in the environment.
+  // 4. query and status on every lake, with the key in the environment, in this process.
   const reads: Array<Promise<void>> = [];
-  const read = (name: string, args: string[]) => reads.push(cli(name, args, env).then((r) => void (R[name] = r)));
+  const read = (name: string, args: string[]) => reads.push(here(name, args, env).then((r) => void (R[name] = r)));
   for (const [n, lake] of Object.entries({ a: lakeA, b: lakeB, killed: lakeBKilled, c: lakeC })) {
     read(`status ${n}`, ['status', '--lake', lake]);
     read(`query runs ${n}`, ['query', '--lake', lake, '--format', 'json', 'SELECT * FROM _runs']);
@@ -363,12 +391,13 @@ describe('the API key never leaks', () => {
       expect(r.stdout).toContain(`${ENDPOINT.transfers}): the data service answered 401`);
       expect(r.stdout).toContain(`${ENDPOINT.transfers}): the data service answered 403`);
       expect(r.stdout).toMatch(/tokens\/\{address\}\/transfers on the data service\) failed after 3 tries; last error: .*503/);
-      expect(r.stdout).toContain(`(${ENDPOINT.rewards} on the data service) failed after 3 tries`);
+      expect(r.stdout).toMatch(new RegExp(`\\(${ENDPOINT.rewards.replace(/[{}]/g, '\\$&')} on the data service\\) failed after 3 tries; last error: .*429`));
       expect(r.stdout).toContain(`(${ENDPOINT.delegators} on the data service) failed after 3 tries`);
       // Nothing listens at the metrics service's address: no retries, the address and its flag named.
       expect(r.stdout).toContain(`the metrics service at ${deadUrl} (--metrics-url) refused the connection (ECONNREFUSED`);
       expect(r.stderr).toContain('partition failed');
     }
+    expect(tooMany).toBeGreaterThanOrEqual(6);
     const c = runReports(join(lakes, 'c'));
     expect(c).toHaveLength(1);
     expect(c[0]!.status).toBe('failed');
