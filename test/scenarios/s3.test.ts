@@ -47,7 +47,10 @@ async function listingAgainstStates(url: string): Promise<{ listed: string[]; co
 beforeAll(async () => {
   RUN = ['run', demoOfEachKind(), '--simulator', '--flush-rows', '1000'];
   s3 = await startS3();
-  env = s3Env(s3.endpoint);
+  // The store answers from this process: on a loaded machine a renewal of the lake's lease has
+  // waited past the 30 s bound's margin, and the run stopped committing. No case here is about
+  // the bound.
+  env = { ...s3Env(s3.endpoint), CHAINLAKE_LEASE_SECONDS: '120' };
   restore = useEnv(env);
   local = tmp('cl-local-');
   // No warehouse file beside the local lake: what is compared is read from its Parquet files.
@@ -90,9 +93,9 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
     const dir = 'sql';
     const files = readdirSync(dir).filter((x) => x.endsWith('.sql'));
     // `chainlake query` on an s3:// lake copies what changed into its cache and queries the copy:
-    // a few queries go through the CLI, as a user runs them (a process each, its own cache copy) ...
-    const throughCli = ['top_senders.sql', 'runs_recent.sql', 'daily_token_flows.sql'].filter((f) => files.includes(f));
-    expect(throughCli).toHaveLength(3);
+    // a query goes through the CLI, as a user runs it (a process, its copy in the cache) ...
+    const throughCli = ['top_senders.sql'].filter((f) => files.includes(f));
+    expect(throughCli).toHaveLength(1);
     const out = join(tmp('cl-exp-'), 'transfers.csv');
     const withRows = join(tmp('cl-wh-'), 'rows.duckdb');
     const queries = Promise.all(
@@ -249,14 +252,16 @@ describe('a lake on S3', { timeout: 600_000 }, () => {
       expect(backend.conditional).toBe(true);
       const held = await LakeLock.acquire(url, { backend });
       const refusedBefore = proxy.refused;
-      const r = await runCli([...RUN, '--lake', url, '--log-format', 'json'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
+      // One table: the lock is what is shown, and it is taken before any table is read.
+      const one = demoOf(['avg_tps']);
+      const r = await runCli(['run', one, '--simulator', '--lake', url, '--log-format', 'json'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
       expect(r.code).toBe(3);
       expect(r.stderr).toContain(`the lake ${url} is in use by another chainlake run (pid ${process.pid}`);
       expect(r.stderr).not.toContain('ignores conditional writes');
       expect(proxy.refused).toBeGreaterThan(refusedBefore);
       await held.release();
-      // Once let go, the lake takes a run (one table: the lock is what is shown here).
-      const ok = await runCli(['run', demoOf(['avg_tps']), '--simulator', '--lake', url, '--quiet'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
+      // Once let go, the lake takes a run.
+      const ok = await runCli(['run', one, '--simulator', '--lake', url, '--quiet'], { ...env, AWS_ENDPOINT_URL_S3: proxy.url });
       expect(ok.code, ok.stderr).toBe(0);
     } finally {
       back();
