@@ -2,9 +2,9 @@
 -- day, the day's newest snapshot (validators, delegations, their stake in exact nAVAX and in AVAX,
 -- the staking ratio) and how much the total stake changed since the day before it.
 WITH daily AS (
-  SELECT *, snapshot_at::DATE AS day
+  SELECT *, CAST(snapshot_at AT TIME ZONE 'UTC' AS DATE) AS day
   FROM network_details
-  QUALIFY row_number() OVER (PARTITION BY network, snapshot_at::DATE ORDER BY snapshot_at DESC) = 1
+  QUALIFY row_number() OVER (PARTITION BY network, CAST(snapshot_at AT TIME ZONE 'UTC' AS DATE) ORDER BY snapshot_at DESC) = 1
 )
 SELECT
   network,

@@ -39,7 +39,7 @@ SELECT
   l.delegator_count,
   round(CAST(l.amount_delegated AS DOUBLE) / 1e9, 3) AS avax_delegated,
   round(CAST(l.delegation_capacity AS DOUBLE) / 1e9, 3) AS avax_capacity,
-  CAST(l.end_timestamp AS DATE) AS ends_on,
+  CAST(l.end_timestamp AT TIME ZONE 'UTC' AS DATE) AS ends_on,
   d.active_delegations,
   d.pending_delegations,
   d.completed_delegations,

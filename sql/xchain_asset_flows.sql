@@ -3,11 +3,11 @@
 -- the asset's smallest unit: HUGEINT holds any sum of uint64 amounts a day can have), and the
 -- difference: AVAX burned in fees where it is negative, a new asset's supply minted where positive.
 WITH parts AS (
-  SELECT t.network, t.asset_id, t.block_timestamp::DATE AS day, t.tx_hash, t.tx_type, 'unlocked' AS side, e.amount::HUGEINT AS amount
+  SELECT t.network, t.asset_id, CAST(t.block_timestamp AT TIME ZONE 'UTC' AS DATE) AS day, t.tx_hash, t.tx_type, 'unlocked' AS side, e.amount::HUGEINT AS amount
   FROM xchain_asset_transactions t, unnest(from_json(t.amount_unlocked, '[{"assetId":"VARCHAR","amount":"VARCHAR"}]')) AS u(e)
   WHERE e.assetId = t.asset_id
   UNION ALL
-  SELECT t.network, t.asset_id, t.block_timestamp::DATE, t.tx_hash, t.tx_type, 'created', e.amount::HUGEINT
+  SELECT t.network, t.asset_id, CAST(t.block_timestamp AT TIME ZONE 'UTC' AS DATE), t.tx_hash, t.tx_type, 'created', e.amount::HUGEINT
   FROM xchain_asset_transactions t, unnest(from_json(t.amount_created, '[{"assetId":"VARCHAR","amount":"VARCHAR"}]')) AS c(e)
   WHERE e.assetId = t.asset_id
 )
