@@ -1,6 +1,6 @@
 -- Active primary-network validators of the newest snapshot, best uptime first, then lowest fee:
 -- stake and room for delegations, their delegations (delegators) and the rewards paid to them and
--- their delegators (historical_rewards), in AVAX (9 decimals).
+-- their delegators (historical_rewards), in AVAX (9 decimals); the day each validation ends (UTC).
 WITH latest AS (
   SELECT *
   FROM validators
