@@ -92,10 +92,11 @@ type Write = (chunk: string | Uint8Array, encoding?: BufferEncoding | ((err?: Er
  * `env` set for the call: what `cliBytes` shows, without a process's start-up (most of a short
  * command's CPU) and with the modules a worker has loaded already. The log lines are captured too:
  * pino writes to the file descriptor itself (fs.writeSync). One call at a time: they share this
- * process's streams, so calls made at once take turns. A test of the process boundary (signals, pipes, the binary) keeps `cli`.
+ * process's streams, so calls made at once take turns. `cwd`: the folder the call runs in (the
+ * process's, for its turn only, as a child's would be). A test of the process boundary (signals, pipes, the binary) keeps `cli`.
  */
-export function cliHereBytes(args: string[], env: Record<string, string> = {}): Promise<{ code: number; stdout: Buffer; stderr: string }> {
-  const turn = inTurn.then(() => cliOnce(args, env));
+export function cliHereBytes(args: string[], env: Record<string, string> = {}, cwd?: string): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+  const turn = inTurn.then(() => cliOnce(args, env, cwd));
   inTurn = turn.catch(() => undefined);
   return turn;
 }
@@ -103,7 +104,7 @@ export function cliHereBytes(args: string[], env: Record<string, string> = {}): 
 // Calls made at once (a Promise.all of commands) run one after another.
 let inTurn: Promise<unknown> = Promise.resolve();
 
-async function cliOnce(args: string[], env: Record<string, string>): Promise<{ code: number; stdout: Buffer; stderr: string }> {
+async function cliOnce(args: string[], env: Record<string, string>, cwd: string | undefined): Promise<{ code: number; stdout: Buffer; stderr: string }> {
   const { main } = await import('../src/cli/main.js');
   const out: Buffer[] = [];
   const err: Buffer[] = [];
@@ -115,7 +116,9 @@ async function cliOnce(args: string[], env: Record<string, string>): Promise<{ c
   };
   const saved = { log: console.log, error: console.error, out: process.stdout.write, err: process.stderr.write, writeSync: fs.writeSync, exitCode: process.exitCode, outTTY: process.stdout.isTTY, errTTY: process.stderr.isTTY, listeners: process.stdout.listeners('error') };
   const before = Object.fromEntries(Object.keys(env).map((k) => [k, process.env[k]]));
+  const folder = process.cwd();
   Object.assign(process.env, env);
+  if (cwd !== undefined) process.chdir(cwd);
   process.stdout.write = capture(out) as typeof process.stdout.write;
   process.stderr.write = capture(err) as typeof process.stderr.write;
   // yargs writes --help and --version with console.log, which vitest takes over in a test.
@@ -142,6 +145,7 @@ async function cliOnce(args: string[], env: Record<string, string>): Promise<{ c
     process.stdout.isTTY = saved.outTTY;
     process.stderr.isTTY = saved.errTTY;
     process.exitCode = saved.exitCode;
+    process.chdir(folder);
     // main's listener for a closed pipe, one a call.
     for (const l of process.stdout.listeners('error')) if (!saved.listeners.includes(l)) process.stdout.off('error', l as (...a: unknown[]) => void);
     for (const [k, v] of Object.entries(before)) {

@@ -115,17 +115,10 @@ function cli(label: string, args: string[], env: Record<string, string | undefin
  */
 async function here(label: string, args: string[], env: Record<string, string>): Promise<Output> {
   const t0 = Date.now();
-  const back = process.cwd();
-  process.chdir(work);
-  try {
-    const r = await cliHereBytes(args, env);
-    const err = Buffer.from(r.stderr);
-    const o: Output = { label, code: r.code, signal: null, ms: Date.now() - t0, out: r.stdout, err, stdout: r.stdout.toString('utf8'), stderr: r.stderr };
-    outputs.push(o);
-    return o;
-  } finally {
-    process.chdir(back);
-  }
+  const r = await cliHereBytes(args, env, work);
+  const o: Output = { label, code: r.code, signal: null, ms: Date.now() - t0, out: r.stdout, err: Buffer.from(r.stderr), stdout: r.stdout.toString('utf8'), stderr: r.stderr };
+  outputs.push(o);
+  return o;
 }
 
 // ---------------------------------------------------------------------------------------------
