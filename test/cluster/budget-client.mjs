@@ -23,7 +23,9 @@ const spends = [];
 const errors = [];
 let pause;
 const weights = o.weights ?? [1];
-const recovered = () => o.recoveredSpends !== undefined && errors.length > 0 && spends.filter(([t]) => t > errors.at(-1)[0]).length >= o.recoveredSpends;
+/** Claims granted since the last failed one (a failure sets it to 0). */
+let sinceError = 0;
+const recovered = () => o.recoveredSpends !== undefined && errors.length > 0 && sinceError >= o.recoveredSpends;
 
 await sleep(o.startAt - Date.now());
 async function loop(i) {
@@ -38,9 +40,11 @@ async function loop(i) {
         break;
       }
       spends.push([Date.now(), windowStart, weight]);
+      sinceError++;
       await sleep(o.latencyMs ?? 5);
     } catch (e) {
       errors.push([Date.now(), e.constructor.name + ': ' + e.message]);
+      sinceError = 0;
       await sleep(100);
     }
   }

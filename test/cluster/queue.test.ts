@@ -462,9 +462,7 @@ describe('run --queue: bad input and secrets', () => {
     const found = outputs.flatMap((o, i) => find(`output ${i}`, Buffer.from(o)));
     const walk = (dir: string): string[] =>
       existsSync(dir) ? readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? walk(join(dir, e.name)) : [join(dir, e.name)])) : [];
-    for (const f of walk(join(root, 'disk'))) found.push(...find(f, readFileSync(f)));
-    for (const f of walk(join(root, 's3-copy'))) found.push(...find(f, readFileSync(f)));
-    for (const f of walk(join(root, 'db-gone'))) found.push(...find(f, readFileSync(f)));
+    for (const lake of ['disk', 's3-copy', 'db-gone']) for (const f of walk(join(root, lake))) found.push(...find(f, readFileSync(f)));
     expect(outputs.length).toBeGreaterThan(4);
     expect(found).toEqual([]);
   });
