@@ -247,8 +247,10 @@ beforeAll(async () => {
     seed: 1,
     apiKeys: KEYS, // any other key would get 401
     keyHeader: READ_HEADER,
-    // The 429s (a second's retry-after) are not the budget's: the run's learner undoes what one
-    // taught it once the 429s stop recurring (src/sources/estimator.ts).
+    // The 429s (a second's retry-after) are not the budget's. One taught the env run a budget of a
+    // few requests a window for good (killed at 300 s, waiting on it); a lone 429's decrease is now
+    // undone two windows on (src/sources/estimator.ts), and what 429s that recur teach still slows
+    // the run some (a minute or so of waits beside a busy process).
     faults: { rate: 0.3, seed: 3, kinds: ['429', '500', '502', '503', 'reset', 'truncated', 'malformed'] },
   });
   proxy = await recordingProxy(sim.url, simSeen);
