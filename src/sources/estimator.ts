@@ -60,11 +60,11 @@ interface Edges {
  * What a lone 429's decrease replaced. One 429 says nothing certain of the budget: what got through
  * in its window is the budget's measure only if the run was pressing on it, and a 429 that is not
  * the budget's (a proxy, a blip) takes whatever the run happened to need then, in a lull a few
- * requests a window, early in a run half its rate. The additive step back up is a share of that
- * measure, so the run stayed there for good. The decrease still comes at once (if the budget is
- * spent, going on gets every request refused), but once two window-long periods in a row pass
- * without a 429 (one may straddle two of the service's windows; two hold a whole one) the rate
- * before it comes back. A budget that is real answers 429 again as soon as the run goes faster,
+ * requests a window, early in a run half its rate; and the additive step back up is a share of
+ * that measure, so the run would stay there for good. The decrease still comes at once (if the
+ * budget is spent, going on gets every request refused), but once two window-long periods in a
+ * row pass without a 429 (one may straddle two of the service's windows; two hold a whole one)
+ * the rate before it comes back. A budget that is real answers 429 again as soon as the run goes faster,
  * within a window of the undo: that 429 is not lone, and its decrease is kept. The cost is one
  * window over the budget each time a 429 comes after a quiet spell of LONE_WINDOWS.
  */
