@@ -2,11 +2,12 @@
 // pipeline's budget, the quota the service announces): unlimited until a 429, then the CU that got
 // through in the window the 429 closed, less 2% (multiplicative decrease; never below half the
 // rate before when the run saw only part of that window), plus a step for every window that ran
-// at the budget without a 429 (additive increase). A 429 in a window that carried no more than two
-// clean windows in a row did is doubted once: a service that sends 429s that are not its budget's
-// (a proxy, an overloaded node) would otherwise lower the rate 2% a window for good. A decrease
-// no other 429 came near is undone once the run has gone two windows without one (see `Undo`).
-// Pure: every method takes the time and what got through (the ledger).
+// at the budget without a 429 (additive increase; after three in a row, each twice the last). A
+// 429 in a window that carried no more than two clean windows in a row did is doubted once: a
+// service that sends 429s that are not its budget's (a proxy, an overloaded node) would otherwise
+// lower the rate 2% a window for good. A decrease no other 429 came near is undone once the run
+// has gone two windows without one (see `Undo`). Pure: every method takes the time and what got
+// through (the ledger).
 import { SECOND_MS as SECOND } from './clock.js';
 import type { Claim, Throughput } from './ledger.js';
 
@@ -23,6 +24,13 @@ const RECOVERY_BELOW = 0.9;
 const LONE_WINDOWS = 10;
 /** Window-long periods in a row without a 429 that undo a lone 429's decrease. */
 const UNDO_AFTER = 2;
+/**
+ * Steps up in a row after which each step is twice the last. A decrease that 429s which recur
+ * keep is kept, however far below the budget their windows' measure was (429s that are not the
+ * budget's, one a window), and steps of a share of that measure would never climb back. A budget
+ * really there is met within three steps of a decrease to 98% of it, so this costs it nothing.
+ */
+const CLIMB_AFTER = 3;
 
 /** What the estimator reads of the rest of the budget when a 429 comes or a pause ends. */
 export interface Seen {
@@ -52,6 +60,8 @@ interface Edges {
    */
   provenCU: number;
   doubted: boolean;
+  /** Steps up in a row since the last 429 (see CLIMB_AFTER). */
+  climb: number;
   /** CU of the last period, when it saw no 429. */
   lastCleanCU?: number;
 }
@@ -75,7 +85,7 @@ interface Undo {
   clean: number;
 }
 
-const freshEdges = (): Edges => ({ periodAtBudget: false, periodLimited: false, provenCU: 0, doubted: false });
+const freshEdges = (): Edges => ({ periodAtBudget: false, periodLimited: false, provenCU: 0, doubted: false, climb: 0 });
 
 export class Estimator {
   /** The window's budget in force below the known cap; lowered by 429s, raised step by step. */
@@ -146,6 +156,7 @@ export class Estimator {
     if (!(before > 0)) return false; // nothing got through yet: the pause is all there is to go by
     const lone = now - this.lastDecreaseAt > LONE_WINDOWS * this.windowMs;
     this.lastDecreaseAt = now;
+    e.climb = 0;
     e.periodStart = now;
     e.periodAtBudget = false;
     e.periodLimited = false;
@@ -227,9 +238,11 @@ export class Estimator {
       this.measured = u.measured;
     } else if (e.periodAtBudget && !e.periodLimited && this.estimate < cap) {
       const reference = cap < Infinity ? cap : (this.measured ?? this.estimate);
-      const step = (this.estimate < RECOVERY_BELOW * reference ? RECOVERY_STEP : STEP) * reference;
+      e.climb++;
+      const step = (this.estimate < RECOVERY_BELOW * reference ? RECOVERY_STEP : STEP) * reference * 2 ** Math.max(0, e.climb - CLIMB_AFTER);
       this.estimate = Math.min(cap, this.estimate + step);
     }
+    if (e.periodLimited) e.climb = 0;
     e.periodStart = now;
     e.periodAtBudget = false;
     e.periodLimited = false;

@@ -195,6 +195,19 @@ describe('budget unknown', () => {
     expect(b.source).toBe('unknown');
   });
 
+  it('two 429s without retry-after a window apart in a lull: the second is kept, and the pace climbs back within 14 windows of it', () => {
+    const b = new RateBudget();
+    const from = Date.UTC(2025, 0, 1);
+    const gap = (t: number) => (t < 3 * MIN ? 6000 : 200);
+    const out = page(b, { from, minutes: 25, gap, service: (i) => (i === 15 || i === 21 ? { status: 429 } : { status: 200 }) });
+    expect(out.limited).toBe(2);
+    // The second, at 200 s, halved the rate again to 45 CU a minute, 1/130 of the demand that came
+    // next; steps of 1% of it stayed at 40 CU a minute for good. After three steps each is twice
+    // the last: 6000 again in the 16th minute.
+    expect(out.perMinute[3]!).toBeLessThan(100);
+    for (const cu of out.perMinute.slice(3 + 14)) expect(cu).toBeGreaterThanOrEqual(0.95 * 6000);
+  });
+
   it('a budget that answers 429 whenever the run goes faster is learnt and kept: >= 95% used, <= 1% answered 429', () => {
     const from = Date.UTC(2025, 0, 1) + 17_000; // 17 s into the service's window
     const limiter = new RateLimiter({ cuPerMinute: 3000, blockAfterLimitedRequests: 1e9 }, () => now);
