@@ -2,7 +2,7 @@
 // streams of the given tables, run against the embedded simulator on loopback into a fresh
 // temporary folder, or the one demo lake shared by the files that only read it.
 import { spawnSync } from 'node:child_process';
-import fs, { existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import fs, { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -32,6 +32,18 @@ export async function demoLake(tables: string[] = DEMO_TABLES, o: { lake?: strin
   } finally {
     await sim.close();
   }
+}
+
+/**
+ * A lake at `to` of the lake `from`'s `tables` alone (their files, states and raw pages) and its run
+ * reports: for a test of what a table or two show as well as fifteen, whose commands then bind,
+ * copy or check only these.
+ */
+export function lakeOf(tables: string[], from: string, to: string): string {
+  for (const t of tables)
+    for (const sub of [t, join('_state', t), join('_raw', t)]) if (existsSync(join(from, sub))) cpSync(join(from, sub), join(to, sub), { recursive: true });
+  cpSync(join(from, '_runs'), join(to, '_runs'), { recursive: true });
+  return to;
 }
 
 let shared: Promise<string> | undefined;

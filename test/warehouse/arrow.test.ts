@@ -12,7 +12,7 @@ import { UsageError } from '../../src/errors.js';
 import { arrowResult, refuseTerminal, writeArrow } from '../../src/warehouse/arrow.js';
 import { sqlString } from '../../src/load/paths.js';
 import { lakeRows } from '../helpers.js';
-import { cliHere, cliHereBytes, demoLake } from '../lake-fixture.js';
+import { cliHere, cliHereBytes, sharedDemoLake } from '../lake-fixture.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
 /** Each value of a Decimal128 column as its unscaled integer, from the little-endian words. */
@@ -49,7 +49,8 @@ const tmp = (prefix: string) => mkdtempSync(join(tmpdir(), prefix));
 let lake: string;
 
 beforeAll(async () => {
-  lake = (await demoLake(['erc_transfers', 'delegators'])).lake;
+  // Read only (what is written goes to folders of the tests' own).
+  lake = await sharedDemoLake();
 });
 
 describe('export --format arrow', () => {

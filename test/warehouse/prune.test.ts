@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openLake } from '../../src/index.js';
 import { committedFiles } from '../../src/warehouse/rows.js';
 import { BLOOMS, bloomProbe } from '../../src/warehouse/prune.js';
-import { cli, cliHere, sharedDemoLake } from '../lake-fixture.js';
+import { cliHere, sharedDemoLake } from '../lake-fixture.js';
 
 let dir: string;
 let lake: string;
@@ -170,10 +170,10 @@ describe('a filtered query reads only the files that can match', () => {
 describe('a tx hash reads only the files whose bloom may hold it', () => {
   /** A warehouse file of the copy, written with every file whole. */
   let file: string;
-  beforeAll(() => {
+  beforeAll(async () => {
     mendLowest();
     file = join(dir, 'broken.duckdb');
-    expect(cli(['warehouse', '--lake', broken, '--out', file]).code).toBe(0);
+    expect((await cliHere(['warehouse', '--lake', broken, '--out', file])).code).toBe(0);
   }, 300_000);
 
   it('no file that holds a hash is ever left out by its bloom, and a pruned query gives what DuckDB gives', async () => {
@@ -218,7 +218,7 @@ describe('a tx hash reads only the files whose bloom may hold it', () => {
     // Closed with its connection: an instance whose connection is open keeps the file locked.
     conn.closeSync();
     w.closeSync();
-    expect(cli(['warehouse', '--lake', broken, '--out', file]).code).toBe(0);
+    expect((await cliHere(['warehouse', '--lake', broken, '--out', file])).code).toBe(0);
     const r = await DuckDBInstance.create(file, { access_mode: 'READ_ONLY' });
     try {
       const after = (await (await r.connect()).runAndReadAll(`SELECT file, bits::VARCHAR AS bits FROM ${BLOOMS} ORDER BY ALL`)).getRows();
@@ -247,7 +247,7 @@ describe('a tx hash reads only the files whose bloom may hold it', () => {
     } finally {
       l.close();
     }
-    const r = cli(['query', '--lake', broken, '--warehouse', file, '--format', 'csv', count(where)]);
+    const r = await cliHere(['query', '--lake', broken, '--warehouse', file, '--format', 'csv', count(where)]);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(`n\n${want}\n`);
     // A warehouse file without blooms (written before them, or they were lost): every file is read.
@@ -256,7 +256,7 @@ describe('a tx hash reads only the files whose bloom may hold it', () => {
     await conn.run(`DROP TABLE ${BLOOMS}`);
     conn.closeSync();
     w.closeSync();
-    const after = cli(['query', '--lake', broken, '--warehouse', file, '--format', 'csv', count(where)]);
+    const after = await cliHere(['query', '--lake', broken, '--warehouse', file, '--format', 'csv', count(where)]);
     expect(after.stderr).toMatch(/magic bytes/);
     expect(after.code).not.toBe(0);
   });

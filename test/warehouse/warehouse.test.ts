@@ -15,8 +15,8 @@ import { query } from '../../src/warehouse/query.js';
 import { writeWarehouse } from '../../src/warehouse/file.js';
 import { lakeFile } from '../../src/state/cache.js';
 import { StateStore } from '../../src/state/store.js';
-import { cliHere, DEMO_TABLES, sharedDemoLake } from '../lake-fixture.js';
-import { openReader, read, rowsOf, type Answer, type Row } from './reader.js';
+import { cliHere, DEMO_TABLES, lakeOf, sharedDemoLake } from '../lake-fixture.js';
+import { openReader, openReaders, rowsOf, type Answer, type Row } from './reader.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
 
@@ -27,6 +27,12 @@ const readers: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (readers.length) await readers.pop()!.close();
 });
+// The outside reader of every test's file but those a test holds open: one process, each file opened anew.
+let outside: Awaited<ReturnType<typeof openReaders>>;
+beforeAll(async () => {
+  outside = await openReaders();
+});
+afterAll(() => outside.close());
 
 /** The pipeline of the demo's streams of `tables`, as a YAML file (for `chainlake run --simulator`). */
 function pipelineFile(dir: string, name: string, tables: string[]): string {
@@ -34,17 +40,6 @@ function pipelineFile(dir: string, name: string, tables: string[]): string {
   const file = join(dir, `${name}.yaml`);
   writeFileSync(file, stringify({ ...doc, name, streams: doc.streams.filter((s) => tables.includes(s.table)) }));
   return file;
-}
-
-/**
- * A lake at `to` of the shared lake's `tables` alone (their files and states) and its run reports:
- * for the tests of what a rewrite does, which a table or two show as well as fifteen, each write
- * binding the views of only these.
- */
-function lakeOf(tables: string[], from: string, to: string): string {
-  for (const t of tables) for (const sub of [t, join('_state', t)]) cpSync(join(from, sub), join(to, sub), { recursive: true });
-  cpSync(join(from, '_runs'), join(to, '_runs'), { recursive: true });
-  return to;
 }
 
 async function counts(lake: string): Promise<Record<string, number>> {
@@ -80,8 +75,8 @@ const ASKED = {
 };
 
 /** The reader's answers to ASKED's SQL of `file`, by test, from one reader process. */
-function readAsked(file: string): Record<keyof typeof ASKED, Answer[]> {
-  const all = read(file, Object.values(ASKED).flat());
+async function readAsked(file: string): Promise<Record<keyof typeof ASKED, Answer[]>> {
+  const all = await outside.read(file, Object.values(ASKED).flat());
   let at = 0;
   return Object.fromEntries(Object.entries(ASKED).map(([k, sqls]) => [k, all.slice(at, (at += sqls.length))])) as Record<keyof typeof ASKED, Answer[]>;
 }
@@ -90,7 +85,7 @@ describe('chainlake warehouse', () => {
   let dir: string;
   let lake: string;
   let file: string;
-  let asked: ReturnType<typeof readAsked>;
+  let asked: Awaited<ReturnType<typeof readAsked>>;
 
   beforeAll(async () => {
     // The tests' own files go in `dir`; the lake, which they only read, is shared, and the file
@@ -102,7 +97,7 @@ describe('chainlake warehouse', () => {
     expect(r.code).toBe(0);
     file = `${lake}.warehouse.duckdb`;
     expect(r.stdout).toBe(`wrote the warehouse file ${file} (${VIEWS.length} table views, ${SQL_FILES.length} bundled query views)\n`);
-    asked = readAsked(file);
+    asked = await readAsked(file);
   });
 
   it('holds a view per table, _runs and _rejects, with the rows `chainlake query` sees', async () => {
@@ -175,7 +170,7 @@ describe('chainlake warehouse', () => {
     cpSync(join(runs, reports[0]!), join(runs, `z-${reports[0]}`));
     expect(await write()).toBe(true);
     expect(stat()).toBe(first);
-    expect(rowsOf(read(out, [countSql('_runs')])[0])[0]!.n).toBe(String(reports.length + 1));
+    expect(rowsOf((await outside.read(out, [countSql('_runs')]))[0])[0]!.n).toBe(String(reports.length + 1));
     // The lake's first report (the view was a placeholder without one): rewritten.
     rmSync(runs, { recursive: true });
     expect(await write()).toBeUndefined();
@@ -183,11 +178,11 @@ describe('chainlake warehouse', () => {
     expect(await write()).toBeUndefined();
     expect(await write()).toBe(true);
     // A new file in a table's folder: rewritten, and read.
-    const n = Number(rowsOf(read(out, [countSql('avg_tps')])[0])[0]!.n);
+    const n = Number(rowsOf((await outside.read(out, [countSql('avg_tps')]))[0])[0]!.n);
     const [one] = readdirSync(join(at, 'avg_tps'), { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.parquet'));
     cpSync(join(at, 'avg_tps', one!), join(at, 'avg_tps', `${one!.replace(/\.parquet$/, '')}-again.parquet`));
     expect(await write()).toBeUndefined();
-    expect(Number(rowsOf(read(out, [countSql('avg_tps')])[0])[0]!.n)).toBeGreaterThan(n);
+    expect(Number(rowsOf((await outside.read(out, [countSql('avg_tps')]))[0])[0]!.n)).toBeGreaterThan(n);
     expect(await write()).toBe(true);
   });
 
@@ -222,7 +217,7 @@ describe('chainlake warehouse', () => {
       expect(readFileSync(f).equals(before)).toBe(true);
       expect(listing(dir)).toEqual(files);
     }
-    expect(rowsOf(read(own, ['SELECT answer FROM mine'])[0])).toEqual([{ answer: 42 }]);
+    expect(rowsOf((await outside.read(own, ['SELECT answer FROM mine']))[0])).toEqual([{ answer: 42 }]);
     // A run checks before it starts: nothing fetched, no lake made.
     const newLake = join(dir, 'lake-refused');
     const r = await cliHere(['run', pipelineFile(dir, 'refused', ['avg_tps']), '--simulator', '--lake', newLake, '--warehouse', own]);
@@ -275,14 +270,14 @@ describe("an outside reader after compact --retention and a rerun: the README's 
     const committed = new StateStore(lake).statesOf('erc_transfers').reduce((n, s) => n + s.rows, 0);
     expect(committed).toBeGreaterThan(0);
     expect((await counts(lake)).erc_transfers).toBe(committed);
-    const [globbed] = read(`${lake}.warehouse.duckdb`, [`SELECT count(*) AS n FROM read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}')`]).map(rowsOf);
+    const [globbed] = (await outside.read(`${lake}.warehouse.duckdb`, [`SELECT count(*) AS n FROM read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}')`])).map(rowsOf);
     expect(Number(globbed![0]!.n)).toBeGreaterThan(committed);
 
     const readme = readFileSync('README.md', 'utf8');
     expect(readme).not.toMatch(/\*\*\/\*\.parquet'\)[^.]*\s+see exactly the committed rows/);
     const recipe = /duckdb -readonly data\/lake\.warehouse\.duckdb -c "(SELECT count\(\*\) FROM erc_transfers)"/.exec(readme);
     expect(recipe).not.toBeNull();
-    const [answer] = read(`${lake}.warehouse.duckdb`, [recipe![1]!]).map(rowsOf);
+    const [answer] = (await outside.read(`${lake}.warehouse.duckdb`, [recipe![1]!])).map(rowsOf);
     expect(Object.values(answer![0]!).map(Number)).toEqual([committed]);
   });
 });
@@ -301,8 +296,8 @@ describe('two lakes in one folder', () => {
   });
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
-  const transfers = (file: string) => Number(rowsOf(read(file, [countSql('erc_transfers')])[0])[0]!.n);
-  const lakeIn = (file: string) => rowsOf(read(file, ['SELECT lake FROM _chainlake'])[0])[0]!.lake;
+  const transfers = async (file: string) => Number(rowsOf((await outside.read(file, [countSql('erc_transfers')]))[0])[0]!.n);
+  const lakeIn = async (file: string) => rowsOf((await outside.read(file, ['SELECT lake FROM _chainlake']))[0])[0]!.lake;
 
   it('get a warehouse file and a report each, named after the lake, each answering for its own lake', async () => {
     for (const l of [a, b]) {
@@ -312,9 +307,9 @@ describe('two lakes in one folder', () => {
     expect(listing(dir)).toEqual(['a', 'a.report.html', 'a.warehouse.duckdb', 'b', 'b.report.html', 'b.warehouse.duckdb']);
     const rows = (await counts(a)).erc_transfers;
     expect(rows).toBeGreaterThan(0);
-    expect(transfers(`${a}.warehouse.duckdb`)).toBe(rows);
-    expect(transfers(`${b}.warehouse.duckdb`)).toBe(0);
-    expect([lakeIn(`${a}.warehouse.duckdb`), lakeIn(`${b}.warehouse.duckdb`)]).toEqual([a, b]);
+    expect(await transfers(`${a}.warehouse.duckdb`)).toBe(rows);
+    expect(await transfers(`${b}.warehouse.duckdb`)).toBe(0);
+    expect([await lakeIn(`${a}.warehouse.duckdb`), await lakeIn(`${b}.warehouse.duckdb`)]).toEqual([a, b]);
     expect(readFileSync(`${a}.report.html`, 'utf8')).toContain(`lake ${a} `);
     expect(readFileSync(`${b}.report.html`, 'utf8')).toContain(`lake ${b} `);
     // The query's default file is the lake's own: a's copy of the rows is never read for b.
@@ -341,7 +336,7 @@ describe('two lakes in one folder', () => {
     expect(readFileSync(file).equals(before)).toBe(true);
     expect(readFileSync(`${b}.warehouse.duckdb`).equals(before)).toBe(true);
     expect(listing(dir)).toEqual(files);
-    expect(transfers(file)).toBeGreaterThan(0);
+    expect(await transfers(file)).toBeGreaterThan(0);
   });
 
   it('an s3:// lake has its own names too, in the current folder: per bucket, prefix and endpoint', () => {
@@ -380,7 +375,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     const first = await cliHere(['run', pipelineFile(dir, 'first', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(`wrote the warehouse file ${file} (`);
-    const [avg, transfers] = read(file, [countSql('avg_tps'), countSql('erc_transfers')]).map((a) => Number(rowsOf(a)[0]!.n));
+    const [avg, transfers] = (await outside.read(file, [countSql('avg_tps'), countSql('erc_transfers')])).map((a) => Number(rowsOf(a)[0]!.n));
     expect(avg).toBe((await counts(lake)).avg_tps);
     expect(avg).toBeGreaterThan(0);
     expect(transfers).toBe(0);
@@ -394,7 +389,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     const expected = (await counts(lake)).erc_transfers;
     expect(expected).toBeGreaterThan(0);
     // A new reader sees the table the second run added.
-    expect(Number(rowsOf(read(file, [countSql('erc_transfers')])[0])[0]!.n)).toBe(expected);
+    expect(Number(rowsOf((await outside.read(file, [countSql('erc_transfers')]))[0])[0]!.n)).toBe(expected);
     // The open connection still reads the file it opened (its view of erc_transfers was made when
     // the table had no files): no error, the old marker, the old empty view.
     expect(rowsOf(await open.ask('SELECT written_at FROM _chainlake'))).toEqual([{ written_at: writtenAt }]);
@@ -409,26 +404,26 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
   });
 
   it('compact and rebuild rewrite it when the lake changed, else leave it; --warehouse names another file and --no-warehouse skips it', async () => {
-    const mark = () => rowsOf(read(file, ['SELECT written_at FROM _chainlake'])[0])[0]!.written_at as string;
+    const mark = async () => rowsOf((await outside.read(file, ['SELECT written_at FROM _chainlake']))[0])[0]!.written_at as string;
     expect((await cliHere(['compact', '--lake', lake])).code).toBe(0);
-    const before = mark();
+    const before = await mark();
     // Compacted already: nothing to merge, and the file is the lake's as it is.
     const idle = await cliHere(['compact', '--lake', lake]);
     expect(idle.code).toBe(0);
     expect(idle.stdout).toContain(`the warehouse file ${file} is up to date`);
-    expect(mark()).toBe(before);
+    expect(await mark()).toBe(before);
 
     const other = join(dir, 'other.duckdb');
     const rebuilt = await cliHere(['rebuild', 'avg_tps', '--lake', lake, '--warehouse', other]);
     expect(rebuilt.code).toBe(0);
     expect(rebuilt.stdout).toContain(`wrote the warehouse file ${other} (`);
-    expect(mark()).toBe(before);
-    expect(Number(rowsOf(read(other, [countSql('avg_tps')])[0])[0]!.n)).toBeGreaterThan(0);
+    expect(await mark()).toBe(before);
+    expect(Number(rowsOf((await outside.read(other, [countSql('avg_tps')]))[0])[0]!.n)).toBeGreaterThan(0);
     // The rebuild's new files are not what the default file was written for: the next command rewrites it.
     const compacted = await cliHere(['compact', '--lake', lake]);
     expect(compacted.code).toBe(0);
     expect(compacted.stdout).toContain(`wrote the warehouse file ${file} (`);
-    expect(mark() > before).toBe(true);
+    expect((await mark()) > before).toBe(true);
 
     const mtime = statSync(file).mtimeMs;
     const skipped = await cliHere(['compact', '--lake', lake, '--no-warehouse']);
@@ -457,7 +452,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     mkdirSync(join(dir, 'moved'));
     cpSync(lake, moved, { recursive: true });
     rmSync(lake, { recursive: true });
-    const [gone] = read(file, [countSql('avg_tps')]);
+    const [gone] = await outside.read(file, [countSql('avg_tps')]);
     expect(gone).toMatchObject({ error: expect.stringContaining(join(lake, 'avg_tps')) });
     expect((gone as { error: string }).error).toMatch(/No files found/);
 
@@ -465,7 +460,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     expect(r).toMatchObject({ code: 0, stderr: '' });
     // The file was of the lake at its old place, which holds no lake now: replaced, and said so.
     expect(r.stdout).toContain(`\n  it replaced the warehouse file of ${lake}, which holds no lake any more (moved or deleted)\n`);
-    const [n, marker] = read(file, [countSql('avg_tps'), 'SELECT lake FROM _chainlake']).map(rowsOf);
+    const [n, marker] = (await outside.read(file, [countSql('avg_tps'), 'SELECT lake FROM _chainlake'])).map(rowsOf);
     expect(Number(n![0]!.n)).toBeGreaterThan(0);
     expect(marker).toEqual([{ lake: moved }]);
   });
