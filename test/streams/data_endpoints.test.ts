@@ -232,12 +232,12 @@ describe('a moving head', () => {
     const lake = tmp();
     expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
     const firstHead = sim.world.headBlock(chainId);
-    clock.t += 600; // 120 blocks of 5 s
+    clock.t += 150; // 30 blocks of 5 s
     const second = await runPipeline(p, { lake, logger: quiet, flushRows: 40 });
     expect(second.status).toBe('ok');
     const head = sim.world.headBlock(chainId);
-    expect(head).toBe(firstHead + 120);
-    expect(second.streams.find((s) => s.table === 'blocks')!.rows).toBe(120);
+    expect(head).toBe(firstHead + 30);
+    expect(second.streams.find((s) => s.table === 'blocks')!.rows).toBe(30);
 
     const blocks = (await rows(lake, 'SELECT block_number, block_hash FROM blocks')).map((r) => line(r.block_number, r.block_hash));
     const wantBlocks: string[] = [];
