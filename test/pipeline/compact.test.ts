@@ -4,9 +4,8 @@ import { spawn } from 'node:child_process';
 import { cpSync, existsSync, mkdtempSync, readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { loadPipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { compactLake, inColumnOrder, planGroups } from '../../src/pipeline/compact.js';
 import { DuckDBInstance } from '@duckdb/node-api';
@@ -15,6 +14,8 @@ import { DEMO } from '../../src/simulator/world.js';
 import { StateStore } from '../../src/state/store.js';
 import { listingsOf, type Cursor } from '../../src/state/cursor.js';
 import { lakeContents, quiet } from '../helpers.js';
+import { icebergOutOfStep } from '../iceberg-reader.js';
+import { demoPipeline } from '../lake-fixture.js';
 import { RunError } from '../../src/errors.js';
 import { LakeLock } from '../../src/state/lock.js';
 
@@ -25,18 +26,18 @@ afterEach(async () => {
 });
 
 /**
- * A lake of many small files: the demo's erc_transfers and internal_transactions in batches of 20
- * rows, run once for the file and copied for each test (each changes its own).
+ * A lake of many small files: the demo's erc_transfers, internal_transactions and delegators (a
+ * merge table) in batches of 20 rows, run once for the file and copied for each test (each changes
+ * its own). A copy's Iceberg metadata names the files where the first lake has them (the product
+ * starts a table's history afresh at the copy's first commit); `bare` leaves it out, as a lake of a
+ * chainlake before Iceberg: its first commit writes the metadata of its own files.
  */
-async function smallFiles(): Promise<{ make(prefix: string): Promise<string> }> {
+async function smallFiles(): Promise<{ make(prefix: string, o?: { bare?: boolean }): Promise<string> }> {
   smallLake ??= (async () => {
     const sim = await startSimulator({ port: 0, seed: 8 });
     try {
-      const p = loadPipeline('pipelines/demo.yaml');
-      for (const s of Object.values(p.sources)) s.url = sim.url;
-      p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions'].includes(s.table));
       const lake = mkdtempSync(join(tmpdir(), 'cl-compact-small-'));
-      expect((await runPipeline(p, { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
+      expect((await runPipeline(demoPipeline(sim.url, SMALL_TABLES), { lake, logger: quiet, flushRows: 20 })).status).toBe('ok');
       return lake;
     } finally {
       await sim.close();
@@ -44,13 +45,14 @@ async function smallFiles(): Promise<{ make(prefix: string): Promise<string> }> 
   })();
   const made = await smallLake;
   return {
-    async make(prefix) {
+    async make(prefix, o = {}) {
       const lake = mkdtempSync(join(tmpdir(), prefix));
-      cpSync(made, lake, { recursive: true });
+      cpSync(made, lake, { recursive: true, filter: (from) => !(o.bare && /^[^/\\]+[/\\]metadata$/.test(relative(made, from))) });
       return lake;
     },
   };
 }
+const SMALL_TABLES = ['erc_transfers', 'internal_transactions', 'delegators'];
 let smallLake: Promise<string> | undefined;
 
 describe('planGroups', () => {
@@ -124,15 +126,16 @@ describe('compact', () => {
 
   it('a run given compactAfter merges the small files of its partitions at its end, rows unchanged', async () => {
     const lakes = await smallFiles();
-    const plain = await lakes.make('cl-compact-run-');
-    const sim = await startSimulator({ port: 0, seed: 8 });
+    // A day later, a run on two copies of the small lake, one given compactAfter: its partitions
+    // hold the earlier run's small files and its own. erc_transfers alone (the small lake's other
+    // tables are internal_transactions and delegators): the claim is of a table's partitions, and
+    // the others' fetch and merge would prove it again.
+    const sim = await startSimulator({ port: 0, seed: 8, worldNow: () => DEMO.now + 86400 });
     closers.push(() => sim.close());
-    const p = loadPipeline('pipelines/demo.yaml');
-    for (const s of Object.values(p.sources)) s.url = sim.url;
-    // erc_transfers alone (the small lake's other table is internal_transactions): the claim is
-    // of a table's partitions, and the other's fetch and merge would prove it again.
-    p.streams = p.streams.filter((s) => s.table === 'erc_transfers');
-    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-run-'));
+    const p = demoPipeline(sim.url, ['erc_transfers']);
+    const plain = await lakes.make('cl-compact-run-');
+    expect((await runPipeline(p, { lake: plain, logger: quiet, flushRows: 20 })).status).toBe('ok');
+    const lake = await lakes.make('cl-compact-run-');
     const report = await runPipeline(p, { lake, logger: quiet, flushRows: 20, compactAfter: 4 });
     expect(report.status).toBe('ok');
     const filesOf = (l: string) => new StateStore(l).all().filter((st) => st.table === 'erc_transfers').reduce((n, st) => n + st.files.filter((f) => f.startsWith('erc_transfers/')).length, 0);
@@ -146,25 +149,19 @@ describe('compact', () => {
   });
 
   it('rewrites small files without changing a row; an open window keeps its files and resumes', async () => {
-    const clock = { t: DEMO.now as number };
-    const sim = await startSimulator({ port: 0, seed: 6, worldNow: () => clock.t });
-    closers.push(() => sim.close());
-    const p = loadPipeline('pipelines/demo.yaml');
-    for (const s of Object.values(p.sources)) s.url = sim.url;
-    p.streams = p.streams.filter((s) => ['erc_transfers', 'internal_transactions', 'delegators'].includes(s.table));
+    const lakes = await smallFiles();
     const later = DEMO.now + 4 * 86400;
-    // The lake as uninterrupted runs leave it: one now, one four days later.
-    const clean = mkdtempSync(join(tmpdir(), 'cl-compact-'));
-    const lake = mkdtempSync(join(tmpdir(), 'cl-compact-'));
-    clock.t = DEMO.now;
-    expect((await runPipeline(p, { lake: clean, logger: quiet, flushRows: 40 })).status).toBe('ok');
-    // The same first run for the lake cut short below: a copy of it, not a second fetch of the same world.
-    cpSync(clean, lake, { recursive: true });
-    clock.t = later;
+    const sim = await startSimulator({ port: 0, seed: 8, worldNow: () => later });
+    closers.push(() => sim.close());
+    const p = demoPipeline(sim.url, SMALL_TABLES);
+    // The lake as uninterrupted runs leave it: the small lake's run, then one four days later.
+    const clean = await lakes.make('cl-compact-');
     expect((await runPipeline(p, { lake: clean, logger: quiet, flushRows: 40 })).status).toBe('ok');
     const want = await lakeContents(clean);
 
-    // The same, but the second run is cut short once a window has committed batches.
+    // The same, but the second run is cut short once a window has committed batches; on a copy
+    // without Iceberg metadata, so that all the metadata it ends with is of its own files.
+    const lake = await lakes.make('cl-compact-', { bare: true });
     const store = new StateStore(lake);
     const windowFiles = (c: Cursor) => listingsOf(c.window).flatMap((l) => l.files);
     const open = () => store.all().filter((s) => windowFiles(s.cursor).length > 1);
@@ -183,6 +180,7 @@ describe('compact', () => {
     expect(transfers.filesAfter).toBeLessThan(transfers.filesBefore);
     expect(transfers.rowsRewritten).toBeGreaterThan(0);
     expect(await lakeContents(lake)).toEqual(before);
+    expect(await icebergOutOfStep(lake)).toEqual([]);
     for (const s of store.all()) {
       const was = states.get(`${s.table} ${s.partition}`)!;
       expect(s.rows, `${s.table} ${s.partition}`).toBe(was.rows);
@@ -198,6 +196,7 @@ describe('compact', () => {
 
     expect((await runPipeline(p, { lake, logger: quiet, flushRows: 40 })).status).toBe('ok');
     expect(await lakeContents(lake)).toEqual(want);
+    expect(await icebergOutOfStep(lake)).toEqual([]);
   });
 
   it('a compaction killed at any moment leaves the table whole once the next command recovers', async () => {

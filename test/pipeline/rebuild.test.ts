@@ -8,7 +8,7 @@ import { runPipeline } from '../../src/pipeline/run.js';
 import { rebuildTable } from '../../src/pipeline/rebuild.js';
 import { startSimulator } from '../../src/simulator/server.js';
 import { DEMO } from '../../src/simulator/world.js';
-import { lakeContents, quiet } from '../helpers.js';
+import { lakeContents, lakeRows, quiet } from '../helpers.js';
 import { icebergOutOfStep } from '../iceberg-reader.js';
 import { demoLake } from '../lake-fixture.js';
 import { RunError } from '../../src/errors.js';
@@ -24,15 +24,25 @@ describe('rebuild from raw pages', () => {
     const clock = { t: DEMO.now + 3600 };
     const sim = await startSimulator({ port: 0, seed: 4, worldNow: () => clock.t });
     closers.push(() => sim.close());
+    // The metrics service's world, 23 hours ahead of the data service's (the same seed): its second
+    // run falls on Monday 00:00 UTC, where a weekly series' running point becomes final and the
+    // new week's begins. The data service's day stays the short one: its every hour is more P-Chain
+    // blocks and X-Chain transactions to fetch and replay, a metrics day a point a series.
+    const AHEAD = 23 * 3600;
+    const metrics = await startSimulator({ port: 0, seed: 4, worldNow: () => clock.t + AHEAD });
+    closers.push(() => metrics.close());
     const p = loadPipeline('pipelines/demo.yaml');
     for (const s of Object.values(p.sources)) s.url = sim.url;
+    p.sources.metrics!.url = metrics.url;
     // internal_transactions as one listing a window, erc_transfers in chunks: both replay as the
     // runs fetched them.
     for (const s of p.streams) if (s.table === 'internal_transactions') s.chunks = 1;
     const lake = mkdtempSync(join(tmpdir(), 'cl-rebuild-'));
     // A day apart, a UTC midnight between them (a daily series closes a day): each day of the world
     // is more blocks and transactions to fetch and replay, and the claim needs no second one.
-    for (const t of [DEMO.now + 3600, DEMO.now + 86400 + 3600]) {
+    const monday = DEMO.now + 2 * 86400;
+    expect(new Date(monday * 1000).getUTCDay()).toBe(1);
+    for (const t of [monday - 86400 - AHEAD, monday - AHEAD]) {
       clock.t = t;
       expect((await runPipeline(p, { lake, logger: quiet, flushRows: 300 })).status).toBe('ok');
     }
@@ -53,6 +63,12 @@ describe('rebuild from raw pages', () => {
     expect(await lakeContents(lake)).toEqual(landed);
     // Each rebuild was one more snapshot of its table, naming its new files.
     expect(await icebergOutOfStep(lake)).toEqual([]);
+    // The weekly series as the world has it at the second run: the week the first run saw under
+    // way is final, and Monday's week is there.
+    const weekly = [...metrics.world.metricPoints('43114', 'txCount', { timeInterval: 'week' })].sort((a, b) => a.timestamp - b.timestamp).map((x) => `${x.timestamp}|${x.value}`);
+    expect(weekly.at(-1)!.split('|')[0]).toBe(String(monday));
+    const rows = await lakeRows(lake, `SELECT epoch(timestamp)::BIGINT AS ts, value FROM chain_metrics WHERE chain_id = '43114' AND metric = 'txCount' AND time_interval = 'week' ORDER BY timestamp`);
+    expect(rows.map((r) => `${r.ts}|${r.value}`)).toEqual(weekly);
   }, 180_000);
 
   it('stops between raw files when told to: the table stays as it was and the lock goes', async () => {
