@@ -1,4 +1,4 @@
-// `chainlake run --queue` with `chainlake worker`s on a real PostgreSQL: three worker processes,
+// `chainlake run --queue` with `chainlake worker`s on a real PostgreSQL: two worker processes,
 // one of them killed (SIGKILL) again and again during the run and replaced by a new one, give the
 // same tables as one process, with the lake on disk and on an object store. The simulator's rate
 // limit is on, so the run takes long enough for kills to land mid-job. The queue's password and
@@ -34,6 +34,13 @@ const WORK_LEASE_SECONDS = '10';
 const S3_LEASE_SECONDS = '30';
 /** Each run's batches, and no warehouse file after it: the tables are read from the lake, and its views cost a run CPU. */
 const RUN_FLAGS = ['--flush-rows', '100', '--no-warehouse'];
+/**
+ * On the object store, batches of 500: each commit there is several requests and an Iceberg
+ * publish, most of the case's work at 100; the larger tables' jobs still commit more than once,
+ * and a kill lands between their commits or in one as on disk. The tables are the same whatever
+ * the batches.
+ */
+const S3_RUN_FLAGS = ['--flush-rows', '500', '--no-warehouse'];
 
 let pgdb: PgFixture;
 let sim: Simulator;
@@ -121,18 +128,19 @@ function workerErrors(): string {
 const KILLS = 2;
 
 /**
- * A queued run with three workers; while it runs, a worker that has just started a job is killed
- * with SIGKILL within a second (while its job fetches, writes or commits) and a new one started,
- * until KILLS kills have landed in the middle of a job. Each kill waits on a job started, not on
+ * A queued run with two workers, two jobs at once each (a table's partitions are committed by
+ * both); while it runs, a worker that has just started a job is killed with SIGKILL within a
+ * second (while its job fetches, writes or commits) and a new one started, until KILLS kills
+ * have landed in the middle of a job. Each kill waits on a job started, not on
  * the clock: a run as slow as a busy machine makes it meets as many kills as a fast one (kills
  * on a timer grew with the run, each one's job handed on a lease later, which made it longer).
  * Returns the run's result and the kills that landed mid-job.
  */
-async function clusterRun(lake: string, given: Record<string, string> = {}) {
+async function clusterRun(lake: string, given: Record<string, string> = {}, flags = RUN_FLAGS) {
   const env = { CHAINLAKE_JOB_LEASE_SECONDS: WORK_LEASE_SECONDS, ...given };
-  const workers = [worker(lake, env), worker(lake, env), worker(lake, env)];
+  const workers = [worker(lake, env), worker(lake, env)];
   let running = true;
-  const run = runCli(['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...RUN_FLAGS, '--log-format', 'json'], {
+  const run = runCli(['run', pipeline, '--lake', lake, ...urls(), '--queue', pgdb.url, ...flags, '--log-format', 'json'], {
     CHAINLAKE_API_KEY: KEY,
     ...env,
   }).finally(() => (running = false));
@@ -186,14 +194,14 @@ afterAll(async () => {
   if (root) rmSync(root, { recursive: true, force: true });
 });
 
-describe('run --queue with three workers, killed and replaced', () => {
+describe('run --queue with two workers, killed and replaced', () => {
   it('on disk: the tables equal one process', async () => {
     const lake = join(root, 'disk');
     const { result, kills, codes } = await clusterRun(lake);
     console.log(`queued run on disk: ${kills} workers killed and replaced during the run`);
     expect(result.code, whyFailed(result.stderr)).toBe(0);
     expect(kills).toBe(KILLS);
-    expect(codes).toEqual([0, 0, 0]);
+    expect(codes).toEqual([0, 0]);
     expect(differences(await lakeContents(lake))).toEqual([]);
     const check = await runCli(['check', '--lake', lake]);
     expect(check.code, check.stdout).toBe(0);
@@ -204,11 +212,11 @@ describe('run --queue with three workers, killed and replaced', () => {
   it('on an object store: the tables equal one process', async () => {
     const env = { ...s3Env(s3.endpoint), CHAINLAKE_JOB_LEASE_SECONDS: S3_LEASE_SECONDS };
     const lake = `s3://${BUCKET}/queued`;
-    const { result, kills, codes } = await clusterRun(lake, env);
+    const { result, kills, codes } = await clusterRun(lake, env, S3_RUN_FLAGS);
     console.log(`queued run on s3: ${kills} workers killed and replaced during the run`);
     expect(result.code, whyFailed(result.stderr)).toBe(0);
     expect(kills).toBe(KILLS);
-    expect(codes).toEqual([0, 0, 0]);
+    expect(codes).toEqual([0, 0]);
     const restore = useEnv(env);
     try {
       const dir = join(root, 's3-copy');
