@@ -73,7 +73,8 @@ beforeAll(async () => {
     here('check', ['check', '--lake', url, '--format', 'json'], env),
     here('export', ['export', 'erc_transfers', '--lake', url, '--to', join(root, 'out', 'x.parquet')], env),
   ]);
-}, 300_000);
+  // One command after another (the reads and the failing runs in this process): minutes on a loaded 2-core machine.
+}, 600_000);
 
 afterAll(async () => {
   await proxy?.close();
