@@ -82,7 +82,8 @@ function expectBounded(where: string, text: string): void {
   expect(text, where).not.toContain(KEY.slice(0, 8));
 }
 
-describe('a service whose text is megabytes long', () => {
+// Processes that write and read megabytes: on a loaded machine, more than the minute a test is given by default.
+describe('a service whose text is megabytes long', { timeout: 300_000 }, () => {
   it('a page token, a message echoing the key, and field names of megabytes: stderr, logs, the run report, status and check stay bounded and say what was cut', async () => {
     const item = {
       ['f'.repeat(MB4)]: 1,
@@ -139,7 +140,7 @@ describe('a service whose text is megabytes long', () => {
   });
 });
 
-describe('export-op against a service whose operation is megabytes long', () => {
+describe('export-op against a service whose operation is megabytes long', { timeout: 300_000 }, () => {
   it('start --no-wait: the table of operations and the progress lines are bounded', async () => {
     const id = 'op-' + 'i'.repeat(MB4);
     handle = (_req, res) => json(res, 200, { operationId: id, operationStatus: 'RUNNING', message: 'm'.repeat(MB4), metadata: {} });
