@@ -90,14 +90,22 @@ const COMPACT_ROW_GROUP = 61_440;
 
 /**
  * COPY options that give each row group of a string column a Parquet bloom filter, hashes
- * (tx_hash, block_hash) included. DuckDB writes a bloom only for a dictionary-encoded column, and
- * under its default limits a column of distinct values stays plain; a dictionary big enough for a
- * whole row group of 66-character hashes (entries above COMPACT_ROW_GROUP, a page of a few MB)
- * lets an equality on a hash skip the row groups that cannot hold it, in DuckDB and in any engine
- * that reads Parquet blooms. It about doubles the CPU of a rewrite and adds about a tenth to the
- * file (docs/benchmarks.md), so only `chainlake compact` asks for it.
+ * (tx_hash, block_hash) included, for a file of `rows` rows. DuckDB writes a bloom only for a
+ * dictionary-encoded column, and under its default limits a column of distinct values stays
+ * plain; a dictionary big enough for a row group of distinct hashes (up to COMPACT_ROW_GROUP
+ * entries of about HASH_ENTRY bytes) lets an equality on a hash skip the row groups that cannot
+ * hold it, in DuckDB and in any engine that reads Parquet blooms. The limits follow the file's rows:
+ * DuckDB's buffers follow the limits, and at their largest they cost a file of a few hundred rows
+ * more than its rows. A big file takes about twice the CPU to write and a tenth more room
+ * (docs/benchmarks.md), so only `chainlake compact` asks for it.
  */
-const HASH_BLOOMS = `DICTIONARY_SIZE_LIMIT ${COMPACT_ROW_GROUP + 4096}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${5 * 2 ** 20}`;
+function hashBlooms(rows: number): string {
+  const entries = Math.min(Math.max(rows, 1), COMPACT_ROW_GROUP) + 1;
+  return `DICTIONARY_SIZE_LIMIT ${entries}, STRING_DICTIONARY_PAGE_SIZE_LIMIT ${entries * HASH_ENTRY}`;
+}
+
+/** Bytes a dictionary entry of a hash takes: 66 characters of hex, its length, and room. */
+const HASH_ENTRY = 80;
 
 /** Per column name of a table, its FIELD_IDS entry (the table's Iceberg field ids: iceberg/schema.ts). */
 export type FieldIds = (decl: StreamDecl) => Promise<Map<string, string>>;
@@ -228,9 +236,10 @@ export class ParquetWriter {
    * 512). DuckDB cuts row groups by bytes only when the order may change: here by rows, half its
    * default, which keeps a group's memory down and its block range narrow.
    * `keep`: a condition on a row that keeps it (a reset takes back the rows it does not hold).
-   * `blooms`: each row group's string columns get a bloom filter (HASH_BLOOMS).
+   * `blooms`: the rows the new file holds, for a bloom filter of each row group's string columns
+   * (hashBlooms); none when 0.
    */
-  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl, keep?: string, blooms = false): Promise<WrittenFile[]> {
+  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl, keep?: string, blooms = 0): Promise<WrittenFile[]> {
     const file = this.newFile(dir, stem, sub);
     // By name: files written before a column was added lack it (NULL there), as the views read them.
     const read = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false)`;
@@ -239,7 +248,7 @@ export class ParquetWriter {
     await copies.add(async () => {
       await this.conn.run('SET preserve_insertion_order = true');
       try {
-        await this.conn.run(`COPY (SELECT * FROM ${read}${keep ? ` WHERE ${keep}` : ''}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP}${blooms ? `, ${HASH_BLOOMS}` : ''}${ids})`);
+        await this.conn.run(`COPY (SELECT * FROM ${read}${keep ? ` WHERE ${keep}` : ''}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP}${blooms ? `, ${hashBlooms(blooms)}` : ''}${ids})`);
       } finally {
         await this.conn.run('SET preserve_insertion_order = false');
       }
