@@ -236,10 +236,11 @@ export class ParquetWriter {
    * 512). DuckDB cuts row groups by bytes only when the order may change: here by rows, half its
    * default, which keeps a group's memory down and its block range narrow.
    * `keep`: a condition on a row that keeps it (a reset takes back the rows it does not hold).
-   * `blooms`: the rows the new file holds, for a bloom filter of each row group's string columns
-   * (hashBlooms); none when 0.
+   * `bloomRows`: the rows the new file holds, for a bloom filter of each row group's string
+   * columns (hashBlooms); none without it.
    */
-  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl, keep?: string, blooms = 0): Promise<WrittenFile[]> {
+  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl, o: { keep?: string; bloomRows?: number } = {}): Promise<WrittenFile[]> {
+    const { keep, bloomRows } = o;
     const file = this.newFile(dir, stem, sub);
     // By name: files written before a column was added lack it (NULL there), as the views read them.
     const read = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false)`;
@@ -248,7 +249,7 @@ export class ParquetWriter {
     await copies.add(async () => {
       await this.conn.run('SET preserve_insertion_order = true');
       try {
-        await this.conn.run(`COPY (SELECT * FROM ${read}${keep ? ` WHERE ${keep}` : ''}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP}${blooms ? `, ${hashBlooms(blooms)}` : ''}${ids})`);
+        await this.conn.run(`COPY (SELECT * FROM ${read}${keep ? ` WHERE ${keep}` : ''}) TO ${sqlString(file)} (${PARQUET}, ROW_GROUP_SIZE ${COMPACT_ROW_GROUP}${bloomRows ? `, ${hashBlooms(bloomRows)}` : ''}${ids})`);
       } finally {
         await this.conn.run('SET preserve_insertion_order = false');
       }

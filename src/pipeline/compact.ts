@@ -95,7 +95,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     o.signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
-    const [out] = await writer.rewrite(await store.local(group), dir, nextStem(state.partition, next.files, { kind: 'compact' }), folderOf(decl, state.values ?? {}), decl, undefined, o.blooms ? want : 0);
+    const [out] = await writer.rewrite(await store.local(group), dir, nextStem(state.partition, next.files, { kind: 'compact' }), folderOf(decl, state.values ?? {}), decl, { bloomRows: o.blooms ? want : undefined });
     const got = await writer.countRowsOf([out!.staged]);
     if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
     const landed = `${decl.table}/${out!.rel}`;

@@ -104,7 +104,7 @@ export async function resetTable(lake: string, table: string, target: ResetTarge
       let rows = 0;
       if (plan.filter.length) {
         const dir = store.stagingDir(table, s.partition);
-        const [out] = await writer.rewrite(await store.local(plan.filter), dir, nextStem(s.partition, [...plan.filter, ...s.files]), folderOf(decl, s.values ?? {}), decl, plan.keep);
+        const [out] = await writer.rewrite(await store.local(plan.filter), dir, nextStem(s.partition, [...plan.filter, ...s.files]), folderOf(decl, s.values ?? {}), decl, { keep: plan.keep });
         rows = await writer.countRowsOf([out!.staged]);
         if (rows > 0) moves = [[out!.staged, `${table}/${out!.rel}`]];
       }
