@@ -38,6 +38,12 @@ export default function setup(): () => void {
   // (which runs its CLI without this); so the CLIs the tests start keep freed pages for a second, as
   // a user may set (the setting a user gives wins over the CLI's).
   process.env.DUCKDB_JE_MALLOC_CONF ??= 'dirty_decay_ms:1000,muzzy_decay_ms:1000';
+  // DuckDB on one thread in the workers and the CLIs they start, as a user may set: three test
+  // files run at once on a few cores, so a second thread per DuckDB only adds its handovers (an
+  // eighth of the CPU of the files that write and read lakes). The tests' lakes are small enough
+  // that DuckDB would rarely split their work anyway; test/pipeline/threads.test.ts runs the
+  // writes and merges whose row order could change on several threads with four.
+  process.env.CHAINLAKE_DUCKDB_THREADS ??= '1';
   return () => {
     rmSync(dir, { recursive: true, force: true });
     delete process.env.CHAINLAKE_TEST_TMP;

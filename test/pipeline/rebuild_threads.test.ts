@@ -8,9 +8,12 @@ import { ENGINE_ENV } from '../../src/load/limits.js';
 import { lakeContents, quiet } from '../helpers.js';
 import { demoLake } from '../lake-fixture.js';
 
+// The suite's own setting (test/tmpdir.setup.ts) is put back for the files that follow in this worker.
+const suiteThreads = process.env[ENGINE_ENV.threads];
 afterEach(() => {
   vi.restoreAllMocks();
-  delete process.env[ENGINE_ENV.threads];
+  if (suiteThreads === undefined) delete process.env[ENGINE_ENV.threads];
+  else process.env[ENGINE_ENV.threads] = suiteThreads;
 });
 
 async function threadsNow(): Promise<number> {
@@ -26,6 +29,12 @@ describe('rebuild and DuckDB threads', () => {
   it('writes every batch with one thread and puts the setting back; threads the user set win', async () => {
     const { lake, report } = await demoLake(['erc_transfers'], { seed: 6, run: { flushRows: 200 } });
     expect(report.status).toBe('ok');
+    // No threads set by the user, and the process's DuckDB on more than one (it may have been made
+    // under the suite's setting by an earlier file of this worker).
+    delete process.env[ENGINE_ENV.threads];
+    const c = await (await duck()).connect();
+    await c.run('SET threads = 2');
+    c.closeSync();
     const landed = await lakeContents(lake);
     // The threads each batch of a rebuild is written with.
     let during: number[] = [];
@@ -47,6 +56,11 @@ describe('rebuild and DuckDB threads', () => {
     await rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 200 });
     expect(new Set(during)).toEqual(new Set([before]));
     expect(await lakeContents(lake)).toEqual(landed);
+    if (suiteThreads !== undefined) {
+      const back = await (await duck()).connect();
+      await back.run(`SET threads = ${Number(suiteThreads)}`);
+      back.closeSync();
+    }
   }, 120_000);
 
   it('gives the writers that ask at once one DuckDB, so that a setting made through one is every writer\'s', async () => {
