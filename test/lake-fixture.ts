@@ -1,6 +1,7 @@
 // A lake for the warehouse tests (check, export, report, sql, warehouse): the demo pipeline's
 // streams of the given tables, run against the embedded simulator on loopback into a fresh
-// temporary folder, or the one demo lake shared by the files that only read it.
+// temporary folder, or one of the lakes shared by the files that only read them (the demo lake,
+// the whole pipeline's and its second run's).
 import { spawnSync } from 'node:child_process';
 import fs, { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
