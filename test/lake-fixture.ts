@@ -1,8 +1,9 @@
 // A lake for the warehouse tests (check, export, report, sql, warehouse): the demo pipeline's
 // streams of the given tables, run against the embedded simulator on loopback into a fresh
-// temporary folder, or the one demo lake shared by the files that only read it.
+// temporary folder, or one of the lakes shared by the files that only read them (the demo lake,
+// the whole pipeline's and its second run's).
 import { spawnSync } from 'node:child_process';
-import fs, { cpSync, existsSync, mkdtempSync, renameSync, rmSync } from 'node:fs';
+import fs, { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -10,7 +11,8 @@ import { format } from 'node:util';
 import { loadPipeline, type Pipeline } from '../src/config/pipeline.js';
 import { runPipeline, type RunOptions } from '../src/pipeline/run.js';
 import type { RunReport } from '../src/pipeline/report.js';
-import { startSimulator } from '../src/simulator/server.js';
+import { startSimulator, type SimulatorOptions } from '../src/simulator/server.js';
+import { STREAMS } from '../src/streams/index.js';
 import { quiet } from './helpers.js';
 
 export const DEMO_TABLES = ['erc_transfers', 'internal_transactions', 'historical_rewards', 'pending_rewards', 'delegators', 'chain_metrics', 'avg_tps', 'icm_messages', 'validators', 'platform_transactions', 'address_token_transfers', 'platform_balances', 'nft_tokens', 'network_details', 'xchain_asset_transactions'];
@@ -22,9 +24,12 @@ export function demoPipeline(url: string, tables: string[]): Pipeline {
   return p;
 }
 
-/** Runs the demo streams of `tables` into `lake` (a new temporary folder by default). */
-export async function demoLake(tables: string[] = DEMO_TABLES, o: { lake?: string; seed?: number; run?: Partial<RunOptions> } = {}): Promise<{ lake: string; report: RunReport }> {
-  const sim = await startSimulator({ port: 0, seed: o.seed ?? 5 });
+/**
+ * Runs the demo streams of `tables` into `lake` (a new temporary folder by default). `onAnswer`:
+ * what the simulator is told of each answer it serves.
+ */
+export async function demoLake(tables: string[] = DEMO_TABLES, o: { lake?: string; seed?: number; run?: Partial<RunOptions>; onAnswer?: SimulatorOptions['onAnswer'] } = {}): Promise<{ lake: string; report: RunReport }> {
+  const sim = await startSimulator({ port: 0, seed: o.seed ?? 5, ...(o.onAnswer ? { onAnswer: o.onAnswer } : {}) });
   const lake = o.lake ?? mkdtempSync(join(tmpdir(), 'cl-wh-'));
   try {
     const report = await runPipeline(demoPipeline(sim.url, tables), { lake, logger: quiet, ...o.run });
@@ -50,33 +55,135 @@ let shared: Promise<string> | undefined;
 
 /**
  * The demo lake of DEMO_TABLES for the files that only read it (a test that changes a lake makes
- * or copies its own), made once per test worker (the integration files share a worker's modules)
- * and, under the folder of a test run (tmpdir.setup.ts), once for all its workers: the first to
- * finish building it moves it into place; one that built it meanwhile drops its own. It is alone
- * in its folder: what `chainlake warehouse` writes next to it by default goes there.
+ * or copies its own), made once per test run (see `madeOnce`). It is alone in its folder: what
+ * `chainlake warehouse` writes next to it by default goes there.
  */
 export function sharedDemoLake(): Promise<string> {
-  shared ??= buildSharedLake().catch((err: unknown) => {
-    shared = undefined;
-    throw err;
-  });
+  shared ??= madeOnce('demo-lake', async (dir) => {
+    await demoLake(DEMO_TABLES, { lake: join(dir, 'lake') });
+  }).then((dir) => join(dir, 'lake'), retry(() => (shared = undefined)));
   return shared;
 }
 
-async function buildSharedLake(): Promise<string> {
+/** Every table the streams declare: the whole demo pipeline. */
+export const ALL_TABLES = [...new Set(STREAMS.map((d) => d.table))];
+
+/** A lake of the whole demo pipeline, with its run's report and a sample of what its simulator served. */
+export interface WholeDemoLake {
+  lake: string;
+  report: RunReport;
+  /** Per route of the data and metrics services, the bodies of its first 25 successful answers. */
+  served: Record<string, unknown[]>;
+}
+
+/** The whole demo pipeline's run (seed 5, flushes of 200 rows: several files a partition). */
+const WHOLE_RUN: Partial<RunOptions> = { flushRows: 200 };
+let whole: Promise<WholeDemoLake> | undefined;
+let rerun: Promise<{ lake: string; report: RunReport }> | undefined;
+
+/**
+ * The whole demo pipeline (ALL_TABLES) run once into a lake, made once per test run for the files
+ * that read every table (end to end, Iceberg): read-only, copy it (or `lakeOf` some tables) to change it.
+ */
+export function sharedWholeLake(): Promise<WholeDemoLake> {
+  whole ??= madeOnce('whole-lake', async (dir) => {
+    const served: Record<string, unknown[]> = {};
+    const { report } = await demoLake(ALL_TABLES, {
+      lake: join(dir, 'lake'),
+      run: WHOLE_RUN,
+      onAnswer: (a) => {
+        if (a.service === 'node' || a.status >= 300) return;
+        const got = (served[a.route] ??= []);
+        if (got.length < 25) got.push(a.body);
+      },
+    });
+    writeFileSync(join(dir, 'report.json'), JSON.stringify(report));
+    writeFileSync(join(dir, 'served.json'), JSON.stringify(served));
+  }).then((dir) => ({ lake: join(dir, 'lake'), report: json(join(dir, 'report.json')) as RunReport, served: json(join(dir, 'served.json')) as Record<string, unknown[]> }), retry(() => (whole = undefined)));
+  return whole;
+}
+
+/** `sharedWholeLake` after a second run of the same pipeline on the same world: read-only too. */
+export function sharedRerunLake(): Promise<{ lake: string; report: RunReport }> {
+  rerun ??= madeOnce('whole-lake-rerun', async (dir) => {
+    cpSync((await sharedWholeLake()).lake, join(dir, 'lake'), { recursive: true });
+    // Snapshots are keyed by the second (a run within the same second replaces its snapshot):
+    // the second run starts in a later second than the first run's snapshots.
+    await new Promise((r) => setTimeout(r, 1005 - (Date.now() % 1000)));
+    const { report } = await demoLake(ALL_TABLES, { lake: join(dir, 'lake'), run: WHOLE_RUN });
+    writeFileSync(join(dir, 'report.json'), JSON.stringify(report));
+  }).then((dir) => ({ lake: join(dir, 'lake'), report: json(join(dir, 'report.json')) as RunReport }), retry(() => (rerun = undefined)));
+  return rerun;
+}
+
+const json = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
+
+/** A rejection that forgets the failed build first, so that the next caller tries again. */
+const retry = (forget: () => void) => (err: unknown): never => {
+  forget();
+  throw err;
+};
+
+/**
+ * A folder `build` fills, made once per test worker (the integration files share a worker's
+ * modules) and, under the folder of a test run (tmpdir.setup.ts), once for all its workers: the
+ * first claims it (a folder holding its process id, moved into place whole) and builds it in place
+ * (an Iceberg table's metadata names its files by their paths: a lake moved after its run reads
+ * no more), then marks it done; the others wait for that mark, or claim it themselves if the
+ * claiming process is gone without it. A failed build is tried again by the next caller.
+ */
+async function madeOnce(name: string, build: (dir: string) => Promise<void>): Promise<string> {
   const run = process.env.CHAINLAKE_TEST_TMP;
-  const place = run ? join(run, 'demo-lake') : undefined;
-  if (place && existsSync(join(place, 'lake'))) return join(place, 'lake');
-  const dir = mkdtempSync(join(tmpdir(), 'cl-demo-'));
-  await demoLake(DEMO_TABLES, { lake: join(dir, 'lake') });
-  if (!place) return join(dir, 'lake');
-  try {
-    renameSync(dir, place);
-  } catch (err) {
-    if (!existsSync(join(place, 'lake'))) throw err;
-    rmSync(dir, { recursive: true, force: true });
+  if (!run) {
+    const dir = mkdtempSync(join(tmpdir(), `cl-${name}-`));
+    await build(dir);
+    return dir;
   }
-  return join(place, 'lake');
+  const place = join(run, name);
+  const done = `${place}.done`;
+  const claim = await claimed(done, `${place}.building`);
+  if (!claim) return place;
+  try {
+    rmSync(place, { recursive: true, force: true });
+    mkdirSync(place);
+    await build(place);
+    writeFileSync(done, '');
+    return place;
+  } catch (err) {
+    rmSync(place, { recursive: true, force: true });
+    throw err;
+  } finally {
+    rmSync(claim, { recursive: true, force: true });
+  }
+}
+
+/** The claim `claim`, once it is this process's; undefined once `done` is there. */
+async function claimed(done: string, claim: string): Promise<string | undefined> {
+  for (;;) {
+    if (existsSync(done)) return undefined;
+    const mine = mkdtempSync(`${claim}-`);
+    writeFileSync(join(mine, 'pid'), String(process.pid));
+    try {
+      // A folder onto a folder that holds a file fails: one process wins the claim.
+      renameSync(mine, claim);
+      // Done by the claim just released (between the look above and this claim): nothing to build.
+      if (!existsSync(done)) return claim;
+      rmSync(claim, { recursive: true, force: true });
+      return undefined;
+    } catch {
+      rmSync(mine, { recursive: true, force: true });
+    }
+    let pid = 0;
+    try {
+      pid = Number(readFileSync(join(claim, 'pid'), 'utf8'));
+      process.kill(pid, 0);
+    } catch {
+      // Its process is gone (or its claim just went): claim it again.
+      if (pid) rmSync(claim, { recursive: true, force: true });
+      continue;
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));

@@ -1,6 +1,7 @@
 // Every table of the demo lake is an Iceberg table that an independent reader (icebird) reads with
 // exactly chainlake's rows: after a run, after a second run, and after `compact`; every snapshot
-// the metadata keeps reads too, and the data files carry the schema's field ids.
+// the metadata keeps reads too, and the data files carry the schema's field ids. The runs are the
+// shared lakes of the whole pipeline (lake-fixture.ts), which e2e reads too.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,7 +10,7 @@ import { icebergManifests, icebergMetadata } from 'icebird';
 import { STREAMS } from '../../src/streams/index.js';
 import { compactLake } from '../../src/pipeline/compact.js';
 import { StateStore } from '../../src/state/store.js';
-import { cliHere, demoLake, demoPipeline } from '../lake-fixture.js';
+import { ALL_TABLES as TABLES, cliHere, demoPipeline, lakeOf, sharedRerunLake, sharedWholeLake } from '../lake-fixture.js';
 import { runPipeline } from '../../src/pipeline/run.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { startSimulator } from '../../src/simulator/server.js';
@@ -21,48 +22,50 @@ import { exactRowsDiffer, icebergRows, parquetFieldIds, serveLakes, tableUrl, vi
 
 let lake: string;
 let restore: () => void;
-const TABLES = [...new Set(STREAMS.map((d) => d.table))];
 
 beforeAll(async () => {
   restore = serveLakes();
-  ({ lake } = await demoLake(TABLES, { run: { flushRows: 200 } }));
-}, 120_000);
+  ({ lake } = await sharedWholeLake());
+}, 300_000);
 
 afterAll(() => restore?.());
 
-/** Tables whose partitions list data files. */
-function withData(): string[] {
-  const store = new StateStore(lake);
-  return TABLES.filter((t) => store.committedFiles(t).some((f) => f.startsWith(`${t}/`)));
+/** Tables of `at` whose partitions list data files. */
+function withData(at: string, tables = TABLES): string[] {
+  const store = new StateStore(at);
+  return tables.filter((t) => store.committedFiles(t).some((f) => f.startsWith(`${t}/`)));
 }
 
-async function sameRows(label: string): Promise<void> {
-  const tables = withData();
-  expect(tables.length, label).toBeGreaterThan(40);
+/** Icebird reads each of `tables` (every table with data by default) of `at` with the rows of its view. */
+async function sameRows(label: string, at: string, tables = withData(at)): Promise<void> {
   // The views of every table on one database, not one a table: most of the reading's CPU was the
   // start of a database.
-  const warehouse = await openWarehouse(lake);
+  const warehouse = await openWarehouse(at);
   try {
     for (const t of tables) {
-      const { rows, fields } = await icebergRows(tableUrl(lake, t));
+      const { rows, fields } = await icebergRows(tableUrl(at, t));
       expect(rows.length, `${label}: ${t}`).toBeGreaterThan(0);
-      expect(rows, `${label}: ${t}`).toEqual(await viewRows(lake, t, fields, warehouse));
+      expect(rows, `${label}: ${t}`).toEqual(await viewRows(at, t, fields, warehouse));
     }
   } finally {
     warehouse.closeSync();
   }
 }
 
+/** Tables compacted: a keyed listing, a metric series and a snapshot of the node's state. */
+const COMPACTED = ['erc_transfers', 'chain_metrics', 'validators'];
+
 describe('the lake as Iceberg tables', () => {
   it('icebird reads every table of a run with the rows of chainlake\'s views', async () => {
-    await sameRows('first run');
+    expect(withData(lake).length).toBeGreaterThan(40);
+    await sameRows('first run', lake);
   });
 
   it('the snapshot lists exactly the files the partition states list, and their rows are exact to the digit', async () => {
     const store = new StateStore(lake);
     const warehouse = await openWarehouse(lake);
     try {
-      for (const t of withData()) {
+      for (const t of withData(lake)) {
         const metadata = await icebergMetadata({ tableUrl: tableUrl(lake, t) });
         const files = (await icebergManifests(metadata)).flatMap((m: { entries: Array<{ status: number; data_file: { file_path: string } }> }) => m.entries.filter((e) => e.status !== 2).map((e) => e.data_file.file_path));
         const listed = files.map((f: string) => fileURLToPath(f)).sort();
@@ -86,41 +89,44 @@ describe('the lake as Iceberg tables', () => {
   });
 
   it('a second run and a compaction: each a new snapshot that reads as the views do; every snapshot kept reads', async () => {
-    await demoLake(TABLES, { lake, run: { flushRows: 200 } });
-    await sameRows('second run');
-    const before = JSON.parse(readFileSync(join(lake, 'erc_transfers/metadata/version-hint.text'), 'utf8'));
+    const again = (await sharedRerunLake()).lake;
+    expect(withData(again).length).toBeGreaterThan(40);
+    await sameRows('second run', again);
+    // The compaction changes the lake: on a copy of the tables it compacts.
+    const compacted = lakeOf(COMPACTED, again, join(mkdtempSync(join(tmpdir(), 'cl-ice-compact-')), 'lake'));
+    const before = JSON.parse(readFileSync(join(compacted, 'erc_transfers/metadata/version-hint.text'), 'utf8'));
     // What a publish killed before its metadata file leaves: swept by the compaction.
-    const stray = join(lake, 'erc_transfers/metadata/00000000-0000-0000-0000-000000000000-m0.avro');
+    const stray = join(compacted, 'erc_transfers/metadata/00000000-0000-0000-0000-000000000000-m0.avro');
     writeFileSync(stray, 'a manifest no metadata names');
-    await compactLake(lake, [], { logger: quiet });
+    await compactLake(compacted, COMPACTED, { logger: quiet });
     expect(existsSync(stray)).toBe(false);
-    await sameRows('compacted');
-    const metadata = await icebergMetadata({ tableUrl: tableUrl(lake, 'erc_transfers') });
+    await sameRows('compacted', compacted, COMPACTED);
+    const metadata = await icebergMetadata({ tableUrl: tableUrl(compacted, 'erc_transfers') });
     const current = metadata.snapshots!.find((s: { 'snapshot-id': number }) => s['snapshot-id'] === metadata['current-snapshot-id']);
     expect(current!.summary.operation).toBe('replace');
-    expect(Number(JSON.parse(readFileSync(join(lake, 'erc_transfers/metadata/version-hint.text'), 'utf8')))).toBeGreaterThan(before);
+    expect(Number(JSON.parse(readFileSync(join(compacted, 'erc_transfers/metadata/version-hint.text'), 'utf8')))).toBeGreaterThan(before);
     // Every metadata version whose snapshot is still kept reads, with the rows its summary counts.
-    for (const t of ['erc_transfers', 'chain_metrics', 'validators']) {
-      const m = await icebergMetadata({ tableUrl: tableUrl(lake, t) });
+    for (const t of COMPACTED) {
+      const m = await icebergMetadata({ tableUrl: tableUrl(compacted, t) });
       const kept = new Set(m.snapshots!.map((s: { 'snapshot-id': number }) => s['snapshot-id']));
-      const versions = [...m['metadata-log']!.map((l: { 'metadata-file': string }) => l['metadata-file'].split('/').pop()), `v${readFileSync(join(lake, t, 'metadata/version-hint.text'), 'utf8').trim()}.metadata.json`];
+      const versions = [...m['metadata-log']!.map((l: { 'metadata-file': string }) => l['metadata-file'].split('/').pop()), `v${readFileSync(join(compacted, t, 'metadata/version-hint.text'), 'utf8').trim()}.metadata.json`];
       let read = 0;
       for (const v of versions) {
         let old;
         try {
-          old = await icebergMetadata({ tableUrl: tableUrl(lake, t), metadataFileName: v });
+          old = await icebergMetadata({ tableUrl: tableUrl(compacted, t), metadataFileName: v });
         } catch {
           continue; // removed beyond the log's bound
         }
         if (!kept.has(old['current-snapshot-id']!)) continue;
         const snap = old.snapshots!.find((s: { 'snapshot-id': number }) => s['snapshot-id'] === old['current-snapshot-id']);
-        const { rows } = await icebergRows(tableUrl(lake, t), { metadataFileName: v });
+        const { rows } = await icebergRows(tableUrl(compacted, t), { metadataFileName: v });
         expect(rows.length, `${t} ${v}`).toBe(Number(snap!.summary['total-records']));
         read++;
       }
       expect(read, t).toBeGreaterThan(0);
     }
-  });
+  }, 300_000);
 });
 
 describe('a declaration that gains a column', () => {

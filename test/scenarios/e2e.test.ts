@@ -1,28 +1,27 @@
 // End to end: the demo pipeline against the simulator, every table checked row for row against
 // what the simulator's world says it served; then a second run that must not duplicate anything.
-import { existsSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+// Both runs are the shared lakes of the whole pipeline (lake-fixture.ts), which iceberg/read reads too.
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { loadPipeline, type Pipeline } from '../../src/config/pipeline.js';
-import { runPipeline } from '../../src/pipeline/run.js';
-import { startSimulator } from '../../src/simulator/server.js';
+import { buildWorld, type World } from '../../src/simulator/world.js';
 import { STREAMS } from '../../src/streams/index.js';
 import { openWarehouse } from '../../src/warehouse/views.js';
 import { viewColumns } from '../../src/warehouse/amounts.js';
 import { query } from '../../src/warehouse/query.js';
 import type { RunReport } from '../../src/pipeline/report.js';
 import { UNPUBLISHED, officialProblems } from '../official.js';
+import { sharedRerunLake, sharedWholeLake } from '../lake-fixture.js';
 
-type Sim = Awaited<ReturnType<typeof startSimulator>>;
-let sim: Sim;
+let world: World;
 let lake: string;
 let pipeline: Pipeline;
 let first: RunReport;
+/** Per route of the data and metrics services, a few of the answers the demo asked (bounded). */
+let served: Record<string, unknown[]>;
 let conn: DuckDBConnection;
-const logger = pino({ level: 'silent' });
 
 async function rows(sql: string): Promise<Array<Record<string, unknown>>> {
   return (await query(conn, sql)).rows;
@@ -31,29 +30,15 @@ async function rows(sql: string): Promise<Array<Record<string, unknown>>> {
 const sortBy = <T>(xs: T[], f: (x: T) => string) => [...xs].sort((a, b) => (f(a) < f(b) ? -1 : f(a) > f(b) ? 1 : 0));
 const streamsOf = (table: string) => pipeline.streams.filter((s) => s.table === table);
 
-/** A few answers of each route of the data and metrics services that the demo asked (bounded). */
-const served = new Map<string, unknown[]>();
-function sample(a: { route: string; service: string; status: number; body: unknown }): void {
-  if (a.service === 'node' || a.status >= 300) return;
-  const got = served.get(a.route) ?? [];
-  if (got.length < 25) got.push(a.body);
-  served.set(a.route, got);
-}
-
 beforeAll(async () => {
-  sim = await startSimulator({ port: 0, seed: 7, onAnswer: sample });
-  lake = mkdtempSync(join(tmpdir(), 'cl-e2e-'));
+  ({ lake, report: first, served } = await sharedWholeLake());
+  // The world the shared lake's simulator served (seed 5; it stands still at its own now).
+  world = buildWorld({ seed: 5 });
   pipeline = loadPipeline('pipelines/demo.yaml');
-  pipeline.sources.data.url = sim.url;
-  pipeline.sources.metrics.url = sim.url;
-  pipeline.sources.node.url = sim.url;
-  first = await runPipeline(pipeline, { lake, logger, flushRows: 500 });
   conn = await openWarehouse(lake);
-});
+}, 300_000);
 
-afterAll(async () => {
-  await sim?.close();
-});
+afterAll(() => conn?.closeSync());
 
 describe('demo pipeline on the simulator', () => {
   it('completes with every stream and partition done', () => {
@@ -68,16 +53,16 @@ describe('demo pipeline on the simulator', () => {
   });
 
   it("serves every data and metrics page in a shape the official client's validators accept", () => {
-    const routes = [...served.keys()].filter((r) => !UNPUBLISHED.has(r));
+    const routes = Object.keys(served).filter((r) => !UNPUBLISHED.has(r));
     expect(routes.length).toBeGreaterThan(10);
-    const problems = routes.flatMap((r) => served.get(r)!.map((b) => officialProblems(r, b))).filter(Boolean);
+    const problems = routes.flatMap((r) => served[r]!.map((b) => officialProblems(r, b))).filter(Boolean);
     expect(problems).toEqual([]);
   });
 
   it('lands erc_transfers exactly as served, all three forms, with exact amounts', async () => {
     const cfg = streamsOf('erc_transfers')[0]!;
     const expected = (cfg.contracts as string[]).flatMap((c) =>
-      [...sim.world.transfers('43114', c)].map((t: any) => {
+      [...world.transfers('43114', c)].map((t: any) => {
         const tok = t.erc20Token ?? t.erc721Token ?? t.erc1155Token;
         return [t.txHash, t.logIndex, tok.tokenId ?? null, t.blockNumber, t.blockTimestamp, t.from.address.toLowerCase(), t.to.address.toLowerCase(), t.value ?? null, tok.address.toLowerCase(), t.erc20Token ? 'ERC-20' : t.erc721Token ? 'ERC-721' : 'ERC-1155'].join('|');
       }),
@@ -121,7 +106,7 @@ describe('demo pipeline on the simulator', () => {
   it('lands internal transactions as served, with a unique derived id', async () => {
     const cfg = streamsOf('internal_transactions')[0]!;
     const expected = (cfg.addresses as string[]).flatMap((a) =>
-      [...sim.world.internals('43114', a)].map((t: any) => [a.toLowerCase(), t.txHash, t.blockNumber, t.internalTxType, t.value, t.isReverted, t.gasUsed, t.gasLimit].join('|')),
+      [...world.internals('43114', a)].map((t: any) => [a.toLowerCase(), t.txHash, t.blockNumber, t.internalTxType, t.value, t.isReverted, t.gasUsed, t.gasLimit].join('|')),
     );
     const got = (await rows(`SELECT address, tx_hash, block_number, internal_tx_type, value_raw, is_reverted, gas_used, gas_limit FROM internal_transactions`)).map((r) =>
       [r.address, r.tx_hash, r.block_number, r.internal_tx_type, r.value_raw, r.is_reverted, r.gas_used, r.gas_limit].join('|'),
@@ -133,17 +118,17 @@ describe('demo pipeline on the simulator', () => {
 
   it('lands rewards, pending rewards and delegators as served', async () => {
     const r = streamsOf('historical_rewards')[0]!;
-    const want = [...sim.world.rewards('mainnet', { nodeIds: r.nodeIds as string[], addresses: r.addresses as string[], currency: 'usd' })].map((x: any) => [x.utxoId, x.reward.amount, x.amountStaked, x.nodeId].join('|'));
+    const want = [...world.rewards('mainnet', { nodeIds: r.nodeIds as string[], addresses: r.addresses as string[], currency: 'usd' })].map((x: any) => [x.utxoId, x.reward.amount, x.amountStaked, x.nodeId].join('|'));
     const got = (await rows(`SELECT utxo_id, reward_amount_raw, amount_staked_raw, node_id FROM historical_rewards`)).map((x) => [x.utxo_id, x.reward_amount_raw, x.amount_staked_raw, x.node_id].join('|'));
     expect(got.sort()).toEqual(want.sort());
 
     const p = streamsOf('pending_rewards')[0]!;
-    const wantP = [...sim.world.pendingRewards('mainnet', { nodeIds: p.nodeIds as string[] })].map((x: any) => [x.txHash, x.estimatedReward.amount, x.progress].join('|'));
+    const wantP = [...world.pendingRewards('mainnet', { nodeIds: p.nodeIds as string[] })].map((x: any) => [x.txHash, x.estimatedReward.amount, x.progress].join('|'));
     const gotP = (await rows(`SELECT tx_hash, estimated_reward_amount_raw, progress FROM pending_rewards`)).map((x) => [x.tx_hash, x.estimated_reward_amount_raw, x.progress].join('|'));
     expect(gotP.sort()).toEqual(wantP.sort());
 
     const d = streamsOf('delegators')[0]!;
-    const wantD = [...sim.world.delegators('mainnet', { nodeIds: d.nodeIds as string[] })].map((x: any) =>
+    const wantD = [...world.delegators('mainnet', { nodeIds: d.nodeIds as string[] })].map((x: any) =>
       [x.txHash, x.delegationStatus, x.grossReward ?? x.estimatedGrossReward, x.netReward ?? x.estimatedNetReward, x.delegationStatus !== 'completed'].join('|'),
     );
     const gotD = (await rows(`SELECT tx_hash, delegation_status, gross_reward_raw, net_reward_raw, reward_is_estimate FROM delegators`)).map((x) =>
@@ -160,34 +145,36 @@ describe('demo pipeline on the simulator', () => {
       const interval = (s.timeInterval as string | undefined) ?? 'day';
       for (const chainId of s.chainIds as string[])
         for (const metric of s.metrics as string[])
-          for (const pt of sim.world.metricPoints(chainId, metric as any, { timeInterval: interval as any, startTimestamp: s.startTimestamp as number | undefined }))
+          for (const pt of world.metricPoints(chainId, metric as any, { timeInterval: interval as any, startTimestamp: s.startTimestamp as number | undefined }))
             want.push([chainId, metric, interval, pt.timestamp, pt.value].join('|'));
     }
     const got = (await rows(`SELECT chain_id, metric, time_interval, epoch(timestamp)::BIGINT ts, value FROM chain_metrics`)).map((r) => [r.chain_id, r.metric, r.time_interval, r.ts, r.value].join('|'));
     expect(got.sort()).toEqual(want.sort());
-    const tps = [...sim.world.avgTpsPoints('43114')].map((p) => `${p.timestamp}|${p.value}`);
+    const tps = [...world.avgTpsPoints('43114')].map((p) => `${p.timestamp}|${p.value}`);
     const gotTps = (await rows(`SELECT epoch(timestamp)::BIGINT ts, value FROM avg_tps`)).map((r) => `${r.ts}|${r.value}`);
     expect(sortBy(gotTps, (x) => x)).toEqual(sortBy(tps, (x) => x));
   });
 
   it('a second run duplicates nothing and fetches no transfer already landed', async () => {
-    const before = await rows(STREAMS.map((d) => `SELECT '${d.table}' t, count(*) n FROM ${d.table}`).join(' UNION ALL ') + ' ORDER BY t');
-    // Snapshots are keyed by the second (a run within the same second replaces its snapshot):
-    // start the second run in a later second than the first run's snapshots.
-    await new Promise((r) => setTimeout(r, 1005 - (Date.now() % 1000)));
-    const second = await runPipeline(pipeline, { lake, logger });
+    const counts = STREAMS.map((d) => `SELECT '${d.table}' t, count(*) n FROM ${d.table}`).join(' UNION ALL ') + ' ORDER BY t';
+    const before = await rows(counts);
+    const { lake: again, report: second } = await sharedRerunLake();
     expect(second.status).toBe('ok');
     const transfers = second.streams.find((s) => s.table === 'erc_transfers')!;
     expect(transfers.rows).toBe(0);
-    const conn2 = await openWarehouse(lake);
-    const after = (await query(conn2, STREAMS.map((d) => `SELECT '${d.table}' t, count(*) n FROM ${d.table}`).join(' UNION ALL ') + ' ORDER BY t')).rows;
-    // A table keyed by the snapshot time holds the node's state once per run: the second adds one.
-    const snapshots = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
-    expect(after).toEqual(before.map((r) => (snapshots.has(r.t as string) ? { ...r, n: String(2 * Number(r.n)) } : r)));
-    for (const d of STREAMS) {
-      const key = d.key.map((k) => `coalesce(CAST("${k}" AS VARCHAR), '<null>')`).join(", '|', ");
-      const [dup] = (await query(conn2, `SELECT count(*) - count(DISTINCT concat(${key})) AS dups FROM ${d.table}`)).rows;
-      expect(dup, d.table).toEqual({ dups: '0' });
+    const conn2 = await openWarehouse(again);
+    try {
+      const after = (await query(conn2, counts)).rows;
+      // A table keyed by the snapshot time holds the node's state once per run: the second adds one.
+      const snapshots = new Set(STREAMS.filter((d) => d.key.includes('snapshot_at')).map((d) => d.table));
+      expect(after).toEqual(before.map((r) => (snapshots.has(r.t as string) ? { ...r, n: String(2 * Number(r.n)) } : r)));
+      for (const d of STREAMS) {
+        const key = d.key.map((k) => `coalesce(CAST("${k}" AS VARCHAR), '<null>')`).join(", '|', ");
+        const [dup] = (await query(conn2, `SELECT count(*) - count(DISTINCT concat(${key})) AS dups FROM ${d.table}`)).rows;
+        expect(dup, d.table).toEqual({ dups: '0' });
+      }
+    } finally {
+      conn2.closeSync();
     }
-  });
+  }, 300_000);
 });

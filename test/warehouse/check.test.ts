@@ -12,15 +12,15 @@ import { StateStore, type PartitionState } from '../../src/state/store.js';
 import { icebergPublisher } from '../../src/iceberg/table.js';
 import type { StreamDecl } from '../../src/decl/stream.js';
 import { BLOCK_CURSOR } from '../../src/streams/common.js';
-import { cliHere, demoLake } from '../lake-fixture.js';
+import { cliHere, demoLake, lakeOf, sharedWholeLake } from '../lake-fixture.js';
 
 let lake: string;
 const TABLES = ['erc_transfers', 'internal_transactions', 'historical_rewards', 'delegators', 'chain_metrics', 'avg_tps'];
 
 beforeAll(async () => {
-  // Small commits, so that partitions own several files each.
-  ({ lake } = await demoLake(TABLES, { run: { flushRows: 300 } }));
-});
+  // The shared whole run's small commits (partitions own several files each), these tables alone.
+  lake = lakeOf(TABLES, (await sharedWholeLake()).lake, join(mkdtempSync(join(tmpdir(), 'cl-check-')), 'lake'));
+}, 300_000);
 
 /**
  * The checks of `dir`; with `table`, only that table's (and only its view made): a damage made to
