@@ -124,7 +124,7 @@ const LABELS = new Map<string, Buffer>();
 /** Seed-independent bytes for identities (contract addresses, node ids) named by a label. */
 export function labelBytes(label: string, n: number): Uint8Array {
   // The same labels come back page after page; their digests are kept, and each caller gets a copy.
-  const digest = memoized(LABELS, 50_000, label, () => createHash('sha256').update('chainlake-sim:' + label).digest());
+  const digest = memoized(LABELS, 10_000, label, () => createHash('sha256').update('chainlake-sim:' + label).digest());
   return new Uint8Array(digest.subarray(0, n));
 }
 

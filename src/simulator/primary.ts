@@ -210,8 +210,8 @@ function avax(net: StakingNetwork, amount: bigint): AssetAmount {
   return { assetId: AVAX_ASSET_ID[net], name: 'Avalanche', symbol: 'AVAX', denomination: 9, type: 'secp256k1', amount: amount.toString() };
 }
 
-/** Transaction bodies kept per world: a few kilobytes each. */
-const TRANSACTIONS_KEPT = 8_192;
+/** Transaction bodies kept per world (a few kilobytes each): more than two owners' whole history. */
+const TRANSACTIONS_KEPT = 4_096;
 
 const sum = (xs: readonly bigint[]) => xs.reduce((a, b) => a + b, 0n);
 
