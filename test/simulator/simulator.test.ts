@@ -419,6 +419,7 @@ describe('answers kept from one request to the next', () => {
   // address's history is short.
   const PATHS = [
     '/v1/networks/mainnet/blockchains/p-chain/transactions?addresses=P-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&pageSize=7',
+    '/v1/networks/mainnet/blockchains/p-chain/transactions?pageSize=50',
     '/v1/networks/mainnet/blockchains/p-chain/blocks?startTimestamp=1760914800&pageSize=40',
     '/v1/networks/mainnet/blockchains/p-chain/balances?addresses=P-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf',
     '/v1/networks/mainnet/blockchains/p-chain/utxos?addresses=P-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&includeSpent=true&sortBy=amount&pageSize=20',
@@ -451,7 +452,7 @@ describe('answers kept from one request to the next', () => {
           }
         }
       }
-      expect(hashes.map((h) => h.digest('hex'))).toEqual(['6a0288a2917c186e70680199a3925700650aecd0ebea5ca1685a15034c138ab8', '9c2f1329e1816d7f7739c2b3717465cf3771b227a4a8b66a2bb0b010b78792de']);
+      expect(hashes.map((h) => h.digest('hex'))).toEqual(['7e501ff2c7cadfef1331e1e23104bf9ae34fdae544d9c966d7a85ceab2506a8a', '9224c8faecc43cb00fb5c7ecdd963928794aad0860468ab28a980299edfe7fe0']);
     } finally {
       for (const sim of sims) await sim.close();
     }
