@@ -46,6 +46,15 @@ export class Rng {
   static of(seed: number, ...parts: ReadonlyArray<string | number>): Rng {
     return new Rng(hashKey(seed, ...parts));
   }
+  /**
+   * The state before the next `draws` draws, which are skipped: what they would make is a function
+   * of it alone, so it keys a memo of what they make.
+   */
+  skip(draws: number): number {
+    const before = this.state >>> 0;
+    this.state = (this.state + Math.imul(draws, 0x9e3779b9)) | 0;
+    return before;
+  }
   next(): number {
     this.state = (this.state + 0x9e3779b9) | 0;
     let t = this.state ^ (this.state >>> 16);
@@ -97,26 +106,48 @@ export function toHex(bytes: Uint8Array): string {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('hex');
 }
 
-/** Seed-independent bytes for identities (contract addresses, node ids) named by a label. */
-export function labelBytes(label: string, n: number): Uint8Array {
-  return new Uint8Array(createHash('sha256').update('chainlake-sim:' + label).digest().subarray(0, n));
+/**
+ * The value of `key` in `memo`, made and kept if missing. A Map iterates in insertion order: past
+ * `limit` entries the oldest goes, so a long-running simulator's memory stays bounded.
+ */
+export function memoized<K, V>(memo: Map<K, V>, limit: number, key: K, make: () => V): V {
+  let value = memo.get(key);
+  if (value === undefined) {
+    if (memo.size >= limit) memo.delete(memo.keys().next().value!);
+    memo.set(key, (value = make()));
+  }
+  return value;
 }
 
-const IDS = new Map<string, string>();
+const LABELS = new Map<string, Buffer>();
+
+/** Seed-independent bytes for identities (contract addresses, node ids) named by a label. */
+export function labelBytes(label: string, n: number): Uint8Array {
+  // The same labels come back page after page; their digests are kept, and each caller gets a copy.
+  const digest = memoized(LABELS, 10_000, label, () => createHash('sha256').update('chainlake-sim:' + label).digest());
+  return new Uint8Array(digest.subarray(0, n));
+}
+
+const IDENTITIES = new Map<string, string>();
+
+/**
+ * encode(labelBytes(label, n)), kept: the encoded form of an identity (a node id, an owner's
+ * address) is asked for page after page, and a query matches its addresses against a whole pool
+ * of them. A label names one identity, always encoded the same way.
+ */
+export function labelled(label: string, n: number, encode: (bytes: Uint8Array) => string): string {
+  return memoized(IDENTITIES, 20_000, label, () => encode(labelBytes(label, n)));
+}
+
+const IDS = new Map<number, string>();
 
 /**
  * The cb58 id of the next 32 bytes of r (a transaction, block or UTXO id), remembered: a listing
  * derives the same ids again for every page and query that shows them (three in four encodings
- * were of bytes encoded before).
+ * were of bytes encoded before). The bytes are a function of r's state, which keys the memo: a
+ * known id costs neither the bytes nor their encoding.
  */
 export function id32(r: Rng): string {
-  const bytes = r.bytes(32);
-  const key = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('latin1');
-  let id = IDS.get(key);
-  if (id === undefined) {
-    // Bounded: a long-running simulator forgets and starts again rather than grow.
-    if (IDS.size >= 100_000) IDS.clear();
-    IDS.set(key, (id = cb58Encode(bytes)));
-  }
-  return id;
+  const state = r.skip(8);
+  return memoized(IDS, 100_000, state, () => cb58Encode(new Rng(state).bytes(32)));
 }

@@ -8,6 +8,7 @@
 import { isBlockchainId, type Network } from '../ids.js';
 import { badRequest } from './errors.js';
 import { fromArray, type Listing } from './listing.js';
+import { memoized } from './hash.js';
 import { addressesParam, booleanParam, enumParam, intParam, networkParam, pageAt, single } from './params.js';
 import { P_CHAIN_ID, primaryWorld, type PChainUtxo } from './primary.js';
 import { pathChain } from './primary_routes.js';
@@ -136,13 +137,19 @@ function minAmountParam(q: URLSearchParams): bigint | undefined {
 /** UTXOs in the order asked (`by` their amount or time), ties by id: a listing that pages the same way each time. */
 export function sortedUtxos<U extends { utxoId: string }>(items: U[], by: (u: U) => bigint, sortOrder: 'asc' | 'desc'): Listing<U> {
   const sign = sortOrder === 'asc' ? 1 : -1;
-  items.sort((a, b) => {
-    const x = by(a);
-    const y = by(b);
-    return x !== y ? (x < y ? -sign : sign) : a.utxoId < b.utxoId ? -1 : a.utxoId > b.utxoId ? 1 : 0;
-  });
-  return fromArray(items);
+  // Each item's key made once, not at each of its comparisons.
+  const keyed = items.map((u) => ({ u, k: by(u) }));
+  keyed.sort((a, b) => (a.k !== b.k ? (a.k < b.k ? -sign : sign) : a.u.utxoId < b.u.utxoId ? -1 : a.u.utxoId > b.u.utxoId ? 1 : 0));
+  return fromArray(keyed.map((x) => x.u));
 }
+
+/**
+ * The sorted UTXO listings of the last queries (seed, route, network, addresses, filters, order)
+ * and times: each page of one would otherwise sort all of them again.
+ */
+const LISTINGS = new Map<string, Listing<PChainUtxo>>();
+const XC_LISTINGS = new Map<string, Listing<XcUtxo>>();
+const LISTINGS_KEPT = 64;
 
 export const SORT_BY = ['timestamp', 'amount'] as const;
 export const SORT_ORDER = ['asc', 'desc'] as const;
@@ -161,13 +168,13 @@ function utxos(ctx: RouteContext): unknown {
   const sortOrder = enumParam(q, 'sortOrder', SORT_ORDER) ?? 'desc';
   const pageSize = intParam(q, 'pageSize', 1, 100, 10)!;
   const key = JSON.stringify(['primaryUtxos', network, [...addresses].sort(), assetId ?? null, String(minAmount ?? ''), includeSpent, sortBy, sortOrder]);
-  const list = (t: number): Listing<PChainUtxo> => {
+  const list = (t: number): Listing<PChainUtxo> => memoized(LISTINGS, LISTINGS_KEPT, `${ctx.world.seed}:${key}@${t}`, () => {
     const { held, spent } = utxosOf(ctx.world.seed, network, addresses, t);
     const items = (includeSpent ? [...held, ...spent] : held).filter(
       (u) => (assetId === undefined || u.asset.assetId === assetId) && (minAmount === undefined || BigInt(u.asset.amount) >= minAmount),
     );
     return sortedUtxos(items, (u) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.blockTimestamp)), sortOrder);
-  };
+  });
   const { items, nextPageToken } = pageAt(ctx, key, pageSize, 'data', list);
   const body = { utxos: items, chainInfo: { chainName: 'p-chain', network } };
   return nextPageToken === undefined ? body : { nextPageToken, ...body };
@@ -205,11 +212,11 @@ function xcUtxos(ctx: RouteContext, chain: 'x' | 'c'): unknown {
   const sortOrder = enumParam(q, 'sortOrder', SORT_ORDER) ?? 'desc';
   const pageSize = intParam(q, 'pageSize', 1, 100, 10)!;
   const key = JSON.stringify([`${chain}Utxos`, network, [...addresses].sort(), assetId ?? null, includeSpent, sortBy, sortOrder]);
-  const list = (t: number): Listing<XcUtxo> => {
+  const list = (t: number): Listing<XcUtxo> => memoized(XC_LISTINGS, LISTINGS_KEPT, `${ctx.world.seed}:${key}@${t}`, () => {
     const { held, spent } = (chain === 'x' ? xUtxosOf : cUtxosOf)(ctx.world.seed, network, addresses, t);
     const items = (includeSpent ? [...held, ...spent] : held).filter((u) => assetId === undefined || u.asset.assetId === assetId);
     return sortedUtxos(items, (u) => (sortBy === 'amount' ? BigInt(u.asset.amount) : BigInt(u.timestamp)), sortOrder);
-  };
+  });
   const { items, nextPageToken } = pageAt(ctx, key, pageSize, 'data', list);
   const body = { utxos: items, chainInfo: { chainName: chain === 'x' ? 'x-chain' : 'c-chain', network } };
   return nextPageToken === undefined ? body : { nextPageToken, ...body };

@@ -8,7 +8,7 @@
 import { cb58Encode, encodeNodeId, type Network } from '../ids.js';
 import { ExactNumber } from '../json.js';
 import { CHAINS, WORLD_NOW } from './evm.js';
-import { Rng, hashKey, id32, labelBytes, toHex } from './hash.js';
+import { Rng, hashKey, id32, labelBytes, labelled, memoized, toHex } from './hash.js';
 import { lowerBound } from './listing.js';
 import { AVAX_ASSET_ID, addressBody, nodeIdOf, poolAddress, stakingNetwork, type AssetAmount, type StakingNetwork } from './staking.js';
 
@@ -195,20 +195,23 @@ export function xBlockHash(seed: number, net: StakingNetwork, height: number): s
 
 /** An L1 validation's id (seed-independent, so a pipeline can name it). */
 export function l1ValidationId(net: StakingNetwork, v: number): string {
-  return cb58Encode(labelBytes(`l1validation:${net}:${v}`, 32));
+  return labelled(`l1validation:${net}:${v}`, 32, cb58Encode);
 }
 
 function l1SubnetId(net: StakingNetwork, s: number): string {
-  return cb58Encode(labelBytes(`l1subnet:${net}:${s}`, 32));
+  return labelled(`l1subnet:${net}:${s}`, 32, cb58Encode);
 }
 
 function subnetIdOf(net: StakingNetwork, s: number): string {
-  return cb58Encode(labelBytes(`psubnet:${net}:${s}`, 32));
+  return labelled(`psubnet:${net}:${s}`, 32, cb58Encode);
 }
 
 function avax(net: StakingNetwork, amount: bigint): AssetAmount {
   return { assetId: AVAX_ASSET_ID[net], name: 'Avalanche', symbol: 'AVAX', denomination: 9, type: 'secp256k1', amount: amount.toString() };
 }
+
+/** Transaction bodies kept per world (a few kilobytes each): more than two owners' whole history. */
+const TRANSACTIONS_KEPT = 4_096;
 
 const sum = (xs: readonly bigint[]) => xs.reduce((a, b) => a + b, 0n);
 
@@ -217,6 +220,7 @@ export class PrimaryWorld {
   private readonly headers = new Map<StakingNetwork, Header[]>();
   private readonly madeUpTo = new Map<StakingNetwork, number>();
   private readonly cache = new Map<string, number[]>();
+  private readonly bodies = new Map<string, PChainTransaction>();
   /** Per network, the blocks each node proposed so far (indices, ascending; a prefix that only grows). */
   private readonly proposed = new Map<StakingNetwork, { upTo: number; byNode: number[][] }>();
 
@@ -470,8 +474,17 @@ export class PrimaryWorld {
     return d;
   }
 
-  /** The body of the transaction a header names: UTXOs, amounts and the fields of its type. */
+  /**
+   * The body of the transaction a header names: UTXOs, amounts and the fields of its type. Kept:
+   * the balances and UTXOs of an address derive its whole history again at every time asked,
+   * and the X- and C-Chain listings the P-Chain side of each atomic transaction. Readers copy
+   * what they change (the routes serve it as it is).
+   */
   transaction(net: StakingNetwork, h: Header): PChainTransaction {
+    return memoized(this.bodies, TRANSACTIONS_KEPT, `${net}:${h.block}:${h.k}:${h.type}`, () => this.body(net, h));
+  }
+
+  private body(net: StakingNetwork, h: Header): PChainTransaction {
     const i = h.block;
     const r = Rng.of(this.seed, 'ptxbody', net, i, h.k);
     const txHash = this.txHash(net, i, h.k);

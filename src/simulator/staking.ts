@@ -3,7 +3,7 @@
 // listings agree with each other (a completed delegation yields a DELEGATOR reward to the
 // delegator and a VALIDATOR_FEE reward to the validator's owner, sharing txHash and rewardTxHash).
 import { cb58Encode, encodeNodeId, encodePrimaryAddress, type Network } from '../ids.js';
-import { Rng, hashKey, id32, labelBytes } from './hash.js';
+import { Rng, hashKey, id32, labelBytes, labelled } from './hash.js';
 import { WORLD_NOW, type Money } from './evm.js';
 import { fromArray, mapListing, type Listing } from './listing.js';
 
@@ -170,12 +170,12 @@ export function stakingNetwork(n: Network): StakingNetwork {
 }
 
 export function nodeIdOf(network: StakingNetwork, v: number): string {
-  return encodeNodeId(labelBytes(`node:${network}:${v}`, 20));
+  return labelled(`node:${network}:${v}`, 20, encodeNodeId);
 }
 
 /** Owner pool address i in bare bech32 form. */
 export function poolAddress(network: StakingNetwork, i: number): string {
-  return encodePrimaryAddress(network, labelBytes(`paddr:${network}:${i}`, 20), '');
+  return labelled(`paddr:${network}:${i}`, 20, (bytes) => encodePrimaryAddress(network, bytes, ''));
 }
 
 /** bech32 body without a chain prefix, lower case: the form addresses are compared in. */

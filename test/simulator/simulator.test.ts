@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -407,6 +408,54 @@ describe('data service', () => {
     expect(sim.stats.byStatus['200']).toBeGreaterThan(10);
     expect(sim.stats.byStatus['400']).toBeGreaterThan(5);
     expect(sim.stats.requests).toBeGreaterThan(sim.stats.byRoute.transfers!);
+  });
+});
+
+describe('answers kept from one request to the next', () => {
+  // The simulator keeps what it derives (ids, identities, transaction bodies, sorted listings) in
+  // memos shared by every simulator of the process. The first pages of these listings, asked of two
+  // worlds in turn, each page twice, must hash to what the simulator answered before it kept
+  // anything (423fabc). The worlds stand two days after the P-Chain's first block, so that an
+  // address's history is short.
+  const PATHS = [
+    '/v1/networks/mainnet/blockchains/p-chain/transactions?addresses=P-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&pageSize=7',
+    '/v1/networks/mainnet/blockchains/p-chain/transactions?pageSize=50',
+    '/v1/networks/mainnet/blockchains/p-chain/blocks?startTimestamp=1760914800&pageSize=40',
+    '/v1/networks/mainnet/blockchains/p-chain/balances?addresses=P-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf',
+    '/v1/networks/mainnet/blockchains/p-chain/utxos?addresses=P-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&includeSpent=true&sortBy=amount&pageSize=20',
+    '/v1/networks/mainnet/blockchains/x-chain/utxos?addresses=X-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&includeSpent=true&pageSize=20',
+    '/v1/networks/mainnet/blockchains/c-chain/utxos?addresses=avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&includeSpent=true&sortBy=amount&sortOrder=asc&pageSize=5',
+    '/v1/networks/mainnet/blockchains/x-chain/transactions?addresses=X-avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&pageSize=25',
+    '/v1/networks/mainnet/blockchains/c-chain/transactions?addresses=avax19p4eqkpywnll0payuemw2jdprdtlnk4r8t9cqf&pageSize=25',
+    '/v1/networks/mainnet/delegators?nodeIds=NodeID-yogU5xQ61x9UAPr6tzhRwrU389jx6Rqd,NodeID-Nqtgq7rgyzWHYvouAK51mNKeKtzgCXhQd&pageSize=100',
+    '/v1/networks/mainnet/validators?pageSize=100',
+    '/v1/chains/43114/tokens/0xb10644cea485f69a5f8859e127911157a0d6d30d/transfers?pageSize=100&endBlock=71234568',
+  ];
+
+  it('two worlds in turn get the pages they got before the simulator kept anything', async () => {
+    const at = () => DEMO.now - 12 * 86_400;
+    const sims = [await startSimulator({ seed: SEED, worldNow: at }), await startSimulator({ seed: SEED + 1, worldNow: at })];
+    try {
+      const hashes = sims.map(() => createHash('sha256'));
+      for (const path of PATHS) {
+        const next: Array<string | undefined> = [path, path];
+        for (let pages = 0; pages < 3 && next.some((x) => x !== undefined); pages++) {
+          for (const [i, sim] of sims.entries()) {
+            const at = next[i];
+            if (at === undefined) continue;
+            const [first, again] = [await fetch(sim.url + at), await fetch(sim.url + at)].map(async (r) => `${(await r).status} ${await (await r).text()}`);
+            const body = await first!;
+            expect(await again!).toBe(body);
+            hashes[i]!.update(`${at}\n${body}\n`);
+            const token = JSON.parse(body.slice(body.indexOf(' ') + 1)).nextPageToken as string | undefined;
+            next[i] = token === undefined ? undefined : withParams(path, { pageToken: token });
+          }
+        }
+      }
+      expect(hashes.map((h) => h.digest('hex'))).toEqual(['7e501ff2c7cadfef1331e1e23104bf9ae34fdae544d9c966d7a85ceab2506a8a', '9224c8faecc43cb00fb5c7ecdd963928794aad0860468ab28a980299edfe7fe0']);
+    } finally {
+      for (const sim of sims) await sim.close();
+    }
   });
 });
 
