@@ -6,10 +6,10 @@
 // later rewrites until `--no-rows`) each table's view reads a copy of its rows in the file instead
 // (warehouse/rows.ts). It is built in a temporary file next to the target and renamed over it: a
 // reader sees the old file or the new one, and a connection open on the old file keeps reading it.
-// A rewrite starts from a copy of the old file where it can: a views-only file of this build keeps
-// the views whose files did not change (with their comments, which are most of a write's cost), a
-// file with rows its rows. A file with rows that no program has open is brought up to date in
-// place instead, in one transaction: copying it cost more than the rows a run adds. Only a file
+// A rewrite starts from a copy of the old file where it can, and a file of this build keeps the
+// views whose files (or rows) did not change, with their comments, which are most of a write's
+// cost; a file with rows keeps its rows. A file with rows that no program has open is brought up
+// to date in place instead, in one transaction: copying it cost more than the rows a run adds. Only a file
 // that carries the marker
 // is replaced, so a database of the user's that happens to sit at the path is never overwritten,
 // and only one of this lake (the marker names it) or of a lake that is gone (moved): a file never
@@ -241,7 +241,7 @@ const digest = (sql: string): string => createHash('sha256').update(sql).digest(
 
 /**
  * The marker's `inputs`: for each of the lake's views, what it was made from (viewInputs) and the
- * digest of the statement that made it ('' for a view of rows, made by syncRows).
+ * digest of the statement that made it ('' in a file written before views of rows had theirs).
  */
 type Inputs = Record<string, [string, string]>;
 
@@ -309,14 +309,19 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
   const inputs = viewInputs(lake);
   let rows: RowsSync | undefined;
   let only: Set<string> | undefined;
+  const made: Record<string, string> = {};
   if (withRows) {
     // The old file's views and marker go (the copy keeps its rows and ledger): made again below.
     const views = await conn.runAndReadAll(`SELECT view_name FROM duckdb_views() WHERE NOT internal AND database_name = current_database() AND schema_name = 'main'`);
     for (const [v] of views.getRows()) await conn.run(`DROP VIEW ${ident(String(v))}`);
     await conn.run(`DROP TABLE IF EXISTS ${MARKER}`);
-    const { holding, ...changed } = await syncRows(conn, lake, LAKE_TABLES);
+    const { views: ofRows, ...changed } = await syncRows(conn, lake, LAKE_TABLES);
     rows = changed;
-    only = new Set([...LAKE_TABLES.map((d) => d.table).filter((t) => !holding.has(t)), REJECTS, RUNS]);
+    for (const [name, sql] of ofRows) {
+      await conn.run(sql);
+      made[name] = digest(sql);
+    }
+    only = new Set(LAKE_VIEWS.filter((v) => !ofRows.has(v)));
   }
   // Every footer read once here, so that a tool's query reads them once, not twice (the file is
   // rewritten after each run, compaction and rebuild, which are what add files).
@@ -324,7 +329,6 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
   // footers read for the first are kept for the second.
   await conn.run('SET GLOBAL parquet_metadata_cache = true');
   const oneSchema = await oneSchemaTables(conn, lake, only);
-  const made: Record<string, string> = {};
   for (const name of LAKE_VIEWS.filter((v) => !only || only.has(v))) {
     const sql = await viewStatement(conn, lake, name, oneSchema);
     await conn.run(sql);
@@ -347,36 +351,46 @@ async function build(conn: DuckDBConnection, lake: string, url: string | undefin
 }
 
 /**
- * Brings a copy of a views-only file of this build up to date (`old`: its marker's inputs and
- * skipped queries), so that it is the file a whole write (build) gives: of the lake's views whose
- * inputs changed, those whose statement or columns differ now are made again, with their comments
- * (the others would be made the same: a view over a folder reads its new files as they come); the
- * bundled queries' views too when one of those views' columns changed (a view is bound to its
- * sources' columns when it is made); the catalogue and the marker. The views that stay bind no
- * footer, and their comments, most of a whole write's statements, are kept.
+ * Brings a file of this build up to date (`old`: its marker's inputs and skipped queries), so that
+ * it is the file a whole write (build) gives: a views-only file's copy, or a file with rows
+ * (`withRows`: its rows first, syncRows), in place or in a copy. Of the lake's views whose inputs
+ * changed, and of the views of rows, those whose statement or columns differ now are made again,
+ * with their comments (the others would be made the same: a view over a folder reads its new files
+ * as they come, a view of rows its new rows); the bundled queries' views too when one of those
+ * views' columns changed (a view is bound to its sources' columns when it is made); the catalogue
+ * and the marker. The views that stay bind no footer, and their comments, most of a whole write's
+ * statements, are kept.
  */
-async function update(conn: DuckDBConnection, lake: string, url: string | undefined, old: { inputs: Inputs; skipped: Skipped }): Promise<Omit<WarehouseResult, 'file'>> {
+async function update(conn: DuckDBConnection, lake: string, url: string | undefined, old: { inputs: Inputs; skipped: Skipped }, withRows = false): Promise<Omit<WarehouseResult, 'file'>> {
   const inputs = viewInputs(lake);
-  // `_runs` is looked at each time: its columns are the reports' keys, which a new report may add
-  // without changing its inputs (whether there are reports).
-  const changed = LAKE_VIEWS.filter((v) => v === RUNS || old.inputs[v]![0] !== inputs[v]);
-  await conn.run('SET GLOBAL parquet_metadata_cache = true');
-  const oneSchema = await oneSchemaTables(conn, lake, new Set(changed));
   const before = await columnsIn(conn);
   const made = Object.fromEntries(LAKE_VIEWS.map((v) => [v, old.inputs[v]![1]]));
   const remade: string[] = [];
-  for (const name of changed) {
-    const sql = await viewStatement(conn, lake, name, oneSchema);
+  /** Makes the view `name` with `sql` again, unless the file's is made by it and binds the same columns. */
+  const remake = async (name: string, sql: string) => {
     if (digest(sql) === made[name]) {
-      // The same statement: the view is the same unless its files now bind other columns.
       const query = sql.replace(/^CREATE OR REPLACE VIEW ("[^"]*"|\w+) AS /, '');
       const now = (await conn.runAndReadAll(`DESCRIBE ${query}`)).getRows().map(([n, t]) => `${String(n)} ${String(t)}`);
-      if (sameColumns(now, before.get(name))) continue;
+      if (sameColumns(now, before.get(name))) return;
     }
     await conn.run(sql);
     made[name] = digest(sql);
     remade.push(name);
+  };
+  let rows: RowsSync | undefined;
+  let ofRows = new Map<string, string>();
+  if (withRows) {
+    const { views, ...changed } = await syncRows(conn, lake, LAKE_TABLES);
+    rows = changed;
+    ofRows = views;
+    for (const [name, sql] of views) await remake(name, sql);
   }
+  // `_runs` is looked at each time: its columns are the reports' keys, which a new report may add
+  // without changing its inputs (whether there are reports).
+  const changed = LAKE_VIEWS.filter((v) => !ofRows.has(v) && (v === RUNS || old.inputs[v]![0] !== inputs[v]));
+  await conn.run('SET GLOBAL parquet_metadata_cache = true');
+  const oneSchema = await oneSchemaTables(conn, lake, new Set(changed));
+  for (const name of changed) await remake(name, await viewStatement(conn, lake, name, oneSchema));
   const after = remade.length ? await columnsIn(conn) : before;
   const comments = remade.flatMap((v) => viewComments(v, namesOf(after.get(v))));
   let skipped = old.skipped;
@@ -389,7 +403,17 @@ async function update(conn: DuckDBConnection, lake: string, url: string | undefi
   await conn.run(`UPDATE ${MARKER} SET ${markerValues(lake, url, inputsText(inputs, made), skipped).map(([c, v]) => `${c} = ${v}`).join(', ')}`);
   comments.push(...catalogueComments());
   await conn.run(comments.join(';\n'));
-  return { tables: LAKE_TABLES.length + 2, queries: bundledQueries().length - skipped.length, skipped, remade };
+  return { tables: LAKE_TABLES.length + 2, queries: bundledQueries().length - skipped.length, skipped, remade, ...(rows ? { rows } : {}) };
+}
+
+/**
+ * A file with rows (or its copy) brought up to date: from its own views where it is of this build
+ * for this lake (update), else written anew around its rows (build; `previous`: whose blooms to keep).
+ */
+async function withRowsIn(conn: DuckDBConnection, lake: string, url: string | undefined, previous?: string): Promise<Omit<WarehouseResult, 'file'>> {
+  const marker = await markerOf(conn, lake);
+  const inputs = marker && parseInputs(marker.inputs);
+  return marker && inputs ? update(conn, lake, url, { inputs, skipped: marker.skipped }, true) : build(conn, lake, url, true, previous);
 }
 
 /**
@@ -531,10 +555,10 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
       const whole = found.kind === 'ours' && !existsSync(`${file}.wal`) && moved === undefined;
       if (whole && withRows && hadRows) {
         const db = await openUnlessHeld(file);
-        if (db) return { file, ...(await buildIn(db, (conn) => build(conn, lake, o.url, withRows))), inPlace: true };
+        if (db) return { file, ...(await buildIn(db, (conn) => withRowsIn(conn, lake, o.url))), inPlace: true };
         copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
-      }
-      built = await buildIn(await DuckDBInstance.create(tmp, settings(withRows)), (conn) => build(conn, lake, o.url, withRows, whole ? file : undefined));
+        built = await buildIn(await DuckDBInstance.create(tmp, settings(true)), (conn) => withRowsIn(conn, lake, o.url, file));
+      } else built = await buildIn(await DuckDBInstance.create(tmp, settings(withRows)), (conn) => build(conn, lake, o.url, withRows, whole ? file : undefined));
     }
     // A WAL left by a writer of the old file that crashed would be replayed into the new one.
     rmSync(`${file}.wal`, { force: true });

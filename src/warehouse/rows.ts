@@ -141,16 +141,16 @@ async function columnsOf(conn: DuckDBConnection, sql: string): Promise<Map<strin
 
 /**
  * Brings the rows of the file `conn` writes (inside the caller's transaction) to the lake's
- * committed files: deletes those of files no longer committed, inserts those of new ones, and
- * makes each table's view over its rows (an empty view for a table without files is the caller's).
- * Returns what changed; the tables with rows are `holding`.
+ * committed files: deletes those of files no longer committed, inserts those of new ones. Returns
+ * what changed, and for each table with rows the statement of its view over them (`views`), which
+ * the caller makes where the file's differs (an empty view for a table without files is the caller's).
  */
-export async function syncRows(conn: DuckDBConnection, lake: string, tables: readonly StreamDecl[]): Promise<RowsSync & { holding: Set<string> }> {
+export async function syncRows(conn: DuckDBConnection, lake: string, tables: readonly StreamDecl[]): Promise<RowsSync & { views: Map<string, string> }> {
   const root = resolve(lake);
   const want = committedFiles(root, tables.map((d) => d.table));
   const ledger = (await ledgerOf(conn)) ?? new Map<string, Map<string, bigint>>();
   await conn.run(`CREATE TABLE IF NOT EXISTS ${FILES} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, rows BIGINT NOT NULL)`);
-  const out = { tables: 0, added: 0, removed: 0, copied: 0, holding: new Set<string>() };
+  const out = { tables: 0, added: 0, removed: 0, copied: 0, views: new Map<string, string>() };
   /** A table's copy and its files in the ledger, gone. */
   const forget = async (t: string) => {
     await conn.run(`DROP TABLE IF EXISTS ${quoted(rowsTable(t))}`);
@@ -213,9 +213,8 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       out.added += fresh.length;
       out.removed += gone.length;
     }
-    await conn.run(await rowsView(conn, decl));
+    out.views.set(t, await rowsView(conn, decl));
     out.tables++;
-    out.holding.add(t);
   }
   return out;
 }

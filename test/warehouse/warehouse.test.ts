@@ -42,11 +42,12 @@ function pipelineFile(dir: string, name: string, tables: string[]): string {
   return file;
 }
 
-async function counts(lake: string): Promise<Record<string, number>> {
-  const conn = await openWarehouse(lake);
+/** The row count of each of `views` over `lake`'s files (the views of those alone bound: the others read footers for nothing). */
+async function counts(lake: string, views: readonly string[] = VIEWS): Promise<Record<string, number>> {
+  const conn = await openWarehouse(lake, {}, views === VIEWS ? undefined : new Set(views));
   try {
     const out: Record<string, number> = {};
-    for (const v of VIEWS) out[v] = Number((await query(conn, `SELECT count(*) AS n FROM "${v}"`)).rows[0]!.n);
+    for (const v of views) out[v] = Number((await query(conn, `SELECT count(*) AS n FROM "${v}"`)).rows[0]!.n);
     return out;
   } finally {
     conn.closeSync();
@@ -263,13 +264,14 @@ describe("an outside reader after compact --retention and a rerun: the README's 
     const lake = join(dir, 'lake');
     const pipeline = pipelineFile(dir, 'kept', ['erc_transfers']);
     // Small batches: many files for the compaction to replace, kept for the older snapshots.
-    const run = async () => expect(await cliHere(['run', pipeline, '--simulator', '--quiet', '--flush-rows', '50', '--lake', lake])).toMatchObject({ code: 0, stderr: '' });
-    await run();
-    expect((await cliHere(['compact', '--lake', lake, '--retention', '6h'])).code).toBe(0);
+    const run = async (...more: string[]) => expect(await cliHere(['run', pipeline, '--simulator', '--quiet', '--flush-rows', '50', '--lake', lake, ...more])).toMatchObject({ code: 0, stderr: '' });
+    // The file the recipe reads is the last run's: the commands before it write none.
+    await run('--no-warehouse');
+    expect((await cliHere(['compact', '--lake', lake, '--retention', '6h', '--no-warehouse'])).code).toBe(0);
     await run();
     const committed = new StateStore(lake).statesOf('erc_transfers').reduce((n, s) => n + s.rows, 0);
     expect(committed).toBeGreaterThan(0);
-    expect((await counts(lake)).erc_transfers).toBe(committed);
+    expect((await counts(lake, ['erc_transfers'])).erc_transfers).toBe(committed);
     const [globbed] = (await outside.read(`${lake}.warehouse.duckdb`, [`SELECT count(*) AS n FROM read_parquet('${join(lake, 'erc_transfers', '**', '*.parquet')}')`])).map(rowsOf);
     expect(Number(globbed![0]!.n)).toBeGreaterThan(committed);
 
@@ -305,7 +307,7 @@ describe('two lakes in one folder', () => {
       expect(await cliHere(['report', '--lake', l])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining(`wrote ${l}.report.html (`) });
     }
     expect(listing(dir)).toEqual(['a', 'a.report.html', 'a.warehouse.duckdb', 'b', 'b.report.html', 'b.warehouse.duckdb']);
-    const rows = (await counts(a)).erc_transfers;
+    const rows = (await counts(a, ['erc_transfers'])).erc_transfers;
     expect(rows).toBeGreaterThan(0);
     expect(await transfers(`${a}.warehouse.duckdb`)).toBe(rows);
     expect(await transfers(`${b}.warehouse.duckdb`)).toBe(0);
@@ -376,7 +378,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(`wrote the warehouse file ${file} (`);
     const [avg, transfers] = (await outside.read(file, [countSql('avg_tps'), countSql('erc_transfers')])).map((a) => Number(rowsOf(a)[0]!.n));
-    expect(avg).toBe((await counts(lake)).avg_tps);
+    expect(avg).toBe((await counts(lake, ['avg_tps'])).avg_tps);
     expect(avg).toBeGreaterThan(0);
     expect(transfers).toBe(0);
 
@@ -386,7 +388,7 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
 
     const second = await cliHere(['run', pipelineFile(dir, 'second', ['erc_transfers']), '--simulator', '--quiet', '--lake', lake]);
     expect(second).toMatchObject({ code: 0, stderr: '' });
-    const expected = (await counts(lake)).erc_transfers;
+    const expected = (await counts(lake, ['erc_transfers'])).erc_transfers;
     expect(expected).toBeGreaterThan(0);
     // A new reader sees the table the second run added.
     expect(Number(rowsOf((await outside.read(file, [countSql('erc_transfers')]))[0])[0]!.n)).toBe(expected);
