@@ -90,11 +90,11 @@ class LongestFirst extends BaseSequencer {
   }
 }
 
-// `unit` and `integration` files share a worker's modules from one file to the next (isolate:
-// false; each file restores what it changes: fake timers, environment), so src and DuckDB are
-// imported once per worker, not once per file. The real processes and the timed files keep a
-// fresh worker each: a timed file measures windows, and what a previous file left running (a
-// pool, a timer) would be in its measure.
+// `unit`, `integration` and `system` files share a worker's modules from one file to the next
+// (isolate: false; each file restores what it changes: fake timers, environment, and stops what it
+// started), so src and DuckDB are imported once per worker, not once per file. The paced and
+// timed files keep a fresh worker each: they measure windows, and what a previous file left
+// running (a pool, a timer) would be in their measure.
 // Vitest gives a 2-core machine one worker; most tests wait on processes, servers and the disk,
 // so more files at once than cores keeps both cores busy. Projects of one group run together (in
 // the order above) and groups run one after another; a group's projects share one worker count.
@@ -110,7 +110,7 @@ export default defineConfig({
       { extends: true, test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: [...UNIT, ...SYSTEM, ...PACED, ...TIMED], maxWorkers: 3, isolate: false, sequence: { groupOrder: 0 } } },
       // A minute is too little for a test of a few processes on a busy machine; the tier's tests
       // wait on events, so this bound only says when to give up on one that never ends.
-      { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 3, testTimeout: 300_000, hookTimeout: 300_000, sequence: { groupOrder: 0 } } },
+      { extends: true, test: { name: 'system', include: SYSTEM, maxWorkers: 3, isolate: false, testTimeout: 300_000, hookTimeout: 300_000, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'paced', include: PACED, maxWorkers: 3, sequence: { groupOrder: 0 } } },
       { extends: true, test: { name: 'timed', include: TIMED, maxWorkers: 1, sequence: { groupOrder: 1 } } },
     ],
