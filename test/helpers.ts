@@ -101,6 +101,17 @@ export async function lakeRows(lake: string, sql: string): Promise<Array<Record<
   }
 }
 
+/** The threads of this process's one DuckDB (load/parquet.ts's), as set now. */
+export async function duckThreads(): Promise<number> {
+  const { duck } = await import('../src/load/parquet.js');
+  const c = await (await duck()).connect();
+  try {
+    return Number((await c.runAndReadAll(`SELECT current_setting('threads')`)).getRows()[0]![0]);
+  } finally {
+    c.closeSync();
+  }
+}
+
 /** Values as one comparable line (∅ for a missing one, JSON for lists and objects, a number kept exact as its text). */
 export const line = (...xs: unknown[]) => xs.map((x) => (x === undefined || x === null ? '∅' : typeof x === 'object' ? stringifyExact(x) : String(x))).join('|');
 export const sorted = (xs: string[]) => [...xs].sort();

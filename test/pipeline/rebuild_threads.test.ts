@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rebuildTable } from '../../src/pipeline/rebuild.js';
 import { duck, ParquetWriter } from '../../src/load/parquet.js';
 import { ENGINE_ENV } from '../../src/load/limits.js';
-import { lakeContents, quiet } from '../helpers.js';
+import { duckThreads, lakeContents, quiet } from '../helpers.js';
 import { demoLake } from '../lake-fixture.js';
 
 // The suite's own setting (test/tmpdir.setup.ts) is put back for the files that follow in this worker.
@@ -15,15 +15,6 @@ afterEach(() => {
   if (suiteThreads === undefined) delete process.env[ENGINE_ENV.threads];
   else process.env[ENGINE_ENV.threads] = suiteThreads;
 });
-
-async function threadsNow(): Promise<number> {
-  const c = await (await duck()).connect();
-  try {
-    return Number((await c.runAndReadAll(`SELECT current_setting('threads')`)).getRows()[0]![0]);
-  } finally {
-    c.closeSync();
-  }
-}
 
 describe('rebuild and DuckDB threads', () => {
   it('writes every batch with one thread and puts the setting back; threads the user set win', async () => {
@@ -40,15 +31,15 @@ describe('rebuild and DuckDB threads', () => {
     let during: number[] = [];
     const write = ParquetWriter.prototype.write;
     vi.spyOn(ParquetWriter.prototype, 'write').mockImplementation(async function (this: ParquetWriter, ...args) {
-      during.push(await threadsNow());
+      during.push(await duckThreads());
       return write.apply(this, args);
     });
-    const before = await threadsNow();
+    const before = await duckThreads();
     expect(before).toBeGreaterThan(1);
     await rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 200 });
     expect(during.length).toBeGreaterThan(1);
     expect(new Set(during)).toEqual(new Set([1]));
-    expect(await threadsNow()).toBe(before);
+    expect(await duckThreads()).toBe(before);
     expect(await lakeContents(lake)).toEqual(landed);
 
     process.env[ENGINE_ENV.threads] = String(before);

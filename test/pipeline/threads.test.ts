@@ -10,6 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { duck, ParquetWriter } from '../../src/load/parquet.js';
 import { ENGINE_ENV } from '../../src/load/limits.js';
 import { STREAMS } from '../../src/streams/index.js';
+import { duckThreads } from '../helpers.js';
 
 const suiteThreads = process.env[ENGINE_ENV.threads];
 const dir = mkdtempSync(join(tmpdir(), 'cl-threads-'));
@@ -45,15 +46,6 @@ function sameRows(got: Array<[number, number, string]>, expected: Array<[number,
   expect(got.length).toBe(expected.length);
 }
 
-async function threads(): Promise<number> {
-  const c = await (await duck()).connect();
-  try {
-    return Number((await c.runAndReadAll(`SELECT current_setting('threads')`)).getRows()[0]![0]);
-  } finally {
-    c.closeSync();
-  }
-}
-
 beforeAll(async () => {
   delete process.env[ENGINE_ENV.threads];
   w = await ParquetWriter.open();
@@ -69,7 +61,7 @@ describe('DuckDB on four threads', () => {
     const files = [await blocks('a', 0, 12_000, 'a'), await blocks('b', 4_000, 12_000, 'b'), await blocks('c', 8_000, 12_000, 'c')];
     const expected = [...(await rowsOf(files[0]!)), ...(await rowsOf(files[1]!)), ...(await rowsOf(files[2]!))];
     const [out] = await w.withThreads(4, async () => {
-      expect(await threads()).toBe(4);
+      expect(await duckThreads()).toBe(4);
       return w.rewrite(files, dir, 'compacted');
     });
     sameRows(await rowsOf(out!.staged), expected);
