@@ -11,7 +11,7 @@
 // with the block, time and hash of its items.
 import type { BlockTransaction, Method } from './blocks.js';
 import { headAt, type BlockRange, type ChainInfo, type ErcType, type InternalTransaction, type RichAddress, type Transfer } from './evm.js';
-import { Rng } from './hash.js';
+import { Rng, memoized } from './hash.js';
 import { fromArray, iterate, type Listing } from './listing.js';
 import { addressTransfers } from './address_transfers.js';
 import { WEIGHTS } from './ratelimit.js';
@@ -95,9 +95,10 @@ export class AddressDetails {
     const key = JSON.stringify([chain.chainId, address, range.startBlock ?? null, range.endBlock ?? null, headAt(chain, at)]);
     let byQuery = memo.get(this.w.evm);
     if (!byQuery) memo.set(this.w.evm, (byQuery = new Map()));
-    const hit = byQuery.get(key);
-    if (hit) return hit;
+    return memoized(byQuery, MEMO_SIZE, key, () => this.collect(chain, address, range, at));
+  }
 
+  private collect(chain: ChainInfo, address: string, range: BlockRange, at: number): TransactionDetails[] {
     const byHash = new Map<string, TransactionDetails>();
     for (const t of iterate(this.w.activity.listNative(chain, address, range, at))) byHash.set(t.txHash, emptyDetails(t));
     for (const type of Object.keys(LISTS) as ErcType[]) {
@@ -127,14 +128,11 @@ export class AddressDetails {
       }
       d.internalTransactions.push(nested(t));
     }
-    const out = [...byHash.values()].sort((a, b) => {
+    return [...byHash.values()].sort((a, b) => {
       const x = a.nativeTransaction;
       const y = b.nativeTransaction;
       return Number(y.blockNumber) - Number(x.blockNumber) || y.blockIndex - x.blockIndex || (x.txHash < y.txHash ? 1 : x.txHash > y.txHash ? -1 : 0);
     });
-    if (byQuery.size >= MEMO_SIZE) byQuery.delete(byQuery.keys().next().value!);
-    byQuery.set(key, out);
-    return out;
   }
 
   /** The address's transactions at `at`: newest first unless `asc`. */

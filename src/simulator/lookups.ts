@@ -8,7 +8,7 @@
 import { isEvmChainId, type Network } from '../ids.js';
 import { badRequest, notFound } from './errors.js';
 import { headAt, type ChainInfo, type Erc721Token, type Erc1155Token, type EvmWorld } from './evm.js';
-import { Rng } from './hash.js';
+import { Rng, memoized } from './hash.js';
 import { fromArray, iterate, type Listing } from './listing.js';
 import { enumParam, evmAddress, dataChain, dataPage, intParam, networkParam, pageAt, single } from './params.js';
 import { WEIGHTS } from './ratelimit.js';
@@ -223,11 +223,14 @@ export function collectionTokens(evm: EvmWorld, chain: ChainInfo, contract: stri
   const key = `${chain.chainId}:${c.address}:${visible}:${headAt(chain, at)}`;
   let byKey = tokenMemo.get(evm);
   if (!byKey) tokenMemo.set(evm, (byKey = new Map()));
-  const hit = byKey.get(key);
-  if (hit) return hit;
+  return memoized(byKey, 16, key, () => tokensOf(evm, chain, c.address, visible));
+}
+
+/** The tokens of the collection `contract`'s first `visible` transfers, in the order first transferred. */
+function tokensOf(evm: EvmWorld, chain: ChainInfo, contract: string, visible: number): NftToken[] {
   const tokens = new Map<string, NftToken>();
   for (let i = 0; i < visible; i++) {
-    const t = evm.transferAt(chain.chainId, c.address, i);
+    const t = evm.transferAt(chain.chainId, contract, i);
     if ('erc721Token' in t) {
       const { ownerAddress: _o, ...token } = t.erc721Token;
       tokens.delete(token.tokenId);
@@ -239,14 +242,11 @@ export function collectionTokens(evm: EvmWorld, chain: ChainInfo, contract: stri
   // First transferred first: a re-transferred ERC-721 keeps its place.
   const first = new Map<string, number>();
   for (let i = 0; i < visible; i++) {
-    const t = evm.transferAt(chain.chainId, c.address, i);
+    const t = evm.transferAt(chain.chainId, contract, i);
     const id = 'erc721Token' in t ? t.erc721Token.tokenId : 'erc1155Token' in t ? t.erc1155Token.tokenId : undefined;
     if (id !== undefined && !first.has(id)) first.set(id, i);
   }
-  const out = [...tokens.values()].sort((a, b) => first.get(a.tokenId)! - first.get(b.tokenId)!);
-  if (byKey.size >= 16) byKey.delete(byKey.keys().next().value!);
-  byKey.set(key, out);
-  return out;
+  return [...tokens.values()].sort((a, b) => first.get(a.tokenId)! - first.get(b.tokenId)!);
 }
 
 function nftTokens(ctx: RouteContext): unknown {
