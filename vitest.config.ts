@@ -41,6 +41,7 @@ const SYSTEM = [
   'test/iceberg/s3.test.ts',
   'test/warehouse/report.test.ts',
   'test/pipeline/runs.test.ts',
+  'test/state/lock.test.ts',
 ];
 /**
  * Whole runs against a rate-limited service that measure the windows they shared: the processes
@@ -49,11 +50,12 @@ const SYSTEM = [
  */
 const PACED = ['test/cluster/{shared-run,two-pipelines}.test.ts'];
 /**
- * Real processes that measure time to within a window or a lease: rate windows of a second spent
- * by several processes, a lock holder stopped past its lease. They run one file at a time, last,
- * so that what they measure is theirs and not the load of other tests.
+ * Real processes that measure time to within a window: rate windows of a second spent by several
+ * processes. They run one file at a time, last, so that what they measure is theirs and not the
+ * load of other tests. (The lake's lock between processes, test/state/lock.test.ts, asserts no
+ * timing, only what eventually happens: it is a system file.)
  */
-const TIMED = ['test/cluster/budget.test.ts', 'test/state/lock.test.ts'];
+const TIMED = ['test/cluster/budget.test.ts'];
 
 /**
  * The files that take longest, longest first: on a fresh clone vitest knows no durations and

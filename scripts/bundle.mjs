@@ -8,17 +8,24 @@
 // importing it resolved, read and compiled hundreds of files (chainlake's, apache-arrow's), which
 // cost more than DuckDB's own start-up.
 //
-// Left outside the bundle: DuckDB (a native addon, loaded by require from its package), pino and
+// DuckDB's JavaScript package (@duckdb/node-api, CommonJS, some 180 files) is bundled on its own
+// into one CommonJS file in each output folder, which src/load/duckdb.ts requires there (the name
+// is given to it as DUCKDB_API): one file to resolve and compile instead of each of its files.
+//
+// Left outside the bundle: DuckDB's native addon (@duckdb/node-bindings, loaded by require from its package), pino and
 // its transports (it starts them in worker threads by module name) and pg's optional native
 // binding. dist/bin/ sits as deep as dist/cli/, so that a path a module finds from its own place
 // (the bundled SQL in sql/) is found from the bundle too.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
 
 const ROOT = fileURLToPath(new URL('..', import.meta.url));
 const OUT = `${ROOT}dist/bin`;
 const EXTERNAL = /^@duckdb\/|^pino(-pretty|-abstract-transport|-std-serializers)?(\/|$)|^thread-stream(\/|$)|^pg-native$|\.node$/;
+
+const DUCKDB_API = 'duckdb-api.cjs';
 
 async function bundle(input, out) {
   rmSync(out, { recursive: true, force: true });
@@ -27,7 +34,15 @@ async function bundle(input, out) {
     platform: 'node',
     external: (id) => EXTERNAL.test(id),
     logLevel: 'warn',
+    transform: { define: { DUCKDB_API: JSON.stringify(`./${DUCKDB_API}`) } },
     output: { dir: out, format: 'esm', sourcemap: true, chunkFileNames: '[name]-[hash].js' },
+  });
+  await build({
+    input: createRequire(import.meta.url).resolve('@duckdb/node-api'),
+    platform: 'node',
+    external: (id) => /^@duckdb\/node-bindings(\/|$)/.test(id),
+    logLevel: 'warn',
+    output: { file: `${out}/${DUCKDB_API}`, format: 'cjs' },
   });
 }
 

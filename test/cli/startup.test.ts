@@ -2,9 +2,11 @@
 // other commands' modules (src/cli/plain.ts): loading them and letting yargs parse was most of its
 // start-up past DuckDB's own. yargs fails here: a query that went through it would fail with it.
 // The library makes a table's view when a query first names it, not every view at the open.
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { DuckDBInstance } from '@duckdb/node-api';
 import { afterEach, expect, it, vi } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -82,4 +84,26 @@ it("the library reads no table's files before a query names it: a query of one t
   } finally {
     lake.close();
   }
+});
+
+it("`chainlake query` and the library load DuckDB's JavaScript from one bundled file, not the package's files one by one", () => {
+  // A preloaded script lists, as the process exits, the CommonJS files it loaded from DuckDB's
+  // JavaScript package and the bundled copy beside the CLI's and the library's bundles.
+  const dir = mkdtempSync(join(tmpdir(), 'cl-startup-'));
+  const hook = join(dir, 'loaded.cjs');
+  writeFileSync(
+    hook,
+    `process.on('exit', () => process.stderr.write('LOADED ' + JSON.stringify(Object.keys(require.cache).filter((f) => /node-api|duckdb-api/.test(f)).map((f) => f.replace(/.*node_modules\\//, '')))));`,
+  );
+  const loaded = (args: string[]): string[] => {
+    const r = spawnSync(process.execPath, ['--require', hook, ...args], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    return JSON.parse(/LOADED (.*)$/s.exec(r.stderr)![1]!) as string[];
+  };
+  const bin = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
+  const cli = loaded([bin, 'query', 'SELECT 1', '--lake', lake, '--format', 'csv']);
+  expect(cli.map((f) => relative(process.cwd(), f))).toEqual([join('dist', 'bin', 'duckdb-api.cjs')]);
+  const library = join(dir, 'library.mjs');
+  writeFileSync(library, `const { openLake } = await import(${JSON.stringify(pathToFileURL(join(process.cwd(), 'dist', 'index.js')).href)}); const l = await openLake(${JSON.stringify(lake)}); await l.query('SELECT 1'); l.close();`);
+  expect(loaded([library]).map((f) => relative(process.cwd(), f))).toEqual([join('dist', 'lib', 'duckdb-api.cjs')]);
 });
