@@ -12,9 +12,9 @@
 // into one CommonJS file in each output folder, which src/load/duckdb.ts requires there (the name
 // is given to it as DUCKDB_API): one file to resolve and compile instead of each of its files.
 //
-// Left outside the bundle: DuckDB's native addon (@duckdb/node-bindings, loaded by require from its package), pino and
-// its transports (it starts them in worker threads by module name) and pg's optional native
-// binding. dist/bin/ sits as deep as dist/cli/, so that a path a module finds from its own place
+// Left outside the bundles: DuckDB's native addon (@duckdb/node-bindings, loaded by require from
+// its package), pino and its transports (it starts them in worker threads by module name) and pg's
+// optional native binding. dist/bin/ sits as deep as dist/cli/, so that a path a module finds from its own place
 // (the bundled SQL in sql/) is found from the bundle too.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
