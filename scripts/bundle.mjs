@@ -14,8 +14,8 @@
 //
 // Left outside the bundles: DuckDB's native addon (@duckdb/node-bindings, loaded by require from
 // its package), pino and its transports (it starts them in worker threads by module name) and pg's
-// optional native binding. dist/bin/ sits as deep as dist/cli/, so that a path a module finds from its own place
-// (the bundled SQL in sql/) is found from the bundle too.
+// optional native binding. dist/bin/ sits as deep as dist/cli/, so that a path a module finds from
+// its own place (the bundled SQL in sql/) is found from the bundle too.
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
