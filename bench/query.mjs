@@ -20,7 +20,8 @@
 // a backfill of about --rows at the world's start, then N runs, each after the simulator's world
 // has advanced an hour (`chainlake sim --now`), each compacting at its end as a run does by default.
 // --build-only stops after the build and the reference table. --merged-only times only the lakes
-// whose files are merged (as a run leaves it, compacted), not the lake of a file a batch they are made from.
+// whose files are merged (as a run leaves it, compacted), not the lake of a file a batch they are made
+// from. With --hourly the lake as the hourly runs left it is timed, then compacted (no rerun).
 // Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--hourly 168] [--build-only] [--repeat 3] [--only q1,q2] [--no-compact | --merged-only] [--no-cli] [--no-rows]
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -348,8 +349,10 @@ async function main() {
     return;
   }
   console.log(`node + DuckDB alone (import, open, SELECT 1): ${bareStartup().toFixed(2)} s`);
-  const results = process.argv.includes('--merged-only') ? [] : [await timeAll('a run with --no-compact (a file a batch)', lake, ref, duckdb, openLake)];
-  if (!process.argv.includes('--no-compact')) {
+  // The lake as built: a backfill run with --no-compact, or (--hourly) as the hourly runs left it.
+  const built = HOURLY ? `as ${HOURLY} hourly runs leave it (each merging its small files at its end)` : 'a run with --no-compact (a file a batch)';
+  const results = process.argv.includes('--merged-only') && !HOURLY ? [] : [await timeAll(built, lake, ref, duckdb, openLake)];
+  if (!process.argv.includes('--no-compact') && !HOURLY) {
     // As a run leaves it: the same lake run again (nothing new in the world), which compacts at its end.
     const rerun = await derived('rerun', lake, async (dir) => {
       const p = plan(ROWS);
@@ -363,6 +366,8 @@ async function main() {
       }
     });
     results.push(await timeAll('as a run leaves it (its small files merged at its end)', rerun, ref, duckdb, openLake));
+  }
+  if (!process.argv.includes('--no-compact')) {
     const compacted = await derived('compacted', lake, (dir) => timed(['compact', '--lake', dir, '--no-warehouse']));
     results.push(await timeAll('after chainlake compact', compacted, ref, duckdb, openLake));
   }
