@@ -9,14 +9,14 @@
 // cost more than DuckDB's own start-up.
 //
 // DuckDB's JavaScript package (@duckdb/node-api, CommonJS, some 180 files) is bundled on its own
-// into one CommonJS file in each output folder, which src/load/duckdb.ts requires there (the name
-// is given to it as DUCKDB_API): one file to resolve and compile instead of each of its files.
+// into one CommonJS file, copied into each output folder, which src/load/duckdb.ts requires there
+// (the name is given to it as DUCKDB_API): one file to resolve and compile instead of each of its.
 //
 // Left outside the bundles: DuckDB's native addon (@duckdb/node-bindings, loaded by require from
 // its package), pino and its transports (it starts them in worker threads by module name) and pg's
 // optional native binding. dist/bin/ sits as deep as dist/cli/, so that a path a module finds from
 // its own place (the bundled SQL in sql/) is found from the bundle too.
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { copyFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import { build } from 'rolldown';
@@ -37,16 +37,16 @@ async function bundle(input, out) {
     transform: { define: { DUCKDB_API: JSON.stringify(`./${DUCKDB_API}`) } },
     output: { dir: out, format: 'esm', sourcemap: true, chunkFileNames: '[name]-[hash].js' },
   });
-  await build({
-    input: createRequire(import.meta.url).resolve('@duckdb/node-api'),
-    platform: 'node',
-    external: (id) => /^@duckdb\/node-bindings(\/|$)/.test(id),
-    logLevel: 'warn',
-    output: { file: `${out}/${DUCKDB_API}`, format: 'cjs' },
-  });
 }
 
 await bundle({ name: 'main', file: `${ROOT}dist/cli/main.js` }, OUT);
+await build({
+  input: createRequire(import.meta.url).resolve('@duckdb/node-api'),
+  platform: 'node',
+  external: (id) => /^@duckdb\/node-bindings(\/|$)/.test(id),
+  logLevel: 'warn',
+  output: { file: `${OUT}/${DUCKDB_API}`, format: 'cjs' },
+});
 // dist/lib/ sits as deep as dist/warehouse/, as dist/bin/ does. Run again without tsc before it,
 // dist/index.js is already the line: the library bundled last time stays.
 const INDEX = `${ROOT}dist/index.js`;
@@ -55,3 +55,5 @@ if (readFileSync(INDEX, 'utf8') !== LINE) {
   await bundle({ name: 'index', file: INDEX }, `${ROOT}dist/lib`);
   writeFileSync(INDEX, LINE);
 }
+// The library's bundle requires the same file beside it.
+copyFileSync(`${OUT}/${DUCKDB_API}`, `${ROOT}dist/lib/${DUCKDB_API}`);
