@@ -14,7 +14,7 @@ import type { RunReport } from '../src/pipeline/report.js';
 import { startSimulator, type SimulatorOptions } from '../src/simulator/server.js';
 import { STREAMS } from '../src/streams/index.js';
 import { quiet } from './helpers.js';
-import { madeOnce } from './made-once.js';
+import { madeOnce, retry } from './made-once.js';
 
 export const DEMO_TABLES = ['erc_transfers', 'internal_transactions', 'historical_rewards', 'pending_rewards', 'delegators', 'chain_metrics', 'avg_tps', 'icm_messages', 'validators', 'platform_transactions', 'address_token_transfers', 'platform_balances', 'nft_tokens', 'network_details', 'xchain_asset_transactions'];
 
@@ -118,12 +118,6 @@ export function sharedRerunLake(): Promise<{ lake: string; report: RunReport }> 
 }
 
 const json = (file: string): unknown => JSON.parse(readFileSync(file, 'utf8'));
-
-/** A rejection that forgets the failed build first, so that the next caller tries again. */
-const retry = (forget: () => void) => (err: unknown): never => {
-  forget();
-  throw err;
-};
 
 const BIN = fileURLToPath(new URL('../bin/chainlake.js', import.meta.url));
 

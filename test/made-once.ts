@@ -65,3 +65,9 @@ async function claimed(done: string, claim: string): Promise<string | undefined>
     await new Promise((r) => setTimeout(r, 100));
   }
 }
+
+/** A rejection that forgets the failed build first, so that the next caller tries again. */
+export const retry = (forget: () => void) => (err: unknown): never => {
+  forget();
+  throw err;
+};

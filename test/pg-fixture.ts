@@ -7,7 +7,7 @@ import { chmodSync, chownSync, copyFileSync, mkdirSync, mkdtempSync, readdirSync
 import { tmpdir, userInfo } from 'node:os';
 import { dirname, join } from 'node:path';
 import { freePort, importEmbeddedPostgres, localPostgresOptions } from '../scripts/local-postgres.mjs';
-import { madeOnce } from './made-once.js';
+import { madeOnce, retry } from './made-once.js';
 
 export interface PgFixture {
   /** postgres://… of the database, password included (tests only). */
@@ -30,22 +30,31 @@ function initialised(): Promise<{ data: string; password: string }> {
     passable(dir);
     const EmbeddedPostgres = await importEmbeddedPostgres(dirname(dir));
     const password = randomBytes(12).toString('hex');
-    const log: string[] = [];
-    const pg = new EmbeddedPostgres(localPostgresOptions({ databaseDir: join(dir, 'data'), port: 0, password, onLog: (m: unknown) => log.push(String(m)) }));
+    const log = serverLog();
+    const pg = new EmbeddedPostgres(localPostgresOptions({ databaseDir: join(dir, 'data'), port: 0, password, onLog: log.keep }));
     try {
       await pg.initialise();
     } catch (e) {
-      throw new Error(`embedded PostgreSQL did not initialise in ${dir}: ${e instanceof Error ? e.message : String(e)}\n${log.slice(-50).join('')}`);
+      throw new Error(`embedded PostgreSQL did not initialise in ${dir}: ${e instanceof Error ? e.message : String(e)}\n${log.text()}`);
     }
     writeFileSync(join(dir, 'password'), password);
   }).then(
     (dir) => ({ data: join(dir, 'data'), password: readFileSync(join(dir, 'password'), 'utf8') }),
-    (err: unknown) => {
-      made = undefined;
-      throw err;
-    },
+    retry(() => (made = undefined)),
   );
   return made;
+}
+
+/** The server's last 50 messages, for the error that says why it did not initialise or start. */
+function serverLog(): { keep: (m: unknown) => void; text: () => string } {
+  const log: string[] = [];
+  return {
+    keep: (m) => {
+      log.push(String(m));
+      if (log.length > 50) log.shift();
+    },
+    text: () => log.join(''),
+  };
 }
 
 /**
@@ -77,17 +86,13 @@ export async function startPostgres(): Promise<PgFixture> {
   // The binaries are copied beside the test's folders when the checkout is private (as root).
   const EmbeddedPostgres = await importEmbeddedPostgres(dirname(dir));
   const port = await freePort();
-  const log: string[] = [];
-  const keep = (m: unknown) => {
-    log.push(String(m));
-    if (log.length > 50) log.shift();
-  };
-  const pg = new EmbeddedPostgres(localPostgresOptions({ databaseDir: join(dir, 'data'), port, password, onLog: keep }));
+  const log = serverLog();
+  const pg = new EmbeddedPostgres(localPostgresOptions({ databaseDir: join(dir, 'data'), port, password, onLog: log.keep }));
   const start = async () => {
     try {
       await pg.start();
     } catch (e) {
-      throw new Error(`embedded PostgreSQL did not start on port ${port}: ${e instanceof Error ? e.message : 'exited'}\n${log.join('')}`);
+      throw new Error(`embedded PostgreSQL did not start on port ${port}: ${e instanceof Error ? e.message : 'exited'}\n${log.text()}`);
     }
   };
   await start();
