@@ -9,11 +9,11 @@
 // A rewrite starts from a copy of the old file where it can, and a file of this build keeps the
 // views whose files (or rows) did not change, with their comments, which are most of a write's
 // cost; a file with rows keeps its rows. A file with rows that no program has open is brought up
-// to date in place instead, in one transaction: copying it cost more than the rows a run adds. Only a file
-// that carries the marker
-// is replaced, so a database of the user's that happens to sit at the path is never overwritten,
-// and only one of this lake (the marker names it) or of a lake that is gone (moved): a file never
-// silently starts answering for another lake than the one it was written for.
+// to date in place instead, in one transaction: copying it cost more than the rows a run adds.
+// Only a file that carries the marker is replaced, so a database of the user's that happens to sit
+// at the path is never overwritten, and only one of this lake (the marker names it) or of a lake
+// that is gone (moved): a file never silently starts answering for another lake than the one it
+// was written for.
 import { closeSync, constants, copyFileSync, existsSync, lstatSync, openSync, readdirSync, readSync, renameSync, rmSync } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { RunError, UsageError } from '../errors.js';
