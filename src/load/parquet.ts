@@ -97,7 +97,7 @@ const COMPACT_ROW_GROUP = 61_440;
  * hold it, in DuckDB and in any engine that reads Parquet blooms. The limits follow the file's rows:
  * DuckDB's buffers follow the limits, and at their largest they cost a file of a few hundred rows
  * more than its rows. A big file takes about twice the CPU to write and a tenth more room
- * (docs/benchmarks.md), so only `chainlake compact` asks for it.
+ * (docs/benchmarks.md); a batch of a run leaves them out, a merge (a run's or `compact`'s) asks for them.
  */
 function hashBlooms(rows: number): string {
   const entries = Math.min(Math.max(rows, 1), COMPACT_ROW_GROUP) + 1;

@@ -77,7 +77,7 @@ export function inColumnOrder<T extends { file: string; low?: string }>(files: T
     .map(({ f }) => f);
 }
 
-async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport, o: { signal?: AbortSignal; minFiles?: number; blooms?: boolean }): Promise<void> {
+async function compactPartition(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, target: number, report: CompactReport, o: { signal?: AbortSignal; minFiles?: number }): Promise<void> {
   const files = dataFiles(state);
   // Without enough files to merge, a run's check costs no read of the files.
   if (o.minFiles && files.length < o.minFiles) return;
@@ -95,7 +95,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     o.signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
-    const [out] = await writer.rewrite(await store.local(group), dir, nextStem(state.partition, next.files, { kind: 'compact' }), folderOf(decl, state.values ?? {}), decl, { bloomRows: o.blooms ? want : undefined });
+    const [out] = await writer.rewrite(await store.local(group), dir, nextStem(state.partition, next.files, { kind: 'compact' }), folderOf(decl, state.values ?? {}), decl, { bloomRows: want });
     const got = await writer.countRowsOf([out!.staged]);
     if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
     const landed = `${decl.table}/${out!.rel}`;
@@ -113,9 +113,11 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
  * Compacts `tables` of a lake held by the caller (every table with state when none is named).
  * With `minFiles`, only partitions where a compaction would merge at least that many files (a
  * run's own check, AUTO_MIN_FILES). An abort of `signal` stops it before the next group.
- * `blooms`: the rewritten files get a bloom filter of each row group's hashes (ParquetWriter.rewrite).
+ * The rewritten files get a bloom filter of each row group's hashes (ParquetWriter.rewrite), a run's
+ * own merge's too: between two `compact`s of an hourly lake, its merged files are the ones other
+ * engines read.
  */
-export async function compactTables(store: StateStore, writer: ParquetWriter, tables: string[], o: { logger: Logger; targetRows?: number; minFiles?: number; signal?: AbortSignal; sweep?: boolean; retainMs?: number; blooms?: boolean }): Promise<CompactReport[]> {
+export async function compactTables(store: StateStore, writer: ParquetWriter, tables: string[], o: { logger: Logger; targetRows?: number; minFiles?: number; signal?: AbortSignal; sweep?: boolean; retainMs?: number }): Promise<CompactReport[]> {
   const target = o.targetRows ?? TARGET_ROWS;
   const reports: CompactReport[] = [];
   const states = store.all();
@@ -143,13 +145,12 @@ export async function compactTables(store: StateStore, writer: ParquetWriter, ta
 
 /**
  * Compacts the named tables of a lake (every table with state when none is named). An abort of
- * `signal` stops it before the next group, with the signal's reason. Its files are the lake's
- * long-lived ones, so they get the row groups' hash blooms a run's own merge leaves out (its cost).
+ * `signal` stops it before the next group, with the signal's reason.
  */
 export async function compactLake(lake: string, tables: string[], o: { logger: Logger; targetRows?: number; wait?: boolean; signal?: AbortSignal; retainMs?: number }): Promise<CompactReport[]> {
   const target = o.targetRows ?? TARGET_ROWS;
   if (!Number.isSafeInteger(target) || target < 2) throw new UsageError(`compact: --target-rows must be a whole number of at least 2, got ${target}`);
   if (o.retainMs !== undefined && !(Number.isSafeInteger(o.retainMs) && o.retainMs >= 0)) throw new UsageError(`compact: --retention must be a duration of 0 or more (30m, 6h, 7d), got ${o.retainMs}`);
   for (const t of tables) streamOf('compact', t);
-  return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, (store, writer) => compactTables(store, writer, tables, { ...o, sweep: true, blooms: true }));
+  return withLockedWriter(lake, { wait: o.wait, onNote: (note) => o.logger.warn(note) }, (store, writer) => compactTables(store, writer, tables, { ...o, sweep: true }));
 }

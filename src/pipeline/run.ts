@@ -204,8 +204,9 @@ export async function holdRun(p: Pipeline, o: HoldRunOptions, work: (run: HeldRu
 /**
  * The small files of the run's tables merged, in block order, by the same commits as `chainlake
  * compact`, while the run still holds the lake: a query of the lake right after a backfill opens a
- * few files, not one per batch. Not after a stop; a failure is told and leaves the lake as it was
- * at the last group merged (the run's data is committed already).
+ * few files, not one per batch, with the row groups' hash blooms (compactTables). Not after a stop;
+ * a failure is told and leaves the lake as it was at the last group merged (the run's data is
+ * committed already).
  */
 export async function compactAfterRun(session: LakeSession, jobs: Job[], report: RunReport, o: Pick<RunOptions, 'compactAfter' | 'signal' | 'logger'>): Promise<void> {
   if (o.signal?.aborted) return;

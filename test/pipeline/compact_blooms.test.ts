@@ -1,6 +1,6 @@
-// `chainlake compact` writes files whose row groups carry a Parquet bloom filter of each hash
-// column, so that an equality on a hash skips the row groups that cannot hold it (in DuckDB and in
-// any engine reading Parquet blooms); the rows stay exactly the same.
+// `chainlake compact`, and a run's own merge at its end, write files whose row groups carry a
+// Parquet bloom filter of each hash column, so that an equality on a hash skips the row groups that
+// cannot hold it (in DuckDB and in any engine reading Parquet blooms); the rows stay the same.
 import { readdirSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
@@ -75,6 +75,30 @@ describe('compact: row groups with hash blooms', () => {
       // A lookup that the blooms let skip row groups still finds every row of its hash.
       expect(after.one.length).toBeGreaterThan(0);
       expect(after.one).toEqual(before[table]!.filter((line) => (JSON.parse(line) as { tx_hash: string }).tx_hash === hashes[table]));
+    }
+  });
+});
+
+describe("a run's own merge: row groups with hash blooms", () => {
+  it('gives the files a run merges at its end a bloom of tx_hash and block_hash in every row group; its batches have none', async () => {
+    // Batches of 50 rows, merged at the run's end wherever two or more would merge.
+    const { lake, report } = await demoLake(TABLES, { run: { flushRows: 50, compactAfter: 2 } });
+    const conn = await (await DuckDBInstance.create(':memory:')).connect();
+    try {
+      expect(report.compacted?.map((c) => c.table).sort()).toEqual([...TABLES].sort());
+      for (const table of TABLES) {
+        const files = parquetOf(lake, table);
+        const merged = files.filter((f) => relative(lake, f).includes('.compact-'));
+        expect(merged.length, table).toBeGreaterThan(0);
+        const got = await blooms(conn, merged);
+        expect(Object.keys(got)).toContain('tx_hash');
+        for (const column of Object.keys(got)) expect(got[column], `${table}.${column}`).toEqual({ chunks: got[column]!.chunks, blooms: got[column]!.chunks });
+        // A batch the merge left as it was (a partition of one file) keeps the writer's plain hashes.
+        const batches = files.filter((f) => !merged.includes(f));
+        if (batches.length) expect((await blooms(conn, batches)).tx_hash?.blooms ?? 0, table).toBe(0);
+      }
+    } finally {
+      conn.closeSync();
     }
   });
 });
