@@ -10,6 +10,7 @@ import { constants, createBrotliCompress, createBrotliDecompress } from 'node:zl
 import type { WrittenFile } from './parquet.js';
 import { fileName, RAW_EXT, writerMark } from '../state/names.js';
 import { bytesParsable } from '../bytes.js';
+import { RunError, UsageError } from '../errors.js';
 import { parseExact, parserFor, stringifyExact, type Exactness } from '../json.js';
 
 
@@ -41,14 +42,16 @@ export interface RawPage {
 }
 
 /**
- * Output chunks of the decompression: under glibc's mmap threshold as the CLI sets it (bin/), so
- * each comes from the heap rather than from fresh pages the kernel must zero. A whole file
- * decompressed at once (three copies of it: zlib's chunks, their concatenation, the text) spent
- * more time in page faults than JSON.parse took on the same pages.
+ * Output chunks of the decompression. Each chunk's decompression is started from the event loop,
+ * so while the caller transforms pages only the one under way goes on: 64 KB chunks (under glibc's
+ * mmap threshold as the CLI sets it) left a rebuild's main thread waiting on the next one for a
+ * tenth of its time, 1 MB ones take a tenth less wall time for the same CPU and peak
+ * (docs/benchmarks.md). A whole file at once would hold three copies of it (zlib's chunks, their
+ * concatenation, the text) and fault in fresh pages for each.
  */
-const CHUNK = 64 << 10;
-/** How far the decompression runs ahead of the pages parsed: a few pages, so neither waits on the other. */
-const AHEAD = 1 << 20;
+export const RAW_CHUNK = 1 << 20;
+/** How far the decompression runs ahead of the pages parsed: a few chunks, so neither waits on the other. */
+const AHEAD = 4 << 20;
 
 /**
  * The pages of a raw file, read as a stream: it is decompressed on libuv's threads while the
@@ -63,7 +66,7 @@ export async function* readRawPages(file: string, o: { bytes?: boolean; exact?: 
     return { page: parse(b.toString(bytes ? 'latin1' : 'utf8')), bytes };
   };
   // A page that spans chunks is gathered here; the buffer is reused and grows to the longest page.
-  let line = Buffer.allocUnsafe(CHUNK);
+  let line = Buffer.allocUnsafe(64 << 10);
   let used = 0;
   const gather = (chunk: Buffer, from: number, to: number) => {
     if (used + to - from > line.length) {
@@ -76,7 +79,7 @@ export async function* readRawPages(file: string, o: { bytes?: boolean; exact?: 
   const source = createReadStream(file);
   // The stream's own options reach zlib's Transform, though the type of its options leaves them out.
   const stream: Pick<TransformOptions, 'readableHighWaterMark'> = { readableHighWaterMark: AHEAD };
-  const pages = createBrotliDecompress({ chunkSize: CHUNK, ...stream });
+  const pages = createBrotliDecompress({ chunkSize: RAW_CHUNK, ...stream });
   source.on('error', (e) => pages.destroy(e));
   source.pipe(pages);
   try {
@@ -99,6 +102,12 @@ export async function* readRawPages(file: string, o: { bytes?: boolean; exact?: 
       await setImmediate();
     }
     if (used > 0) yield pageOf(line.subarray(0, used));
+  } catch (err) {
+    // A file gone or damaged (zlib says only "Decompression failed", a parser where in the page):
+    // which one, for the user.
+    if (!(err instanceof Error) || err instanceof UsageError || err instanceof RunError) throw err;
+    const code = 'code' in err && err.code ? ` (${String(err.code)})` : '';
+    throw new RunError(`raw file ${file}: ${err.message}${code}; its raw pages cannot be read back`);
   } finally {
     source.destroy();
     pages.destroy();

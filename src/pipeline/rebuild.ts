@@ -61,7 +61,7 @@ interface ChunkedFiles {
  * listing's last page ends a block window, and the next window skips the newest block's rows seen
  * already. Its files then need no merge by key.
  */
-async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, signal?: AbortSignal): Promise<RebuiltPartition> {
+async function replay(decl: StreamDecl, state: PartitionState, store: StateStore, writer: ParquetWriter, flushRows: number, report: RebuildReport, after: Promise<void>, signal?: AbortSignal): Promise<{ partition: RebuiltPartition; written: Promise<void> }> {
   const partition: Partition = { id: state.partition, path: {}, query: {}, values: state.values ?? {} };
   let seq = nextSeq(state.files);
   // A series' rows within the end its last fetch kept to, and not in the future.
@@ -109,7 +109,8 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
   if (bp) oneListing();
   const final = decl.refresh === 'append' && !decl.extract;
   const out: RebuiltPartition = { state, data: [], rejects: [], rejected: 0, final };
-  let writing: Promise<void> = Promise.resolve();
+  // One COPY at a time on the writer's connection, the previous partition's last one included.
+  let writing: Promise<void> = after;
   const flush = async () => {
     const closed = batches.close();
     report.replayed += closed.batch.rows;
@@ -191,40 +192,49 @@ async function replay(decl: StreamDecl, state: PartitionState, store: StateStore
       if (batches.transformer.rows >= flushRows) await flush();
     }
   };
-  let range: string | undefined;
-  for (const seg of segments) {
-    if (!('chunks' in seg)) {
-      // A series' ranges (merge tables) each with its own carry.
-      if (range !== undefined && seg.range !== range) {
-        await flush();
-        newListing();
+  const replayAll = async () => {
+    let range: string | undefined;
+    for (const seg of segments) {
+      if (!('chunks' in seg)) {
+        // A series' ranges (merge tables) each with its own carry.
+        if (range !== undefined && seg.range !== range) {
+          await flush();
+          newListing();
+        }
+        range = seg.range;
+        await replayFile(seg.file, true);
+        continue;
       }
-      range = seg.range;
-      await replayFile(seg.file, true);
-      continue;
-    }
-    // A window in chunks: it starts where one listing's window would, skipping what the last one
-    // committed of its newest block.
-    await flush();
-    const ends = [...seg.chunks.keys()];
-    const end = ends.includes('head') ? (high === undefined ? undefined : high + 1) : Math.max(...(ends as number[]));
-    // Rows at or above a chunk's end were dropped by the run as another chunk's; each file was cut
-    // at the floor its chunk had then.
-    openWindow(seg.start, end, ends.map((e) => ({ query: e === 'head' ? {} : { [bp!.end]: String(e) }, files: [] })));
-    for (const files of seg.chunks.values()) {
-      nextChunk();
-      for (const { file, floor } of files) {
-        machine!.cutAt(chunk, floor);
-        await replayFile(file, false);
-      }
-      endChunk();
+      // A window in chunks: it starts where one listing's window would, skipping what the last one
+      // committed of its newest block.
       await flush();
+      const ends = [...seg.chunks.keys()];
+      const end = ends.includes('head') ? (high === undefined ? undefined : high + 1) : Math.max(...(ends as number[]));
+      // Rows at or above a chunk's end were dropped by the run as another chunk's; each file was cut
+      // at the floor its chunk had then.
+      openWindow(seg.start, end, ends.map((e) => ({ query: e === 'head' ? {} : { [bp!.end]: String(e) }, files: [] })));
+      for (const files of seg.chunks.values()) {
+        nextChunk();
+        for (const { file, floor } of files) {
+          machine!.cutAt(chunk, floor);
+          await replayFile(file, false);
+        }
+        endChunk();
+        await flush();
+      }
+      oneListing();
     }
-    oneListing();
+    await flush();
+  };
+  try {
+    await replayAll();
+  } catch (err) {
+    // The writer's connection is closed or reused next: no COPY may be under way.
+    await writing.catch(() => undefined);
+    throw err;
   }
-  await flush();
-  await writing;
-  return out;
+  // Its last batch is written while the next partition is read and transformed.
+  return { partition: out, written: writing };
 }
 
 /** Rebuilds a table from its raw pages. An abort of `signal` stops it before the next raw file, the table untouched. */
@@ -250,10 +260,14 @@ export async function rebuildTable(lake: string, table: string, o: { logger: Log
     // one thread of DuckDB's per COPY spends a quarter less CPU on it than two, and takes no
     // longer while the transform holds the other core. A merge by key (below) gets them all.
     await writer.withThreads(1, async () => {
+      let written = Promise.resolve();
       for (const state of states) {
         report.partitions++;
-        replayed.push(await replay(decl, state, store, writer, flushRows, report, o.signal));
+        const r = await replay(decl, state, store, writer, flushRows, report, written, o.signal);
+        replayed.push(r.partition);
+        written = r.written;
       }
+      await written;
     });
     report.rows = await strategyOf(decl).commitRebuild(decl, replayed, store, writer);
   });

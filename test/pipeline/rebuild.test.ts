@@ -1,5 +1,5 @@
 // `rebuild` re-derives every table from the raw pages alone, equal to what the runs landed.
-import { existsSync, mkdtempSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -13,12 +13,13 @@ import { icebergOutOfStep } from '../iceberg-reader.js';
 import { demoLake, lakeOf } from '../lake-fixture.js';
 import { RunError } from '../../src/errors.js';
 import { LakeLock } from '../../src/state/lock.js';
+import { StateStore } from '../../src/state/store.js';
 
 describe('rebuild from raw pages', () => {
   // Two runs a day apart on a moving world, made once for the file: the first test rebuilds it table
   // by table, the second stops a rebuild of its erc_transfers on a copy taken before the first
   // touched it.
-  let world: Promise<{ p: Pipeline; lake: string; transfers: string; monday: number; weekly: string[] }> | undefined;
+  let world: Promise<{ p: Pipeline; lake: string; transfers: string; damaged: string; monday: number; weekly: string[] }> | undefined;
   const movingWorld = () => (world ??= (async () => {
     const clock = { t: DEMO.now + 3600 };
     const sim = await startSimulator({ port: 0, seed: 4, worldNow: () => clock.t });
@@ -45,8 +46,9 @@ describe('rebuild from raw pages', () => {
         expect((await runPipeline(p, { lake, logger: quiet, flushRows: 300 })).status).toBe('ok');
       }
       const transfers = lakeOf(['erc_transfers'], lake, mkdtempSync(join(tmpdir(), 'cl-rebuild-stop-')));
+      const damaged = lakeOf(['erc_transfers'], lake, mkdtempSync(join(tmpdir(), 'cl-rebuild-damaged-')));
       const weekly = [...metrics.world.metricPoints('43114', 'txCount', { timeInterval: 'week' })].sort((a, b) => a.timestamp - b.timestamp).map((x) => `${x.timestamp}|${x.value}`);
-      return { p, lake, transfers, monday, weekly };
+      return { p, lake, transfers, damaged, monday, weekly };
     } finally {
       await sim.close();
       await metrics.close();
@@ -98,6 +100,22 @@ describe('rebuild from raw pages', () => {
     expect(await lakeContents(lake)).toEqual(landed);
     expect(await icebergOutOfStep(lake)).toEqual([]);
     await rebuildTable(lake, 'erc_transfers', { logger: quiet });
+    expect(await lakeContents(lake)).toEqual(landed);
+    expect(await icebergOutOfStep(lake)).toEqual([]);
+  }, 300_000);
+
+  it('fails on a damaged raw file of a later partition, naming it, with the table as it was and the lock gone', async () => {
+    // The previous partitions' last batches are being written when it is met.
+    const lake = (await movingWorld()).damaged;
+    const landed = await lakeContents(lake);
+    const states = new StateStore(lake).statesOf('erc_transfers');
+    expect(states.length).toBeGreaterThan(1);
+    const raw = states.at(-1)!.files.find((f) => f.startsWith('_raw/'))!;
+    const kept = readFileSync(join(lake, raw));
+    writeFileSync(join(lake, raw), Buffer.from('not brotli'));
+    await expect(rebuildTable(lake, 'erc_transfers', { logger: quiet, flushRows: 20 })).rejects.toThrow(new RegExp(`raw file .*${raw.split('/').at(-1)!.replace(/[.]/g, '[.]')}: Decompression failed`));
+    expect(await LakeLock.held(lake)).toBe(false);
+    writeFileSync(join(lake, raw), kept);
     expect(await lakeContents(lake)).toEqual(landed);
     expect(await icebergOutOfStep(lake)).toEqual([]);
   }, 300_000);

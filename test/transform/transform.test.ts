@@ -9,7 +9,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { brotliCompressSync } from 'node:zlib';
-import { readRawPages } from '../../src/load/raw.js';
+import { RAW_CHUNK, readRawPages } from '../../src/load/raw.js';
 import { fromBytes } from '../../src/bytes.js';
 
 const partition = { id: '43114/0xabc', path: {}, query: {}, values: { chainId: '43114', address: '0x' + 'a'.repeat(40) } };
@@ -194,14 +194,14 @@ describe('pages parsed from their UTF-8 bytes (replay of a bytesSafe stream)', (
 
   it('are read page by page from a stream: pages longer than its chunks whole, each page parsed as bytes if it allows it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'cl-rawstream-'));
-    // Pages of 1 byte to 300 KB, so that page ends fall anywhere in the decompressed chunks.
-    const pages = [1, 5_000, 70_000, 300_000, 3, 131_072].map((n, i) => ({ transfers: [{ name: `${i}é`.padEnd(n, 'x') }] }));
+    // Pages of 1 byte to three chunks, so that page ends fall anywhere in the decompressed chunks.
+    const pages = [1, 5_000, RAW_CHUNK + 70_000, 3 * RAW_CHUNK, 3, 131_072, RAW_CHUNK].map((n, i) => ({ transfers: [{ name: `${i}é`.padEnd(n, 'x') }] }));
     const lines = pages.map((p) => JSON.stringify(p));
     lines.splice(2, 0, '{"transfers":[{"name":"\\u00e9"}]}');
     writeFileSync(join(dir, 'raw'), brotliCompressSync(Buffer.from(lines.join('\n') + '\n')));
     const read = [];
     for await (const p of readRawPages(join(dir, 'raw'), { bytes: true })) read.push(p);
-    expect(read.map((p) => p.bytes)).toEqual([true, true, false, true, true, true, true]);
+    expect(read.map((p) => p.bytes)).toEqual([true, true, false, true, true, true, true, true]);
     const names = read.map((p) => {
       const name = (p.page as { transfers: Array<{ name: string }> }).transfers[0]!.name;
       return p.bytes ? fromBytes(name) : name;
