@@ -83,7 +83,8 @@ describe("a run's own merge: row groups with hash blooms", () => {
   it('gives the files a run merges at its end a bloom of tx_hash and block_hash in every row group; its batches have none', async () => {
     // Batches of 50 rows, merged at the run's end wherever two or more would merge.
     const { lake, report } = await demoLake(TABLES, { run: { flushRows: 50, compactAfter: 2 } });
-    const conn = await (await DuckDBInstance.create(':memory:')).connect();
+    const db = await DuckDBInstance.create(':memory:');
+    const conn = await db.connect();
     try {
       expect(report.compacted?.map((c) => c.table).sort()).toEqual([...TABLES].sort());
       for (const table of TABLES) {
@@ -99,6 +100,7 @@ describe("a run's own merge: row groups with hash blooms", () => {
       }
     } finally {
       conn.closeSync();
+      db.closeSync();
     }
   });
 });
