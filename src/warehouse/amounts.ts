@@ -42,10 +42,21 @@ export function viewColumns(decl: StreamDecl): Array<[string, string]> {
   return [...landedColumns(decl).map(([n, t]): [string, string] => [n, amounts.has(n) ? EXACT_TYPE : t]), ...unitsOf(decl).map((u): [string, string] => [u.name + UNITS_SUFFIX, 'DOUBLE'])];
 }
 
-/** The column names of `from` (a table, a view or a table function's call), as bound now. */
-async function columnNames(conn: DuckDBConnection, from: string): Promise<Set<string>> {
+/** The columns of `from` (a table, a view or a table function's call) and their types, as bound now. */
+async function columnTypes(conn: DuckDBConnection, from: string): Promise<Map<string, string>> {
   const r = await conn.runAndReadAll(`DESCRIBE SELECT * FROM ${from}`);
-  return new Set(r.getRows().map(([name]) => String(name)));
+  return new Map(r.getRows().map(([name, type]) => [String(name), String(type)]));
+}
+
+/**
+ * `SELECT * REPLACE (...)` of `from` with each amount of `decl` cast from its digits to BIGNUM
+ * (`columns`: those `from` has, with their types), as `select` reads it: where an amount is
+ * already BIGNUM (a warehouse file's copy of the rows holds it so: warehouse/rows.ts), or either of
+ * its two columns is missing (files from before it was declared), it is left as it is.
+ */
+export function exactReplace(decl: StreamDecl, columns: ReadonlyMap<string, string>): string {
+  const exact = amountsOf(decl).filter((a) => columns.has(`${a}_raw`) && columns.has(a) && columns.get(a) !== EXACT_TYPE);
+  return exact.length ? ` REPLACE (${exact.map(exactAmount).join(', ')})` : '';
 }
 
 /**
@@ -54,11 +65,10 @@ async function columnNames(conn: DuckDBConnection, from: string): Promise<Set<st
  * DuckDB refuses to replace a column that is not there.
  */
 export async function exactSelect(conn: DuckDBConnection, decl: StreamDecl, from: string, exclude?: string): Promise<string> {
-  const amounts = amountsOf(decl);
-  const has = amounts.length ? await columnNames(conn, from) : new Set<string>();
-  const exact = amounts.filter((a) => has.has(a) && has.has(`${a}_raw`));
+  const columns = amountsOf(decl).length ? await columnTypes(conn, from) : new Map<string, string>();
+  const has = new Set(columns.keys());
   const units = unitsOf(decl).filter((u) => has.has(`${u.name}_raw`)).map((u) => `, ${unitsAmount(u.name, u.decimals, has)}`);
-  return `SELECT *${exclude ? ` EXCLUDE (${quoted(exclude)})` : ''}${exact.length ? ` REPLACE (${exact.map(exactAmount).join(', ')})` : ''}${units.join('')} FROM ${from}`;
+  return `SELECT *${exclude ? ` EXCLUDE (${quoted(exclude)})` : ''}${exactReplace(decl, columns)}${units.join('')} FROM ${from}`;
 }
 
 /**

@@ -7,8 +7,10 @@
 // other table is read from its Parquet files, so a stale copy is slower, never wrong.
 //
 // Layout inside the file, for a table T with committed files:
-//   _rows_T            its rows, each with `_file` (the lake-relative file it came from)
-//   T                  the view users query: _rows_T without `_file`, amounts exact (amounts.ts)
+//   _rows_T            its rows, each with `_file` (the lake-relative file it came from), each
+//                      amount as its exact BIGNUM (cast once, from its digits, as the rows come in)
+//   T                  the view users query: _rows_T without `_file` (amounts.ts; a copy written
+//                      before amounts were held as BIGNUM is cast by the view, until a rewrite copies it anew)
 //   _chainlake_files   (table_name, file, rows): the files the copy holds
 // A rewrite deletes the rows of files no longer committed and inserts the rows of new ones, in one
 // transaction: in the file itself when no program has it open, else in a copy renamed over it
@@ -21,7 +23,7 @@ import { UsageError } from '../errors.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { committedBefore, STATE, StateStore } from '../state/store.js';
 import { lakeFile } from '../state/cache.js';
-import { exactSelect } from './amounts.js';
+import { exactReplace, exactSelect } from './amounts.js';
 
 /** The ledger of the files whose rows the warehouse file holds. */
 export const FILES = '_chainlake_files';
@@ -140,6 +142,20 @@ async function columnsOf(conn: DuckDBConnection, sql: string): Promise<Map<strin
 }
 
 /**
+ * The rows of `files` as the copy holds them, and its columns: each amount as its exact BIGNUM
+ * (amounts.ts), cast once here rather than by the view at every query, where it cost the copy a
+ * query over amounts a third to twice the native table's time (docs/benchmarks.md).
+ */
+async function copyOf(conn: DuckDBConnection, decl: StreamDecl, root: string, files: readonly string[]): Promise<{ sql: string; columns: Map<string, string> }> {
+  const raw = rowsOf(root, files);
+  const columns = await columnsOf(conn, raw);
+  const replace = exactReplace(decl, columns);
+  if (!replace) return { sql: raw, columns };
+  const sql = `SELECT *${replace} FROM (${raw})`;
+  return { sql, columns: await columnsOf(conn, sql) };
+}
+
+/**
  * Brings the rows of the file `conn` writes (inside the caller's transaction) to the lake's
  * committed files: deletes those of files no longer committed, inserts those of new ones. Returns
  * what changed, and for each table with rows the statement of its view over them (`views`), which
@@ -185,9 +201,10 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     // Copied whole when new, when most of its rows go (a compaction: deleting them would leave the
     // storage full of holes, and inserting is the work either way), or when a column changes type.
     let whole = held.size === 0 || dropped > total;
-    if (!whole && fresh.length) {
+    const added = fresh.length && !whole ? await copyOf(conn, decl, root, fresh) : undefined;
+    if (added) {
       const have = await columnsOf(conn, `SELECT * FROM ${rows}`);
-      for (const [name, type] of await columnsOf(conn, rowsOf(root, fresh))) {
+      for (const [name, type] of added.columns) {
         const was = have.get(name);
         if (was === undefined) await conn.run(`ALTER TABLE ${rows} ADD COLUMN ${quoted(name)} ${type}`);
         else if (was !== type) whole = true;
@@ -195,7 +212,7 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     }
     if (whole) {
       await forget(t);
-      await conn.run(`CREATE TABLE ${rows} AS ${rowsOf(root, files)}`);
+      await conn.run(`CREATE TABLE ${rows} AS ${(await copyOf(conn, decl, root, files)).sql}`);
       await record(files);
       out.copied++;
       out.added += files.length;
@@ -206,8 +223,8 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
         await conn.run(`DELETE FROM ${rows} WHERE ${FILE_COLUMN} IN (${names})`);
         await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names})`);
       }
-      if (fresh.length) {
-        await conn.run(`INSERT INTO ${rows} BY NAME ${rowsOf(root, fresh)}`);
+      if (added) {
+        await conn.run(`INSERT INTO ${rows} BY NAME ${added.sql}`);
         await record(fresh);
       }
       out.added += fresh.length;

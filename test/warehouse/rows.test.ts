@@ -10,6 +10,7 @@ import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeWarehouse } from '../../src/warehouse/file.js';
 import { FILES } from '../../src/warehouse/rows.js';
+import { amountsOf } from '../../src/warehouse/amounts.js';
 import { bundledQueries, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { openLake } from '../../src/index.js';
 import { cliHere, lakeOf, sharedDemoLake } from '../lake-fixture.js';
@@ -130,6 +131,30 @@ describe('the warehouse file with rows', () => {
     const want = exactSums(digits!);
     expect(perToken).toEqual(want.perToken);
     expect(top).toEqual(want.top);
+    // The copy holds each amount as its BIGNUM, cast once as the rows came in: the views cast none.
+    const columns = await onFile(file, 'SELECT table_name, column_name, data_type FROM duckdb_columns()', 'READ_ONLY');
+    const typeOf = new Map(columns.map(([t, c, type]) => [`${String(t)}.${String(c)}`, String(type)]));
+    const amounts = LAKE_TABLES.flatMap((d) => amountsOf(d).map((a) => `_rows_${d.table}.${a}`)).filter((c) => typeOf.has(c));
+    expect(amounts.length).toBeGreaterThan(2);
+    for (const c of amounts) expect(typeOf.get(c), c).toBe('BIGNUM');
+    const casts = await onFile(file, "SELECT view_name FROM duckdb_views() WHERE sql LIKE '%\\_raw AS BIGNUM)%' ESCAPE '\\' AND NOT internal", 'READ_ONLY');
+    expect(casts.map(([v]) => String(v)).filter((v) => v in held)).toEqual([]);
+  });
+
+  it('a copy of the rows written before amounts were held as BIGNUM (DECIMAL) is still read exactly: its view casts', async () => {
+    const old = join(dir, 'decimal-rows.duckdb');
+    cpSync(file, old);
+    // As the build before wrote erc_transfers' copy: the amount as the files hold it.
+    await onFile(old, `CREATE OR REPLACE TABLE _rows_erc_transfers AS SELECT * REPLACE (CASE WHEN length(value_raw) <= 38 THEN CAST(value_raw AS DECIMAL(38,0)) END AS value) FROM _rows_erc_transfers`);
+    expect(await onFile(old, "SELECT data_type FROM duckdb_columns() WHERE table_name = '_rows_erc_transfers' AND column_name = 'value'", 'READ_ONLY')).toEqual([['DECIMAL(38,0)']]);
+    const lib = await openLake(lake, { warehouse: old });
+    try {
+      expect(String((await lib.query(VIEW_SQL)).get(0)!.sql)).toContain('chainlake_rows');
+      const rows = async (sql: string) => (await lib.query(sql)).toArray().map((r) => r.toJSON() as Record<string, unknown>);
+      expect(await rows(SUM_PER_TOKEN)).toEqual(exactSums(await rows(DIGITS)).perToken);
+    } finally {
+      lib.close();
+    }
   });
 
   it("gives every bundled query's rows as the Parquet files do", async () => {
@@ -214,11 +239,11 @@ describe('the warehouse file with rows', () => {
     }
     // A file elsewhere, named with --warehouse (the library's `warehouse`), is read the same way.
     const elsewhere = join(dir, 'elsewhere.duckdb');
-    // A copy of the default file, brought up to date there: the rewrite copies erc_transfers again
-    // (the new file's columns are the view's) and keeps the other tables' rows, instead of copying
-    // every table's (the whole copy is the first test's).
+    // A copy of the default file, brought up to date there: the rewrite adds the new file's rows
+    // to erc_transfers' copy (its amounts cast to BIGNUM, as the copy holds them) and keeps the
+    // other tables' rows, instead of copying any table whole (the whole copy is the first test's).
     cpSync(file, elsewhere);
-    expect(await cliHere(['warehouse', '--lake', lake, '--out', elsewhere, '--rows'])).toMatchObject({ code: 0, stdout: expect.stringContaining('(1 tables copied whole)') });
+    expect(await cliHere(['warehouse', '--lake', lake, '--out', elsewhere, '--rows'])).toMatchObject({ code: 0, stdout: expect.stringContaining('the rows of 1 files added, of 0 removed (0 tables copied whole)') });
     expect(await viewOf()).toContain('read_parquet');
     expect(await viewOf(['--warehouse', elsewhere])).toContain('chainlake_rows');
     expect(await count(['--warehouse', elsewhere])).toBe(n + 4);
