@@ -49,14 +49,17 @@ async function columnTypes(conn: DuckDBConnection, from: string): Promise<Map<st
 }
 
 /**
- * `SELECT * REPLACE (...)` of `from` with each amount of `decl` cast from its digits to BIGNUM
- * (`columns`: those `from` has, with their types), as `select` reads it: where an amount is
- * already BIGNUM (a warehouse file's copy of the rows holds it so: warehouse/rows.ts), or either of
- * its two columns is missing (files from before it was declared), it is left as it is.
+ * The amounts of `decl` that a select over columns `columns` (with their types) casts from their
+ * digits to BIGNUM: not one already BIGNUM (a warehouse file's copy of the rows holds it so:
+ * warehouse/rows.ts), nor one whose two columns are not both there (files from before it was declared).
  */
-export function exactReplace(decl: StreamDecl, columns: ReadonlyMap<string, string>): string {
-  const exact = amountsOf(decl).filter((a) => columns.has(`${a}_raw`) && columns.has(a) && columns.get(a) !== EXACT_TYPE);
-  return exact.length ? ` REPLACE (${exact.map(exactAmount).join(', ')})` : '';
+export function castAmounts(decl: StreamDecl, columns: ReadonlyMap<string, string>): string[] {
+  return amountsOf(decl).filter((a) => columns.has(`${a}_raw`) && columns.has(a) && columns.get(a) !== EXACT_TYPE);
+}
+
+/** ` REPLACE (...)` of a `SELECT *` with each amount of `cast` (castAmounts) as its exact BIGNUM; '' for none. */
+export function exactReplace(cast: readonly string[]): string {
+  return cast.length ? ` REPLACE (${cast.map(exactAmount).join(', ')})` : '';
 }
 
 /**
@@ -68,7 +71,7 @@ export async function exactSelect(conn: DuckDBConnection, decl: StreamDecl, from
   const columns = amountsOf(decl).length ? await columnTypes(conn, from) : new Map<string, string>();
   const has = new Set(columns.keys());
   const units = unitsOf(decl).filter((u) => has.has(`${u.name}_raw`)).map((u) => `, ${unitsAmount(u.name, u.decimals, has)}`);
-  return `SELECT *${exclude ? ` EXCLUDE (${quoted(exclude)})` : ''}${exactReplace(decl, columns)}${units.join('')} FROM ${from}`;
+  return `SELECT *${exclude ? ` EXCLUDE (${quoted(exclude)})` : ''}${exactReplace(castAmounts(decl, columns))}${units.join('')} FROM ${from}`;
 }
 
 /**

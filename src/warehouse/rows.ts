@@ -23,7 +23,7 @@ import { UsageError } from '../errors.js';
 import { listParquet, sqlString } from '../load/paths.js';
 import { committedBefore, STATE, StateStore } from '../state/store.js';
 import { lakeFile } from '../state/cache.js';
-import { exactReplace, exactSelect } from './amounts.js';
+import { castAmounts, EXACT_TYPE, exactReplace, exactSelect } from './amounts.js';
 
 /** The ledger of the files whose rows the warehouse file holds. */
 export const FILES = '_chainlake_files';
@@ -149,10 +149,10 @@ async function columnsOf(conn: DuckDBConnection, sql: string): Promise<Map<strin
 async function copyOf(conn: DuckDBConnection, decl: StreamDecl, root: string, files: readonly string[]): Promise<{ sql: string; columns: Map<string, string> }> {
   const raw = rowsOf(root, files);
   const columns = await columnsOf(conn, raw);
-  const replace = exactReplace(decl, columns);
-  if (!replace) return { sql: raw, columns };
-  const sql = `SELECT *${replace} FROM (${raw})`;
-  return { sql, columns: await columnsOf(conn, sql) };
+  const cast = castAmounts(decl, columns);
+  if (!cast.length) return { sql: raw, columns };
+  for (const a of cast) columns.set(a, EXACT_TYPE);
+  return { sql: `SELECT *${exactReplace(cast)} FROM (${raw})`, columns };
 }
 
 /**
