@@ -128,7 +128,7 @@ export const reportCommand = commandOf('report', 'write one self-contained HTML 
 const warehouseFlags = (y: Argv<Globals>) =>
   y.option('out', { type: 'string', requiresArg: true, describe: "DuckDB file to write (default: <lake>.warehouse.duckdb beside the lake folder); one another lake's warehouse file is never replaced" }).option('rows', {
     type: 'boolean',
-    describe: "hold a copy of every table's rows in the file, where queries run at DuckDB's own speed; later runs, compact and rebuild keep it up to date (--no-rows: views over the Parquet files only; default: as the file is)",
+    describe: "hold a copy of every table's rows in the file, where queries run at DuckDB's own speed; later runs, compact and rebuild keep it up to date (--no-rows: views over the Parquet files only; default: as the file is, and with rows for a new file)",
   });
 
 async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
@@ -138,4 +138,4 @@ async function cmdWarehouse(a: ArgsOf<typeof warehouseFlags>): Promise<number> {
   return 0;
 }
 
-export const warehouseCommand = commandOf('warehouse', 'write a DuckDB database file of views over the lake (tables, _runs, _rejects, the bundled queries) for other tools to open; with --rows, holding a copy of the rows', warehouseFlags, cmdWarehouse);
+export const warehouseCommand = commandOf('warehouse', 'write a DuckDB database file of the lake (tables, _runs, _rejects, the bundled queries as views) for other tools to open, holding a copy of the rows (--no-rows: views over the Parquet files only)', warehouseFlags, cmdWarehouse);

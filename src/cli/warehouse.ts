@@ -35,7 +35,8 @@ export function wroteWarehouse(r: WarehouseResult): string {
   if (r.unchanged) return r.rows ? `the warehouse file ${r.file} is up to date: its rows are those of the lake's committed files (${r.rows.tables} tables), so it was left as it is` : `the warehouse file ${r.file} is up to date: it was written for the lake's committed files as they are, so it was left as it is`;
   const lines = [`wrote the warehouse file ${r.file} (${r.tables} table views, ${r.queries} bundled query views)`];
   if (r.moved) lines.push(`  it replaced the warehouse file of ${r.moved}, which holds no lake any more (moved or deleted)`);
-  if (r.rows) lines.push(`  with the rows of ${r.rows.tables} tables: the rows of ${r.rows.added} files added, of ${r.rows.removed} removed (${r.rows.copied} tables copied whole)`);
+  // A lake with no rows yet (a first run that failed) has nothing to say of them.
+  if (r.rows && (r.rows.tables || r.rows.removed)) lines.push(`  with the rows of ${r.rows.tables} tables: the rows of ${r.rows.added} files added, of ${r.rows.removed} removed (${r.rows.copied} tables copied whole)`);
   for (const s of r.skipped) lines.push(`  ${s.name}: not a view until the lake has what it reads (${inert(s.why)})`);
   return lines.join('\n');
 }

@@ -1,10 +1,10 @@
 // The warehouse as a file (docs/warehouse.md): a DuckDB database that analysts open with
-// their own tools (the DuckDB CLI, Python, DBeaver, dashboards). By default it holds views and one
-// small marker table, never the lake's rows: a view per lake table over its Parquet files by
-// absolute path (viewSql, as `chainlake query` builds them), `_runs`, `_rejects`, and every bundled
-// query of sql/ as a view of its file's name. With rows (`chainlake warehouse --rows`, kept by
-// later rewrites until `--no-rows`) each table's view reads a copy of its rows in the file instead
-// (warehouse/rows.ts). It is built in a temporary file next to the target and renamed over it: a
+// their own tools (the DuckDB CLI, Python, DBeaver, dashboards). Views only (`--no-rows`), it holds
+// one small marker table and views: a view per lake table over its Parquet files by absolute path
+// (viewSql, as `chainlake query` builds them), `_runs`, `_rejects`, and every bundled query of sql/
+// as a view of its file's name. With rows (a new file's default: the Parquet files scan slower than
+// DuckDB's own storage and pay for their footers at each query; kept by later rewrites until
+// `--no-rows`) each table's view reads a copy of its rows in the file instead (warehouse/rows.ts). It is built in a temporary file next to the target and renamed over it: a
 // reader sees the old file or the new one, and a connection open on the old file keeps reading it.
 // A rewrite starts from a copy of the old file where it can, and a file of this build keeps the
 // views whose files (or rows) did not change, with their comments, which are most of a write's
@@ -503,7 +503,7 @@ async function openUnlessHeld(file: string): Promise<DuckDBInstance | undefined>
  * with rows that no program has open, in the file itself. Refuses (exit 2) a path that is not a file chainlake wrote, and (exit 1) one a
  * program holds open for writing, whose writes would be lost with the old file. `out` is the file
  * named by `flag`, if one was. `rows`: whether the file holds the tables' rows (warehouse/rows.ts);
- * when not given, as the old file does. A file that would not change is left as it is. `url`: the
+ * when not given, as the old file does, and with rows for a new one. A file that would not change is left as it is. `url`: the
  * s3:// lake whose read copy `lake` is. A file of another lake is refused (exit 2) unless that lake
  * is gone (moved): then it is replaced, its rows not reused.
  */
@@ -546,7 +546,9 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
       removeStale(file);
       clean();
       const hadRows = found.kind === 'ours' && found.rows;
-      const withRows = o.rows ?? hadRows;
+      // A new file holds the rows (queries then run at DuckDB's own speed); a file keeps the mode
+      // it has, which `--rows`/`--no-rows` change.
+      const withRows = o.rows ?? (found.kind === 'ours' ? hadRows : true);
       // Rows are brought up to date in the file itself when no program has it open (one
       // transaction: a failure or a kill before its commit leaves the old state, and DuckDB's
       // checkpoint replaces the old blocks atomically), else in a copy of it renamed over it, so

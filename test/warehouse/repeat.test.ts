@@ -112,7 +112,8 @@ describe('hash queries through the library', () => {
   it('attach the warehouse file once for its blooms, and anew when a new file replaces it', async () => {
     const file = join(dir, 'broken.duckdb');
     // In this process: nothing has the file open yet (the rewrite below, while the library has it attached, is another program's).
-    expect((await cliHere(['warehouse', '--lake', broken, '--out', file])).code).toBe(0);
+    // Views only: the hash is looked up in the Parquet files, through the blooms.
+    expect((await cliHere(['warehouse', '--lake', broken, '--out', file, '--no-rows'])).code).toBe(0);
     const where = `tx_hash = '${tx}'`;
     const want = await direct(where);
     expect(Number(want)).toBeGreaterThan(0);

@@ -116,7 +116,8 @@ async function viewOf(args: string[] = []): Promise<string> {
 /** A program holding a DuckDB file open for writing (its lock) until its stdin ends. */
 describe('the warehouse file with rows', () => {
   it("holds every table's committed rows, exactly (amounts, types, columns), and their files in its ledger", async () => {
-    const r = await writeWarehouse(lake, { flag: '--out', rows: true });
+    // A new file holds the rows without being asked to.
+    const r = await writeWarehouse(lake, { flag: '--out' });
     expect(r.file).toBe(file);
     expect(r.rows).toMatchObject({ removed: 0 });
     expect(r.rows!.tables).toBe(r.rows!.copied);
@@ -430,6 +431,9 @@ describe('the warehouse file with rows', () => {
     }
     const q = await cliHere(['query', '--lake', lake, '--format', 'json', VIEW_SQL]);
     expect(q.stdout).toContain('read_parquet');
+    // The file keeps the mode it was given: a rewrite without the flag stays views only.
+    const again = await writeWarehouse(lake, { flag: '--out' });
+    expect(again.rows).toBeUndefined();
   });
 });
 

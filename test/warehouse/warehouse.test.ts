@@ -93,7 +93,9 @@ describe('chainlake warehouse', () => {
     // goes where `chainlake warehouse` puts it by default, next to it.
     dir = mkdtempSync(join(tmpdir(), 'cl-warehouse-'));
     lake = await sharedDemoLake();
-    const r = await cliHere(['warehouse', '--lake', lake]);
+    // Views only: these tests hold the views over the Parquet files (a new file's default, rows,
+    // is rows.test.ts's).
+    const r = await cliHere(['warehouse', '--lake', lake, '--no-rows']);
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     file = `${lake}.warehouse.duckdb`;
@@ -157,7 +159,7 @@ describe('chainlake warehouse', () => {
     const copy = join(dir, 'unchanged');
     const at = lakeOf(['avg_tps'], lake, join(copy, 'lake'));
     const out = `${at}.warehouse.duckdb`;
-    const write = async () => (await writeWarehouse(at, { flag: '--out' })).unchanged;
+    const write = async () => (await writeWarehouse(at, { flag: '--out', rows: false })).unchanged;
     const stat = () => `${statSync(out).ino}/${statSync(out).mtimeMs}`;
     expect(await write()).toBeUndefined();
     const first = stat();
@@ -242,7 +244,7 @@ describe('chainlake warehouse', () => {
   it('a failure while building leaves the old file and no temporary file (exit 1)', async () => {
     const broken = lakeOf(['avg_tps'], lake, join(dir, 'broken'));
     const out = join(dir, 'broken.duckdb');
-    expect((await cliHere(['warehouse', '--lake', broken, '--out', out])).code).toBe(0);
+    expect((await cliHere(['warehouse', '--lake', broken, '--out', out, '--no-rows'])).code).toBe(0);
     const before = readFileSync(out);
     // Not Parquet: making the view reads every file's schema, and this one has none.
     writeFileSync(join(broken, 'avg_tps', 'garbage.parquet'), 'not parquet');
@@ -377,6 +379,8 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
     const first = await cliHere(['run', pipelineFile(dir, 'first', ['avg_tps']), '--simulator', '--quiet', '--lake', lake]);
     expect(first).toMatchObject({ code: 0, stderr: '' });
     expect(first.stdout).toContain(`wrote the warehouse file ${file} (`);
+    // A new lake's file holds its rows.
+    expect(first.stdout).toContain('  with the rows of 1 tables: the rows of ');
     const [avg, transfers] = (await outside.read(file, [countSql('avg_tps'), countSql('erc_transfers')])).map((a) => Number(rowsOf(a)[0]!.n));
     expect(avg).toBe((await counts(lake, ['avg_tps'])).avg_tps);
     expect(avg).toBeGreaterThan(0);
@@ -450,13 +454,19 @@ describe('the warehouse file across runs, compaction, rebuilds and a moved lake'
   });
 
   it('after the lake moves, the old file fails naming the old path, and `chainlake warehouse --lake NEW` fixes it', async () => {
+    // A views-only file reads the lake's files by path; the default file holds the rows.
+    const views = join(dir, 'views.duckdb');
+    expect(await cliHere(['warehouse', '--lake', lake, '--out', views, '--no-rows'])).toMatchObject({ code: 0, stderr: '' });
+    const held = Number(rowsOf((await outside.read(file, [countSql('avg_tps')]))[0])[0]!.n);
     const moved = join(dir, 'moved', 'lake');
     mkdirSync(join(dir, 'moved'));
     cpSync(lake, moved, { recursive: true });
     rmSync(lake, { recursive: true });
-    const [gone] = await outside.read(file, [countSql('avg_tps')]);
+    const [gone] = await outside.read(views, [countSql('avg_tps')]);
     expect(gone).toMatchObject({ error: expect.stringContaining(join(lake, 'avg_tps')) });
     expect((gone as { error: string }).error).toMatch(/No files found/);
+    // The rows are the file's own: it still answers, as of its last rewrite.
+    expect(Number(rowsOf((await outside.read(file, [countSql('avg_tps')]))[0])[0]!.n)).toBe(held);
 
     const r = await cliHere(['warehouse', '--lake', moved, '--out', file]);
     expect(r).toMatchObject({ code: 0, stderr: '' });
