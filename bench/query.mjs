@@ -2,9 +2,9 @@
 // Analytics on a big lake (issue 24): every bundled query and six ad-hoc ones, timed through
 // `chainlake query`, the library (openLake) and the warehouse file, against the same rows in one
 // native DuckDB table; on the lake as a run leaves it and after `chainlake compact`; each way over
-// the Parquet files (the warehouse file of views a run leaves, its catalogue of bounds and blooms
-// read by the library and `chainlake query` as by default) and over a warehouse file with the rows
-// (`chainlake warehouse --rows`, whose write is timed too; --no-rows leaves that way out). Prints
+// a warehouse file with the rows (what a run writes by default; its write is timed too) and over
+// the Parquet files (a views-only file, `chainlake warehouse --no-rows`, its catalogue of bounds
+// and blooms read by the library and `chainlake query`; --no-rows times that way alone). Prints
 // the tables and peak RSS; asserts nothing.
 //   1. builds (or, with the same --rows, reuses) a lake of about --rows erc_transfers rows: the
 //      simulator scaled up (bench/common.mjs), its contracts of chain 43114 fetched as block ranges
@@ -302,12 +302,12 @@ async function timeAll(label, lake, ref, duckdb, openLake) {
   const again = rowsWay && writeWarehouseFile(lake, rowsWay.file, true);
   const sec = (t) => `${t.toFixed(3)} s`;
   // Start-up is timed only with the processes (not --no-cli).
-  const started = CLI ? ` start-up: chainlake query of SELECT 1 ${sec(startup)} against ${sec(bare)} for Node with DuckDB; with erc_transfers ready to read ${ways.map((w, i) => `${sec(bound[i])} ${w.rows ? 'with rows' : 'over Parquet'}`).join(', ')}, against ${sec(nativeOpen)} for Node with DuckDB and the native file open;` : '';
+  const started = CLI ? ` start-up: chainlake query of SELECT 1 ${sec(startup)} against ${sec(bare)} for Node with DuckDB; with erc_transfers ready to read ${ways.map((w, i) => `${sec(bound[i])} ${w.rows ? 'by default (rows)' : 'views only (--no-rows)'}`).join(', ')}, against ${sec(nativeOpen)} for Node with DuckDB and the native file open;` : '';
   console.log(`\n${label}: ${files} files;${started} ${ways.map((w) => `\`chainlake warehouse ${w.rows ? '--rows' : '--no-rows'}\` ${w.written.seconds.toFixed(1)} s (peak RSS ${fmt(w.written.rssMB)} MB)`).join(', ')}${again ? `, again with nothing new ${again.seconds.toFixed(1)} s (${fmt(again.rssMB)} MB)` : ''}`);
   console.log('The warehouse file and the library against the native table in the bench\'s process; `chainlake query` (less its start-up with the table ready) against the native table in a process of its own (less its start-up with the file open).');
   // Without processes (--no-cli) their columns are left out, not printed empty.
   const processes = (cells) => cells.filter((_, i) => CLI || !(i === 0 || (i - 1) % 4 >= 2));
-  const heads = ['native, a process', ...ways.flatMap((w) => [`${w.rows ? 'with rows' : 'over Parquet'}: warehouse file`, 'library', 'chainlake query', 'peak RSS'])];
+  const heads = ['native, a process', ...ways.flatMap((w) => [`${w.rows ? 'by default (rows)' : 'views only'}: warehouse file`, 'library', 'chainlake query', 'peak RSS'])];
   console.log(`| query | rows | native | ${processes(heads).join(' | ')} |`);
   console.log(`|---|---:|---:|${processes(heads.map(() => '---:')).join('|')}|`);
   const out = [];
