@@ -608,12 +608,26 @@ export class ArrowResult {
     return new RecordBatch(this.schema, makeData({ type: new Struct(this.schema.fields), length: n, nullCount: 0, children }));
   }
 
-  /** The record batches, a chunk at a time (nothing holds the whole result). */
+  /**
+   * The record batches, a chunk at a time (nothing holds the whole result). DuckDB fetches the
+   * next chunk, on its own thread, while this one is converted: a sorted result's chunks are
+   * gathered at each fetch, which cost about half as much as their conversion. So at most two
+   * chunks are held.
+   */
   async *batches(): AsyncGenerator<RecordBatch> {
-    for (;;) {
-      const chunk = await this.result.fetchChunk();
-      if (!chunk || chunk.rowCount === 0) return;
-      yield this.batch(chunk);
+    let next: Promise<DuckDBDataChunk | null> | undefined = this.result.fetchChunk();
+    try {
+      for (;;) {
+        const chunk = await next;
+        next = undefined;
+        if (!chunk || chunk.rowCount === 0) return;
+        next = this.result.fetchChunk();
+        yield this.batch(chunk);
+      }
+    } finally {
+      // A reader that stops early: the fetch under way ends before the result is let go, and its
+      // failure (the reader asked for no more) is not one.
+      if (next) await next.catch(() => undefined);
     }
   }
 }

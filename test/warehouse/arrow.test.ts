@@ -328,6 +328,13 @@ describe('library', () => {
         batches++;
       }
       expect([rows, batches > 1]).toEqual([5000, true]);
+      // A reader that stops after the first batch (the next chunk is being fetched meanwhile): the
+      // fetch ends before the connection is let go, and the lake answers the next query.
+      for await (const batch of l.batches('SELECT range FROM range(100000)')) {
+        expect(batch.numRows).toBe(2048);
+        break;
+      }
+      expect((await l.query('SELECT count(*) AS n FROM range(3)')).toArray()[0]!.toJSON().n).toBe(3n);
 
       await expect(l.table('nope' as 'erc_transfers')).rejects.toThrow('"nope" is not a table of the lake');
     } finally {
