@@ -22,7 +22,7 @@
 // --build-only stops after the build and the reference table. --merged-only times only the lakes
 // whose files are merged (as a run leaves it, compacted), not the lake of a file a batch they are made
 // from. With --hourly the lake as the hourly runs left it is timed, then compacted (no rerun).
-// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--hourly 168] [--build-only] [--repeat 3] [--only q1,q2] [--no-compact | --merged-only] [--no-cli] [--no-rows]
+// Usage: node bench/query.mjs [--rows 10000000] [--lake data/bench-query] [--hourly 168 [--run-warehouse]] [--build-only] [--repeat 3] [--only q1,q2] [--no-compact | --merged-only] [--no-cli] [--no-rows]
 import { spawnSync } from 'node:child_process';
 import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, totalmem } from 'node:os';
@@ -37,6 +37,9 @@ const REPEAT = Number(arg('repeat', '3'));
 const ONLY = arg('only', '')?.split(',').filter(Boolean) ?? [];
 const CHUNKS = 8;
 const HOURLY = arg('hourly', undefined) === undefined ? undefined : Number(arg('hourly', undefined));
+// --run-warehouse: the hourly runs keep the lake's default warehouse file (with rows) as users'
+// runs do, so their times include its upkeep; without it they write none.
+const RUN_WAREHOUSE = process.argv.includes('--run-warehouse');
 if (HOURLY !== undefined && !(Number.isInteger(HOURLY) && HOURLY >= 1)) throw new Error(`--hourly ${arg('hourly', undefined)}: a whole number of hours`);
 const CLI = !process.argv.includes('--no-cli');
 const ROWS_WAY = !process.argv.includes('--no-rows');
@@ -52,7 +55,7 @@ async function buildLake() {
   const lake = join(LAKE_ROOT, 'run');
   const marker = join(LAKE_ROOT, 'built.json');
   const p = plan(ROWS);
-  const want = { rows: ROWS, scale: p.scale, contracts: p.contracts.map((c) => c.address), chunks: CHUNKS, ...(HOURLY ? { hourly: HOURLY } : {}) };
+  const want = { rows: ROWS, scale: p.scale, contracts: p.contracts.map((c) => c.address), chunks: CHUNKS, ...(HOURLY ? { hourly: HOURLY } : {}), ...(RUN_WAREHOUSE ? { runWarehouse: true } : {}) };
   if (existsSync(marker) && JSON.stringify(JSON.parse(readFileSync(marker, 'utf8')).want) === JSON.stringify(want)) {
     console.log(`reusing the lake in ${lake} (${fmt(p.total)} rows; delete ${LAKE_ROOT} to build it again)`);
     return lake;
@@ -83,7 +86,8 @@ async function buildLake() {
  * The lake as HOURLY hourly runs leave it: the backfill at the world's start (WORLD_NOW), then a
  * run an hour of the world later, each against a simulator whose world stands at that hour (a run
  * sees what the services serve then, nothing newer). Each run as a user's cron runs it: default
- * compaction at its end; no warehouse file, as the lake of the one backfill above.
+ * compaction at its end; no warehouse file, as the lake of the one backfill above (with
+ * --run-warehouse: the default one, with rows, kept by each run).
  */
 async function buildHourly(lake, p) {
   const pipeline = join(LAKE_ROOT, 'pipeline.yaml');
@@ -94,7 +98,7 @@ async function buildHourly(lake, p) {
     const sim = await startSim(p.scale, ['--now', String(WORLD_NOW + hour * 3600)]);
     try {
       writeFileSync(pipeline, transfersPipeline(sim.url, p.contracts, { chunks: CHUNKS }));
-      const r = await timed(['run', pipeline, '--lake', lake, '--log-level', 'warn', '--no-warehouse']);
+      const r = await timed(['run', pipeline, '--lake', lake, '--log-level', 'warn', ...(RUN_WAREHOUSE ? [] : ['--no-warehouse'])]);
       times.push({ hour, seconds: r.seconds, cpuSeconds: r.cpuSeconds, rssMB: r.rssMB });
       if (hour === 0) console.log(`  backfill in ${r.seconds.toFixed(0)} s, peak RSS ${fmt(r.rssMB)} MB`);
       else if (hour % 24 === 0) console.log(`  hour ${hour}: ${filesOf(lake)} files, runs ${(times.slice(-24).reduce((s, t) => s + t.seconds, 0) / 24).toFixed(1)} s each over the last day`);

@@ -20,7 +20,7 @@
 import type { Writable } from 'node:stream';
 import { once } from 'node:events';
 import type { DuckDBListVector, DuckDBStructVector, DuckDBDataChunk, DuckDBType, DuckDBVector } from '@duckdb/node-api';
-import { DuckDBTypeId, type DuckDBConnection, type DuckDBResult } from './duckdb.js';
+import { checkStreamEnd, DuckDBTypeId, type DuckDBConnection, type DuckDBResult } from './duckdb.js';
 import {
   AsyncByteQueue,
   Bool,
@@ -586,7 +586,11 @@ export class ArrowResult {
   readonly schema: Schema;
   private readonly columns: Column[];
 
-  constructor(private readonly result: DuckDBResult) {
+  /** `source`: the connection and SQL the result streams from, for the reason of a failure midway (checkStreamEnd). */
+  constructor(
+    private readonly result: DuckDBResult,
+    private readonly source?: { conn: DuckDBConnection; sql: string },
+  ) {
     const names = result.deduplicatedColumnNames();
     this.columns = result.columnTypes().map((t, i) => column(names[i]!, t));
     this.schema = new Schema(this.columns.map((c) => c.field));
@@ -616,12 +620,21 @@ export class ArrowResult {
    */
   async *batches(): AsyncGenerator<RecordBatch> {
     let next: Promise<DuckDBDataChunk | null> | undefined = this.result.fetchChunk();
+    let rows = 0;
     try {
       for (;;) {
         const chunk = await next;
         next = undefined;
-        if (!chunk || chunk.rowCount === 0) return;
+        if (!chunk || chunk.rowCount === 0) {
+          // Ended, or failed midway: DuckDB's client ends both alike.
+          await checkStreamEnd(this.source?.conn, this.result, rows, this.source?.sql);
+          return;
+        }
+        rows += chunk.rowCount;
         next = this.result.fetchChunk();
+        // Its failure is met by the await above once the reader asks for the next batch; until
+        // then (the reader may take its time) it must not count as a rejection nobody handles.
+        next.catch(() => undefined);
         yield this.batch(chunk);
       }
     } finally {
@@ -634,7 +647,7 @@ export class ArrowResult {
 
 /** Streams the result of `sql` (its last statement) from DuckDB; the types are checked first. */
 export async function arrowResult(conn: DuckDBConnection, sql: string): Promise<ArrowResult> {
-  return new ArrowResult(await conn.stream(sql));
+  return new ArrowResult(await conn.stream(sql), { conn, sql });
 }
 
 /**

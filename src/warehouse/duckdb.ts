@@ -48,3 +48,26 @@ export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDB.DuckD
   await conn.run("SET TimeZone = 'UTC'");
   return conn;
 }
+
+/**
+ * Throws when a streamed result that ended (an empty chunk) ended because its query failed
+ * midway: @duckdb/node-api's fetch returns the same empty chunk for both and drops DuckDB's error
+ * (its bindings never ask for it), but the failed result's return type is INVALID, where a
+ * finished one keeps its own. `rows` were read before it; `sql`, when given, is the SQL whose
+ * result it was: when that is one statement, it is run again (every column computed, its rows
+ * only counted: bounded memory) for DuckDB's reason, which is otherwise lost.
+ */
+export async function checkStreamEnd(conn: DuckDB.DuckDBConnection | undefined, result: DuckDB.DuckDBResult, rows: number, sql?: string): Promise<void> {
+  if (result.returnType !== duckdb.ResultReturnType.INVALID) return;
+  let reason = "DuckDB's Node client does not pass on the reason (run that statement alone to see it)";
+  // Only a query of one statement is run again: the others before it have run already.
+  if (conn && sql !== undefined && (await conn.extractStatements(sql)).count === 1) {
+    try {
+      await conn.run(`SELECT count(*) FROM (${sql.trim().replace(/;+$/, '')}\n) AS chainlake_q WHERE hash(chainlake_q) IS NOT NULL`);
+      reason = 'DuckDB gave no reason, and the query ran to its end when run again';
+    } catch (err) {
+      reason = (err as Error).message.split('\n')[0]!;
+    }
+  }
+  throw new Error(`the query failed after ${rows} rows of its result had been read, and what was read is not the whole result: ${reason}`);
+}

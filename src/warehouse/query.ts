@@ -5,7 +5,7 @@
 // `chainlake query` writes a result as DuckDB streams it, a chunk (at most 2,048 rows) at a time,
 // so that a result of any size goes out in bounded memory; each value is converted as the whole
 // result's reader converts it (getRowObjectsJson: BIGINT, HUGEINT, DECIMAL and timestamps as text).
-import type { DuckDBConnection, DuckDBResult } from './duckdb.js';
+import { checkStreamEnd, type DuckDBConnection, type DuckDBResult } from './duckdb.js';
 import { inert, tableLine, tableRule, tableWidths, textTable } from '../text.js';
 
 export type Format = 'table' | 'csv' | 'json';
@@ -45,10 +45,17 @@ export type Out = (text: string) => void | Promise<void>;
  */
 export async function writeQuery(conn: DuckDBConnection, sql: string, f: Format, out: Out): Promise<number> {
   const result = await streamLast(conn, sql);
-  if (f === 'json') return writeJson(result, out);
-  if (f === 'csv') return writeCsv(result, out);
-  return writeTable(result, out);
+  const end: End = (rows) => checkStreamEnd(conn, result, rows, sql);
+  if (f === 'json') return writeJson(result, out, end);
+  if (f === 'csv') return writeCsv(result, out, end);
+  return writeTable(result, out, end);
 }
+
+/**
+ * Called when a result's rows end, before the text that closes it (a table's row count, JSON's
+ * bracket): throws when the query failed midway, which DuckDB's client ends as it ends a finished one.
+ */
+type End = (rows: number) => Promise<void>;
 
 /**
  * Statements whose result is only whether they succeeded (SET, CREATE, DROP, ...: DuckDB's
@@ -75,9 +82,16 @@ export async function writeEach(conn: DuckDBConnection, sql: string, f: Format, 
   for (let i = 0; i < statements.count; i++) {
     const prepared = await statements.prepare(i);
     const result = await prepared.stream();
-    if (result.columnCount === 0 || SILENT.has(prepared.statementType)) continue;
+    // One statement of several: its text is not at hand to run again for the reason of a failure.
+    const end: End = (rows) => checkStreamEnd(conn, result, rows);
+    if (result.columnCount === 0 || SILENT.has(prepared.statementType)) {
+      // A statement of no result read to its end: one that failed midway still fails.
+      await result.fetchAllChunks();
+      await end(0);
+      continue;
+    }
     if (written++ > 0) await out('\n');
-    n += f === 'csv' ? await writeCsv(result, out) : await writeTable(result, out);
+    n += f === 'csv' ? await writeCsv(result, out, end) : await writeTable(result, out, end);
   }
   return n;
 }
@@ -95,7 +109,7 @@ async function streamLast(conn: DuckDBConnection, sql: string): Promise<DuckDBRe
   return conn.stream(sql);
 }
 
-async function writeJson(result: DuckDBResult, out: Out): Promise<number> {
+async function writeJson(result: DuckDBResult, out: Out, end: End): Promise<number> {
   let n = 0;
   // Row objects by the result's deduplicated names (`a`, `a:1`), as getRowObjectsJson makes them.
   for await (const rows of result.yieldRowObjectJson()) {
@@ -104,11 +118,12 @@ async function writeJson(result: DuckDBResult, out: Out): Promise<number> {
     for (const r of rows) text += (n++ === 0 ? '[\n ' : ',\n ') + JSON.stringify(r, null, 1).replace(/\n/g, '\n ');
     await out(text);
   }
+  await end(n);
   await out(n === 0 ? '[]\n' : '\n]\n');
   return n;
 }
 
-async function writeCsv(result: DuckDBResult, out: Out): Promise<number> {
+async function writeCsv(result: DuckDBResult, out: Out, end: End): Promise<number> {
   let n = 0;
   await out(result.columnNames().map(csvCell).join(','));
   for await (const rows of result.yieldRowsJson()) {
@@ -117,11 +132,12 @@ async function writeCsv(result: DuckDBResult, out: Out): Promise<number> {
     n += rows.length;
     await out(text);
   }
+  await end(n);
   await out('\n');
   return n;
 }
 
-async function writeTable(result: DuckDBResult, out: Out): Promise<number> {
+async function writeTable(result: DuckDBResult, out: Out, end: End): Promise<number> {
   const columns = result.columnNames();
   if (columns.length === 0) {
     await out('(no result)\n');
@@ -150,6 +166,7 @@ async function writeTable(result: DuckDBResult, out: Out): Promise<number> {
     }
     if (text) await out(text);
   }
+  await end(n);
   if (!widths) await out(textTable(header, held));
   await out(`\n(${n} row${n === 1 ? '' : 's'})\n`);
   return n;

@@ -144,6 +144,37 @@ describe('query streamed chunk by chunk', () => {
   });
 });
 
+/**
+ * A query that fails after its first chunks were handed over: DuckDB's Node client ends such a
+ * stream as it ends a finished one, so only checkStreamEnd tells the two apart.
+ */
+const FAILS_LATE = "SELECT CASE WHEN range < 500000 THEN range ELSE error('boom at ' || range) END AS v FROM range(2000000)";
+
+describe('a query that fails while its result is being read', () => {
+  it('is an error in every format, with DuckDB\'s reason, after some rows and before the text that closes the result', async () => {
+    for (const f of ['csv', 'json', 'table', 'arrow'] as const) {
+      const r = await cliHereBytes(['query', '--lake', lake, '--format', f, FAILS_LATE]);
+      expect(r.code, f).toBe(2);
+      expect(r.stderr, f).toMatch(/^chainlake: query: the query failed after \d+ rows of its result had been read, and what was read is not the whole result: Invalid Input Error: boom at \d+\n$/);
+      // Some rows went out before it failed (a stream cannot take them back), but not the end.
+      const text = r.stdout.toString('latin1');
+      if (f === 'json') expect(text.trimEnd().endsWith(']')).toBe(false);
+      if (f === 'table') expect(text).not.toMatch(/\(\d+ rows\)/);
+    }
+  });
+
+  it('one statement of several: the error, and why it has no reason', async () => {
+    const r = await cliHere(['query', '--lake', lake, '--format', 'csv', `SELECT 1 AS a; ${FAILS_LATE}`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/the query failed after \d+ rows .*: DuckDB's Node client does not pass on the reason \(run that statement alone to see it\)/);
+  });
+
+  it('a query that ends normally is not taken for one that failed', async () => {
+    const r = await cliHere(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM (SELECT range FROM range(2000000))']);
+    expect(r).toMatchObject({ code: 0, stdout: 'n\n2000000\n', stderr: '' });
+  });
+});
+
 describe('textTable', () => {
   it('lays out 300,000 rows (a spread of their cells into Math.max overflowed the stack)', () => {
     const rows = Array.from({ length: 300_000 }, (_, i) => [String(i), i]);

@@ -335,6 +335,17 @@ describe('library', () => {
         break;
       }
       expect((await l.query('SELECT count(*) AS n FROM range(3)')).toArray()[0]!.toJSON().n).toBe(3n);
+      // A failure after the first chunks were handed over (DuckDB's client ends such a stream as
+      // a finished one): the reader's loop and query() throw it, with DuckDB's reason, and a
+      // reader taking its time over each batch meanwhile changes nothing.
+      const late = "SELECT CASE WHEN range < 500000 THEN range ELSE error('boom at ' || range) END AS v FROM range(2000000)";
+      const failed = /^the query failed after \d+ rows of its result had been read, and what was read is not the whole result: Invalid Input Error: boom at \d+$/;
+      const slow = async () => {
+        for await (const _ of l.batches(late)) await new Promise((r) => setTimeout(r, 1));
+      };
+      await expect(slow()).rejects.toThrow(failed);
+      await expect(l.query(late)).rejects.toThrow(failed);
+      expect((await l.query('SELECT count(*) AS n FROM range(2000000)')).toArray()[0]!.toJSON().n).toBe(2000000n);
 
       await expect(l.table('nope' as 'erc_transfers')).rejects.toThrow('"nope" is not a table of the lake');
     } finally {
