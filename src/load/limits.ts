@@ -58,6 +58,13 @@ export function defaultQueryMemory(total = totalmem()): string {
   return `${mib}MiB`;
 }
 
+/**
+ * The memory limit of DuckDB where it writes (a run's and a compaction's writer, the warehouse
+ * file) unless the user sets one: 128 MB ran out merging a million-row partition, 512 MB did not;
+ * a command that writes keeps its peak well under a query's.
+ */
+export const WRITER_MEMORY = '512MB';
+
 /** This process's spill folders, removed when it exits (DuckDB removes its files, not the folder it was given). */
 const spills = new Set<string>();
 let cleanup = false;

@@ -10,7 +10,7 @@ import type { DuckDBConnection, DuckDBType, DuckDBValue } from '@duckdb/node-api
 import { duckdb } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { makeDir } from './spool.js';
-import { engineOptions, spillFolder } from './limits.js';
+import { engineOptions, spillFolder, WRITER_MEMORY } from './limits.js';
 import { sqlString } from './paths.js';
 import type { Batch, Reject } from '../transform/rows.js';
 import { stagedColumns } from '../transform/columns.js';
@@ -44,8 +44,8 @@ let instance: Promise<DuckDB.DuckDBInstance> | undefined;
 /**
  * One in-memory DuckDB per process; each writer has its own connection. Its memory is bounded and
  * what does not fit spills to `spillDir` (under the lake's _staging, cleared at the next start),
- * never to a `.tmp` in whatever folder the command runs from. 128 MB ran out of memory merging a
- * million-row partition (a window that cannot spill); 512 MB did not.
+ * never to a `.tmp` in whatever folder the command runs from (WRITER_MEMORY: a merge's window
+ * cannot spill).
  */
 export async function duck(spillDir?: string): Promise<DuckDB.DuckDBInstance> {
   // The user's limits (load/limits.ts) win; a spill folder they name is this process's own in it.
@@ -54,7 +54,7 @@ export async function duck(spillDir?: string): Promise<DuckDB.DuckDBInstance> {
   // limit, for re-reads this writer never makes; compacting 5M rows peaked at 310 MB with it, 244 without.
   instance ??= DuckDBInstance.create(':memory:', {
     threads: String(user.threads ?? 2),
-    memory_limit: user.memoryLimit ?? '512MB',
+    memory_limit: user.memoryLimit ?? WRITER_MEMORY,
     preserve_insertion_order: 'false',
     enable_external_file_cache: 'false',
   }).catch((err: unknown) => {
