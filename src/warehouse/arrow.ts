@@ -586,10 +586,11 @@ export class ArrowResult {
   readonly schema: Schema;
   private readonly columns: Column[];
 
-  /** `source`: the connection and SQL the result streams from, for the reason of a failure midway (checkStreamEnd). */
+  /** `conn` and `sql`: what the result streams from, for the reason of a failure midway (checkStreamEnd). */
   constructor(
     private readonly result: DuckDBResult,
-    private readonly source?: { conn: DuckDBConnection; sql: string },
+    private readonly conn: DuckDBConnection,
+    private readonly sql: string,
   ) {
     const names = result.deduplicatedColumnNames();
     this.columns = result.columnTypes().map((t, i) => column(names[i]!, t));
@@ -627,7 +628,7 @@ export class ArrowResult {
         next = undefined;
         if (!chunk || chunk.rowCount === 0) {
           // Ended, or failed midway: DuckDB's client ends both alike.
-          await checkStreamEnd(this.source?.conn, this.result, rows, this.source?.sql);
+          await checkStreamEnd(this.conn, this.result, rows, this.sql);
           return;
         }
         rows += chunk.rowCount;
@@ -647,7 +648,7 @@ export class ArrowResult {
 
 /** Streams the result of `sql` (its last statement) from DuckDB; the types are checked first. */
 export async function arrowResult(conn: DuckDBConnection, sql: string): Promise<ArrowResult> {
-  return new ArrowResult(await conn.stream(sql), { conn, sql });
+  return new ArrowResult(await conn.stream(sql), conn, sql);
 }
 
 /**

@@ -57,11 +57,11 @@ export async function connectWarehouse(db: DuckDBInstance): Promise<DuckDB.DuckD
  * result it was: when that is one statement, it is run again (every column computed, its rows
  * only counted: bounded memory) for DuckDB's reason, which is otherwise lost.
  */
-export async function checkStreamEnd(conn: DuckDB.DuckDBConnection | undefined, result: DuckDB.DuckDBResult, rows: number, sql?: string): Promise<void> {
+export async function checkStreamEnd(conn: DuckDB.DuckDBConnection, result: DuckDB.DuckDBResult, rows: number, sql?: string): Promise<void> {
   if (result.returnType !== duckdb.ResultReturnType.INVALID) return;
   let reason = "DuckDB's Node client does not pass on the reason (run that statement alone to see it)";
   // Only a query of one statement is run again: the others before it have run already.
-  if (conn && sql !== undefined && (await conn.extractStatements(sql)).count === 1) {
+  if (sql !== undefined && (await conn.extractStatements(sql)).count === 1) {
     try {
       await conn.run(`SELECT count(*) FROM (${sql.trim().replace(/;+$/, '')}\n) AS chainlake_q WHERE hash(chainlake_q) IS NOT NULL`);
       reason = 'DuckDB gave no reason, and the query ran to its end when run again';
