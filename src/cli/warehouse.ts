@@ -36,7 +36,7 @@ export function wroteWarehouse(r: WarehouseResult): string {
   const lines = [`wrote the warehouse file ${r.file} (${r.tables} table views, ${r.queries} bundled query views)`];
   if (r.moved) lines.push(`  it replaced the warehouse file of ${r.moved}, which holds no lake any more (moved or deleted)`);
   // A lake with no rows yet (a first run that failed) has nothing to say of them.
-  if (r.rows && (r.rows.tables || r.rows.removed)) lines.push(`  with the rows of ${r.rows.tables} tables: the rows of ${r.rows.added} files added, of ${r.rows.removed} removed (${r.rows.copied} tables copied whole)`);
+  if (r.rows && (r.rows.tables || r.rows.removed)) lines.push(`  with the rows of ${r.rows.tables} tables: the rows of ${r.rows.added} files added, of ${r.rows.removed} removed${r.rows.kept ? `, of ${r.rows.kept} compacted files kept as they were` : ''} (${r.rows.copied} tables copied whole)`);
   for (const s of r.skipped) lines.push(`  ${s.name}: not a view until the lake has what it reads (${inert(s.why)})`);
   return lines.join('\n');
 }

@@ -19,3 +19,21 @@ export function listParquet(dir: string): string[] {
   walk(dir);
   return out.sort();
 }
+
+/**
+ * The key of a compacted file's Parquet metadata naming the lake files it holds row for row (a
+ * JSON list of lake-relative names): a warehouse file holding their rows keeps them, under the new
+ * file's name, instead of deleting and copying them again (warehouse/rows.ts).
+ */
+export const MERGED_FROM = 'chainlake.merged_from';
+
+/** The lake files a MERGED_FROM value names; undefined for a value that is not a list of names. */
+export function mergedFrom(value: string): string[] | undefined {
+  let v: unknown;
+  try {
+    v = JSON.parse(value);
+  } catch {
+    return undefined;
+  }
+  return Array.isArray(v) && v.length > 0 && v.every((f) => typeof f === 'string' && f !== '') ? (v as string[]) : undefined;
+}

@@ -49,16 +49,17 @@ type Found = { kind: 'absent' } | Ours | { kind: 'foreign' | 'busy'; why: string
 
 /**
  * DuckDB's settings for the warehouse file: one thread unless CHAINLAKE_DUCKDB_THREADS says
- * otherwise, but for a file with rows, whose copies are scans that threads speed up. The rest of a
- * write is hundreds of small statements, at each of which a second thread is woken for nothing: it
- * cost a third more CPU (docs/benchmarks.md, The warehouse file's rewrite). The memory of a
- * writer, unless the user sets it: the file is written at the end of a run, whose peak it would
- * otherwise be (a first copy of 10M rows: 2.4 GB under a query's 2 GiB, 0.76 GB under this, in
- * about 1.6 times the time).
+ * otherwise. Most of a write is hundreds of small statements, at each of which a second thread is
+ * woken for nothing: it cost a third more CPU (docs/benchmarks.md, The warehouse file's rewrite).
+ * A copy of the rows is no faster on two: DuckDB compresses a table's row groups in their order,
+ * and a second thread only doubled the peak of a rebuild's copy (docs/benchmarks.md, "The
+ * warehouse copy on one thread"). The memory of a writer, unless the user sets it: the file is
+ * written at the end of a run, whose peak it would otherwise be (a first copy of 10M rows: 2.4 GB
+ * under a query's 2 GiB, 0.76-0.87 GB under this).
  */
-function settings(withRows = false, readOnly = false): Record<string, string> {
+function settings(readOnly = false): Record<string, string> {
   const user = engineOptions();
-  return { ...(withRows ? {} : { threads: '1' }), ...(readOnly ? { access_mode: 'READ_ONLY' } : {}), ...querySettings({ ...user, memoryLimit: user.memoryLimit ?? WRITER_MEMORY }) };
+  return { threads: '1', ...(readOnly ? { access_mode: 'READ_ONLY' } : {}), ...querySettings({ ...user, memoryLimit: user.memoryLimit ?? WRITER_MEMORY }) };
 }
 
 function hasDuckdbMagic(file: string): boolean {
@@ -89,7 +90,7 @@ async function inspect<T>(file: string, whileOpen?: (conn: DuckDBConnection, fou
   if (!hasDuckdbMagic(file)) return { found: { kind: 'foreign', why: 'is not a DuckDB database' } };
   let db: DuckDBInstance;
   try {
-    db = await DuckDBInstance.create(file, settings(false, true));
+    db = await DuckDBInstance.create(file, settings(true));
   } catch (err) {
     const message = (err as Error).message.split('\n')[0]!;
     // DuckDB locks a file it has open for writing: its owner may be writing to it right now.
@@ -466,7 +467,7 @@ async function unchanged(conn: DuckDBConnection, lake: string, withRows: boolean
   if (has.runs !== (views.get(RUNS) ?? '').includes('read_json(') || has.rejects !== (views.get(REJECTS) ?? '').includes('read_parquet(')) return undefined;
   if (!(await rowsCurrent(conn, lake, LAKE_TABLES.map((d) => d.table)))) return undefined;
   const tables = Number((await conn.runAndReadAll(`SELECT count(DISTINCT table_name) FROM ${FILES}`)).getRows()[0]![0]);
-  return { ...same, rows: { tables, added: 0, removed: 0, copied: 0 } };
+  return { ...same, rows: { tables, added: 0, removed: 0, copied: 0, kept: 0 } };
 }
 
 /** What `make` builds in `db`, in one transaction, then checkpointed; `db` is closed after. */
@@ -494,7 +495,7 @@ async function buildIn<T>(db: DuckDBInstance, make: (conn: DuckDBConnection) => 
  */
 async function openUnlessHeld(file: string): Promise<DuckDBInstance | undefined> {
   try {
-    return await DuckDBInstance.create(file, settings(true));
+    return await DuckDBInstance.create(file, settings());
   } catch (err) {
     if (/Could not set lock|Conflicting lock/.test((err as Error).message)) return undefined;
     throw err;
@@ -563,8 +564,8 @@ export async function writeWarehouse(lake: string, o: { out?: string; flag: stri
         const db = await openUnlessHeld(file);
         if (db) return { file, ...(await buildIn(db, (conn) => withRowsIn(conn, lake, o.url))), inPlace: true };
         copyFileSync(file, tmp, constants.COPYFILE_FICLONE);
-        built = await buildIn(await DuckDBInstance.create(tmp, settings(true)), (conn) => withRowsIn(conn, lake, o.url, file));
-      } else built = await buildIn(await DuckDBInstance.create(tmp, settings(withRows)), (conn) => build(conn, lake, o.url, withRows, whole ? file : undefined));
+        built = await buildIn(await DuckDBInstance.create(tmp, settings()), (conn) => withRowsIn(conn, lake, o.url, file));
+      } else built = await buildIn(await DuckDBInstance.create(tmp, settings()), (conn) => build(conn, lake, o.url, withRows, whole ? file : undefined));
     }
     // A WAL left by a writer of the old file that crashed would be replayed into the new one.
     rmSync(`${file}.wal`, { force: true });

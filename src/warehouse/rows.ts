@@ -20,7 +20,7 @@ import { join, relative, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { UsageError } from '../errors.js';
-import { listParquet, sqlString } from '../load/paths.js';
+import { listParquet, MERGED_FROM, mergedFrom, sqlString } from '../load/paths.js';
 import { committedBefore, STATE, StateStore } from '../state/store.js';
 import { lakeFile } from '../state/cache.js';
 import { castAmounts, EXACT_TYPE, exactReplace, exactSelect } from './amounts.js';
@@ -85,6 +85,8 @@ export interface RowsSync {
   removed: number;
   /** Tables copied whole (new, or most of their rows replaced, or a column's type changed). */
   copied: number;
+  /** Files a compaction made of files the copy held: their rows kept, under the new file's name. */
+  kept: number;
 }
 
 type Ledger = Map<string, Map<string, bigint>>;
@@ -136,6 +138,28 @@ async function rowCounts(conn: DuckDBConnection, root: string, files: readonly s
   return new Map(r.getRows().map(([f, n]) => [relative(root, String(f)), BigInt(n as bigint)]));
 }
 
+/**
+ * Among `fresh` files, those a compaction made of files the copy holds, row for row (their
+ * footers say which: MERGED_FROM), with those files: their rows are in the copy already, under
+ * the old names. Trusted only where every file named is held, no longer committed, claimed by no
+ * other, and their rows add up to the new file's.
+ */
+async function mergesOf(conn: DuckDBConnection, root: string, fresh: readonly string[], held: ReadonlyMap<string, bigint>, committed: ReadonlySet<string>, counts: ReadonlyMap<string, bigint>): Promise<Map<string, string[]>> {
+  const r = await conn.runAndReadAll(`SELECT file_name, decode(value) FROM parquet_kv_metadata(${list(root, fresh)}) WHERE decode(key) = ${sqlString(MERGED_FROM)}`);
+  const out = new Map<string, string[]>();
+  const claimed = new Set<string>();
+  for (const [name, value] of r.getRows()) {
+    const file = relative(root, String(name));
+    const from = mergedFrom(String(value));
+    if (!from || out.has(file)) continue;
+    if (!from.every((f) => held.has(f) && !committed.has(f) && !claimed.has(f)) || new Set(from).size !== from.length) continue;
+    if (from.reduce((n, f) => n + held.get(f)!, 0n) !== counts.get(file)) continue;
+    for (const f of from) claimed.add(f);
+    out.set(file, from);
+  }
+  return out;
+}
+
 async function columnsOf(conn: DuckDBConnection, sql: string): Promise<Map<string, string>> {
   const r = await conn.runAndReadAll(`DESCRIBE ${sql}`);
   return new Map(r.getRows().map(([name, type]) => [String(name), String(type)]));
@@ -166,7 +190,7 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
   const want = committedFiles(root, tables.map((d) => d.table));
   const ledger = (await ledgerOf(conn)) ?? new Map<string, Map<string, bigint>>();
   await conn.run(`CREATE TABLE IF NOT EXISTS ${FILES} (table_name VARCHAR NOT NULL, file VARCHAR NOT NULL, rows BIGINT NOT NULL)`);
-  const out = { tables: 0, added: 0, removed: 0, copied: 0, views: new Map<string, string>() };
+  const out = { tables: 0, added: 0, removed: 0, copied: 0, kept: 0, views: new Map<string, string>() };
   /** A table's copy and its files in the ledger, gone. */
   const forget = async (t: string) => {
     await conn.run(`DROP TABLE IF EXISTS ${quoted(rowsTable(t))}`);
@@ -190,18 +214,23 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       continue;
     }
     const keep = new Set(files);
-    const gone = [...held.keys()].filter((f) => !keep.has(f));
     const fresh = files.filter((f) => !held.has(f));
     // Row counts: the ledger's for the files it holds, the footers' for new ones.
     const counts = new Map([...held, ...(fresh.length ? await rowCounts(conn, root, fresh) : [])]);
+    // A compaction's files keep the rows of the files they replace, renamed: a delete and an
+    // insert would rewrite them and leave holes that DuckDB's checkpoint then vacuums.
+    const merges = held.size && fresh.length ? await mergesOf(conn, root, fresh, held, keep, counts) : new Map<string, string[]>();
+    const merged = new Set([...merges.values()].flat());
+    const gone = [...held.keys()].filter((f) => !keep.has(f) && !merged.has(f));
+    const inserted = fresh.filter((f) => !merges.has(f));
     const record = (names: string[]) => conn.run(`INSERT INTO ${FILES} SELECT * FROM (VALUES ${names.map((f) => `(${sqlString(t)}, ${sqlString(f)}, ${counts.get(f) ?? 0n})`).join(', ')})`);
     let total = 0n;
     let dropped = 0n;
-    for (const [f, n] of held) keep.has(f) ? (total += n) : (dropped += n);
-    // Copied whole when new, when most of its rows go (a compaction: deleting them would leave the
-    // storage full of holes, and inserting is the work either way), or when a column changes type.
+    for (const [f, n] of held) keep.has(f) || merged.has(f) ? (total += n) : (dropped += n);
+    // Copied whole when new, when most of its rows go (deleting them would leave the storage full
+    // of holes, and inserting is the work either way), or when a column changes type.
     let whole = held.size === 0 || dropped > total;
-    const added = fresh.length && !whole ? await copyOf(conn, decl, root, fresh) : undefined;
+    const added = inserted.length && !whole ? await copyOf(conn, decl, root, inserted) : undefined;
     if (added) {
       const have = await columnsOf(conn, `SELECT * FROM ${rows}`);
       for (const [name, type] of added.columns) {
@@ -218,6 +247,12 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       out.added += files.length;
       out.removed += held.size;
     } else {
+      for (const [file, from] of merges) {
+        const names = from.map(sqlString).join(', ');
+        await conn.run(`UPDATE ${rows} SET ${FILE_COLUMN} = ${sqlString(file)} WHERE ${FILE_COLUMN} IN (${names})`);
+        await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names})`);
+        await record([file]);
+      }
       if (gone.length) {
         const names = gone.map(sqlString).join(', ');
         await conn.run(`DELETE FROM ${rows} WHERE ${FILE_COLUMN} IN (${names})`);
@@ -225,10 +260,11 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       }
       if (added) {
         await conn.run(`INSERT INTO ${rows} BY NAME ${added.sql}`);
-        await record(fresh);
+        await record(inserted);
       }
-      out.added += fresh.length;
+      out.added += inserted.length;
       out.removed += gone.length;
+      out.kept += merges.size;
     }
     out.views.set(t, await rowsView(conn, decl));
     out.tables++;

@@ -13,7 +13,7 @@ import { FILES } from '../../src/warehouse/rows.js';
 import { amountsOf } from '../../src/warehouse/amounts.js';
 import { bundledQueries, LAKE_TABLES, openWarehouse } from '../../src/warehouse/views.js';
 import { openLake } from '../../src/index.js';
-import { cliHere, lakeOf, sharedDemoLake } from '../lake-fixture.js';
+import { cliHere, lakeOf, sharedDemoLake, sharedWholeLake } from '../lake-fixture.js';
 import { openReader, read, rowsOf } from './reader.js';
 import { DIGITS, exactSums, SUM_PER_TOKEN, TOP_RECEIVERS } from './sums.js';
 
@@ -326,7 +326,7 @@ describe('the warehouse file with rows', () => {
     // One rewrite for both: the counts say which file's rows went in and which came out.
     const r = await writeWarehouse(lake, { flag: '--out' });
     // Still a file with rows (not asked again); nothing else changed, so one file's rows were inserted and one's deleted.
-    expect(r.rows).toEqual({ tables: expect.any(Number), added: 1, removed: 1, copied: 0 });
+    expect(r.rows).toEqual({ tables: expect.any(Number), kept: 0, added: 1, removed: 1, copied: 0 });
     expect(r.inPlace).toBe(true);
     expect(statSync(file).ino).toBe(ino);
     const held = (await ledger()).erc_transfers;
@@ -391,6 +391,40 @@ describe('the warehouse file with rows', () => {
     // Three rewrites of a file with every table's rows.
   }, 240_000);
 
+  it("keeps the rows of the files a compacted file holds where its footer's account of them holds, else copies them", async () => {
+    const first = states()[0]!;
+    const src = join(lake, parquetOf(readState(first))[0]!);
+    const rel = (name: string) => `erc_transfers/chain=43114/${name}.parquet`;
+    const read = (files: string[]) => `SELECT * FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}], hive_partitioning = false)`;
+    /** A file of `select` in place of `from` in the first partition's state, its footer naming `named` (as a compaction's does). */
+    const commit = async (name: string, select: string, from: string[] = [], named = from) => {
+      const kv = named.length ? `, KV_METADATA {'chainlake.merged_from': '${JSON.stringify(named)}'}` : '';
+      await onFile(':memory:', `COPY (${select}) TO '${join(lake, rel(name))}' (FORMAT parquet${kv})`);
+      const s = readState(first);
+      writeState(first, { ...s, files: [...s.files.filter((f) => !from.includes(f)), rel(name)] });
+      for (const f of from) rmSync(join(lake, f));
+      return rel(name);
+    };
+    await writeWarehouse(lake, { flag: '--out' });
+    const a = await commit('part_a', `${read([src])} LIMIT 5`);
+    const b = await commit('part_b', `${read([src])} OFFSET 5 LIMIT 4`);
+    let r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r.rows).toMatchObject({ added: 2, removed: 0, kept: 0, copied: 0 });
+    const ab = await commit('part_ab', read([join(lake, a), join(lake, b)]), [a, b]);
+    r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r.rows).toMatchObject({ added: 0, removed: 0, kept: 1, copied: 0 });
+    expect((await ledger()).erc_transfers).toContain(ab);
+    expect((await ledger()).erc_transfers).not.toContain(a);
+    await expectSameRows(['erc_transfers']);
+    // A footer that names a file whose rows it does not all hold (one short), or a file still
+    // committed: the rows are copied from the file, those of a file named and gone deleted.
+    await commit('part_short', `${read([join(lake, ab)])} LIMIT 8`, [ab]);
+    await commit('part_both', `${read([src])} LIMIT 3`, [], [parquetOf(readState(first))[0]!]);
+    r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r.rows).toMatchObject({ added: 2, removed: 1, kept: 0, copied: 0 });
+    await expectSameRows(['erc_transfers']);
+  });
+
   it('a table most of whose rows are replaced, or whose column changes type, is copied whole', async () => {
     // Every file of the table merged into one, as a compaction does.
     const before = states().flatMap((f) => parquetOf(readState(f)));
@@ -450,5 +484,17 @@ describe('a lake with rows in its warehouse file, changed by a command', () => {
     expect(rebuilt).toMatchObject({ code: 0 });
     expect(rebuilt.stdout).toMatch(/with the rows of \d+ tables: the rows of [1-9]\d* files added, of [1-9]\d* removed \(1 tables copied whole\)/);
     await expectSameRows(undefined, at, wh);
+  });
+
+  it('the rewrite after `compact` keeps the rows of the files it merged, under the merged files\' names', async () => {
+    const other = join(dir, 'compacted');
+    // Flushes of 200 rows: several small files a partition.
+    const at = lakeOf(['erc_transfers'], (await sharedWholeLake()).lake, join(other, 'lake'));
+    const wh = join(other, 'lake.warehouse.duckdb');
+    expect(await cliHere(['warehouse', '--lake', at])).toMatchObject({ code: 0, stderr: '' });
+    const compacted = await cliHere(['compact', 'erc_transfers', '--lake', at]);
+    expect(compacted).toMatchObject({ code: 0 });
+    expect(compacted.stdout).toMatch(/the rows of 0 files added, of 0 removed, of [1-9]\d* compacted files kept as they were \(0 tables copied whole\)/);
+    await expectSameRows(['erc_transfers'], at, wh);
   });
 });
