@@ -11,7 +11,7 @@ import { duckdb } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { makeDir } from './spool.js';
 import { engineOptions, spillFolder, WRITER_MEMORY } from './limits.js';
-import { MERGED_FROM, sqlString } from './paths.js';
+import { MERGED_FROM, mergedFromValue, sqlString, type MergedPart } from './paths.js';
 import type { Batch, Reject } from '../transform/rows.js';
 import { stagedColumns } from '../transform/columns.js';
 import type { StagedColumn } from '../transform/staging.js';
@@ -237,12 +237,12 @@ export class ParquetWriter {
    * default, which keeps a group's memory down and its block range narrow.
    * `keep`: a condition on a row that keeps it (a reset takes back the rows it does not hold).
    * `bloomRows`: the rows the new file holds, for a bloom filter of each row group's string
-   * columns (hashBlooms); none without it. `from`: the lake names of `files`, said in the new
-   * file's metadata (MERGED_FROM) when it holds their rows as they are (no `keep`).
+   * columns (hashBlooms); none without it. `from`: the lake names of `files` and their rows, said
+   * in the new file's metadata (MERGED_FROM) when it holds their rows as they are (no `keep`).
    */
-  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl, o: { keep?: string; bloomRows?: number; from?: string[] } = {}): Promise<WrittenFile[]> {
+  async rewrite(files: string[], dir: string, stem: string, sub = '', decl?: StreamDecl, o: { keep?: string; bloomRows?: number; from?: MergedPart[] } = {}): Promise<WrittenFile[]> {
     const { keep, bloomRows } = o;
-    const from = o.from && !keep ? `, KV_METADATA {${sqlString(MERGED_FROM)}: ${sqlString(JSON.stringify(o.from))}}` : '';
+    const from = o.from && !keep ? `, KV_METADATA {${sqlString(MERGED_FROM)}: ${sqlString(mergedFromValue(o.from))}}` : '';
     const file = this.newFile(dir, stem, sub);
     // By name: files written before a column was added lack it (NULL there), as the views read them.
     const read = `read_parquet([${files.map(sqlString).join(', ')}], union_by_name = true, hive_partitioning = false)`;

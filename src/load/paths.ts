@@ -21,19 +21,31 @@ export function listParquet(dir: string): string[] {
 }
 
 /**
- * The key of a compacted file's Parquet metadata naming the lake files it holds row for row (a
- * JSON list of lake-relative names): a warehouse file holding their rows keeps them, under the new
- * file's name, instead of deleting and copying them again (warehouse/rows.ts).
+ * The key of a compacted file's Parquet metadata naming the lake files whose rows it holds as they
+ * were, in their order (a JSON list of [lake-relative name, rows]): a warehouse file holding the
+ * rows of some of them keeps those, under the new file's name, instead of deleting and copying
+ * them again (warehouse/rows.ts).
  */
 export const MERGED_FROM = 'chainlake.merged_from';
 
-/** The lake files a MERGED_FROM value names; undefined for a value that is not a list of names. */
-export function mergedFrom(value: string): string[] | undefined {
+/** One file a compacted file holds the rows of, and how many. */
+export interface MergedPart {
+  file: string;
+  rows: number;
+}
+
+export function mergedFromValue(parts: readonly MergedPart[]): string {
+  return JSON.stringify(parts.map((p) => [p.file, p.rows]));
+}
+
+/** The parts a MERGED_FROM value names; undefined for a value that is not a list of them. */
+export function mergedFrom(value: string): MergedPart[] | undefined {
   let v: unknown;
   try {
     v = JSON.parse(value);
   } catch {
     return undefined;
   }
-  return Array.isArray(v) && v.length > 0 && v.every((f) => typeof f === 'string' && f !== '') ? (v as string[]) : undefined;
+  const part = (x: unknown) => Array.isArray(x) && x.length === 2 && typeof x[0] === 'string' && x[0] !== '' && Number.isSafeInteger(x[1]) && (x[1] as number) >= 0;
+  return Array.isArray(v) && v.length > 0 && v.every(part) ? (v as Array<[string, number]>).map(([file, rows]) => ({ file, rows })) : undefined;
 }

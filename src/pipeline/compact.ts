@@ -95,7 +95,7 @@ async function compactPartition(decl: StreamDecl, state: PartitionState, store: 
     o.signal?.throwIfAborted();
     const want = group.reduce((n, f) => n + rowsOf.get(f)!, 0);
     const dir = store.stagingDir(decl.table, state.partition);
-    const [out] = await writer.rewrite(await store.local(group), dir, nextStem(state.partition, next.files, { kind: 'compact' }), folderOf(decl, state.values ?? {}), decl, { bloomRows: want, from: group });
+    const [out] = await writer.rewrite(await store.local(group), dir, nextStem(state.partition, next.files, { kind: 'compact' }), folderOf(decl, state.values ?? {}), decl, { bloomRows: want, from: group.map((file) => ({ file, rows: rowsOf.get(file)! })) });
     const got = await writer.countRowsOf([out!.staged]);
     if (got !== want) throw new Error(`compact ${decl.table} ${state.partition}: the rewritten file holds ${got} rows, its ${group.length} files ${want}; nothing was changed`);
     const landed = `${decl.table}/${out!.rel}`;

@@ -20,7 +20,7 @@ import { join, relative, resolve } from 'node:path';
 import type { DuckDBConnection } from './duckdb.js';
 import type { StreamDecl } from '../decl/stream.js';
 import { UsageError } from '../errors.js';
-import { listParquet, MERGED_FROM, mergedFrom, sqlString } from '../load/paths.js';
+import { listParquet, MERGED_FROM, mergedFrom, sqlString, type MergedPart } from '../load/paths.js';
 import { committedBefore, STATE, StateStore } from '../state/store.js';
 import { lakeFile } from '../state/cache.js';
 import { castAmounts, EXACT_TYPE, exactReplace, exactSelect } from './amounts.js';
@@ -126,10 +126,17 @@ async function ledgerOf(conn: DuckDBConnection, db?: string): Promise<Ledger | u
 
 const list = (root: string, files: readonly string[]) => `[${files.map((f) => sqlString(join(root, f))).join(', ')}]`;
 
-/** The rows of `files` (lake-relative) with the file each came from, columns lined up by name. */
-function rowsOf(root: string, files: readonly string[]): string {
+/**
+ * The rows of `files` (lake-relative) with the file each came from, columns lined up by name;
+ * with `ranges`, only the rows at those places of the files ([from, to) of file_row_number).
+ */
+function rowsOf(root: string, files: readonly string[], ranges?: ReadonlyArray<[number, number]>): string {
   // The root's length as DuckDB counts characters (a JavaScript length counts UTF-16 units).
-  return `SELECT * EXCLUDE (${FILE_COLUMN}), substr(${FILE_COLUMN}, length(${sqlString(root)}) + 2) AS ${FILE_COLUMN} FROM read_parquet(${list(root, files)}, union_by_name = true, hive_partitioning = false, filename = '${FILE_COLUMN}')`;
+  const file = `substr(${FILE_COLUMN}, length(${sqlString(root)}) + 2) AS ${FILE_COLUMN}`;
+  const read = `read_parquet(${list(root, files)}, union_by_name = true, hive_partitioning = false, filename = '${FILE_COLUMN}'${ranges ? ', file_row_number = true' : ''})`;
+  if (!ranges) return `SELECT * EXCLUDE (${FILE_COLUMN}), ${file} FROM ${read}`;
+  const where = ranges.map(([a, b]) => `(file_row_number >= ${a} AND file_row_number < ${b})`).join(' OR ');
+  return `SELECT * EXCLUDE (${FILE_COLUMN}, file_row_number), ${file} FROM ${read} WHERE ${where}`;
 }
 
 /** Each file's row count, from its footer. */
@@ -138,24 +145,41 @@ async function rowCounts(conn: DuckDBConnection, root: string, files: readonly s
   return new Map(r.getRows().map(([f, n]) => [relative(root, String(f)), BigInt(n as bigint)]));
 }
 
+/** A compacted file whose rows are those of files it names, in their order (MERGED_FROM). */
+interface Merge {
+  /** Its parts the copy holds: their rows stay, under the new file's name. */
+  held: string[];
+  /** Where in it the rows of the other parts are ([from, to) of its row numbers): copied from it. */
+  ranges: Array<[number, number]>;
+}
+
 /**
- * Among `fresh` files, those a compaction made of files the copy holds, row for row (their
- * footers say which: MERGED_FROM), with those files: their rows are in the copy already, under
- * the old names. Trusted only where every file named is held, no longer committed, claimed by no
- * other, and their rows add up to the new file's.
+ * Among `fresh` files, those a compaction made of files the copy holds some of (their footers say
+ * which and how many rows each: MERGED_FROM), as Merges. Trusted only where every file named is
+ * no longer committed and claimed by no other, each held one holds the rows said, and the rows add
+ * up to the new file's; any other is copied as a new file.
  */
-async function mergesOf(conn: DuckDBConnection, root: string, fresh: readonly string[], held: ReadonlyMap<string, bigint>, committed: ReadonlySet<string>, counts: ReadonlyMap<string, bigint>): Promise<Map<string, string[]>> {
+async function mergesOf(conn: DuckDBConnection, root: string, fresh: readonly string[], held: ReadonlyMap<string, bigint>, committed: ReadonlySet<string>, counts: ReadonlyMap<string, bigint>): Promise<Map<string, Merge>> {
   const r = await conn.runAndReadAll(`SELECT file_name, decode(value) FROM parquet_kv_metadata(${list(root, fresh)}) WHERE decode(key) = ${sqlString(MERGED_FROM)}`);
-  const out = new Map<string, string[]>();
+  const out = new Map<string, Merge>();
   const claimed = new Set<string>();
   for (const [name, value] of r.getRows()) {
     const file = relative(root, String(name));
-    const from = mergedFrom(String(value));
-    if (!from || out.has(file)) continue;
-    if (!from.every((f) => held.has(f) && !committed.has(f) && !claimed.has(f)) || new Set(from).size !== from.length) continue;
-    if (from.reduce((n, f) => n + held.get(f)!, 0n) !== counts.get(file)) continue;
-    for (const f of from) claimed.add(f);
-    out.set(file, from);
+    const parts: MergedPart[] | undefined = mergedFrom(String(value));
+    if (!parts || out.has(file)) continue;
+    const names = new Set(parts.map((p) => p.file));
+    if (names.size !== parts.length || parts.some((p) => committed.has(p.file) || claimed.has(p.file))) continue;
+    if (parts.some((p) => held.has(p.file) && held.get(p.file) !== BigInt(p.rows))) continue;
+    if (BigInt(parts.reduce((n, p) => n + p.rows, 0)) !== counts.get(file) || !parts.some((p) => held.has(p.file))) continue;
+    const merge: Merge = { held: [], ranges: [] };
+    let at = 0;
+    for (const p of parts) {
+      if (held.has(p.file)) merge.held.push(p.file);
+      else if (p.rows > 0) merge.ranges.push([at, at + p.rows]);
+      at += p.rows;
+    }
+    for (const p of parts) claimed.add(p.file);
+    out.set(file, merge);
   }
   return out;
 }
@@ -170,8 +194,8 @@ async function columnsOf(conn: DuckDBConnection, sql: string): Promise<Map<strin
  * (amounts.ts), cast once here rather than by the view at every query, where it cost the copy a
  * query over amounts a third to twice the native table's time (docs/benchmarks.md).
  */
-async function copyOf(conn: DuckDBConnection, decl: StreamDecl, root: string, files: readonly string[]): Promise<{ sql: string; columns: Map<string, string> }> {
-  const raw = rowsOf(root, files);
+async function copyOf(conn: DuckDBConnection, decl: StreamDecl, root: string, files: readonly string[], ranges?: ReadonlyArray<[number, number]>): Promise<{ sql: string; columns: Map<string, string> }> {
+  const raw = rowsOf(root, files, ranges);
   const columns = await columnsOf(conn, raw);
   const cast = castAmounts(decl, columns);
   if (!cast.length) return { sql: raw, columns };
@@ -219,8 +243,8 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     const counts = new Map([...held, ...(fresh.length ? await rowCounts(conn, root, fresh) : [])]);
     // A compaction's files keep the rows of the files they replace, renamed: a delete and an
     // insert would rewrite them and leave holes that DuckDB's checkpoint then vacuums.
-    const merges = held.size && fresh.length ? await mergesOf(conn, root, fresh, held, keep, counts) : new Map<string, string[]>();
-    const merged = new Set([...merges.values()].flat());
+    const merges = held.size && fresh.length ? await mergesOf(conn, root, fresh, held, keep, counts) : new Map<string, Merge>();
+    const merged = new Set([...merges.values()].flatMap((m) => m.held));
     const gone = [...held.keys()].filter((f) => !keep.has(f) && !merged.has(f));
     const inserted = fresh.filter((f) => !merges.has(f));
     const record = (names: string[]) => conn.run(`INSERT INTO ${FILES} SELECT * FROM (VALUES ${names.map((f) => `(${sqlString(t)}, ${sqlString(f)}, ${counts.get(f) ?? 0n})`).join(', ')})`);
@@ -230,13 +254,20 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     // Copied whole when new, when most of its rows go (deleting them would leave the storage full
     // of holes, and inserting is the work either way), or when a column changes type.
     let whole = held.size === 0 || dropped > total;
-    const added = inserted.length && !whole ? await copyOf(conn, decl, root, inserted) : undefined;
-    if (added) {
+    // The rows to insert: new files', and those of a merged file's parts the copy did not hold.
+    const inserts: Array<{ sql: string; columns: Map<string, string> }> = [];
+    if (!whole) {
+      if (inserted.length) inserts.push(await copyOf(conn, decl, root, inserted));
+      for (const [file, m] of merges) if (m.ranges.length) inserts.push(await copyOf(conn, decl, root, [file], m.ranges));
+    }
+    if (inserts.length) {
       const have = await columnsOf(conn, `SELECT * FROM ${rows}`);
-      for (const [name, type] of added.columns) {
+      for (const [name, type] of inserts.flatMap((i) => [...i.columns])) {
         const was = have.get(name);
-        if (was === undefined) await conn.run(`ALTER TABLE ${rows} ADD COLUMN ${quoted(name)} ${type}`);
-        else if (was !== type) whole = true;
+        if (was === undefined) {
+          await conn.run(`ALTER TABLE ${rows} ADD COLUMN ${quoted(name)} ${type}`);
+          have.set(name, type);
+        } else if (was !== type) whole = true;
       }
     }
     if (whole) {
@@ -247,7 +278,7 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       out.added += files.length;
       out.removed += held.size;
     } else {
-      for (const [file, from] of merges) {
+      for (const [file, { held: from }] of merges) {
         const names = from.map(sqlString).join(', ');
         await conn.run(`UPDATE ${rows} SET ${FILE_COLUMN} = ${sqlString(file)} WHERE ${FILE_COLUMN} IN (${names})`);
         await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names})`);
@@ -258,10 +289,8 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
         await conn.run(`DELETE FROM ${rows} WHERE ${FILE_COLUMN} IN (${names})`);
         await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names})`);
       }
-      if (added) {
-        await conn.run(`INSERT INTO ${rows} BY NAME ${added.sql}`);
-        await record(inserted);
-      }
+      for (const i of inserts) await conn.run(`INSERT INTO ${rows} BY NAME ${i.sql}`);
+      if (inserted.length) await record(inserted);
       out.added += inserted.length;
       out.removed += gone.length;
       out.kept += merges.size;

@@ -5,7 +5,7 @@
 // the lake commits: a stale copy is never read.
 import { cpSync, mkdtempSync, renameSync, statSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { DuckDBInstance, type DuckDBConnection } from '@duckdb/node-api';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { writeWarehouse } from '../../src/warehouse/file.js';
@@ -395,31 +395,44 @@ describe('the warehouse file with rows', () => {
     const first = states()[0]!;
     const src = join(lake, parquetOf(readState(first))[0]!);
     const rel = (name: string) => `erc_transfers/chain=43114/${name}.parquet`;
-    const read = (files: string[]) => `SELECT * FROM read_parquet([${files.map((f) => `'${f}'`).join(', ')}], hive_partitioning = false)`;
-    /** A file of `select` in place of `from` in the first partition's state, its footer naming `named` (as a compaction's does). */
-    const commit = async (name: string, select: string, from: string[] = [], named = from) => {
-      const kv = named.length ? `, KV_METADATA {'chainlake.merged_from': '${JSON.stringify(named)}'}` : '';
+    const read = (files: string[]) => `SELECT * FROM read_parquet([${files.map((f) => `'${join(lake, f)}'`).join(', ')}], hive_partitioning = false)`;
+    /**
+     * A file of `select` in place of `from` in the first partition's state, its footer naming
+     * `parts` (file, rows) as a compaction's does.
+     */
+    const commit = async (name: string, select: string, from: string[] = [], parts: Array<[string, number]> = []) => {
+      const kv = parts.length ? `, KV_METADATA {'chainlake.merged_from': '${JSON.stringify(parts)}'}` : '';
       await onFile(':memory:', `COPY (${select}) TO '${join(lake, rel(name))}' (FORMAT parquet${kv})`);
       const s = readState(first);
       writeState(first, { ...s, files: [...s.files.filter((f) => !from.includes(f)), rel(name)] });
       for (const f of from) rmSync(join(lake, f));
       return rel(name);
     };
+    const whole = relative(lake, src);
     await writeWarehouse(lake, { flag: '--out' });
-    const a = await commit('part_a', `${read([src])} LIMIT 5`);
-    const b = await commit('part_b', `${read([src])} OFFSET 5 LIMIT 4`);
+    const a = await commit('part_a', `${read([whole])} LIMIT 5`);
+    const b = await commit('part_b', `${read([whole])} OFFSET 5 LIMIT 4`);
     let r = await writeWarehouse(lake, { flag: '--out' });
     expect(r.rows).toMatchObject({ added: 2, removed: 0, kept: 0, copied: 0 });
-    const ab = await commit('part_ab', read([join(lake, a), join(lake, b)]), [a, b]);
+    const ab = await commit('part_ab', read([a, b]), [a, b], [[a, 5], [b, 4]]);
     r = await writeWarehouse(lake, { flag: '--out' });
     expect(r.rows).toMatchObject({ added: 0, removed: 0, kept: 1, copied: 0 });
     expect((await ledger()).erc_transfers).toContain(ab);
     expect((await ledger()).erc_transfers).not.toContain(a);
     await expectSameRows(['erc_transfers']);
-    // A footer that names a file whose rows it does not all hold (one short), or a file still
-    // committed: the rows are copied from the file, those of a file named and gone deleted.
-    await commit('part_short', `${read([join(lake, ab)])} LIMIT 8`, [ab]);
-    await commit('part_both', `${read([src])} LIMIT 3`, [], [parquetOf(readState(first))[0]!]);
+    // Merged with a file the copy never held (a run merges its own new files with older ones):
+    // those rows are copied from their place in the merged file.
+    const c = await commit('part_c', `${read([whole])} OFFSET 9 LIMIT 3`);
+    const abc = await commit('part_abc', read([ab, c]), [ab, c], [[ab, 9], [c, 3]]);
+    r = await writeWarehouse(lake, { flag: '--out' });
+    expect(r.rows).toMatchObject({ added: 0, removed: 0, kept: 1, copied: 0 });
+    expect((await ledger()).erc_transfers).toContain(abc);
+    await expectSameRows(['erc_transfers']);
+    // A footer whose account does not hold: rows it says a file held that the copy holds fewer
+    // of, or a file still committed. The rows are copied from the file, those of a file named and
+    // gone deleted.
+    await commit('part_short', `${read([abc])} LIMIT 11`, [abc], [[abc, 11]]);
+    await commit('part_both', `${read([whole])} LIMIT 3`, [], [[whole, 3]]);
     r = await writeWarehouse(lake, { flag: '--out' });
     expect(r.rows).toMatchObject({ added: 2, removed: 1, kept: 0, copied: 0 });
     await expectSameRows(['erc_transfers']);
