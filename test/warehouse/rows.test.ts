@@ -504,7 +504,17 @@ describe('a lake with rows in its warehouse file, changed by a command', () => {
     // Flushes of 200 rows: several small files a partition.
     const at = lakeOf(['erc_transfers'], (await sharedWholeLake()).lake, join(other, 'lake'));
     const wh = join(other, 'lake.warehouse.duckdb');
+    // The copy made while each partition's last two files were not committed yet: the merges
+    // that follow join files the copy holds with files it never held, as a run's own merge does.
+    const stateAt = join(at, '_state', 'erc_transfers');
+    const saved = new Map(readdirSync(stateAt).map((f) => [f, readFileSync(join(stateAt, f), 'utf8')]));
+    for (const [f, text] of saved) {
+      const s = JSON.parse(text) as { files: string[] };
+      const data = parquetOf(s);
+      writeFileSync(join(stateAt, f), JSON.stringify({ ...s, files: s.files.filter((x) => !data.slice(-2).includes(x)) }));
+    }
     expect(await cliHere(['warehouse', '--lake', at])).toMatchObject({ code: 0, stderr: '' });
+    for (const [f, text] of saved) writeFileSync(join(stateAt, f), text);
     const compacted = await cliHere(['compact', 'erc_transfers', '--lake', at]);
     expect(compacted).toMatchObject({ code: 0 });
     expect(compacted.stdout).toMatch(/the rows of 0 files added, of 0 removed, of [1-9]\d* compacted files kept as they were \(0 tables copied whole\)/);
