@@ -220,6 +220,8 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     await conn.run(`DROP TABLE IF EXISTS ${quoted(rowsTable(t))}`);
     await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)}`);
   };
+  // Tables without files are most of a lake's: only those with a copy have one to forget.
+  const copies = new Set((await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`)).getRows().map(([n]) => String(n)));
   // A table this version does not declare (renamed or gone) is forgotten with the rest.
   const declared = new Set(tables.map((d) => d.table));
   for (const [t, held] of ledger) {
@@ -234,7 +236,7 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     const rows = quoted(rowsTable(t));
     if (!files.length) {
       out.removed += held.size;
-      await forget(t);
+      if (held.size || copies.has(rowsTable(t))) await forget(t);
       continue;
     }
     const keep = new Set(files);
