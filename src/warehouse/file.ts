@@ -53,7 +53,7 @@ type Found = { kind: 'absent' } | Ours | { kind: 'foreign' | 'busy'; why: string
  * woken for nothing: it cost a third more CPU (docs/benchmarks.md, The warehouse file's rewrite).
  * A copy of the rows is no faster on two: DuckDB compresses a table's row groups in their order,
  * and a second thread only doubled the peak of a rebuild's copy (docs/benchmarks.md, "The
- * warehouse copy on one thread"). The memory of a writer, unless the user sets it: the file is
+ * warehouse copy's upkeep"). The memory of a writer, unless the user sets it: the file is
  * written at the end of a run, whose peak it would otherwise be (a first copy of 10M rows: 2.4 GB
  * under a query's 2 GiB, 0.76-0.87 GB under this).
  */

@@ -428,9 +428,9 @@ describe('the warehouse file with rows', () => {
     expect(r.rows).toMatchObject({ added: 0, removed: 0, kept: 1, copied: 0 });
     expect((await ledger()).erc_transfers).toContain(abc);
     await expectSameRows(['erc_transfers']);
-    // A footer whose account does not hold: rows it says a file held that the copy holds fewer
-    // of, or a file still committed. The rows are copied from the file, those of a file named and
-    // gone deleted.
+    // Footers whose account does not hold: one names a file with fewer rows than the copy holds
+    // of it (one short), one names a file still committed. Each is copied as a new file, and the
+    // rows of the file named and gone are deleted.
     await commit('part_short', `${read([abc])} LIMIT 11`, [abc], [[abc, 11]]);
     await commit('part_both', `${read([whole])} LIMIT 3`, [], [[whole, 3]]);
     r = await writeWarehouse(lake, { flag: '--out' });
