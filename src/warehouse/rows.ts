@@ -220,8 +220,6 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     await conn.run(`DROP TABLE IF EXISTS ${quoted(rowsTable(t))}`);
     await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)}`);
   };
-  // Tables without files are most of a lake's: only those with a copy have one to forget.
-  const copies = new Set((await conn.runAndReadAll(`SELECT table_name FROM duckdb_tables() WHERE database_name = current_database() AND schema_name = 'main'`)).getRows().map(([n]) => String(n)));
   // A table this version does not declare (renamed or gone) is forgotten with the rest.
   const declared = new Set(tables.map((d) => d.table));
   for (const [t, held] of ledger) {
@@ -236,7 +234,8 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
     const rows = quoted(rowsTable(t));
     if (!files.length) {
       out.removed += held.size;
-      if (held.size || copies.has(rowsTable(t))) await forget(t);
+      // Tables without files are most of a lake's: only one the ledger holds files of has a copy.
+      if (held.size) await forget(t);
       continue;
     }
     const keep = new Set(files);
@@ -280,19 +279,15 @@ export async function syncRows(conn: DuckDBConnection, lake: string, tables: rea
       out.added += files.length;
       out.removed += held.size;
     } else {
-      for (const [file, { held: from }] of merges) {
-        const names = from.map(sqlString).join(', ');
-        await conn.run(`UPDATE ${rows} SET ${FILE_COLUMN} = ${sqlString(file)} WHERE ${FILE_COLUMN} IN (${names})`);
-        await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names})`);
-        await record([file]);
-      }
-      if (gone.length) {
-        const names = gone.map(sqlString).join(', ');
-        await conn.run(`DELETE FROM ${rows} WHERE ${FILE_COLUMN} IN (${names})`);
-        await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names})`);
-      }
+      const names = (files: string[]) => files.map(sqlString).join(', ');
+      for (const [file, m] of merges) await conn.run(`UPDATE ${rows} SET ${FILE_COLUMN} = ${sqlString(file)} WHERE ${FILE_COLUMN} IN (${names(m.held)})`);
+      if (gone.length) await conn.run(`DELETE FROM ${rows} WHERE ${FILE_COLUMN} IN (${names(gone)})`);
+      // The ledger: the files renamed or gone out, the merged and new ones in.
+      const left = [...gone, ...merged];
+      if (left.length) await conn.run(`DELETE FROM ${FILES} WHERE table_name = ${sqlString(t)} AND file IN (${names(left)})`);
       for (const i of inserts) await conn.run(`INSERT INTO ${rows} BY NAME ${i.sql}`);
-      if (inserted.length) await record(inserted);
+      const entered = [...merges.keys(), ...inserted];
+      if (entered.length) await record(entered);
       out.added += inserted.length;
       out.removed += gone.length;
       out.kept += merges.size;
