@@ -105,7 +105,8 @@ torture: build
 ## bench: the benchmarks (they print figures; they are not tests): each script in BENCH_SCRIPTS in turn.
 ## bench/rate.mjs: rate-bound, against the simulator with its rate limit on (about 4 minutes)
 ## bench/cpu.mjs: CPU-bound rows/s (replay and end to end, into a local lake and into an s3:// lake on
-## loopback, s3rver) and peak RSS at 1M and 5M rows (about 15 minutes)
+## loopback, s3rver) and peak RSS at 1M and 5M rows, beside a floor under any rebuild (DuckDB alone from the
+## raw pages, bench/rebuild-floor.mjs) (about 16 minutes)
 ## bench/arrow.mjs: Arrow record batches against staged lines as the transform -> load hand-off (about 2 minutes)
 ## bench/arrow-query.mjs: a 1M-row query as Arrow (library and query --format arrow) against DuckDB alone (about 1 minute)
 ## bench/query.mjs: the bundled and four ad-hoc queries on a 10M-row lake (built once under data/bench-query, about

@@ -8,6 +8,8 @@
 //   3. the ceiling: JSON.parse of the same raw pages, in this process; and what each stage does
 //      alone on a sample of them: the transform to staged lines, and DuckDB writing those lines
 //      as zstd Parquet with one thread (its floor on one core) and with two.
+//      And a floor under any rebuild: DuckDB alone from the decompressed pages to the same Parquet,
+//      with none of the run's checks (bench/rebuild-floor.mjs).
 //   4. the same run into a lake on object storage (s3://, s3rver on loopback in its own process,
 //      bench/s3rver.mjs) beside the local lake: rows/s against the local run's, and peak RSS
 //      (--no-s3 leaves it out).
@@ -15,13 +17,14 @@
 //   5. one contract's 1M rows fetched as 16 block ranges at once (chunks; `concurrency: 16` lets
 //      16 requests be under way): rows/s and peak RSS of that run.
 // Usage: node bench/cpu.mjs [--rows 1000000,5000000] [--contracts 12] [--chunk-rows 1000000] [--no-s3]
-//        node bench/cpu.mjs --replay <a lake kept by --keep>   (its rebuild alone, beside the ceiling)
+//        node bench/cpu.mjs --replay <a lake kept by --keep> [--no-floor]   (its rebuild alone, beside the ceiling and the floor)
 import { spawn } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { brotliDecompressSync } from 'node:zlib';
 import { cpus, loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { arg, buildWorld, fmt, plan, root, startSim, timed, transfersPipeline } from './common.mjs';
+import { rebuildFloor } from './rebuild-floor.mjs';
 
 const sizes = arg('rows', '1000000,5000000').split(',').map(Number);
 
@@ -166,6 +169,7 @@ if (arg('replay')) {
     console.log(`  then the warehouse file with its rows (as \`rebuild\` writes it by default) ${copied.seconds.toFixed(1)} s, user + sys CPU ${copied.cpuSeconds.toFixed(1)} s, peak RSS ${fmt(copied.rssMB)} MB: both ${fmt(rows / (replay.seconds + copied.seconds))} rows/s (${(rows / (replay.seconds + copied.seconds) / parse).toFixed(2)} of the ceiling)`);
     // What the wall-time ratio would be with both cores its own: the ceiling is one thread's parse.
     console.log(`  by CPU: the ceiling's parse ${cpu.seconds.toFixed(1)} s, the rebuild ${(replay.cpuSeconds / cpu.seconds).toFixed(1)} times it: ${((cpus().length * cpu.seconds) / replay.cpuSeconds).toFixed(2)} of the ceiling on ${cpus().length} cores`);
+    if (!process.argv.includes('--no-floor')) for (const line of await rebuildFloor(arg('replay'))) console.log(`  floor: ${line.trim()}`);
   } finally {
     rmSync(dirname(copy), { recursive: true, force: true });
   }
@@ -190,8 +194,9 @@ for (const rows of sizes) {
     const parse = jsonParseRate(lake);
     const parseBytes = jsonParseRate(lake, 'latin1');
     const stages = results.length === 0 ? await stageRates(lake) : undefined;
+    const floor = results.length === 0 ? await rebuildFloor(lake) : undefined;
     const runS3 = s3 ? await timed(['run', pipeline, '--lake', `s3://bench/lake-${p.total}`, '--log-level', 'warn']) : undefined;
-    results.push({ rows: p.total, contracts: p.contracts.length, run, runS3, replay, compact, parse, parseBytes, stages });
+    results.push({ rows: p.total, contracts: p.contracts.length, run, runS3, replay, compact, parse, parseBytes, stages, floor });
   } finally {
     sim.stop();
     if (!process.argv.includes('--keep')) rmSync(dir, { recursive: true, force: true });
@@ -234,6 +239,10 @@ for (const r of results) {
   console.log(`    replay: transform + load (rebuild)      ${fmt(r.rows / r.replay.seconds)} rows/s  (${(r.rows / r.replay.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.replay.rssMB)} MB`);
   console.log(`      its user + sys CPU                    ${r.replay.cpuSeconds.toFixed(1)} s, ${(r.replay.cpuSeconds / (r.rows / r.parse)).toFixed(1)} times the ceiling's parse`);
   console.log(`      then the warehouse file's rows         ${r.replay.warehouse.seconds.toFixed(1)} s (what \`rebuild\` adds by default), peak RSS ${fmt(r.replay.warehouse.rssMB)} MB`);
+  if (r.floor) {
+    console.log('    a floor under any rebuild (bench/rebuild-floor.mjs): DuckDB alone from the pages, no JavaScript, no checks');
+    for (const line of r.floor) console.log(`    ${line}`);
+  }
   console.log(`    end to end on the simulator (run)       ${fmt(r.rows / r.run.seconds)} rows/s  (${(r.rows / r.run.seconds / r.parse).toFixed(2)} of the ceiling), peak RSS ${fmt(r.run.rssMB)} MB`);
   if (r.runS3)
     console.log(`    end to end into s3:// (s3rver, loopback)  ${fmt(r.rows / r.runS3.seconds)} rows/s  (${(r.run.seconds / r.runS3.seconds).toFixed(2)} of the local run), peak RSS ${fmt(r.runS3.rssMB)} MB`);
