@@ -126,7 +126,11 @@ async function dryRun(p: Pipeline, lake: string, fullRefresh: string[] | undefin
   const plan = { ...planRun(p, { lake: await readableLake(lake, { data: false }), fullRefresh }), ...(isObjectUrl(lake) ? { lake } : {}) };
   // A plan quotes the lake's states (page tokens the service sent).
   process.stdout.write((format === 'json' ? inertJson(JSON.stringify(plan, null, 1)) : inert(formatPlan(plan), { lines: true })) + '\n');
-  return 0;
+  // As the run would fail those partitions, the plan does not end as one that would succeed.
+  const refused = plan.streams.flatMap((s) => s.partitions.filter((x) => x.start === 'refused').map((x) => `${s.table} ${x.id}`));
+  if (!refused.length) return 0;
+  process.stderr.write(`chainlake: a run would refuse ${refused.length === 1 ? 'this partition' : `these ${refused.length} partitions`} (its start below what the lake fetched, above): ${inert(refused.join(', '))}\n`);
+  return 1;
 }
 
 export const runCommand = commandOf('run [pipeline]', 'run a pipeline (YAML) into the lake; reruns resume', runFlags, cmdRun);

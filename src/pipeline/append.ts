@@ -13,7 +13,9 @@ import { PageTokenError } from '../extract/paginate.js';
 import type { Moves, Staged } from './batch.js';
 import type { PartitionRun } from './partition.js';
 import { chunkTag } from '../state/names.js';
-import { givenBlocks, timeBounded, windowBlocks } from './block_times.js';
+import { givenBlocks, startBelowReason, timeBounded, windowBlocks } from './block_times.js';
+import { fetchedFrom, startBelow } from '../state/cursor.js';
+import { UsageError } from '../errors.js';
 import { headNote, nextWindow, openWindow, WindowMachine, type Track, type WindowConfig } from './window.js';
 
 /** The part of a partition's state a window moves: the table's own, or a full refresh's shadow. */
@@ -44,6 +46,13 @@ export async function append(p: PartitionRun): Promise<void> {
   const blocks = timeBounded(bc, cfg) ? await windowBlocks(p.store, p.context(), bc, cfg, partition) : givenBlocks(bc, cfg);
   if (blocks.note) p.note(blocks.note);
   if (blocks.notYet) return;
+  const configured = blocks.startBlock ?? 0;
+  if (!rebuilding) {
+    if (startBelow(p.state.from, track.cursor, configured)) throw new UsageError(startBelowReason(bc, cfg, decl.table, configured, p.state.from!));
+    // Kept with the partition's next commit.
+    const from = fetchedFrom(p.state.from, track.cursor, configured);
+    if (from !== p.state.from) p.state = { ...p.state, from };
+  }
   const wc: WindowConfig = {
     bp: bc,
     startBlock: blocks.startBlock,
@@ -69,7 +78,7 @@ export async function append(p: PartitionRun): Promise<void> {
   }
   if (!window) return;
   await new WindowRun(p, WindowMachine.of(track, window, wc), rebuilding, chunks).run();
-  if (rebuilding) swapRebuild(p);
+  if (rebuilding) swapRebuild(p, configured);
 }
 
 /** The I/O of a window: fetches the chunks the machine starts, stages their batches, commits what it answers. */
@@ -181,10 +190,10 @@ class WindowRun {
   }
 }
 /** The rebuilt files replace the partition's old files in one commit. */
-function swapRebuild(p: PartitionRun): void {
+function swapRebuild(p: PartitionRun, from: number): void {
   const rb = p.state.rebuild!;
   const moves: Moves = rb.files.map((f) => [f, f.slice(REBUILD.length + 1)]);
   const files = moves.map(([, t]) => t);
-  p.commit({ ...p.state, files, cursor: rb.cursor, rebuild: undefined, rawIncomplete: undefined, rows: rb.rows, rejects: rb.rejects, lastRun: p.lastRun(true) }, moves, p.state.files);
+  p.commit({ ...p.state, files, cursor: rb.cursor, from, rebuild: undefined, rawIncomplete: undefined, rows: rb.rows, rejects: rb.rejects, lastRun: p.lastRun(true) }, moves, p.state.files);
 }
 

@@ -88,6 +88,16 @@ export function givenBlocks(bc: BlockCursor, cfg: StreamConfig): WindowBlocks {
   return { startBlock: cfg[bc.startOption] as number | undefined, endBlock: cfg[bc.endOption] as number | undefined };
 }
 
+/**
+ * Why a run refuses a partition whose configured start (`start`, the block its start key gives)
+ * lies below the range it has fetched (from `from`): said alike by the run and its dry run.
+ */
+export function startBelowReason(bc: BlockCursor, cfg: StreamConfig, table: string, start: number, from: number): string {
+  const time = bc.times && cfg[bc.times.startOption] !== undefined ? ` (${named(bc.times.startOption, cfg[bc.times.startOption] as number)})` : '';
+  const key = time ? '' : ` ${cfg[bc.startOption] === undefined ? '(none: genesis)' : `${bc.startOption} ${start}`}`;
+  return `its configured start${key}${time} is block ${start}, below block ${from} where the blocks this lake fetched of it begin: a run resumes at its cursor and would fetch nothing below block ${from}, so nothing is fetched; run with \`--full-refresh ${table}\` to fetch it from the new start, or set the start back to block ${from} or later`;
+}
+
 /** Whether a time key bounds the window: its blocks are then found (windowBlocks). */
 export function timeBounded(bc: BlockCursor, cfg: StreamConfig): boolean {
   return bc.times !== undefined && (cfg[bc.times.startOption] !== undefined || cfg[bc.times.endOption] !== undefined);

@@ -9,7 +9,7 @@ import { DEFAULT_CHUNKS, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { TABLE_PARTITION, type StateStore } from '../state/store.js';
 import { dataFilesOf, newestOf, partitionMerge, seriesQuery, SeriesListing, tableScopePartition, TimeGate, timeOf, timeRanges } from './series.js';
-import { isoSeconds, latestTime, type Cursor } from '../state/cursor.js';
+import { isoSeconds, latestTime, seriesFrom, seriesStartBelow, type Cursor } from '../state/cursor.js';
 import { nextStem, partitionStem } from '../state/names.js';
 import { Transformer } from '../transform/rows.js';
 import type { BatchPath, Moves, Staged } from './batch.js';
@@ -25,6 +25,8 @@ export interface TableMergeInput {
    * reached it; fetched again, they merge by key).
    */
   newest?: number;
+  /** And where the points it fetched begin (PartitionState.from), recorded with it. */
+  from?: number;
 }
 
 /** One range's listing: its staged batches and its newest point; `more`: a probe found more than a page (and kept nothing). */
@@ -75,13 +77,19 @@ export interface MergeFetch {
   rejected: number;
   /** The partition's cursor after this fetch. */
   cursor: Cursor;
+  /** Where the points fetched begin once these rows are committed (PartitionState.from). */
+  from?: number;
 }
 
 /** Fetches the partition (from its newest point on, for series), to staging. */
 export async function fetchMerge(p: PartitionRun, now = Math.floor(Date.now() / 1000)): Promise<MergeFetch> {
   const { decl, partition, cfg } = p.job;
   const tc = decl.timeCursor;
-  const newest = p.fullRefresh ? undefined : p.state.cursor.newest;
+  // A series whose start moved before what it fetched is fetched from that start, once.
+  const start = tc?.startOption === undefined ? undefined : (cfg[tc.startOption] as number | undefined);
+  const earlier = !p.fullRefresh && seriesStartBelow(p.state.from, p.state.cursor, start);
+  if (earlier) p.note(`its configured start ${isoSeconds(start!)} is before ${isoSeconds(p.state.from!)}, where the points this lake fetched of it begin: fetched from that start, merged by key`);
+  const newest = p.fullRefresh || earlier ? undefined : p.state.cursor.newest;
   const query = seriesQuery(decl, { ...partition.query, ...p.pageSize }, newest);
   const limit = (cfg.chunks as number | undefined) ?? DEFAULT_CHUNKS;
   const ranges = limit > 1 ? timeRanges(decl, query, now, limit) : [query];
@@ -109,7 +117,8 @@ export async function fetchMerge(p: PartitionRun, now = Math.floor(Date.now() / 
     side: fresh.flatMap((f) => f.side),
     rows: fresh.reduce((n, f) => n + f.rows, 0),
     rejected: fresh.reduce((n, f) => n + f.rejected, 0),
-    cursor: { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), newest) } : {}), ...(until === undefined ? {} : { until }) },
+    cursor: { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), earlier ? p.state.cursor.newest : newest) } : {}), ...(until === undefined ? {} : { until }) },
+    from: !tc ? p.state.from : p.fullRefresh ? start : seriesFrom(p.state.from, p.state.cursor, start),
   };
 }
 
@@ -125,7 +134,7 @@ export async function commitPartition(p: PartitionRun, f: MergeFetch, whole: boo
   const moves: Moves = [...merged.map((m): [string, string] => [m.staged, `${decl.table}/${m.rel}`]), ...f.side];
   const plan = partitionMerge(state.files, moves.map(([, t]) => t), merged.length > 0, whole);
   const total = plan.replaced ? await p.writer.countRowsOf(merged.map((m) => m.staged)) : state.rows;
-  p.commit({ ...state, files: plan.files, cursor: f.cursor, rows: total, rejects: f.rejected, lastRun: p.lastRun(true), ...(whole ? { rawIncomplete: undefined } : {}) }, moves, plan.deletes);
+  p.commit({ ...state, files: plan.files, cursor: f.cursor, from: f.from, rows: total, rejects: f.rejected, lastRun: p.lastRun(true), ...(whole ? { rawIncomplete: undefined } : {}) }, moves, plan.deletes);
 }
 
 /**
@@ -139,7 +148,7 @@ export function stageForTable(p: PartitionRun, f: MergeFetch, whole: boolean): T
   const kept: Cursor = { ...f.cursor, ...(tc ? { newest: state.cursor.newest } : {}) };
   if (kept.newest === undefined) delete kept.newest;
   p.commit({ ...state, files: plan.files, cursor: kept, rows: f.rows, rejects: f.rejected, lastRun: p.lastRun(true) }, f.side, plan.deletes);
-  return { job: p.job, fresh: f.data, ...(f.cursor.newest !== undefined ? { newest: f.cursor.newest } : {}) };
+  return { job: p.job, fresh: f.data, ...(f.cursor.newest !== undefined ? { newest: f.cursor.newest } : {}), ...(f.from !== undefined ? { from: f.from } : {}) };
 }
 
 /**
@@ -173,7 +182,7 @@ export async function advanceCursors(store: StateStore, inputs: TableMergeInput[
   for (const i of inputs) {
     if (i.newest === undefined) continue;
     const state = store.load(i.job.decl.table, i.job.partition.id);
-    if (state.cursor.newest === i.newest) continue;
-    await store.commit({ ...state, cursor: { ...state.cursor, newest: i.newest } }, []);
+    if (state.cursor.newest === i.newest && state.from === i.from) continue;
+    await store.commit({ ...state, cursor: { ...state.cursor, newest: i.newest }, ...(i.from !== undefined ? { from: i.from } : {}) }, []);
   }
 }

@@ -235,7 +235,7 @@ export function formatPlan(plan: RunPlan): string {
     const pages = s.perBlock ? 'a request per block' : s.pageSize !== null ? `pages of ${s.pageSize}${node ? '' : `, each further page ${s.cuPerRequest} CU`}` : 'one page';
     out.push('', `streams[${s.entry}] ${s.table}: ${s.service} ${node ? '' : 'GET '}${s.endpoint}`, `  ${REFRESH[s.refresh]}; ${cost}, ${pages}`);
     out.push(`  ${s.partitions.length} partition${s.partitions.length === 1 ? '' : 's'}:`);
-    for (const x of s.partitions) out.push(`    ${x.id}: ${[x.start === 'new' || x.start === 'done' ? x.start : '', x.from].filter(Boolean).join(', ')}`);
+    for (const x of s.partitions) out.push(`    ${x.id}: ${[x.start === 'new' || x.start === 'done' || x.start === 'refused' ? x.start : '', x.from].filter(Boolean).join(', ')}`);
   }
   const rows = plan.services.map((s) => [
     s.service,

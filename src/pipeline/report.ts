@@ -44,6 +44,8 @@ export interface StreamReport extends RequestStats {
   skips: string[];
   /** Of the errors, partitions a service refused for good (ServiceError.permanent): a rerun alone fails them again. Absent in reports of older runs. */
   refused?: number;
+  /** Of the errors, partitions whose configuration the lake refused (UsageError: a start below what it fetched of them): a rerun alone fails them again. */
+  misconfigured?: number;
 }
 
 export interface RunReport {
@@ -94,6 +96,9 @@ export function minute(ms: number): string {
 export function runOutcome(r: RunReport): { code: number; line?: string } {
   if (r.status === 'ok') return { code: EXIT.ok };
   const refused = r.streams.reduce((n, s) => n + (s.refused ?? 0), 0);
+  const misconfigured = r.streams.reduce((n, s) => n + (s.misconfigured ?? 0), 0);
+  if (refused === 0 && misconfigured > 0)
+    return { code: EXIT.failed, line: `the run failed: the pipeline's configuration of ${misconfigured === 1 ? 'a partition' : `${misconfigured} partitions`} does not fit the lake (see the errors above), and a rerun fails ${misconfigured === 1 ? 'it' : 'them'} again until the pipeline or the command changes as the error says; committed work is kept` };
   if (refused === 0) return { code: EXIT.failed, line: 'the run failed; committed work is kept and rerunning the same command resumes' };
   return {
     code: EXIT.refused,

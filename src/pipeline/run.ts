@@ -12,7 +12,7 @@ import type { Service } from '../decl/stream.js';
 import type { Pipeline } from '../config/pipeline.js';
 import type { ParquetWriter } from '../load/parquet.js';
 import { STAGING, type StateStore } from '../state/store.js';
-import { ServiceError, Skipped } from '../errors.js';
+import { ServiceError, Skipped, UsageError } from '../errors.js';
 import type { RunReport, StreamReport } from './report.js';
 import { describeError, holdForRun, openWriter, type LakeSession, type RunHoldOptions } from './session.js';
 import { PartitionRun, type Job, type PartitionOptions } from './partition.js';
@@ -121,6 +121,7 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
           }
           job.report.errors.push(`${job.partition.id}: ${describeError(err)}`);
           if (err instanceof ServiceError && err.permanent) job.report.refused = (job.report.refused ?? 0) + 1;
+          if (err instanceof UsageError) job.report.misconfigured = (job.report.misconfigured ?? 0) + 1;
           // A stop cuts every partition under way short: the stop is said once (stoppable), not a line each.
           if (o.signal?.aborted) o.logger.debug({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition stopped');
           else o.logger.error({ table: job.decl.table, partition: job.partition.id, err: describeError(err) }, 'partition failed');

@@ -7,17 +7,18 @@
 import { TABLE_PARTITION, REJECTS, RAW, type PartitionState, type StateStore } from '../state/store.js';
 import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
-import { isoSeconds, listingRange, listingsOf, windowToFetch } from '../state/cursor.js';
+import { isoSeconds, listingRange, listingsOf, seriesStartBelow, startBelow, windowToFetch, type Cursor } from '../state/cursor.js';
 import { nextStem } from '../state/names.js';
 import type { Moves } from './batch.js';
 import type { Job, PartitionRun } from './partition.js';
 import { append, appendStart } from './append.js';
 import { advanceCursors, commitPartition, commitTable, fetchMerge, stageForTable, type TableMergeInput } from './merge.js';
 import { minute } from './report.js';
-import type { BlockCursor } from './block_times.js';
+import { startBelowReason, type BlockCursor } from './block_times.js';
 
 /** Where a partition would start: from scratch, from its committed state, or not at all. */
-export type Start = 'new' | 'resume' | 'refetch' | 'full refresh' | 'done';
+/** `refused`: the run would fail the partition (its configured start below what the lake fetched of it). */
+export type Start = 'new' | 'resume' | 'refetch' | 'full refresh' | 'done' | 'refused';
 
 export interface PartitionPlan {
   id: string;
@@ -132,7 +133,7 @@ class Append extends OwnRows {
   }
 
   start(job: Job, state: PartitionState, blocks?: PlanBlocks): Omit<PartitionPlan, 'id'> {
-    const at = windowStart(job.decl.blockCursor!, blocks!, state, job.fullRefresh);
+    const at = windowStart(job, blocks!, state);
     if (!blocks!.unknown.length) return at;
     const search = `${blocks!.unknown.join(' and ')}: found at the run's start, a search of the chain's blocks each (a few requests on a regular chain, at most ${blocks!.most})`;
     return { ...at, from: `${at.from}; ${search}`, searches: blocks!.searches };
@@ -140,9 +141,22 @@ class Append extends OwnRows {
 }
 
 /** How a run would start a block-ranged partition bounded by `blocks`, as append() starts it. */
-function windowStart(bc: BlockCursor, blocks: PlanBlocks, state: PartitionState, fullRefresh: boolean): Omit<PartitionPlan, 'id'> {
-  const { track, rebuilding } = appendStart(state, fullRefresh);
+function windowStart(job: Job, blocks: PlanBlocks, state: PartitionState): Omit<PartitionPlan, 'id'> {
+  const bc = job.decl.blockCursor!;
+  const { track, rebuilding } = appendStart(state, job.fullRefresh);
   const cursor = track.cursor;
+  const plan = windowPlan(bc, blocks, state, track.cursor, rebuilding);
+  if (rebuilding) return plan;
+  // As append() refuses it: a start below what the lake fetched of the partition. A start whose
+  // block is not known yet is found by the run, which then decides.
+  if (blocks.startAt === undefined && startBelow(state.from, cursor, blocks.startBlock ?? 0))
+    return { start: 'refused', from: startBelowReason(bc, job.cfg, job.decl.table, blocks.startBlock ?? 0, state.from!), requests: 0 };
+  if (blocks.startAt !== undefined && startBelow(state.from, cursor, 0))
+    return { ...plan, from: `${plan.from}; unless the first block at or after ${isoSeconds(blocks.startAt)} is below block ${state.from}, where the blocks this lake fetched of it begin: the run then refuses the partition, as it would fetch nothing below` };
+  return plan;
+}
+
+function windowPlan(bc: BlockCursor, blocks: PlanBlocks, state: PartitionState, cursor: Cursor, rebuilding: boolean): Omit<PartitionPlan, 'id'> {
   const end = blocks.endBlock;
   const upTo = end !== undefined ? `to block ${end} (exclusive)` : blocks.endAt !== undefined ? `to the first block at or after ${isoSeconds(blocks.endAt)} (exclusive)` : 'to the head';
   const span = (from: number) => (bc.perBlock && end !== undefined ? 1 + Math.max(0, end - from) : 1);
@@ -175,6 +189,9 @@ function mergeStart(job: Job, state: PartitionState): Omit<PartitionPlan, 'id'> 
   const { decl, cfg } = job;
   if (job.fullRefresh) return { start: 'full refresh', from: 'full refresh: fetched whole, replaces what is committed', requests: 1 };
   const tc = decl.timeCursor;
+  const start = tc?.startOption === undefined ? undefined : (cfg[tc.startOption] as number | undefined);
+  if (seriesStartBelow(state.from, state.cursor, start))
+    return { start: 'refetch', from: `from its configured start, ${minute(start! * 1000)}: before ${minute(state.from! * 1000)}, where the points this lake fetched of it begin (merged by key)`, requests: 1 };
   if (tc && state.cursor.newest !== undefined) return { start: 'resume', from: `from its newest point, ${minute(state.cursor.newest * 1000)} (refetched)`, requests: 1 };
   if (state.lastRun !== undefined || state.files.length > 0) {
     const last = state.cursor.refreshedAt ?? state.lastRun?.at;

@@ -138,6 +138,50 @@ export function nextWindowStart(cursor: Cursor, startBlock: number | undefined):
   return Math.max(startBlock ?? 0, cursor.nextBlock ?? 0);
 }
 
+/** An append partition has rows committed, or a window under way. */
+function fetched(cursor: Cursor): boolean {
+  return cursor.nextBlock !== undefined || cursor.window !== undefined;
+}
+
+/**
+ * Whether a configured start lies below the range an append partition has fetched (which begins at
+ * `from`, PartitionState.from): an incremental run resumes at its cursor and would never fetch the
+ * blocks between, so such a run is refused (a full refresh fetches from the new start).
+ */
+export function startBelow(from: number | undefined, cursor: Cursor, start: number): boolean {
+  return fetched(cursor) && from !== undefined && start < from;
+}
+
+/**
+ * Where the fetched range of an append partition begins once an incremental window opens from its
+ * configured `start`: there, for a partition fetched for the first time (or one of a lake that
+ * recorded none: it adopts the start it is configured with), or for a start past its cursor, which
+ * the window jumps to; else where it began.
+ */
+export function fetchedFrom(from: number | undefined, cursor: Cursor, start: number): number {
+  if (!fetched(cursor) || from === undefined) return start;
+  return cursor.window === undefined && start > cursor.nextBlock! ? start : from;
+}
+
+/**
+ * A series by time whose configured start (Unix seconds) lies before the points it has fetched
+ * (from `from`): a run fetches from its newest point on, so the points before `from` are fetched
+ * once from that start (merged by key) instead.
+ */
+export function seriesStartBelow(from: number | undefined, cursor: Cursor, start: number | undefined): boolean {
+  return cursor.newest !== undefined && from !== undefined && start !== undefined && start < from;
+}
+
+/**
+ * Where the points a series fetched begin once it is fetched from its configured `start`: each fetch
+ * runs from the later of the start and its newest point to now, so what it fetched stays one range
+ * from the earliest start it was fetched from. A lake that recorded none adopts the start configured.
+ */
+export function seriesFrom(from: number | undefined, cursor: Cursor, start: number | undefined): number | undefined {
+  if (start === undefined) return from;
+  return cursor.newest === undefined || from === undefined ? start : Math.min(from, start);
+}
+
 /**
  * The first block of the next window, or undefined when there is none to fetch: every block below
  * the configured end is committed, and no full refresh asks for them again.

@@ -43,6 +43,14 @@ export interface PartitionState {
    * (--full-refresh) clears it.
    */
   rawIncomplete?: true;
+  /**
+   * Where the range the partition has fetched begins: a block (append by block: every block from
+   * it up to the cursor is committed) or Unix seconds (a series by time). It is the configured
+   * start of the partition's first fetch, or of a later start past its cursor; a run configured to
+   * start earlier would otherwise fetch nothing below it (state/cursor.ts startBelow). A lake of an
+   * earlier version has none until a run records the start it is configured with.
+   */
+  from?: number;
   /** The chain's newest block when the partition's last window was opened (append streams that find it), and when. */
   head?: { block: number; at: string };
   /** A --full-refresh in progress: its files live under _rebuild/ until the rebuild swaps them in. */

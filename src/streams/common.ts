@@ -31,7 +31,7 @@ export const BLOCK_TIME_OPTIONS: Record<string, OptionSpec> = {
 };
 
 export const BLOCK_RANGE_OPTIONS: Record<string, OptionSpec> = {
-  startBlock: { kind: 'int', min: 0, doc: 'first block (inclusive); default genesis, or the high-water mark of earlier runs' },
+  startBlock: { kind: 'int', min: 0, doc: 'first block (inclusive); default genesis; later runs resume at the high-water mark, and a start moved below the blocks the lake fetched is refused (--full-refresh fetches from it)' },
   endBlock: { kind: 'int', min: 1, doc: "block where the range ends (exclusive); default the chain's head when the run begins; one above the head: the run fetches to the head and a later run goes on" },
   ...BLOCK_TIME_OPTIONS,
 };

@@ -8,12 +8,13 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { parsePipeline, type Pipeline } from '../../src/config/pipeline.js';
 import { runPipeline } from '../../src/pipeline/run.js';
+import { runOutcome } from '../../src/pipeline/report.js';
 import { formatPlan, planRun } from '../../src/pipeline/plan.js';
 import { maxProbes } from '../../src/pipeline/block_search.js';
 import { startSimulator, type Simulator } from '../../src/simulator/server.js';
 import { WORLD_NOW } from '../../src/simulator/evm.js';
 import { StateStore } from '../../src/state/store.js';
-import { lakeContents, quiet, recordingProxy } from '../helpers.js';
+import { lakeContents, lakeRows, quiet, recordingProxy } from '../helpers.js';
 import { cliHere } from '../lake-fixture.js';
 
 const CONTRACT = '0xb10644cea485f69a5f8859e127911157a0d6d30d';
@@ -177,6 +178,83 @@ describe('dates instead of blocks', () => {
     const file = join(dir, readdirSync(dir)[0]!);
     writeFileSync(file, readFileSync(file, 'utf8').replace(/"block": (\d+)\s*}\s*]/, '"block": 5 }]'));
     expect(() => planRun(p, { lake })).toThrow(/_state\/_block_times\/43114-[0-9a-f]+\.json: not a record of block times \(times and blocks out of order at time 1761955200\); delete it and the next run finds them again/);
+  });
+});
+
+describe('a start moved before what the lake fetched', () => {
+  const SEPTEMBER = Date.UTC(2025, 8, 1) / 1000;
+  const count = async (lake: string) => Number((await lakeRows(lake, 'SELECT count(*) AS n FROM erc_transfers'))[0]!.n);
+
+  it('is refused, said by the run and its dry run, lands nothing, moves nothing; --full-refresh fetches from it; a later start past the cursor is where the fetched blocks begin', async () => {
+    const lake = tmp();
+    const october = pipeline(s.url, 'startTimestamp: 2025-10-01\nendTimestamp: 2025-11-01');
+    expect((await runPipeline(october, { lake, logger: quiet })).status).toBe('ok');
+    const start = firstBlockAt(OCTOBER);
+    const before = new StateStore(lake).statesOf('erc_transfers')[0]!;
+    expect(before.from).toBe(start);
+    const rows = await count(lake);
+
+    const september = pipeline(s.url, 'startTimestamp: 2025-09-01\nendTimestamp: 2025-11-01');
+    const r = await runPipeline(september, { lake, logger: quiet });
+    expect(r.status).toBe('failed');
+    const sep = firstBlockAt(SEPTEMBER);
+    expect(r.streams[0]!.errors).toEqual([
+      `43114/${CONTRACT}: its configured start (startTimestamp 2025-09-01T00:00:00Z) is block ${sep}, below block ${start} where the blocks this lake fetched of it begin: a run resumes at its cursor and would fetch nothing below block ${start}, so nothing is fetched; run with \`--full-refresh erc_transfers\` to fetch it from the new start, or set the start back to block ${start} or later`,
+    ]);
+    expect(r.streams[0]!.misconfigured).toBe(1);
+    expect(runOutcome(r)).toEqual({ code: 1, line: expect.stringContaining("the pipeline's configuration of a partition does not fit the lake") });
+    expect(await count(lake)).toBe(rows);
+    expect(new StateStore(lake).statesOf('erc_transfers')[0]!).toEqual(before);
+    // The run found September's block and the lake remembers it: the dry run now knows, and says so.
+    const plan = planRun(september, { lake });
+    expect(plan.streams[0]!.partitions[0]).toMatchObject({ start: 'refused', requests: 0 });
+    expect(formatPlan(plan)).toContain(`43114/${CONTRACT}: refused, its configured start (startTimestamp 2025-09-01T00:00:00Z) is block ${sep}, below block ${start}`);
+    // Another lake, where September's block is not known yet: the dry run says what the run will decide.
+    const other = tmp();
+    expect((await runPipeline(october, { lake: other, logger: quiet })).status).toBe('ok');
+    expect(planRun(september, { lake: other }).streams[0]!.partitions[0]!.from).toContain(`unless the first block at or after 2025-09-01T00:00:00Z is below block ${start}, where the blocks this lake fetched of it begin: the run then refuses the partition`);
+
+    // A full refresh fetches from the new start: September and October, as a lake made so from the first.
+    expect((await runPipeline(september, { lake, logger: quiet, fullRefresh: ['erc_transfers'] })).status).toBe('ok');
+    expect(new StateStore(lake).statesOf('erc_transfers')[0]!.from).toBe(sep);
+    const fresh = tmp();
+    expect((await runPipeline(september, { lake: fresh, logger: quiet })).status).toBe('ok');
+    const all = 'SELECT tx_hash, log_index, token_id FROM erc_transfers ORDER BY ALL';
+    expect(await lakeRows(lake, all)).toEqual(await lakeRows(fresh, all));
+    expect(await count(lake)).toBeGreaterThan(rows);
+    expect((await runPipeline(september, { lake, logger: quiet })).status).toBe('ok');
+
+    // A start past the cursor: the window jumps there, and the fetched blocks begin there (back
+    // to October would leave the blocks between unfetched, so it is refused).
+    const gap = tmp();
+    expect((await runPipeline(pipeline(s.url, 'startTimestamp: 2025-10-01\nendTimestamp: 2025-10-15'), { lake: gap, logger: quiet })).status).toBe('ok');
+    const twentieth = firstBlockAt(Date.UTC(2025, 9, 20) / 1000);
+    expect((await runPipeline(pipeline(s.url, 'startTimestamp: 2025-10-20'), { lake: gap, logger: quiet })).status).toBe('ok');
+    expect(new StateStore(gap).statesOf('erc_transfers')[0]!.from).toBe(twentieth);
+    const back = await runPipeline(pipeline(s.url, 'startTimestamp: 2025-10-01'), { lake: gap, logger: quiet });
+    expect(back.streams[0]!.errors[0]).toContain(`is block ${start}, below block ${twentieth} where the blocks this lake fetched of it begin`);
+  });
+
+  it('a series is fetched once from the earlier start, merged by key: as a lake fetched from it at first', async () => {
+    const metrics = (start: string) =>
+      parsePipeline(`name: m\nsources:\n  metrics: { url: "${s.url}" }\nstreams:\n  - { table: chain_metrics, chainIds: ["43114"], metrics: [txCount], timeInterval: day, startTimestamp: ${start} }\n`, 'm.yaml');
+    const lake = tmp();
+    expect((await runPipeline(metrics('2025-10-01'), { lake, logger: quiet })).status).toBe('ok');
+    expect(new StateStore(lake).statesOf('chain_metrics')[0]!.from).toBe(OCTOBER);
+    const points = 'SELECT timestamp, value FROM chain_metrics ORDER BY ALL';
+    const october = await lakeRows(lake, points);
+    expect(planRun(metrics('2025-09-01'), { lake }).streams[0]!.partitions[0]!.from).toBe('from its configured start, 2025-09-01 00:00: before 2025-10-01 00:00, where the points this lake fetched of it begin (merged by key)');
+    const r = await runPipeline(metrics('2025-09-01'), { lake, logger: quiet });
+    expect(r.status).toBe('ok');
+    expect(r.streams[0]!.notes).toEqual(['43114/txCount/day: its configured start 2025-09-01T00:00:00Z is before 2025-10-01T00:00:00Z, where the points this lake fetched of it begin: fetched from that start, merged by key']);
+    expect(new StateStore(lake).statesOf('chain_metrics')[0]!.from).toBe(SEPTEMBER);
+    const fresh = tmp();
+    expect((await runPipeline(metrics('2025-09-01'), { lake: fresh, logger: quiet })).status).toBe('ok');
+    const both = await lakeRows(lake, points);
+    expect(both).toEqual(await lakeRows(fresh, points));
+    expect(both.length).toBeGreaterThan(october.length + 29);
+    // Then from its newest point again, as before.
+    expect(planRun(metrics('2025-09-01'), { lake }).streams[0]!.partitions[0]!.start).toBe('resume');
   });
 });
 

@@ -1,6 +1,6 @@
-// The rules of a chunked window (state/cursor.ts) and of the requests kept under way (sources/client.ts).
+// The rules of a chunked window (state/cursor.ts), of where a partition's fetched range begins, and of the requests kept under way (sources/client.ts).
 import { describe, expect, it } from 'vitest';
-import { chunkedWindow, coveredRange, cursorProblem, highest, listingRange, splitPoint, tilingProblem, type ChunkedWindow } from '../../src/state/cursor.js';
+import { chunkedWindow, coveredRange, cursorProblem, fetchedFrom, highest, listingRange, seriesFrom, seriesStartBelow, splitPoint, startBelow, tilingProblem, type ChunkedWindow, type Cursor } from '../../src/state/cursor.js';
 import { AUTO_INFLIGHT, inflightTarget } from '../../src/sources/client.js';
 import { cursorText } from '../../src/cli/status.js';
 
@@ -89,5 +89,39 @@ describe('a cursor past what exists', () => {
   it("a series' newest point in the future, beyond the clocks' tolerance", () => {
     expect(cursorProblem(part({ newest: NOW + 600 }), NOW)).toBeUndefined();
     expect(cursorProblem(part({ newest: NOW + 86_400 }), NOW)).toBe(`the newest point (2025-11-02T00:00:00Z) is in the future; move it back: chainlake reset t --partition 'p' --to-time ${NOW}`);
+  });
+});
+
+describe('where the fetched range begins', () => {
+  const resumed: Cursor = { nextBlock: 500 };
+  it('an append partition: refuses a start below it, records the first start, adopts one where none was recorded, and moves to a start past the cursor', () => {
+    expect(startBelow(100, resumed, 99)).toBe(true);
+    expect(startBelow(100, resumed, 100)).toBe(false);
+    expect(startBelow(100, resumed, 300)).toBe(false);
+    // Nothing fetched yet (or a lake that recorded nothing): nothing to refuse.
+    expect(startBelow(100, {}, 0)).toBe(false);
+    expect(startBelow(undefined, resumed, 0)).toBe(false);
+    // A window under way counts as fetched.
+    expect(startBelow(100, { window: { query: {}, files: [] } }, 50)).toBe(true);
+    expect(fetchedFrom(undefined, {}, 100)).toBe(100);
+    expect(fetchedFrom(undefined, resumed, 100)).toBe(100);
+    expect(fetchedFrom(100, resumed, 300)).toBe(100);
+    expect(fetchedFrom(100, resumed, 500)).toBe(100);
+    expect(fetchedFrom(100, resumed, 501)).toBe(501);
+    expect(fetchedFrom(100, { nextBlock: 500, window: { query: {}, files: [] } }, 900)).toBe(100);
+  });
+
+  it('a series: an earlier start is fetched from, the range begins at the earliest start, none configured changes nothing', () => {
+    const newest: Cursor = { newest: 2_000 };
+    expect(seriesStartBelow(1_000, newest, 999)).toBe(true);
+    expect(seriesStartBelow(1_000, newest, 1_000)).toBe(false);
+    expect(seriesStartBelow(1_000, {}, 0)).toBe(false);
+    expect(seriesStartBelow(undefined, newest, 0)).toBe(false);
+    expect(seriesStartBelow(1_000, newest, undefined)).toBe(false);
+    expect(seriesFrom(undefined, {}, 1_000)).toBe(1_000);
+    expect(seriesFrom(undefined, newest, 1_000)).toBe(1_000);
+    expect(seriesFrom(1_000, newest, 1_500)).toBe(1_000);
+    expect(seriesFrom(1_000, newest, 500)).toBe(500);
+    expect(seriesFrom(1_000, newest, undefined)).toBe(1_000);
   });
 });
