@@ -103,3 +103,10 @@ export function wholeNumber(flag: string, v: string | undefined, min: number): n
   if (!Number.isSafeInteger(n) || n < min) throw new UsageError(`--${flag} ${JSON.stringify(v)}: must be a whole number >= ${min}`);
   return n;
 }
+
+/** A simulator's seed: a whole number (0 or more), any other refused rather than read as another world. */
+export function seedOf(v: number | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  if (!Number.isSafeInteger(v) || v < 0) throw new UsageError(`--seed ${v}: a whole number, 0 or more`);
+  return v;
+}

@@ -15,10 +15,10 @@ export function starterPipeline(name: string, file: string): string {
   return `# A starter pipeline, written by \`chainlake init\`. Every id in it exists in the world of the
 # embedded simulator, so it runs as it is:
 #
-#   npx chainlake run ${file} --simulator --dry-run   # what a run would fetch; sends nothing
-#   npx chainlake run ${file} --simulator             # into the lake (data/lake)
-#   npx chainlake query "SELECT to_address, sum(value_units) AS received FROM erc_transfers GROUP BY 1 ORDER BY 2 DESC LIMIT 5"
-#   npx chainlake report                              # charts of the lake in one HTML file
+#   npx chainlake run ${file} --simulator --lake data/${name} --dry-run   # what a run would fetch; sends nothing
+#   npx chainlake run ${file} --simulator --lake data/${name}             # into a lake of its own
+#   npx chainlake query --lake data/${name} "SELECT to_address, sum(value_units) AS received FROM erc_transfers GROUP BY 1 ORDER BY 2 DESC LIMIT 5"
+#   npx chainlake report --lake data/${name}                              # charts of the lake in one HTML file
 #
 # For the production services: drop --simulator and put your own ids where a comment says
 # "production:". Every id is checked before any request (a wrong one exits 2, naming where it is),
@@ -113,7 +113,8 @@ function cmdInit(a: ArgsOf<typeof initFlags>): number {
     if ((err as NodeJS.ErrnoException).code) throw new UsageError(`${file}: cannot write it (${(err as Error).message.split(',')[0]})`);
     throw err;
   }
-  process.stdout.write(`wrote ${file}: a starter pipeline (a token's transfers, an address's activity, a validator's rewards, chain metrics)\nnext: chainlake run ${file} --simulator\n`);
+  // A lake of its own: the default one (data/lake) holds the demo's rows after `make demo`.
+  process.stdout.write(`wrote ${file}: a starter pipeline (a token's transfers, an address's activity, a validator's rewards, chain metrics)\nnext: chainlake run ${file} --simulator --lake data/${nameOf(file)}\n`);
   return 0;
 }
 

@@ -66,6 +66,24 @@ function onceEach(argv: Record<string, unknown>): void {
   if (twice.length) throw new UsageError(twice.map(([name, value]) => `--${name}: given ${(value as unknown[]).length} times; give it once`).join('\n'));
 }
 
+/**
+ * Refuses a number option given text that is not a number: yargs passes it on as NaN, and a
+ * check after it would say "NaN" where the user wrote "abc". The text is read back from `args`.
+ */
+function numbersGiven(args: readonly string[]): (argv: Record<string, unknown>) => void {
+  const textOf = (name: string): string => {
+    for (let i = 0; i < args.length; i++) {
+      if (args[i] === `--${name}`) return args[i + 1] ?? '';
+      if (args[i]!.startsWith(`--${name}=`)) return args[i]!.slice(name.length + 3);
+    }
+    return '';
+  };
+  return (argv) => {
+    const bad = Object.entries(argv).filter(([name, value]) => typeof value === 'number' && Number.isNaN(value) && !/[A-Z]/.test(name) && name.length > 1);
+    if (bad.length) throw new UsageError(bad.map(([name]) => `--${name} ${JSON.stringify(textOf(name))}: not a number`).join('\n'));
+  };
+}
+
 /** A command's name and the flags it takes (its own, the global --lake, --help and --version). */
 export interface CommandFlags {
   name: string;
@@ -161,6 +179,7 @@ async function parse(args: string[], exit: Exit): Promise<void> {
     .option('lake', LAKE_OPTION)
     .command(commands as unknown as CommandModule[])
     .middleware(onceEach, true)
+    .middleware(numbersGiven(args), true)
     .epilog(EXIT_CODES)
     .demandCommand(1, 'give a command: init, run, query, status, tables, check, report, warehouse, export, rebuild, compact, reset, sim, export-op or aggregate-signatures')
     .strict()

@@ -12,7 +12,7 @@ import type { OperationRow } from '../operations/table.js';
 import { textTable } from '../text.js';
 import type { Client, SourceConfig } from '../sources/client.js';
 import { bounded, inert, LINE_CHARS } from '../text.js';
-import { commandOf, checkLake, checkUrl, givenLake, type Exit, type Globals } from './args.js';
+import { commandOf, checkLake, checkUrl, givenLake, seedOf, type Exit, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 
 interface SourceArgs {
@@ -58,7 +58,7 @@ async function withClient<T>(a: SourceArgs, f: (client: Client, signal: AbortSig
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
-    sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
+    sim = await startSimulator({ port: 0, seed: seedOf(a.seed, 1) });
     if (!a.dataUrl) src.url = sim.url;
   }
   // Stopped mid-request: what was committed stays; say so instead of a stack, and exit as shells

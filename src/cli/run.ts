@@ -11,7 +11,7 @@ import { formatReport, runOutcome, type RunReport } from '../pipeline/report.js'
 import { readableLake } from '../state/cache.js';
 import { isObjectUrl } from '../state/location.js';
 import { redactUrl } from '../cluster/url.js';
-import { commandOf, checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, wholeNumber, type ArgsOf, type Globals } from './args.js';
+import { commandOf, checkLake, checkPostgresUrl, checkUrl, DEFAULT_LAKE, givenLake, seedOf, wholeNumber, type ArgsOf, type Globals } from './args.js';
 import { stoppable } from './stoppable.js';
 import { AUTO_MIN_FILES } from '../pipeline/sizes.js';
 import { checkWarehouse, refreshWarehouse, warehouseOption } from './warehouse.js';
@@ -82,7 +82,7 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   let sim: { url: string; close(): Promise<void> } | undefined;
   if (a.simulator) {
     const { startSimulator } = await import('../simulator/server.js');
-    sim = await startSimulator({ port: 0, seed: a.seed ?? 1 });
+    sim = await startSimulator({ port: 0, seed: seedOf(a.seed, 1) });
     logger.info({ url: sim.url }, 'embedded simulator started');
   }
   // A URL given for a service wins over the simulator's.

@@ -2,7 +2,7 @@
 import type { Argv } from 'yargs';
 import { UsageError } from '../errors.js';
 import type { FaultKind } from '../simulator/faults.js';
-import { commandOf, type ArgsOf, type Globals } from './args.js';
+import { commandOf, seedOf, type ArgsOf, type Globals } from './args.js';
 
 const simFlags = (y: Argv<Globals>) =>
   y
@@ -64,7 +64,7 @@ async function cmdSim(a: ArgsOf<typeof simFlags>): Promise<number> {
   const metrics = budget(a.metricsCuPerMinute, a.metricsCuPerDay);
   const sim = await startSimulator({
     port: a.port,
-    seed: a.seed,
+    seed: seedOf(a.seed, 1),
     scale: a.scale,
     ...(data || metrics ? { rateLimit: { data, metrics, ...(a.blockSeconds !== undefined ? { blockSeconds: a.blockSeconds } : {}) } } : {}),
     ...(a.faults ? { faults: { rate: a.faults, kinds, seed: a.faultSeed, slowMs: a.slowMs } } : {}),

@@ -39,6 +39,16 @@ describe('chainlake CLI usage errors', () => {
     expect(await cliHere([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
   });
 
+  it('exits 2 on a number option given text, quoting what was given; a seed that is not a whole number of 0 or more', async () => {
+    expect(await cliHere(['sim', '--port', 'abc'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --port "abc": not a number\n' });
+    expect(await cliHere(['sim', '--port=x1', '--slow-ms', 'soon'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --port "x1": not a number\n--slow-ms "soon": not a number\n' });
+    for (const [seed, said] of [['abc', '"abc": not a number'], ['-5', '-5: a whole number, 0 or more'], ['1.5', '1.5: a whole number, 0 or more']] as const) {
+      const lake = join(dir, `seed-${seed}`);
+      expect(await cliHere(['run', 'pipelines/demo.yaml', '--simulator', `--seed=${seed}`, '--lake', lake])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --seed ${said}\n` });
+      expect(existsSync(lake)).toBe(false);
+    }
+  });
+
   it('exits 2 on an option given twice, without its values (one may hold a password); a list option takes several', async () => {
     expect(await cliHere(['status', '--lake', 'data/lake', '--lake', dir])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --lake: given 2 times; give it once\n' });
     const secret = 'postgres://u:pw-DO-NOT-SHOW@127.0.0.1:1/db';

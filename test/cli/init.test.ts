@@ -21,7 +21,7 @@ describe('chainlake init', () => {
   it('writes pipelines/my.yaml, which runs on the simulator as it is, with rows in every table', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cl-init-'));
     const init = cli(dir, ['init']);
-    expect(init).toEqual({ code: 0, stderr: '', stdout: "wrote pipelines/my.yaml: a starter pipeline (a token's transfers, an address's activity, a validator's rewards, chain metrics)\nnext: chainlake run pipelines/my.yaml --simulator\n" });
+    expect(init).toEqual({ code: 0, stderr: '', stdout: "wrote pipelines/my.yaml: a starter pipeline (a token's transfers, an address's activity, a validator's rewards, chain metrics)\nnext: chainlake run pipelines/my.yaml --simulator --lake data/my\n" });
     const file = join(dir, 'pipelines', 'my.yaml');
     const pipeline = loadPipeline(file);
     expect(pipeline.name).toBe('my');
@@ -59,7 +59,7 @@ describe('chainlake init', () => {
 
   it('writes another file, making its folder, named after it', () => {
     const dir = mkdtempSync(join(tmpdir(), 'cl-init-'));
-    expect(cli(dir, ['init', 'jobs/tokens.yaml'])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining('next: chainlake run jobs/tokens.yaml --simulator\n') });
+    expect(cli(dir, ['init', 'jobs/tokens.yaml'])).toMatchObject({ code: 0, stderr: '', stdout: expect.stringContaining('next: chainlake run jobs/tokens.yaml --simulator --lake data/tokens\n') });
     expect(loadPipeline(join(dir, 'jobs', 'tokens.yaml')).name).toBe('tokens');
     expect(readFileSync(join(dir, 'jobs', 'tokens.yaml'), 'utf8')).toContain('npx chainlake run jobs/tokens.yaml --simulator');
     expect(existsSync(join(dir, 'pipelines'))).toBe(false);
