@@ -1,6 +1,7 @@
 // The registry: adding a stream is adding its declaration here.
 import type { StreamDecl } from '../decl/stream.js';
 import { UsageError } from '../errors.js';
+import { didYouMean } from '../closest.js';
 import { ercTransfers } from './erc_transfers.js';
 import { internalTransactions } from './internal_transactions.js';
 import { historicalRewards } from './historical_rewards.js';
@@ -174,6 +175,10 @@ export const STREAM_BY_TABLE: ReadonlyMap<string, StreamDecl> = new Map(STREAMS.
 /** The declaration of a table named on the command line; `command` names who asks, for the message. */
 export function streamOf(command: string, table: string): StreamDecl {
   const decl = STREAM_BY_TABLE.get(table);
-  if (!decl) throw new UsageError(`${command}: ${JSON.stringify(table)} is not a table (${STREAMS.map((s) => s.table).join(', ')})`);
+  if (!decl) {
+    const names = STREAMS.map((s) => s.table);
+    const guess = didYouMean(table, names);
+    throw new UsageError(`${command}: ${JSON.stringify(table)} is not a table${guess || ` (${names.join(', ')})`} (\`chainlake tables\` lists them)`);
+  }
   return decl;
 }

@@ -10,6 +10,7 @@ import { closeSync, existsSync, lstatSync, openSync, realpathSync, renameSync, r
 import { basename, dirname, extname, join, resolve, sep } from 'node:path';
 import type { DuckDBConnection } from '@duckdb/node-api';
 import { RunError, UsageError } from '../errors.js';
+import { didYouMean } from '../closest.js';
 import { PARQUET } from '../load/parquet.js';
 import { sqlString } from '../load/paths.js';
 import { existingFolder } from '../state/location.js';
@@ -213,7 +214,10 @@ async function arrowFile(conn: DuckDBConnection, sql: string, path: string): Pro
 
 export async function exportTable(o: ExportOptions): Promise<ExportResult> {
   const tables = exportableTables();
-  if (!tables.includes(o.table)) throw new UsageError(`export: ${JSON.stringify(o.table)} is not a table of the lake (${tables.join(', ')})`);
+  if (!tables.includes(o.table)) {
+    const guess = didYouMean(o.table, tables);
+    throw new UsageError(`export: ${JSON.stringify(o.table)} is not a table of the lake${guess || ` (${tables.join(', ')})`}`);
+  }
   existingFolder(o.lake, '--lake');
   const file = checkOutput(o.to, o.lake, o.force ?? false);
   const format = exportFormat(o.to, o.format);

@@ -94,7 +94,10 @@ describe('chainlake CLI usage errors', () => {
     expect(await cliHere(['run', p, '--flush-rows', '1.5', '--lake', lake])).toMatchObject({ code: 2, stderr: expect.stringContaining('--flush-rows "1.5": must be a whole number >= 1') });
     expect(existsSync(lake)).toBe(false);
     expect(await cliHere(['compact', '--target-rows', 'abc', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--target-rows "abc": must be a whole number >= 2') });
-    expect(await cliHere(['compact', 'nope', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('"nope" is not a table') });
+    expect(await cliHere(['compact', 'nope', '--lake', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('"nope" is not a table (erc_transfers, ') });
+    // A name close to a table's is answered with it, as a pipeline's and a query's are, not with every table.
+    for (const command of [['compact'], ['rebuild']])
+      expect(await cliHere([...command, 'erc_transfer', '--lake', dir])).toMatchObject({ code: 2, stderr: `chainlake: ${command[0]}: "erc_transfer" is not a table; did you mean erc_transfers? (\`chainlake tables\` lists them)\n` });
     expect(await cliHere(['compact', '--lake', join(dir, 'missing')])).toMatchObject({ code: 2, stderr: expect.stringContaining('no such folder') });
   });
 

@@ -249,7 +249,8 @@ describe('bad input exits 2 and writes nothing', () => {
     const dir = mkdtempSync(join(out, 'bad-'));
     const to = join(dir, 'x.csv');
     const cases: Array<[Parameters<typeof exportTable>[0], string]> = [
-      [{ lake, table: 'nope', to }, '"nope" is not a table of the lake'],
+      [{ lake, table: 'nope', to }, '"nope" is not a table of the lake ('],
+      [{ lake, table: 'erc_transfer', to }, '"erc_transfer" is not a table of the lake; did you mean erc_transfers?'],
       [{ lake, table: 'erc_transfers', to, columns: ['tx_hash', 'nope'] }, 'erc_transfers has no column "nope"'],
       [{ lake, table: 'erc_transfers', to, columns: ['tx_hash', 'tx_hash'] }, 'tx_hash is given twice'],
       [{ lake, table: 'erc_transfers', to: join(dir, 'x.txt') }, 'cannot tell the format from the name'],
