@@ -3,6 +3,7 @@
 // addresses) are shortened in the middle of their longest parts, cursors and times are given
 // shorter. `--format json` prints every partition whole, for scripts.
 import type { PartitionState } from '../state/store.js';
+import { isTableData, RAW } from '../state/names.js';
 import { cursorProblem, highest, listingsOf, type Cursor } from '../state/cursor.js';
 import { minute } from '../pipeline/report.js';
 import { textTable } from '../text.js';
@@ -104,6 +105,11 @@ function lastRunText(s: PartitionState, short: boolean): string {
   return short && s.lastRun.status === 'complete' ? at : `${at} ${s.lastRun.status}`;
 }
 
+/** A partition's data files: what its rows are read from (its raw pages and rejects not counted). */
+function dataFiles(s: PartitionState): number {
+  return s.files.filter((f) => isTableData(s.table, f)).length;
+}
+
 /**
  * The partitions as a text table of at most `width` columns (as far as ids can shrink); a cursor
  * past what exists is marked `!` and said whole under the table.
@@ -112,6 +118,7 @@ export function statusTable(states: PartitionState[], width: number, nowSeconds 
   const problems = states.map((s) => cursorProblem(s, nowSeconds));
   // Rejects are a column only when there are any.
   const rejects = states.some((s) => s.rejects > 0 || (s.rebuild?.rejects ?? 0) > 0);
+  // Files: its data files, as `compact` counts them (its raw pages and rejects are files too; --format json says each).
   const header = ['partition', 'cursor', 'rows', ...(rejects ? ['rejects'] : []), 'files', 'last run (UTC)'];
   const build = (short: boolean, idWidth = Infinity, cursorWidth = Infinity) => {
     // Partitions may be named by what a service listed: inert before measuring, then shortened.
@@ -124,7 +131,7 @@ export function statusTable(states: PartitionState[], width: number, nowSeconds 
         cursor.length > cursorWidth ? cursor.slice(0, cursorWidth - 1) + ELLIPSIS : cursor,
         s.rows,
         ...(rejects ? [s.rejects] : []),
-        s.files.length,
+        dataFiles(s),
         inert(lastRunText(s, short)),
       ];
     });
@@ -160,6 +167,8 @@ export function statusJson(lake: string, states: PartitionState[], nowSeconds = 
         rows: s.rows,
         rejects: s.rejects,
         files: s.files.length,
+        dataFiles: dataFiles(s),
+        rawFiles: s.files.filter((f) => f.startsWith(`${RAW}/`)).length,
         lastRun: s.lastRun ?? null,
         ...(s.head ? { head: s.head } : {}),
         ...(problem ? { problem } : {}),

@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it, beforeAll } from 'vitest';
 import { slug, StateStore } from '../../src/state/store.js';
+import { isTableData } from '../../src/state/names.js';
 import { shortenId, statusTable } from '../../src/cli/status.js';
 import { cliHere, DEMO_TABLES, demoLake } from '../lake-fixture.js';
 
@@ -29,7 +30,7 @@ describe('chainlake status', () => {
     states.forEach((s, i) => {
       const row = lines[2 + i]!;
       expect(row.startsWith(`${s.table}/`)).toBe(true);
-      expect(row).toMatch(new RegExp(`\\s${s.rows}\\s+${s.files.length}\\s`));
+      expect(row).toMatch(new RegExp(`\\s${s.rows}\\s+${s.files.filter((f) => isTableData(s.table, f)).length}\\s`));
       if (s.cursor.nextBlock !== undefined) expect(row).toContain(`next block ${s.cursor.nextBlock}`);
     });
   });
@@ -41,7 +42,7 @@ describe('chainlake status', () => {
     const states = new StateStore(lake).all();
     expect(doc.lake).toBe(new StateStore(lake).lake);
     expect(doc.partitions).toEqual(
-      states.map((s) => ({ table: s.table, partition: s.partition, ...(s.values ? { values: s.values } : {}), cursor: s.cursor, rows: s.rows, rejects: s.rejects, files: s.files.length, lastRun: s.lastRun, ...(s.head ? { head: s.head } : {}) })),
+      states.map((s) => ({ table: s.table, partition: s.partition, ...(s.values ? { values: s.values } : {}), cursor: s.cursor, rows: s.rows, rejects: s.rejects, files: s.files.length, dataFiles: s.files.filter((f) => isTableData(s.table, f)).length, rawFiles: s.files.filter((f) => f.startsWith('_raw/')).length, lastRun: s.lastRun, ...(s.head ? { head: s.head } : {}) })),
     );
     const longest = states.map((s) => s.partition).sort((a, b) => b.length - a.length)[0]!;
     expect(doc.partitions.map((p: { partition: string }) => p.partition)).toContain(longest);
