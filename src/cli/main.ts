@@ -106,6 +106,17 @@ function commandFlags(yargs: (argv: string[]) => Argv, commands: ReadonlyArray<C
  * closest to it; for a flag, the closest flag of the command given; and where the whole list is
  * (--help) rather than the list. Undefined for a message of another kind.
  */
+/** yargs' "Invalid values" (a value not among an option's choices) as one line a flag, with the closest choice. */
+export function invalidChoices(msg: string): string | undefined {
+  if (!/^Invalid values?:/.test(msg)) return undefined;
+  const lines = [...msg.matchAll(/Argument: ([^,]+), Given: (.*), Choices: (.*)$/gm)].map(([, flag, given, choices]) => {
+    const names = [...choices!.matchAll(/"([^"]*)"/g)].map((c) => c[1]!);
+    const text = /^"(.*)"$/.exec(given!)?.[1] ?? given!;
+    return `--${flag} ${JSON.stringify(text)}: not one of ${names.join(', ')}${didYouMean(text, names)}`;
+  });
+  return lines.length ? lines.join('\n') : undefined;
+}
+
 export function unknownArguments(msg: string, argv: readonly string[], commands: readonly CommandFlags[]): string | undefined {
   const m = /^Unknown arguments?: (.*)$/.exec(msg);
   if (!m) return undefined;
@@ -189,7 +200,7 @@ async function parse(args: string[], exit: Exit): Promise<void> {
     .fail((msg, err) => {
       // yargs reports its own validation failures as YError: those are usage errors too.
       if (err && err.name !== 'YError') throw err;
-      throw new UsageError((msg && unknownArguments(msg, args, commandFlags(yargs, commands))) ?? msg ?? err?.message ?? 'bad usage');
+      throw new UsageError((msg && (invalidChoices(msg) ?? unknownArguments(msg, args, commandFlags(yargs, commands)))) ?? msg ?? err?.message ?? 'bad usage');
     })
     .parseAsync();
 }

@@ -1,5 +1,6 @@
 // Pieces several declarations share: address-info objects, partition ids, option sets.
 import type { Column, OptionSpec, Partition } from '../decl/stream.js';
+import { isoTime } from '../text.js';
 
 /** An address-info object (name, symbol, decimals, logoUri, address) flattened to `<side>_*`. */
 export function addressColumns(side: string, path: string, required = true): Column[] {
@@ -49,7 +50,9 @@ export const BLOCK_CURSOR = {
 export function timeRangeCheck(s: Record<string, unknown>): Array<[string, string]> {
   const a = s.startTimestamp as number | undefined;
   const b = s.endTimestamp as number | undefined;
-  return a !== undefined && b !== undefined && a >= b ? [['endTimestamp', `startTimestamp ${a} must be below endTimestamp ${b}`]] : [];
+  // As the user wrote them (a date, a date-time): the times, not the seconds they were read as.
+  const time = (t: number) => isoTime(t) ?? String(t);
+  return a !== undefined && b !== undefined && a >= b ? [['endTimestamp', `startTimestamp ${time(a)} must be before endTimestamp ${time(b)} (the end is excluded)`]] : [];
 }
 
 /** The entry's startTimestamp and endTimestamp, those it gives, as query parameters. */

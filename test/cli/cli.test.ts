@@ -39,6 +39,11 @@ describe('chainlake CLI usage errors', () => {
     expect(await cliHere([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
   });
 
+  it('exits 2 on a value not among an option\'s choices, naming them and the closest', async () => {
+    expect(await cliHere(['query', '--format', 'jsn', 'SELECT 1'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --format "jsn": not one of table, csv, json, arrow; did you mean json?\n' });
+    expect(await cliHere(['sim', '--node-shape', 'x', '--avg-tps-next-key', 'y'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --node-shape "x": not one of avalanchego, reference\n--avg-tps-next-key "y": not one of nextPageToken, nextPageStartKey\n' });
+  });
+
   it('exits 2 on a number option given text, quoting what was given; a seed that is not a whole number of 0 or more', async () => {
     expect(await cliHere(['sim', '--port', 'abc'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --port "abc": not a number\n' });
     expect(await cliHere(['sim', '--port=x1', '--slow-ms', 'soon'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --port "x1": not a number\n--slow-ms "soon": not a number\n' });

@@ -412,7 +412,7 @@ describe('the entries of the issue-40 tables', () => {
     expect(check([{ table: 'chain_rolling_metrics', chainIds: ['total'], metrics: ['txCount'] }])).toContain('streams[0].chainIds[0]: "total": rolling windows are per EVM chain');
     expect(check([{ table: 'btcb_bridgers', thresholds: ['0.5'] }])).toBe('x.yaml: streams[0].thresholds[0]: "0.5" is not a whole number (satoshis of BTC.b)');
     expect(check([{ table: 'icm_summary', network: 'mainnet', srcBlockchainId: 'C' }])).toContain('streams[0].srcBlockchainId: "C" is not a blockchain id');
-    expect(check([{ table: 'l1_validator_addresses', network: 'mainnet', subnetIds: [LAKESIDE_SUBNET_ID], startTimestamp: '2025-11-01', endTimestamp: '2025-10-01' }])).toContain('streams[0].endTimestamp: startTimestamp 1761955200 must be below endTimestamp 1759276800');
+    expect(check([{ table: 'l1_validator_addresses', network: 'mainnet', subnetIds: [LAKESIDE_SUBNET_ID], startTimestamp: '2025-11-01', endTimestamp: '2025-10-01' }])).toContain('streams[0].endTimestamp: startTimestamp 2025-11-01T00:00:00Z must be before endTimestamp 2025-10-01T00:00:00Z (the end is excluded)');
     expect(check([{ table: 'subnet_rpc_usage_metrics', chainIds: ['C-Chain'] }])).toBe('x.yaml: streams[0].chainIds[0]: "C-Chain" is not an EVM chain id (digits, such as 43114)');
     expect(check([{ table: 'address_last_activity', network: 'mainnet', blockchainId: 'P', addresses: [DEMO.rewardAddresses[0]] }])).toContain('streams[0].blockchainId');
     expect(check([{ table: 'address_transactions_v2', chainId: '43114', addresses: [STRANGER], filterSpamTokens: 'yes' }])).toContain('streams[0].filterSpamTokens');

@@ -217,7 +217,7 @@ describe('configuration of l1_validator_metrics', () => {
     expect(check({ network: 'mainnet', metrics: ['validationFeesDaily'], l1ValidationIds: ['0x12'] })).toThrow(/streams\[0\]\.l1ValidationIds\[0\]: "0x12" is not an id \(cb58 of 32 bytes\)/);
     expect(check({ network: 'mainnet', metrics: ['perSubnetDailyFeesPaid'], subnetIds: [V, V] })).toThrow(/streams\[0\]\.subnetIds\[1\]: .* is listed twice/);
     expect(check({ network: 'mainnet', metrics: ['validationFeesDaily'], l1ValidationIds: [V], subnetIds: [V] })).toThrow(/streams\[0\]\.subnetIds: give one of l1ValidationIds, nodeIds and subnetIds, not l1ValidationIds and subnetIds/);
-    expect(check({ network: 'mainnet', metrics: ['totalValidatorFeesDaily'], startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_005 })).toThrow(/streams\[0\]\.endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005/);
+    expect(check({ network: 'mainnet', metrics: ['totalValidatorFeesDaily'], startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_005 })).toThrow(/streams\[0\]\.endTimestamp: startTimestamp 2023-11-14T22:13:30Z must be before endTimestamp 2023-11-14T22:13:25Z \(the end is excluded\)/);
   });
 
   it('names a series by its scope and id, and sends the range as asked', () => {

@@ -386,7 +386,7 @@ describe('pipeline entries', () => {
     }
     expect(msg).toContain('streams[0].addresses: give addresses or l1ValidationIds');
     expect(msg).toContain('streams[1].txTypes[1]: "Swap" is not a platform-chain transaction type');
-    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005');
+    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 2023-11-14T22:13:30Z must be before endTimestamp 2023-11-14T22:13:25Z (the end is excluded)');
     expect(msg).toMatch(/streams\[2\]\.addresses\[0\]: .* is not a fuji P-\/X-chain address/);
     expect(msg).toMatch(/streams\[3\]\.startTimestamp: .*required/);
     expect(msg).toMatch(/streams\[4\]\.l1ValidationIds\[0\]: "nope" is not an id/);

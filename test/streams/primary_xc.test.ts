@@ -338,7 +338,7 @@ describe('pipeline entries', () => {
     }
     expect(msg).toMatch(/streams\[0\]\.addresses: .*required/);
     expect(msg).toContain('streams[1].txTypes[1]: "AddValidatorTx" is not an X-Chain transaction type');
-    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005');
+    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 2023-11-14T22:13:30Z must be before endTimestamp 2023-11-14T22:13:25Z (the end is excluded)');
     expect(msg).toContain('streams[2].addresses: give addresses or evmAddresses');
     expect(msg).toMatch(/streams\[3\]\.evmAddresses\[0\]: "0x12" is not an EVM address/);
     expect(msg).toContain('streams[2].txTypes[0]: "BaseTx" is not a C-Chain atomic transaction type');

@@ -359,11 +359,11 @@ describe('a refused request and pipeline entries', () => {
     }
     expect(msg).toContain('bad.yaml: streams[0].addresses: is required for staking_transactions');
     expect(msg).toContain('streams[1].txTypes[1]: "BaseTx" is not a staking transaction type (AddValidatorTx, AddDelegatorTx, AddPermissionlessValidatorTx, AddPermissionlessDelegatorTx)');
-    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005');
+    expect(msg).toContain('streams[1].endTimestamp: startTimestamp 2023-11-14T22:13:30Z must be before endTimestamp 2023-11-14T22:13:25Z (the end is excluded)');
     expect(msg).toMatch(/streams\[2\]\.addresses\[0\]: .* is not a fuji P-\/X-chain address/);
     expect(msg).toContain('streams[3].startTimestamp: is required for node_blocks');
     expect(msg).toContain('streams[4].nodeIds: is required for node_blocks');
     expect(msg).toMatch(/streams\[5\]\.nodeIds\[0\]: "NodeID-abc" is not a NodeID/);
-    expect(msg).toContain('streams[6].endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000010');
+    expect(msg).toContain('streams[6].endTimestamp: startTimestamp 2023-11-14T22:13:30Z must be before endTimestamp 2023-11-14T22:13:30Z (the end is excluded)');
   });
 });

@@ -379,7 +379,7 @@ describe('a usage pipeline', () => {
     expect(check([{ table: 'api_usage_metrics', groupBy: 'host' }], KEY)).toThrow(/streams\[0\]\.groupBy: "host" is not one of requestPath/);
     expect(check([{ table: 'api_usage_metrics', pageSize: 10 }], KEY)).toThrow(/streams\[0\]\.pageSize: api_usage_metrics takes no page size/);
     expect(check([{ table: 'api_logs', responseCode: 600 }], KEY)).toThrow(/streams\[0\]\.responseCode: 600 is not an HTTP status/);
-    expect(check([{ table: 'api_logs', startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_005 }], KEY)).toThrow(/streams\[0\]\.endTimestamp: startTimestamp 1700000010 must be below endTimestamp 1700000005/);
+    expect(check([{ table: 'api_logs', startTimestamp: 1_700_000_010, endTimestamp: 1_700_000_005 }], KEY)).toThrow(/streams\[0\]\.endTimestamp: startTimestamp 2023-11-14T22:13:30Z must be before endTimestamp 2023-11-14T22:13:25Z \(the end is excluded\)/);
     expect(check([{ table: 'api_logs', pageSize: 101 }], KEY)).toThrow(/\(1 to 100\)/);
     expect(check([{ table: 'api_logs', requestType: 'ws' }], KEY)).toThrow(/streams\[0\]\.requestType: "ws" is not one of data, rpc/);
     // The CLI: exit 2, the place named, nothing of the key shown.
