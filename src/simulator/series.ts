@@ -82,8 +82,17 @@ function firstIndexAtOrAfter(interval: TimeInterval, t: number): number {
   return periodStart(interval, i) < t ? i + 1 : i;
 }
 
-const DAILY_TX: Record<string, number> = {
-  '43114': 450_000, '43113': 60_000, '432204': 8_000, mainnet: 458_000, testnet: 60_000, total: 518_000,
+const DAILY_TX: Record<string, number> = { '43114': 450_000, '43113': 60_000, '432204': 8_000 };
+
+/**
+ * The chains an aggregate series is made of, as production's are: `total` is every chain's,
+ * `mainnet` and `testnet` their network's. An aggregate's point is made from its chains' points of
+ * the same period (SeriesWorld.aggregate), so that it is never below a chain of it.
+ */
+const AGGREGATES: Record<string, readonly string[]> = {
+  total: CHAINS.map((c) => c.chainId),
+  mainnet: CHAINS.filter((c) => c.network === 'mainnet').map((c) => c.chainId),
+  testnet: CHAINS.filter((c) => c.network === 'fuji').map((c) => c.chainId),
 };
 
 function since(chainId: string): number {
@@ -152,6 +161,8 @@ export class SeriesWorld {
   }
 
   private value(chainId: string, metric: Metric, interval: TimeInterval, idx: number, ts: number): number {
+    const members = AGGREGATES[chainId];
+    if (members) return this.aggregate(members, metric, interval, idx, ts);
     const start = since(chainId);
     const ageDays = Math.max(0, (ts - start) / DAY);
     const base = DAILY_TX[chainId]! * (0.8 + (hashKey(this.seed, 'level', chainId) % 400) / 1000);
@@ -200,6 +211,41 @@ export class SeriesWorld {
         return this.cumulative(chainId, metric, ageDays, base * 0.004);
       case 'cumulativeDeployers':
         return this.cumulative(chainId, metric, ageDays, base * 0.0006);
+    }
+  }
+
+  /**
+   * An aggregate's point from its chains' points of the period (those whose series has begun):
+   * counts, amounts and rates per second add up; distinct addresses and peaks lie between the
+   * largest chain's and the sum (an address active on two chains is one); a gas price is the
+   * chains' average weighted by their transactions, its peak the highest.
+   */
+  private aggregate(members: readonly string[], metric: Metric, interval: TimeInterval, idx: number, ts: number): number {
+    const live = members.filter((c) => firstIndexAtOrAfter(interval, since(c)) <= idx);
+    const values = live.map((c) => this.value(c, metric, interval, idx, ts));
+    const sum = values.reduce((a, b) => a + b, 0);
+    const top = Math.max(0, ...values);
+    switch (metric) {
+      case 'activeAddresses':
+      case 'activeSenders':
+        return Math.round(top + (sum - top) / 2);
+      case 'maxTps':
+        return round(top + (sum - top) / 2, 4);
+      case 'maxGps':
+        return round(top + (sum - top) / 2, 2);
+      case 'avgTps':
+        return round(sum, 4);
+      case 'avgGps':
+        return round(sum, 2);
+      case 'maxGasPrice':
+        return top;
+      case 'avgGasPrice': {
+        const txs = live.map((c) => this.value(c, 'txCount', interval, idx, ts));
+        const all = txs.reduce((a, b) => a + b, 0);
+        return all === 0 ? 0 : Math.round(values.reduce((a, v, i) => a + v * txs[i]!, 0) / all);
+      }
+      default:
+        return sum;
     }
   }
 

@@ -502,6 +502,33 @@ describe('metrics service', () => {
     for (let i = 1; i < cumulative.length; i++) expect(cumulative[i]).toBeLessThan(cumulative[i - 1]!);
   });
 
+  it("an aggregate is made of its chains' points: total and mainnet add up their counts, and are never below a chain of theirs", async () => {
+    const points = async (chainId: string, metric: string) => {
+      const r = await call(sim, `/v2/chains/${chainId}/metrics/${metric}?timeInterval=day&startTimestamp=1759276800&endTimestamp=1761955200&pageSize=100`);
+      expect(r.status).toBe(200);
+      return new Map((r.body.results as Array<{ timestamp: number; value: number }>).map((p) => [p.timestamp, p.value]));
+    };
+    const mainnet = ['43114', '432204'];
+    for (const metric of ['txCount', 'gasUsed', 'cumulativeTxCount', 'activeAddresses', 'maxTps', 'avgGasPrice', 'maxGasPrice']) {
+      const [total, main, c, dexalot, fuji] = await Promise.all(['total', 'mainnet', ...mainnet, '43113'].map((id) => points(id, metric)));
+      expect(total!.size, metric).toBe(31);
+      for (const [t, v] of total!) {
+        const chains = [c!.get(t)!, dexalot!.get(t)!, fuji!.get(t)!];
+        if (metric === 'avgGasPrice') {
+          expect(v, `${metric} ${t}`).toBeGreaterThanOrEqual(Math.min(...chains));
+          expect(v, `${metric} ${t}`).toBeLessThanOrEqual(Math.max(...chains));
+          continue;
+        }
+        expect(v, `${metric} ${t}`).toBeGreaterThanOrEqual(Math.max(...chains));
+        expect(main!.get(t), `${metric} ${t}`).toBeGreaterThanOrEqual(Math.max(c!.get(t)!, dexalot!.get(t)!));
+        if (['txCount', 'gasUsed', 'cumulativeTxCount'].includes(metric)) {
+          expect(v, `${metric} ${t}`).toBe(chains.reduce((a, b) => a + b, 0));
+          expect(main!.get(t), `${metric} ${t}`).toBe(c!.get(t)! + dexalot!.get(t)!);
+        }
+      }
+    }
+  });
+
   it('accepts only day for cumulative/max/avg metrics and contracts, deployers, feesPaid', async () => {
     for (const metric of METRICS) {
       const r = await call(sim, `/v2/chains/43114/metrics/${metric}?timeInterval=hour&pageSize=1`);
