@@ -82,8 +82,12 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   }
   try {
     if (sql === undefined) {
-      const { shell } = await import('./shell.js');
-      await shell(conn, { lake: given, tables, error: (m: string) => queryError(m, tables) });
+      const [{ shell }, { StateStore }, { isTableData }] = await Promise.all([import('./shell.js'), import('../state/store.js'), import('../state/names.js')]);
+      // The rows of the states that hold the table's data files: a table merged across its
+      // partitions keeps its rows in one state, its partitions' counting what each fetched.
+      const rows = new Map<string, number>();
+      for (const s of new StateStore(lake).all()) if (s.files.some((f) => isTableData(s.table, f))) rows.set(s.table, (rows.get(s.table) ?? 0) + s.rows);
+      await shell(conn, { lake: given, tables, rows, error: (m: string) => queryError(m, tables) });
       return 0;
     }
     // Chunk by chunk (batch by batch for Arrow) as DuckDB produces them, waiting for stdout to

@@ -14,7 +14,7 @@ import { inert } from '../text.js';
 import { didYouMean } from '../closest.js';
 
 const HISTORY_LINES = 1000;
-const HELP = `.tables            the lake's tables (views; a table not fetched yet is empty)
+const HELP = `.tables            the lake's tables with their rows, then those it holds none of (empty views)
 .schema TABLE      a table's columns and types (.describe TABLE too)
 .help              this
 .quit              leave (or Ctrl-D)
@@ -52,7 +52,32 @@ function loadHistory(file: string | undefined): string[] {
   }
 }
 
-export async function shell(conn: DuckDBConnection, o: { lake: string; tables: readonly string[]; error: (message: string) => string }): Promise<void> {
+/** The shell's context: the lake, its views, the rows its partitions' states count of each table, and how an error is said. */
+export interface ShellLake {
+  lake: string;
+  tables: readonly string[];
+  rows: ReadonlyMap<string, number>;
+  error: (message: string) => string;
+}
+
+/**
+ * `.tables`: those the lake holds rows of, a line each with the rows its states count, then the
+ * views it holds nothing of (every table chainlake knows is a view, empty until fetched) on one
+ * line, so that an empty answer from one of them is not read as a fact of the chain.
+ */
+export function tablesText(tables: readonly string[], rows: ReadonlyMap<string, number>): string {
+  const held = tables.filter((t) => (rows.get(t) ?? 0) > 0);
+  const width = Math.max(0, ...held.map((t) => t.length));
+  const empty = tables.filter((t) => !held.includes(t) && !t.startsWith('_'));
+  const own = tables.filter((t) => t.startsWith('_'));
+  return [
+    ...held.map((t) => `${t.padEnd(width)}  ${rows.get(t)!.toLocaleString('en-US')} rows`),
+    ...(own.length ? [`${own.join(', ')}: the lake's own (rejected rows, run reports)`] : []),
+    ...(empty.length ? [`no rows in this lake (not fetched): ${empty.join(', ')}`] : []),
+  ].join('\n');
+}
+
+export async function shell(conn: DuckDBConnection, o: ShellLake): Promise<void> {
   const out = async (text: string) => {
     if (text.length > 0 && !process.stdout.write(text)) await once(process.stdout, 'drain');
   };
@@ -101,9 +126,9 @@ export async function shell(conn: DuckDBConnection, o: { lake: string; tables: r
   rl.close();
 }
 
-async function command(conn: DuckDBConnection, name: string, arg: string, o: { tables: readonly string[] }, out: (text: string) => Promise<void>): Promise<void> {
+async function command(conn: DuckDBConnection, name: string, arg: string, o: ShellLake, out: (text: string) => Promise<void>): Promise<void> {
   if (name === 'tables') {
-    await out(o.tables.join('\n') + '\n');
+    await out(tablesText(o.tables, o.rows) + '\n');
     return;
   }
   if (name === 'schema' || name === 'describe') {

@@ -209,6 +209,13 @@ describe('a start moved before what the lake fetched', () => {
     const plan = planRun(september, { lake });
     expect(plan.streams[0]!.partitions[0]).toMatchObject({ start: 'refused', requests: 0 });
     expect(formatPlan(plan)).toContain(`43114/${CONTRACT}: refused, its configured start (startTimestamp 2025-09-01T00:00:00Z) is block ${sep}, below block ${start}`);
+    // The CLI's dry run ends as the run would: not as a plan that would succeed.
+    const file = join(tmp(), 'sep.yaml');
+    writeFileSync(file, `name: sep\nsources:\n  data: { url: "${s.url}" }\nstreams:\n  - { table: erc_transfers, chainId: "43114", contracts: ["${CONTRACT}"], startTimestamp: 2025-09-01, endTimestamp: 2025-11-01 }\n`);
+    const dry = await cliHere(['run', file, '--dry-run', '--lake', lake]);
+    expect(dry.code).toBe(1);
+    expect(dry.stdout).toContain(`43114/${CONTRACT}: refused, its configured start`);
+    expect(dry.stderr).toBe(`chainlake: a run would refuse this partition (its start below what the lake fetched, above): erc_transfers 43114/${CONTRACT}\n`);
     // Another lake, where September's block is not known yet: the dry run says what the run will decide.
     const other = tmp();
     expect((await runPipeline(october, { lake: other, logger: quiet })).status).toBe('ok');
