@@ -94,12 +94,35 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
     // drain: a result of any size goes out in bounded memory.
     if (arrow) await arrow.writeArrow(await arrow.arrowResult(conn, sql), 'stream', arrow.toStream(process.stdout));
     else if (a.format !== 'arrow') await writeEach(conn, sql, a.format, toStdout);
+    await noteEmpty(conn, sql, only, lake);
   } catch (err) {
     throw new UsageError(`query${a.file ? ` ${a.file}` : ''}: ${queryError((err as Error).message, tables)}`);
   } finally {
     conn.closeSync();
   }
   return 0;
+}
+
+/**
+ * Says on stderr which tables the SQL read that the lake holds no rows of (no run fetched them):
+ * their views answer as empty tables, and a count of 0 from one is not a fact of the chain. The
+ * tables read are DuckDB's parse of the SQL, asked only when a word of it names such a table.
+ */
+async function noteEmpty(conn: DuckDBConnection, sql: string, named: Set<string> | undefined, lake: string): Promise<void> {
+  if (named?.size === 0) return;
+  const [{ StateStore }, { isTableData }, { tablesRead }] = await Promise.all([import('../state/store.js'), import('../state/names.js'), import('../warehouse/names.js')]);
+  const store = new StateStore(lake);
+  const empty = [...(named ?? [])].filter((t) => !t.startsWith('_') && !store.statesOf(t).some((s) => s.files.some((f) => isTableData(t, f))));
+  if (!empty.length) return;
+  let read: Set<string>;
+  try {
+    const parsed = (await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql])).getRows()[0]![0];
+    read = tablesRead(JSON.parse(String(parsed)));
+  } catch {
+    return; // not a statement DuckDB serialises (a PRAGMA, a COPY): nothing said rather than a guess
+  }
+  const said = empty.filter((t) => read.has(t));
+  if (said.length) process.stderr.write(`chainlake: ${said.join(', ')}: no rows in this lake (no run has fetched ${said.length === 1 ? 'it' : 'them'}), so the answer reads ${said.length === 1 ? 'it' : 'them'} as empty\n`);
 }
 
 async function toStdout(text: string): Promise<void> {

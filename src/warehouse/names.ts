@@ -18,3 +18,24 @@ export function viewsFor(sql: string): Set<string> | undefined {
   if (['show', 'information_schema', 'pragma', 'summarize'].some((w) => words.has(w)) || [...words].some((w) => w.startsWith('duckdb_'))) return undefined;
   return new Set(VIEW_NAMES.filter((t) => words.has(t)));
 }
+
+/**
+ * The tables a statement reads, from DuckDB's parse of it (`json_serialize_sql`): every base table
+ * it names that is not one of its own CTEs. Unlike viewsFor's words, a column or an alias that
+ * happens to be a table's name is not one.
+ */
+export function tablesRead(parsed: unknown): Set<string> {
+  const tables = new Set<string>();
+  const ctes = new Set<string>();
+  const walk = (x: unknown): void => {
+    if (Array.isArray(x)) return x.forEach(walk);
+    if (x === null || typeof x !== 'object') return;
+    const o = x as Record<string, unknown>;
+    if (o.type === 'BASE_TABLE' && typeof o.table_name === 'string' && !o.schema_name) tables.add(o.table_name.toLowerCase());
+    if (o.cte_map && typeof o.cte_map === 'object') for (const e of ((o.cte_map as { map?: Array<{ key?: unknown }> }).map ?? [])) if (typeof e.key === 'string') ctes.add(e.key.toLowerCase());
+    for (const v of Object.values(o)) walk(v);
+  };
+  walk(parsed);
+  for (const c of ctes) tables.delete(c);
+  return tables;
+}

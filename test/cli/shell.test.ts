@@ -67,6 +67,14 @@ describe('chainlake query', () => {
     expect(r.stderr).not.toContain('pg_prepared_statements');
   });
 
+  it('a table the lake holds no rows of is said on stderr when the SQL reads it, not when a word of it only looks like one', () => {
+    // blocks and chains: tables the demo's pipeline does not fetch.
+    const read = query(['--lake', lake, '--format', 'csv', 'SELECT (SELECT count(*) FROM blocks) AS a, (SELECT count(*) FROM chains) AS b, (SELECT count(*) > 0 FROM erc_transfers) AS c']);
+    expect(read).toMatchObject({ code: 0, stdout: 'a,b,c\n0,0,true\n', stderr: 'chainlake: blocks, chains: no rows in this lake (no run has fetched them), so the answer reads them as empty\n' });
+    expect(query(['--lake', lake, '--format', 'csv', 'WITH blocks AS (SELECT 1 AS x) SELECT count(*) AS chains FROM blocks'])).toMatchObject({ code: 0, stdout: 'chains\n1\n', stderr: '' });
+    expect(query(['--lake', lake, '--format', 'csv', 'SELECT count(*) > 0 AS blocks FROM erc_transfers'])).toMatchObject({ code: 0, stderr: '' });
+  });
+
   it('empty SQL on standard input, or a prompt asked for with Arrow: exit 2', () => {
     expect(query(['--lake', lake], '  \n')).toMatchObject({ code: 2, stderr: 'chainlake: query: the SQL is empty\n' });
     expect(query(['--lake', lake, '-i', '--format', 'arrow'])).toMatchObject({ code: 2 });
