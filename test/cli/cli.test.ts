@@ -141,10 +141,10 @@ describe('every reader of a lake, on a folder that does not exist or holds no la
     }
     expect(readdirSync(dir).sort()).toEqual(['other']);
     expect(readdirSync(other)).toEqual(['erc_transfers']);
-    // A lake without the table asked for (a run report, no partition yet) reads it as an empty table.
+    // A lake without the table asked for (a run report, no partition yet) reads it as an empty table, and says so.
     const lake = join(dir, 'new');
     mkdirSync(join(lake, '_runs'), { recursive: true });
-    expect(await cliHere(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toEqual({ code: 0, stdout: 'n\n0\n', stderr: '' });
+    expect(await cliHere(['query', '--lake', lake, '--format', 'csv', 'SELECT count(*) AS n FROM erc_transfers'])).toEqual({ code: 0, stdout: 'n\n0\n', stderr: 'chainlake: erc_transfers: no rows in this lake (no run has fetched it), so the answer reads it as empty\n' });
     expect(await cliHere(['status', '--lake', lake])).toMatchObject({ code: 0, stdout: `no partitions in ${lake} yet\n` });
   });
 
