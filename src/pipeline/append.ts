@@ -48,9 +48,9 @@ export async function append(p: PartitionRun): Promise<void> {
   if (blocks.notYet) return;
   const configured = blocks.startBlock ?? 0;
   if (!rebuilding) {
-    if (startBelow(p.state.from, track.cursor, configured)) throw new UsageError(startBelowReason(bc, cfg, decl.table, configured, p.state.from!));
-    // Kept with the partition's next commit.
-    const from = fetchedFrom(p.state.from, track.cursor, configured);
+    // Kept with the partition's next commit (a lake that recorded none tells it by its files first).
+    const from = fetchedFrom(p.state.from, track.cursor, configured, p.state.files);
+    if (startBelow(from, track.cursor, configured)) throw new UsageError(startBelowReason(bc, cfg, decl.table, configured, from));
     if (from !== p.state.from) p.state = { ...p.state, from };
   }
   const wc: WindowConfig = {

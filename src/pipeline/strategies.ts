@@ -7,7 +7,7 @@
 import { TABLE_PARTITION, REJECTS, RAW, type PartitionState, type StateStore } from '../state/store.js';
 import { folderOf, type StreamDecl } from '../decl/stream.js';
 import type { ParquetWriter } from '../load/parquet.js';
-import { isoSeconds, listingRange, listingsOf, seriesStartBelow, startBelow, windowToFetch, type Cursor } from '../state/cursor.js';
+import { fetchedFrom, firstWindow, isoSeconds, listingRange, listingsOf, seriesStartBelow, startBelow, windowToFetch, type Cursor } from '../state/cursor.js';
 import { nextStem } from '../state/names.js';
 import type { Moves } from './batch.js';
 import type { Job, PartitionRun } from './partition.js';
@@ -149,10 +149,12 @@ function windowStart(job: Job, blocks: PlanBlocks, state: PartitionState): Omit<
   if (rebuilding) return plan;
   // As append() refuses it: a start below what the lake fetched of the partition. A start whose
   // block is not known yet is found by the run, which then decides.
-  if (blocks.startAt === undefined && startBelow(state.from, cursor, blocks.startBlock ?? 0))
-    return { start: 'refused', from: startBelowReason(bc, job.cfg, job.decl.table, blocks.startBlock ?? 0, state.from!), requests: 0 };
-  if (blocks.startAt !== undefined && startBelow(state.from, cursor, 0))
-    return { ...plan, from: `${plan.from}; unless the first block at or after ${isoSeconds(blocks.startAt)} is below block ${state.from}, where the blocks this lake fetched of it begin: the run then refuses the partition, as it would fetch nothing below` };
+  const start = blocks.startBlock ?? 0;
+  const from = fetchedFrom(state.from, cursor, start, state.files);
+  if (blocks.startAt === undefined && startBelow(from, cursor, start)) return { start: 'refused', from: startBelowReason(bc, job.cfg, job.decl.table, start, from), requests: 0 };
+  const known = state.from ?? firstWindow(state.files);
+  if (blocks.startAt !== undefined && startBelow(known, cursor, 0))
+    return { ...plan, from: `${plan.from}; unless the first block at or after ${isoSeconds(blocks.startAt)} is below block ${known}, where the blocks this lake fetched of it begin: the run then refuses the partition, as it would fetch nothing below` };
   return plan;
 }
 

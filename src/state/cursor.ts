@@ -2,6 +2,7 @@
 // for an append stream, where its committed rows end and the window being paged; for a merge, the
 // newest point and when it was fetched.
 import { isoTime } from '../text.js';
+import { readName } from './names.js';
 
 /** Rows of one block already committed, by key: the next window refetches that block and skips them. */
 export interface BlockKeys {
@@ -154,13 +155,25 @@ export function startBelow(from: number | undefined, cursor: Cursor, start: numb
 
 /**
  * Where the fetched range of an append partition begins once an incremental window opens from its
- * configured `start`: there, for a partition fetched for the first time (or one of a lake that
- * recorded none: it adopts the start it is configured with), or for a start past its cursor, which
- * the window jumps to; else where it began.
+ * configured `start`: there, for a partition fetched for the first time or for a start past its
+ * cursor, which the window jumps to; else where it began. A lake that recorded none (written before
+ * chainlake kept it) tells it by the files of windows fetched in chunks, whose names say where each
+ * window began (state/names.ts); without such a file it adopts the start it is configured with.
  */
-export function fetchedFrom(from: number | undefined, cursor: Cursor, start: number): number {
-  if (!fetched(cursor) || from === undefined) return start;
-  return cursor.window === undefined && start > cursor.nextBlock! ? start : from;
+export function fetchedFrom(from: number | undefined, cursor: Cursor, start: number, files: readonly string[] = []): number {
+  if (!fetched(cursor)) return start;
+  if (cursor.window === undefined && start > cursor.nextBlock!) return start;
+  return from ?? firstWindow(files) ?? start;
+}
+
+/** The lowest window start the names of a partition's files say, if any says one. */
+export function firstWindow(files: readonly string[]): number | undefined {
+  let low: number | undefined;
+  for (const f of files) {
+    const tag = readName(f)?.listing;
+    if (tag?.kind === 'chunk' && (low === undefined || tag.window < low)) low = tag.window;
+  }
+  return low;
 }
 
 /**

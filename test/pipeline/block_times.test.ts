@@ -221,6 +221,16 @@ describe('a start moved before what the lake fetched', () => {
     expect((await runPipeline(october, { lake: other, logger: quiet })).status).toBe('ok');
     expect(planRun(september, { lake: other }).streams[0]!.partitions[0]!.from).toContain(`unless the first block at or after 2025-09-01T00:00:00Z is below block ${start}, where the blocks this lake fetched of it begin: the run then refuses the partition`);
 
+    // A lake written before chainlake recorded where the fetched blocks begin: its files' names say
+    // where its windows began, and the run refuses alike.
+    const old = tmp();
+    expect((await runPipeline(october, { lake: old, logger: quiet })).status).toBe('ok');
+    const stateFile = join(old, '_state', 'erc_transfers', readdirSync(join(old, '_state', 'erc_transfers')).find((f) => f.endsWith('.json'))!);
+    const { from: _, ...unrecorded } = JSON.parse(readFileSync(stateFile, 'utf8')) as Record<string, unknown>;
+    writeFileSync(stateFile, JSON.stringify(unrecorded));
+    const oldRun = await runPipeline(september, { lake: old, logger: quiet });
+    expect(oldRun.streams[0]!.errors).toEqual([expect.stringContaining(`is block ${sep}, below block ${start} where the blocks this lake fetched of it begin`)]);
+
     // A full refresh fetches from the new start: September and October, as a lake made so from the first.
     expect((await runPipeline(september, { lake, logger: quiet, fullRefresh: ['erc_transfers'] })).status).toBe('ok');
     expect(new StateStore(lake).statesOf('erc_transfers')[0]!.from).toBe(sep);

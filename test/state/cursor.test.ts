@@ -1,6 +1,6 @@
 // The rules of a chunked window (state/cursor.ts), of where a partition's fetched range begins, and of the requests kept under way (sources/client.ts).
 import { describe, expect, it } from 'vitest';
-import { chunkedWindow, coveredRange, cursorProblem, fetchedFrom, highest, listingRange, seriesFrom, seriesStartBelow, splitPoint, startBelow, tilingProblem, type ChunkedWindow, type Cursor } from '../../src/state/cursor.js';
+import { chunkedWindow, coveredRange, cursorProblem, fetchedFrom, firstWindow, highest, listingRange, seriesFrom, seriesStartBelow, splitPoint, startBelow, tilingProblem, type ChunkedWindow, type Cursor } from '../../src/state/cursor.js';
 import { AUTO_INFLIGHT, inflightTarget } from '../../src/sources/client.js';
 import { cursorText } from '../../src/cli/status.js';
 
@@ -109,6 +109,15 @@ describe('where the fetched range begins', () => {
     expect(fetchedFrom(100, resumed, 500)).toBe(100);
     expect(fetchedFrom(100, resumed, 501)).toBe(501);
     expect(fetchedFrom(100, { nextBlock: 500, window: { query: {}, files: [] } }, 900)).toBe(100);
+    // A lake that recorded none: the names of files of windows fetched in chunks say where the first began.
+    const stem = 'erc_transfers/chain=43114/43114_0xb10644cea485f69a5f8859e127911157a0d6d30d-0a5714ec7f';
+    const files = [`${stem}.w250.c400.f300-n2-8kn951e889.parquet`, `_raw/erc_transfers/${stem.slice(26)}.w120.c250.f120-n1-8kn951e889.ndjson.br`, `${stem}-n3-8kn951e889.parquet`];
+    expect(firstWindow(files)).toBe(120);
+    expect(firstWindow(files.slice(2))).toBeUndefined();
+    expect(fetchedFrom(undefined, resumed, 300, files)).toBe(120);
+    expect(startBelow(fetchedFrom(undefined, resumed, 100, files), resumed, 100)).toBe(true);
+    expect(fetchedFrom(undefined, resumed, 300, files.slice(2))).toBe(300);
+    expect(fetchedFrom(90, resumed, 300, files)).toBe(90);
   });
 
   it('a series: an earlier start is fetched from, the range begins at the earliest start, none configured changes nothing', () => {
