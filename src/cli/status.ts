@@ -164,6 +164,8 @@ export function statusJson(lake: string, states: PartitionState[], nowSeconds = 
         partition: s.partition,
         ...(s.values ? { values: s.values } : {}),
         cursor: s.cursor,
+        // Where the range the partition fetched begins (a block, or a series' first time).
+        ...(s.from !== undefined ? { from: s.from } : {}),
         rows: s.rows,
         rejects: s.rejects,
         files: s.files.length,

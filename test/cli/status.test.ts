@@ -42,7 +42,7 @@ describe('chainlake status', () => {
     const states = new StateStore(lake).all();
     expect(doc.lake).toBe(new StateStore(lake).lake);
     expect(doc.partitions).toEqual(
-      states.map((s) => ({ table: s.table, partition: s.partition, ...(s.values ? { values: s.values } : {}), cursor: s.cursor, rows: s.rows, rejects: s.rejects, files: s.files.length, dataFiles: s.files.filter((f) => isTableData(s.table, f)).length, rawFiles: s.files.filter((f) => f.startsWith('_raw/')).length, lastRun: s.lastRun, ...(s.head ? { head: s.head } : {}) })),
+      states.map((s) => ({ table: s.table, partition: s.partition, ...(s.values ? { values: s.values } : {}), cursor: s.cursor, ...(s.from !== undefined ? { from: s.from } : {}), rows: s.rows, rejects: s.rejects, files: s.files.length, dataFiles: s.files.filter((f) => isTableData(s.table, f)).length, rawFiles: s.files.filter((f) => f.startsWith('_raw/')).length, lastRun: s.lastRun, ...(s.head ? { head: s.head } : {}) })),
     );
     const longest = states.map((s) => s.partition).sort((a, b) => b.length - a.length)[0]!;
     expect(doc.partitions.map((p: { partition: string }) => p.partition)).toContain(longest);
