@@ -250,8 +250,10 @@ export interface LakeTables {
     time_interval: Utf8;
     /** start of the interval (UTC) */
     timestamp: TimestampMicrosecond;
-    /** metric value over the interval */
+    /** metric value over the interval (as a double: use value_text for every digit of a count or an amount past 2^53, such as feesPaid in wei) */
     value: Float64;
+    /** the value exactly as sent */
+    value_text: Utf8;
   };
   avg_tps: {
     /** EVM chain id */

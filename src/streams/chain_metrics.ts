@@ -56,6 +56,8 @@ export const chainMetrics: StreamDecl = {
       })),
     );
   },
+  // A value is a JSON number: feesPaid in wei passes 2^53; its digits are kept as sent (value_text).
+  exactNumbers: ['value'],
   refresh: 'merge',
   mergeScope: 'partition',
   timeCursor: { column: 'timestamp', start: 'startTimestamp', startOption: 'startTimestamp', end: 'endTimestamp', endOption: 'endTimestamp', step: (q) => INTERVAL_SECONDS[q.timeInterval as (typeof TIME_INTERVALS)[number]] ?? DAY },
@@ -65,6 +67,7 @@ export const chainMetrics: StreamDecl = {
     { name: 'metric', type: 'varchar', partition: 'metric', doc: 'metric name' },
     { name: 'time_interval', type: 'varchar', partition: 'timeInterval', doc: 'hour, day, week or month' },
     { name: 'timestamp', type: 'timestamptz', from: 'timestamp', required: true, doc: 'start of the interval (UTC)' },
-    { name: 'value', type: 'double', from: 'value', required: true, doc: 'metric value over the interval' },
+    { name: 'value', type: 'double', from: 'value', required: true, doc: 'metric value over the interval (as a double: use value_text for every digit of a count or an amount past 2^53, such as feesPaid in wei)' },
+    { name: 'value_text', type: 'varchar', from: 'value', required: true, doc: 'the value exactly as sent' },
   ],
 };
