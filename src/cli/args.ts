@@ -1,6 +1,7 @@
 // What every command module shares: the global --lake, the types of a command's flags, and checks
 // of flags that several commands take.
 import { existsSync, statSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import type { ArgumentsCamelCase, Argv, CommandModule } from 'yargs';
 import { UsageError } from '../errors.js';
 import { existingLake, isObjectUrl, parseS3Url } from '../state/location.js';
@@ -44,6 +45,12 @@ export function givenLake(a: Globals): string {
 export function checkLake(lake: string): string {
   if (isObjectUrl(lake)) return parseS3Url(lake).url;
   if (existsSync(lake) && !statSync(lake).isDirectory()) throw new UsageError(`--lake ${lake}: is a file, not a folder`);
+  // A lake not made yet: the first of its folders that exists must be one (run makes the rest).
+  for (let up = dirname(resolve(lake)); up !== dirname(up); up = dirname(up)) {
+    if (!existsSync(up)) continue;
+    if (!statSync(up).isDirectory()) throw new UsageError(`--lake ${lake}: ${up} is a file, not a folder`);
+    break;
+  }
   return lake;
 }
 

@@ -27,6 +27,21 @@ export const EXIT_CODES = [
 ].join('\n');
 
 /** An error nobody expected, with its stack: the message on one line, the stack's frames below it. */
+/** What the system refused, for errors of a file system that will refuse the same again (a rerun cannot help). */
+const REFUSALS: Record<string, string> = { EROFS: 'a read-only file system', EACCES: 'permission denied', EPERM: 'not permitted', ENOTDIR: 'a part of the path is a file, not a folder' };
+
+/**
+ * A file system's refusal as one line naming the path and why (exit 2), instead of a stack: a lake
+ * on a read-only mount, or a folder this user may not write. Undefined for anything else.
+ */
+export function fileRefusal(err: unknown): string | undefined {
+  if (!(err instanceof Error)) return undefined;
+  const e = err as NodeJS.ErrnoException;
+  const why = e.code === 'ENOENT' && e.syscall === 'mkdir' ? 'it cannot be made there (a read-only file system, or a parent that is not a folder)' : e.code ? REFUSALS[e.code] : undefined;
+  if (!why || !e.path) return undefined;
+  return `cannot ${e.syscall ?? 'use'} ${e.path}: ${why}; give a folder this user can write (--lake)`;
+}
+
 function unexpected(err: unknown): string {
   if (!(err instanceof Error)) return inert(bounded(String(err), LINE_CHARS));
   const head = `${err.name}: ${err.message}`;
@@ -166,6 +181,9 @@ export async function main(argv: string[]): Promise<number> {
     // quote a service's answer. Each line is bounded: what it quotes may be megabytes.
     if (err instanceof UsageError) {
       process.stderr.write(`chainlake: ${inert(err.message.split('\n').map((l) => bounded(l, LINE_CHARS)).join('\n'), { lines: true })}\n`);
+      code = EXIT.usage;
+    } else if (fileRefusal(err)) {
+      process.stderr.write(`chainlake: ${inert(bounded(fileRefusal(err)!, LINE_CHARS))}\n`);
       code = EXIT.usage;
     } else if (err instanceof RunError) {
       process.stderr.write(`chainlake: ${inert(bounded(err.message, LINE_CHARS))}\n`);

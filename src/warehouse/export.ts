@@ -78,7 +78,8 @@ export function checkOutput(to: string, lake: string, force: boolean, flag = '--
   if (to.trim() === '') throw new UsageError(`${flag}: give the file to write`);
   const file = resolve(to);
   const parent = dirname(file);
-  if (!existsSync(parent) || !statSync(parent).isDirectory()) throw new UsageError(`${flag} ${to}: the folder ${parent} does not exist`);
+  if (!existsSync(parent)) throw new UsageError(`${flag} ${to}: the folder ${parent} does not exist`);
+  if (!statSync(parent).isDirectory()) throw new UsageError(`${flag} ${to}: ${parent} is a file, not a folder`);
   if (existsSync(file) || isDanglingLink(file)) {
     const st = lstatSync(file);
     if (st.isDirectory() || (st.isSymbolicLink() && existsSync(file) && statSync(file).isDirectory())) throw new UsageError(`${flag} ${to}: is a folder; give a file name`);

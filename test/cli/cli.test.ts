@@ -85,6 +85,8 @@ describe('chainlake CLI usage errors', () => {
     const f = join(dir, 'file');
     writeFileSync(f, 'x');
     expect(await cliHere(['status', '--lake', f])).toMatchObject({ code: 2, stderr: expect.stringContaining('is a file, not a folder') });
+    // A lake to be made under a file: named, before anything starts.
+    expect(await cliHere(['run', 'pipelines/demo.yaml', '--simulator', '--lake', join(f, 'sub', 'lake')])).toEqual({ code: 2, stdout: '', stderr: `chainlake: --lake ${join(f, 'sub', 'lake')}: ${f} is a file, not a folder\n` });
     const p = join(dir, 'ok.yaml');
     writeFileSync(p, 'name: ok\nstreams:\n  - { table: avg_tps, chainIds: ["43114"] }\n');
     expect(await cliHere(['run', p, '--data-url', 'nope', '--lake', join(dir, 'l2')])).toMatchObject({ code: 2, stderr: expect.stringContaining('--data-url "nope": not an http(s) URL') });

@@ -10,6 +10,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { cli } from '../lake-fixture.js';
 import { json, scriptedServer } from '../helpers.js';
 import { cliHere } from '../lake-fixture.js';
+import { fileRefusal } from '../../src/cli/main.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 const dir = mkdtempSync(join(tmpdir(), 'cl-exits-'));
@@ -131,5 +132,18 @@ describe('an interrupt of a command that waits on one request', () => {
       expect(code, `${args[0]}: ${stderr}`).toBe(143);
       expect(stderr, args[0]).toContain('chainlake: stopped by SIGTERM; what was recorded stays in the lake');
     }
+  });
+});
+
+describe("a file system's refusal", () => {
+  const refused = (code: string, syscall: string, path: string) => Object.assign(new Error(`${code}: refused, ${syscall} '${path}'`), { code, syscall, path });
+  it('is one line naming the path and why (exit 2 in main), not a stack; other errors are not taken for one', () => {
+    expect(fileRefusal(refused('EROFS', 'open', '/srv/lake/_lock/.tmp-1'))).toBe('cannot open /srv/lake/_lock/.tmp-1: a read-only file system; give a folder this user can write (--lake)');
+    expect(fileRefusal(refused('EACCES', 'open', '/srv/lake/_lock/.tmp-1'))).toBe('cannot open /srv/lake/_lock/.tmp-1: permission denied; give a folder this user can write (--lake)');
+    // A recursive mkdir on a read-only mount says ENOENT.
+    expect(fileRefusal(refused('ENOENT', 'mkdir', '/ro/lake'))).toBe('cannot mkdir /ro/lake: it cannot be made there (a read-only file system, or a parent that is not a folder); give a folder this user can write (--lake)');
+    expect(fileRefusal(refused('ENOENT', 'open', '/srv/lake/x'))).toBeUndefined();
+    expect(fileRefusal(refused('ECONNREFUSED', 'connect', '127.0.0.1'))).toBeUndefined();
+    expect(fileRefusal(new Error('EACCES without a path'))).toBeUndefined();
   });
 });
