@@ -99,7 +99,8 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
       const report = await (queue ? (await import('../pipeline/queued.js')).runQueued(p, { ...here, queue, spec }) : runPipeline(p, { ...here, ...options })).finally(() => progress?.stop());
       // Its errors quote the services' answers: each stays on its line, inert.
       process.stdout.write(formatReport(inertAll(report)) + '\n');
-      await refreshWarehouse('run', lake, a.warehouse);
+      // A run that lost the lake leaves its warehouse file to the writer that has it now.
+      if (!report.lockLost) await refreshWarehouse('run', lake, a.warehouse);
       // Stopped by a signal, the stop says so (stoppable): the partitions it cut short are no failure.
       if (signal.aborted) return EXIT.ok;
       const outcome = runOutcome(report);

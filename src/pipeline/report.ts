@@ -59,6 +59,8 @@ export interface RunReport {
   streams: StreamReport[];
   /** Per service used: the CU budget in force at the end and where it came from. */
   budgets?: Record<string, { source: string; cuPerMinute: number | null; cuPerDay: number | null }>;
+  /** Why the run stopped being the lake's writer part way (its lock taken over or not renewed): it committed nothing after. */
+  lockLost?: string;
   /** Tables whose small files the run merged at its end (compact.ts), files before and after. */
   compacted?: Array<{ table: string; filesBefore: number; filesAfter: number }>;
 }
@@ -94,6 +96,7 @@ export function minute(ms: number): string {
  * again until the pipeline or the key changes.
  */
 export function runOutcome(r: RunReport): { code: number; line?: string } {
+  if (r.lockLost) return { code: EXIT.lakeInUse, line: `the run lost the lake to another writer part way (${r.lockLost}); what it committed before is kept, and the lake's warehouse file is left to that writer: rerun when it is done` };
   if (r.status === 'ok') return { code: EXIT.ok };
   const refused = r.streams.reduce((n, s) => n + (s.refused ?? 0), 0);
   const misconfigured = r.streams.reduce((n, s) => n + (s.misconfigured ?? 0), 0);

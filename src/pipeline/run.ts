@@ -80,7 +80,11 @@ export function budgetsOf(jobs: Job[], clients: Clients): RunReport['budgets'] {
 }
 
 /** What working jobs takes from a run's options. */
-export type JobOptions = PartitionOptions & Pick<RunOptions, 'partitionConcurrency' | 'strict'> & { runId: string };
+export type JobOptions = PartitionOptions & Pick<RunOptions, 'partitionConcurrency' | 'strict'> & {
+  runId: string;
+  /** Why the lake is no longer this process's to write, if it is not: a partition failing then fails for that (its own error is what the new writer's clean-up left). */
+  lockLost?: () => string | undefined;
+};
 
 /**
  * Works `jobs` into `store`: every partition, at most `partitionConcurrency` at once, then each
@@ -119,7 +123,8 @@ export async function runJobs(jobs: Job[], store: StateStore, clients: Clients, 
             o.logger.warn({ table: job.decl.table, partition: job.partition.id, reason: err.message }, 'partition skipped');
             return undefined;
           }
-          job.report.errors.push(`${job.partition.id}: ${describeError(err)}`);
+          const lost = o.lockLost?.();
+          job.report.errors.push(`${job.partition.id}: ${lost ?? describeError(err)}`);
           if (err instanceof ServiceError && err.permanent) job.report.refused = (job.report.refused ?? 0) + 1;
           if (err instanceof UsageError) job.report.misconfigured = (job.report.misconfigured ?? 0) + 1;
           // A stop cuts every partition under way short: the stop is said once (stoppable), not a line each.
@@ -164,7 +169,7 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     const clients = newClients(p, { client: o.client, sharedBudget: o.sharedBudget, logger });
     logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: session.store.lake }, 'run started');
     o.onStart?.(report);
-    await runJobs(jobs, session.store, clients, { logger, signal, flushRows, keepRaw, partitionConcurrency, strict, runId: report.runId });
+    await runJobs(jobs, session.store, clients, { logger, signal, flushRows, keepRaw, partitionConcurrency, strict, runId: report.runId, lockLost: () => session.lostLock() });
     report.budgets = budgetsOf(jobs, clients);
   });
 }

@@ -9,6 +9,7 @@ import type { Logger } from 'pino';
 import { ParquetWriter } from '../load/parquet.js';
 import { icebergPublisher } from '../iceberg/table.js';
 import { LakeLock } from '../state/lock.js';
+import { LeaseLost } from '../state/lease.js';
 import type { Clock } from '../sources/clock.js';
 import { S3LeaseBackend, S3Objects } from '../state/s3.js';
 import { STAGING, StateStore, type StoreHooks } from '../state/store.js';
@@ -96,6 +97,22 @@ export class LakeSession {
       await this.release();
       throw err;
     }
+  }
+
+  /**
+   * Why this process may no longer write the lake (another took its lock over, or it could not
+   * renew it in time), or undefined while it holds it: what its work's failures are then told as.
+   */
+  lostLock(): string | undefined {
+    for (const l of this.locks) {
+      try {
+        l.assertHeld();
+      } catch (err) {
+        if (err instanceof LeaseLost) return err.message;
+        throw err;
+      }
+    }
+    return undefined;
   }
 
   /**
@@ -201,6 +218,8 @@ export async function holdForRun(lake: string, report: RunReport, o: RunHoldOpti
     } catch (err) {
       o.logger.warn({ err: describeError(err) }, 'could not clear _staging; the next run will');
     }
+    const lost = session.lostLock();
+    if (lost) report.lockLost = lost;
     report.finishedAt = new Date().toISOString();
     report.seconds = (performance.now() - t0) / 1000;
     if (report.status === 'running') report.status = 'failed';

@@ -313,3 +313,31 @@ describe('a store that ignores conditional writes', () => {
     expect(await backend.read()).toBeUndefined();
   });
 });
+
+describe("a run's session that lost the lake", () => {
+  it("says why (its work's failures are told so), and the run ends as the lake in another writer's hands: exit 3, its warehouse file left to that writer", async () => {
+    const { LakeSession } = await import('../../src/pipeline/session.js');
+    const { runOutcome } = await import('../../src/pipeline/report.js');
+    const root = lake();
+    const clock = new FakeClock(Date.now());
+    const before = process.env[LEASE_SECONDS_ENV];
+    process.env[LEASE_SECONDS_ENV] = '6';
+    const session = await LakeSession.open(root);
+    try {
+      await session.lock({ clock });
+    } finally {
+      if (before === undefined) delete process.env[LEASE_SECONDS_ENV];
+      else process.env[LEASE_SECONDS_ENV] = before;
+    }
+    cleanups.push(() => session.close());
+    expect(session.lostLock()).toBeUndefined();
+    await takeOverBehind(new FileLeaseBackend(join(root, '_lock')), record({ pid: 1, host: 'elsewhere', since: 'the takeover', fence: 2 }));
+    await clock.advance(2000);
+    const why = session.lostLock();
+    expect(why).toMatch(/^this process lost the lock at .*_lock: pid 1 on elsewhere took it over at the takeover \(fence 2\); it commits nothing more/);
+    const outcome = runOutcome({ runId: 'r', pipeline: 'p', lake: root, startedAt: '', status: 'failed', streams: [], lockLost: why } as unknown as Parameters<typeof runOutcome>[0]);
+    expect(outcome.code).toBe(3);
+    expect(outcome.line).toContain(`the run lost the lake to another writer part way (${why}); what it committed before is kept, and the lake's warehouse file is left to that writer`);
+    expect(runOutcome({ runId: 'r', pipeline: 'p', lake: root, startedAt: '', status: 'ok', streams: [] } as unknown as Parameters<typeof runOutcome>[0]).code).toBe(0);
+  });
+});
