@@ -87,6 +87,11 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
   }
   // A URL given for a service wins over the simulator's.
   const spec: RunSpec = { pipeline: { file: a.pipeline, text }, options, urls: { data: given.data ?? sim?.url, metrics: given.metrics ?? sim?.url, node: given.node ?? sim?.url } };
+  // A key read from a variable that is not set: said, as a typo in its name would otherwise pass
+  // for "no key" and the run would go on the unauthenticated budget (the simulator needs none).
+  for (const [name, src] of Object.entries(p.sources) as Array<[keyof RunSpec['urls'], (typeof p.sources)[keyof typeof p.sources]]>)
+    if (src.apiKeyUnset?.length && !(sim && spec.urls[name] === sim.url))
+      logger.warn({ source: name, unset: src.apiKeyUnset }, `sources.${name}.apiKey: ${src.apiKeyUnset.map((v) => `\${${v}}`).join(', ')} is not set in the environment: this run sends no key (the unauthenticated budget)`);
   const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
   if (budgetDb) logger.info({ db: redactUrl(budgetDb) }, 'budgets shared with every process on the same key');
   if (queue) logger.info({ queue: redactUrl(queue) }, "the run's partitions go to the workers of the queue");

@@ -285,6 +285,11 @@ function checkSource(raw: unknown, at: string, name: SourceName, out: Problem[])
     const s = interpolate(value);
     if (key === 'apiKey') {
       if (s) src.apiKey = s; // an unset ${VAR} means no key
+      // Said by a run against a service (a typo in a variable's name must not pass for "no key").
+      else {
+        const unset = [...value.matchAll(/\$\{([A-Za-z_][A-Za-z0-9_]*)\}/g)].map((m) => m[1]!).filter((v) => !process.env[v]);
+        if (unset.length) src.apiKeyUnset = unset;
+      }
     } else if (key === 'url') {
       try {
         const u = new URL(s);

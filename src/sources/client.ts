@@ -28,6 +28,8 @@ import { Reachability } from './reach.js';
 export interface SourceConfig {
   url: string;
   apiKey?: string;
+  /** The variables the pipeline's apiKey reads (`${VAR}`) that were not set: the source goes without a key, and a run says so. */
+  apiKeyUnset?: string[];
   /** The one header to send the key in; left out, it goes under every name the service is known to read (API_KEY_HEADERS). */
   keyHeader?: string;
   /** Requests in flight at once; left out, as many as the budget needs at the latency seen (inflightTarget). */

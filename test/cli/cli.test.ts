@@ -39,6 +39,16 @@ describe('chainlake CLI usage errors', () => {
     expect(await cliHere([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
   });
 
+  it('says when the API key is read from a variable that is not set, against a service (not the simulator)', async () => {
+    const p = join(dir, 'typo.yaml');
+    writeFileSync(p, 'name: t\nsources:\n  data: { url: "http://127.0.0.1:9", apiKey: "${CHAINLAKE_TEST_UNSET_KEY_VAR}" }\nstreams:\n  - { table: chains }\n');
+    const r = await cliHere(['run', p, '--lake', join(dir, 'typo-lake')]);
+    expect(r.stderr).toContain('sources.data.apiKey: ${CHAINLAKE_TEST_UNSET_KEY_VAR} is not set in the environment: this run sends no key (the unauthenticated budget)');
+    const sim = await cliHere(['run', p, '--simulator', '--lake', join(dir, 'typo-lake-sim')]);
+    expect(sim.code).toBe(0);
+    expect(sim.stderr).not.toContain('CHAINLAKE_TEST_UNSET_KEY_VAR');
+  });
+
   it('exits 2 on a value not among an option\'s choices, naming them and the closest', async () => {
     expect(await cliHere(['query', '--format', 'jsn', 'SELECT 1'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --format "jsn": not one of table, csv, json, arrow; did you mean json?\n' });
     expect(await cliHere(['sim', '--node-shape', 'x', '--avg-tps-next-key', 'y'])).toEqual({ code: 2, stdout: '', stderr: 'chainlake: --node-shape "x": not one of avalanchego, reference\n--avg-tps-next-key "y": not one of nextPageToken, nextPageStartKey\n' });
