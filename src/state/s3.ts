@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import type { Readable } from 'node:stream';
 import type * as Sdk from '@aws-sdk/client-s3';
-import { RunError, UsageError } from '../errors.js';
+import { EXIT, RunError, UsageError } from '../errors.js';
 import { tempOf, type ObjectInfo, type ObjectStore } from './objects.js';
 import { parseS3Url, type S3Location } from './location.js';
 import type { LeaseBackend } from './lease.js';
@@ -108,7 +108,8 @@ export class S3Objects implements ObjectStore {
     const at = `${this.where}${rel ? ` (${rel})` : ''}`;
     if (name === 'NoSuchBucket') return new UsageError(`--lake ${this.where}: the bucket ${this.loc.bucket} does not exist at this endpoint`);
     if (name === 'CredentialsProviderError' || /could not load credentials/i.test(message))
-      return new RunError(`${at}: no credentials for the store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (see docs/object-storage.md)`);
+      // Configuration, as a bad flag is: a rerun alone fails the same (exit 2).
+      return new RunError(`${at}: no credentials for the store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (see docs/object-storage.md)`, EXIT.usage);
     const error = new RunError(`${at}: ${what} failed: ${name || 'error'}${status ? ` (HTTP ${status})` : ''}: ${message}`);
     Object.assign(error, { status, code: name });
     return error;

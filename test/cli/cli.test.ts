@@ -39,6 +39,11 @@ describe('chainlake CLI usage errors', () => {
     expect(await cliHere([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
   });
 
+  it('an s3:// lake without credentials: exit 2 saying what to set', async () => {
+    const none = { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_SESSION_TOKEN: '', AWS_PROFILE: '', AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: join(dir, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'), AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9', AWS_REGION: 'us-east-1' };
+    expect(await cliHere(['status', '--lake', 's3://my-bucket/lake'], none)).toEqual({ code: 2, stdout: '', stderr: 'chainlake: s3://my-bucket/lake: no credentials for the store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (see docs/object-storage.md)\n' });
+  });
+
   it('says when the API key is read from a variable that is not set, against a service (not the simulator)', async () => {
     const p = join(dir, 'typo.yaml');
     writeFileSync(p, 'name: t\nsources:\n  data: { url: "http://127.0.0.1:9", apiKey: "${CHAINLAKE_TEST_UNSET_KEY_VAR}" }\nstreams:\n  - { table: chains }\n');
