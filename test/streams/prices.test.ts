@@ -72,11 +72,11 @@ describe('prices kept as sent', () => {
     const node = STREAMS.filter((d) => d.service === 'node').map((d) => d.table);
     // Prices (of tokens, rewards and ICM fees); uint64 JSON numbers (the supply, L1 weights,
     // balances and fees, primary-network amounts, fees and locktimes, staking weights, the
-    // network's staking totals).
+    // network's staking totals, chain metrics: feesPaid in wei).
     const priced = ['erc_transfers', 'historical_rewards', 'native_balances', 'erc20_balances', 'icm_messages', 'address_token_transfers', 'address_tx_transfers'];
     const uint64 = [
       'avax_supply', 'l1_validators', 'platform_transactions', 'platform_inputs', 'platform_outputs', 'platform_blocks', 'platform_utxos',
-      'staking_metrics', 'l1_validator_metrics', 'staking_transactions', 'node_blocks',
+      'staking_metrics', 'l1_validator_metrics', 'chain_metrics', 'staking_transactions', 'node_blocks',
       'xchain_transactions', 'xchain_inputs', 'xchain_outputs', 'cchain_atomic_transactions', 'cchain_atomic_utxos',
       'network_details', 'xchain_asset_transactions', 'xchain_blocks', 'xchain_utxos', 'cchain_blocks', 'cchain_utxos',
     ];
