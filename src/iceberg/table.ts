@@ -505,6 +505,7 @@ export function icebergPublisher(store: StateStore, o: { uri?: string; serialize
     adopt: (table) => tables.adopt(table),
     sweep: (table) => tables.sweep(table),
     tidy: async (table) => (await store.objects.clearDeadTemps?.(`${table}/${METADATA}/`)) ?? 0,
+    columns: async (table) => currentSchema((await tables.current(table))?.metadata)?.fields.map((f) => f.name),
     fieldIds: (decl) => {
       if (declOf(decl.table) !== decl) return Promise.resolve(new Map());
       // A table's ids change only with its declaration, which a process does not change.

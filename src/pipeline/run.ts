@@ -20,6 +20,7 @@ import { planJobs } from './plan.js';
 import type { TableMergeInput } from './merge.js';
 import { strategyOf } from './strategies.js';
 import { compactTables } from './compact.js';
+import { landedColumns } from '../transform/columns.js';
 import type { SpecOptions } from './spec.js';
 
 /** What a run in this process is given: its spec's options and what only this process has. */
@@ -169,9 +170,28 @@ export async function runPipeline(p: Pipeline, o: RunOptions): Promise<RunReport
     const clients = newClients(p, { client: o.client, sharedBudget: o.sharedBudget, logger });
     logger.info({ run: report.runId, pipeline: p.name, partitions: jobs.length, lake: session.store.lake }, 'run started');
     o.onStart?.(report);
+    await noteAddedColumns(session.store, jobs);
     await runJobs(jobs, session.store, clients, { logger, signal, flushRows, keepRaw, partitionConcurrency, strict, runId: report.runId, lockLost: () => session.lostLock() });
     report.budgets = budgetsOf(jobs, clients);
   });
+}
+
+/**
+ * Says of each table the run fetches the columns its declaration has and its rows landed so far
+ * do not (a newer chainlake added them): NULL in those rows, which a rebuild fills. Read before the
+ * run's first commit of the table gives its schema the new columns.
+ */
+export async function noteAddedColumns(store: Pick<StateStore, 'publisher'>, jobs: Job[]): Promise<void> {
+  const seen = new Set<string>();
+  for (const job of jobs) {
+    const table = job.decl.table;
+    if (seen.has(table)) continue;
+    seen.add(table);
+    const landed = await store.publisher?.columns?.(table);
+    if (!landed) continue;
+    const added = landedColumns(job.decl).map(([name]) => name).filter((n) => !landed.includes(n));
+    if (added.length) job.report.notes.push(`${added.length === 1 ? 'a column' : 'columns'} new since its rows were written: ${added.join(', ')} (NULL in those rows; \`chainlake rebuild ${table}\` fills ${added.length === 1 ? 'it' : 'them'} from the raw pages, \`--full-refresh ${table}\` by fetching again)`);
+  }
 }
 
 /** What the shell of a run takes from its options: holding the lake's, its plan's and its compaction's. */

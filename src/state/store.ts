@@ -115,6 +115,8 @@ export interface TablePublisher {
   tidy(table: string): Promise<number>;
   /** Per column name, what DuckDB's FIELD_IDS option gives it in the table's next files. */
   fieldIds(decl: StreamDecl): Promise<Map<string, string>>;
+  /** The columns of the table's rows as landed so far (its current schema), or undefined before its first commit. */
+  columns?(table: string): Promise<string[] | undefined>;
 }
 
 export const STAGING = '_staging';

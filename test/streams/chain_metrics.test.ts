@@ -5,7 +5,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parsePipeline } from '../../src/config/pipeline.js';
-import { runPipeline } from '../../src/pipeline/run.js';
+import { newRun, noteAddedColumns, runPipeline } from '../../src/pipeline/run.js';
+import { icebergPublisher } from '../../src/iceberg/table.js';
+import { StateStore } from '../../src/state/store.js';
 import { lakeRows, quiet, scriptedServer } from '../helpers.js';
 
 // Written as the service writes numbers: digits a double would change, and one it keeps.
@@ -33,5 +35,16 @@ describe('chain_metrics', () => {
       [1761868800, '4441430702476318700001'],
     ]);
     expect(got.map((x) => Number(x.value))).toEqual([985304, 0.1, 4441430702476318700001]);
+
+    // A lake whose rows were landed before value_text was a column: a run says so, once its
+    // schema lacks it; this one's has it, so its next run says nothing.
+    const { jobs } = newRun(p, lake);
+    const store = await StateStore.open(lake, { publisher: (st) => icebergPublisher(st) });
+    expect(await store.publisher!.columns!('chain_metrics')).toContain('value_text');
+    await noteAddedColumns(store, jobs);
+    expect(jobs[0]!.report.notes).toEqual([]);
+    const before = { publisher: { ...store.publisher!, columns: async () => ['chain_id', 'metric', 'time_interval', 'timestamp', 'value'] } };
+    await noteAddedColumns(before, jobs);
+    expect(jobs[0]!.report.notes).toEqual(['a column new since its rows were written: value_text (NULL in those rows; `chainlake rebuild chain_metrics` fills it from the raw pages, `--full-refresh chain_metrics` by fetching again)']);
   });
 });
