@@ -3,7 +3,7 @@
 // pg) when they run: start-up (main.ts).
 import type { Argv } from 'yargs';
 import type { Pipeline } from '../config/pipeline.js';
-import { EXIT, UsageError } from '../errors.js';
+import { EXIT, RunError, UsageError } from '../errors.js';
 import { didYouMean } from '../closest.js';
 import { inert, inertAll, inertJson } from '../text.js';
 import type { RunSpec, SpecOptions } from '../pipeline/spec.js';
@@ -93,6 +93,14 @@ async function cmdRun(a: ArgsOf<typeof runFlags>): Promise<number> {
     if (src.apiKeyUnset?.length && !(sim && spec.urls[name] === sim.url))
       logger.warn({ source: name, unset: src.apiKeyUnset }, `sources.${name}.apiKey: ${src.apiKeyUnset.map((v) => `\${${v}}`).join(', ')} is not set in the environment: this run sends no key (the unauthenticated budget)`);
   const shared = budgetDb ? (await import('../cluster/port.js')).sharedBudgets(budgetDb) : undefined;
+  if (shared) {
+    try {
+      await shared.check();
+    } catch (err) {
+      await sim?.close();
+      throw new RunError(`--budget-db: ${(err as Error).message}; nothing was fetched (the run would not share its budgets)`);
+    }
+  }
   if (budgetDb) logger.info({ db: redactUrl(budgetDb) }, 'budgets shared with every process on the same key');
   if (queue) logger.info({ queue: redactUrl(queue) }, "the run's partitions go to the workers of the queue");
   // Signals are handled until the embedded simulator has closed too.

@@ -84,10 +84,18 @@ class SharedBudgetClient implements SharedBudgetPort {
   }
 }
 
-/** Ports on the database at `url` (postgres://…), one per service; close() closes every one. */
-export function sharedBudgets(url: string, clock: Clock = realClock): { factory: SharedBudgetFactory; close(): Promise<void> } {
+/**
+ * Ports on the database at `url` (postgres://…), one per service; close() closes every one.
+ * check() opens the database once, as a run starts: a run told to share its budgets that cannot
+ * reach them fails then, not when a service first limits it (nor goes on saying they are shared).
+ */
+export function sharedBudgets(url: string, clock: Clock = realClock): { factory: SharedBudgetFactory; check(): Promise<void>; close(): Promise<void> } {
   const ports: SharedBudgetClient[] = [];
   return {
+    check: async () => {
+      const b = await SharedBudget.open(url, { service: 'data', cuPerWindow: 1, clock });
+      await b.close();
+    },
     factory: (service, key) => {
       const p = new SharedBudgetClient(url, service, key, clock);
       ports.push(p);

@@ -39,6 +39,15 @@ describe('chainlake CLI usage errors', () => {
     expect(await cliHere([])).toMatchObject({ code: 2, stderr: expect.stringContaining('give a command') });
   });
 
+  it('--budget-db that cannot be reached fails the run before it fetches anything, its password not shown', async () => {
+    const lake = join(dir, 'budget-lake');
+    const r = await cliHere(['run', 'pipelines/demo.yaml', '--simulator', '--budget-db', 'postgres://u:pw-NOT-SHOWN@127.0.0.1:1/db', '--lake', lake]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toContain("chainlake: --budget-db: the shared budget's database postgres://u:***@127.0.0.1:1/db did not answer: connect ECONNREFUSED 127.0.0.1:1; nothing was fetched (the run would not share its budgets)\n");
+    expect(r.stderr).not.toContain('pw-NOT-SHOWN');
+    expect(existsSync(lake)).toBe(false);
+  });
+
   it('an s3:// lake without credentials: exit 2 saying what to set', async () => {
     const none = { AWS_ACCESS_KEY_ID: '', AWS_SECRET_ACCESS_KEY: '', AWS_SESSION_TOKEN: '', AWS_PROFILE: '', AWS_EC2_METADATA_DISABLED: 'true', AWS_CONFIG_FILE: join(dir, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(dir, 'none'), AWS_ENDPOINT_URL_S3: 'http://127.0.0.1:9', AWS_REGION: 'us-east-1' };
     expect(await cliHere(['status', '--lake', 's3://my-bucket/lake'], none)).toEqual({ code: 2, stdout: '', stderr: 'chainlake: s3://my-bucket/lake: no credentials for the store: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or AWS_PROFILE (see docs/object-storage.md)\n' });
