@@ -6,7 +6,9 @@ import type { DuckDBConnection } from '../warehouse/duckdb.js';
 import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../state/location.js';
 import { writeEach } from '../warehouse/query.js';
-import { didYouMean } from '../closest.js';
+import { queryError } from '../warehouse/names.js';
+
+export { queryError };
 import { commandOf, checkLake, givenLake, LAKE_OPTION, readLake, type ArgsOf, type Globals } from './args.js';
 import { plainArgs } from './plain.js';
 
@@ -41,15 +43,6 @@ async function sqlOf(a: { sql?: string; file?: string }): Promise<string | undef
   return Buffer.concat(chunks).toString('utf8');
 }
 
-/**
- * A query's error as the analyst should read it: a table the lake does not have is named with the
- * lake's closest tables (DuckDB suggests its own catalog's, such as pg_prepared_statements).
- */
-export function queryError(message: string, tables: readonly string[]): string {
-  const unknown = /Table with name ([^\s!]+) does not exist!/.exec(message);
-  if (!unknown) return message;
-  return `no table ${unknown[1]} in the lake${didYouMean(unknown[1]!, tables)} (\`chainlake tables\` lists every table; a table not fetched yet is empty)`;
-}
 
 async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   // SQL given after `--` (main.ts puts there one that opens with a comment).

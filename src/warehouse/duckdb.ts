@@ -3,6 +3,7 @@
 import type * as DuckDB from '@duckdb/node-api';
 import { duckdb } from '../load/duckdb.js';
 import { engineOptions, querySettings, type EngineOptions } from '../load/limits.js';
+import { RunError } from '../errors.js';
 
 export const DuckDBInstance = duckdb.DuckDBInstance;
 export type DuckDBInstance = DuckDB.DuckDBInstance;
@@ -69,5 +70,5 @@ export async function checkStreamEnd(conn: DuckDB.DuckDBConnection, result: Duck
       reason = (err as Error).message.split('\n')[0]!;
     }
   }
-  throw new Error(`the query failed after ${rows} rows of its result had been read, and what was read is not the whole result: ${reason}`);
+  throw new RunError(`the query failed after ${rows} rows of its result had been read, and what was read is not the whole result: ${reason}`);
 }

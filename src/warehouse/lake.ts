@@ -2,14 +2,14 @@
 // results as Apache Arrow tables with the same types as `query --format arrow` (warehouse/arrow.ts).
 import type { DuckDBConnection, DuckDBInstance } from '@duckdb/node-api';
 import { Table, type RecordBatch, type TypeMap } from 'apache-arrow';
-import { UsageError } from '../errors.js';
+import { RunError, UsageError } from '../errors.js';
 import { LAKE_TABLE_NAMES, type LakeTables } from '../tables.js';
 import { existingLake } from '../state/location.js';
 import { arrowResult } from './arrow.js';
 import type { EngineOptions } from '../load/limits.js';
 import { bindViews, connectWarehouse, filesFor, KeptCatalogue, lakeDatabase, prunedViews, viewSql, viewsFor, type LakeDatabaseOptions } from './views.js';
 import { currentRows, ROWS_DB, rowsFileOf } from './rows.js';
-import { VIEW_NAMES } from './names.js';
+import { queryError, VIEW_NAMES } from './names.js';
 
 const TABLES: ReadonlySet<string> = new Set(LAKE_TABLE_NAMES);
 
@@ -131,21 +131,39 @@ class OpenLake implements Lake {
   }
 
   async query<T extends TypeMap = any>(sql: string): Promise<Table<T>> {
-    const conn = await this.connect(sql);
+    checkSql('lake.query', sql);
     try {
-      const result = await arrowResult(conn, sql);
-      const batches: RecordBatch[] = [];
-      for await (const b of result.batches()) batches.push(b);
-      return new Table(result.schema, batches) as Table<T>;
-    } finally {
-      conn.closeSync();
+      const conn = await this.connect(sql);
+      try {
+        const result = await arrowResult(conn, sql);
+        const batches: RecordBatch[] = [];
+        for await (const b of result.batches()) batches.push(b);
+        return new Table(result.schema, batches) as Table<T>;
+      } finally {
+        conn.closeSync();
+      }
+    } catch (err) {
+      throw asUsage('lake.query', err);
     }
   }
 
   async *batches<T extends TypeMap = any>(sql: string): AsyncGenerator<RecordBatch<T>> {
-    const conn = await this.connect(sql);
+    checkSql('lake.batches', sql);
+    let conn: DuckDBConnection;
     try {
-      yield* (await arrowResult(conn, sql)).batches() as AsyncGenerator<RecordBatch<T>>;
+      conn = await this.connect(sql);
+    } catch (err) {
+      throw asUsage('lake.batches', err);
+    }
+    try {
+      const result = await arrowResult(conn, sql).catch((err: unknown) => {
+        throw asUsage('lake.batches', err);
+      });
+      try {
+        for await (const b of result.batches()) yield b as RecordBatch<T>;
+      } catch (err) {
+        throw asUsage('lake.batches', err);
+      }
     } finally {
       conn.closeSync();
     }
@@ -161,4 +179,15 @@ class OpenLake implements Lake {
     this.closed = true;
     this.db.closeSync();
   }
+}
+
+/** SQL with nothing in it is refused as the CLI refuses it (DuckDB's own error says only "native callback"). */
+function checkSql(where: string, sql: string): void {
+  if (typeof sql !== 'string' || !sql.trim()) throw new UsageError(`${where}: the SQL is empty`);
+}
+
+/** DuckDB's error of a query (bad SQL, an unknown table or column) as the library's own, as the CLI says it. */
+function asUsage(where: string, err: unknown): Error {
+  if (err instanceof UsageError || err instanceof RunError) return err;
+  return new UsageError(`${where}: ${queryError(err instanceof Error ? err.message : String(err), VIEW_NAMES)}`);
 }

@@ -2,6 +2,7 @@
 // (src/streams/): loading those is a fifth of `chainlake query`'s start-up, and SQL that names no
 // table (`SELECT 1`) needs none of them.
 import { LAKE_TABLE_NAMES } from '../tables.js';
+import { didYouMean } from '../closest.js';
 
 /** Every view of a lake: its tables' and the run reports' and rejects'. */
 export const VIEW_NAMES: readonly string[] = [...LAKE_TABLE_NAMES, '_rejects', '_runs'];
@@ -38,4 +39,14 @@ export function tablesRead(parsed: unknown): Set<string> {
   walk(parsed);
   for (const c of ctes) tables.delete(c);
   return tables;
+}
+
+/**
+ * A query's error as the analyst should read it: a table the lake does not have is named with the
+ * lake's closest tables (DuckDB suggests its own catalog's, such as pg_prepared_statements).
+ */
+export function queryError(message: string, tables: readonly string[]): string {
+  const unknown = /Table with name ([^\s!]+) does not exist!/.exec(message);
+  if (!unknown) return message;
+  return `no table ${unknown[1]} in the lake${didYouMean(unknown[1]!, tables)} (\`chainlake tables\` lists every table; a table not fetched yet is empty)`;
 }

@@ -288,7 +288,7 @@ describe('DuckDB -> Arrow types', () => {
 
 describe('library', () => {
   it("opens a lake through the package's own name and reads exact amounts back", async () => {
-    const { openLake } = await import('chainlake');
+    const { openLake, UsageError: LakeUsageError, RunError: LakeRunError } = await import('chainlake');
     const l = await openLake(lake);
     try {
       const t = await l.table('erc_transfers');
@@ -348,6 +348,24 @@ describe('library', () => {
       expect((await l.query('SELECT count(*) AS n FROM range(2000000)')).toArray()[0]!.toJSON().n).toBe(2000000n);
 
       await expect(l.table('nope' as 'erc_transfers')).rejects.toThrow('"nope" is not a table of the lake');
+      // DuckDB's errors of a query come as the library's own (UsageError), as the CLI says them;
+      // a failure part way through a result is a RunError.
+      await expect(l.query(late)).rejects.toBeInstanceOf(LakeRunError);
+      for (const [sql, said] of [
+        ['SELEC 1', 'Parser Error: syntax error at or near "SELEC"'],
+        ['SELECT count(*) FROM erc_transfer', 'lake.query: no table erc_transfer in the lake; did you mean erc_transfers?'],
+        ['SELECT no_such_column FROM erc_transfers', 'lake.query: Binder Error: Referenced column "no_such_column" not found'],
+        ['  ', 'lake.query: the SQL is empty'],
+      ]) {
+        const err = await l.query(sql!).catch((e: unknown) => e);
+        expect(err, sql).toBeInstanceOf(LakeUsageError);
+        expect((err as Error).message, sql).toContain(said);
+      }
+      const batchErr = await (async () => {
+        for await (const _ of l.batches('SELECT * FROM erc_transfer')) void _;
+      })().catch((e: unknown) => e);
+      expect(batchErr).toBeInstanceOf(LakeUsageError);
+      expect((batchErr as Error).message).toContain('lake.batches: no table erc_transfer in the lake; did you mean erc_transfers?');
     } finally {
       l.close();
     }
