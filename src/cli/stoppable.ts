@@ -1,5 +1,6 @@
 // The commands that stop at a safe point when told to (SIGINT, SIGTERM): run, worker, rebuild,
 // compact, and those that wait on one request (export-op, aggregate-signatures).
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { Interrupted } from '../errors.js';
 
@@ -12,6 +13,8 @@ import { Interrupted } from '../errors.js';
  */
 export async function stoppable<T>(logger: Logger | undefined, kept: string, work: (signal: AbortSignal) => Promise<T>, o: { stopIsDone?: boolean } = {}): Promise<T> {
   const ac = new AbortController();
+  // Every partition, request and wait of a run follows this signal: more than Node's 10 listeners is its normal fan-out, not a leak.
+  setMaxListeners(0, ac.signal);
   let by: 'SIGINT' | 'SIGTERM' | undefined;
   const on = (sig: 'SIGINT' | 'SIGTERM') => {
     by ??= sig;

@@ -6,6 +6,7 @@
 // (work stealing), so a dense range does not hold up the end. Each batch commits with the cursor
 // that continues it, so a killed run resumes each chunk at the page after its last commit. Every
 // decision is window.ts's (pure, tested alone); this file is its I/O: it fetches, stages and commits.
+import { setMaxListeners } from 'node:events';
 import { REBUILD, type PartitionState } from '../state/store.js';
 import { DEFAULT_CHUNKS } from '../decl/stream.js';
 import { Transformer } from '../transform/rows.js';
@@ -98,6 +99,8 @@ class WindowRun {
     this.base = rebuilding ? `${REBUILD}/` : '';
     const outer = p.signal;
     this.signal = outer ? AbortSignal.any([outer, this.stop.signal]) : this.stop.signal;
+    // Each of a window's chunks (16 by default) and its requests follow it.
+    setMaxListeners(0, this.signal, this.stop.signal);
   }
 
   run(): Promise<void> {

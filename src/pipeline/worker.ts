@@ -3,6 +3,7 @@
 // database, the services and the lake. The lake is not locked: each job's lease (cluster/queue.ts)
 // guards every commit of its partitions, so a worker that lost its lease commits nothing, and a
 // worker taking a job over resumes from the last commit, rolling forward one left half-done.
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { LeaseLost, QueueUnavailable, WorkQueue, queueName, type JobLease, type QueuedJob } from '../cluster/queue.js';
 import { errorMessage } from '../cluster/pg.js';
@@ -168,6 +169,7 @@ export async function workQueue(w: WorkerParts, o: Pick<WorkerOptions, 'concurre
       return;
     }
     const stop = new AbortController();
+    setMaxListeners(0, stop.signal);
     const onStop = () => stop.abort(new RunError('the worker was stopped'));
     o.signal.addEventListener('abort', onStop, { once: true });
     let lease: WorkerLease | undefined;
