@@ -26,7 +26,6 @@ export const EXIT_CODES = [
   `  ${EXIT.SIGINT}  stopped by SIGINT (Ctrl-C), ${EXIT.SIGTERM} by SIGTERM: a rerun resumes`,
 ].join('\n');
 
-/** An error nobody expected, with its stack: the message on one line, the stack's frames below it. */
 /** What the system refused, for errors of a file system that will refuse the same again (a rerun cannot help). */
 const REFUSALS: Record<string, string> = { EROFS: 'a read-only file system', EACCES: 'permission denied', EPERM: 'not permitted', ENOTDIR: 'a part of the path is a file, not a folder' };
 
@@ -42,6 +41,7 @@ export function fileRefusal(err: unknown): string | undefined {
   return `cannot ${e.syscall ?? 'use'} ${e.path}: ${why}; give a folder this user can write (--lake)`;
 }
 
+/** An error nobody expected, with its stack: the message on one line, the stack's frames below it. */
 function unexpected(err: unknown): string {
   if (!(err instanceof Error)) return inert(bounded(String(err), LINE_CHARS));
   const head = `${err.name}: ${err.message}`;
@@ -116,11 +116,6 @@ function commandFlags(yargs: (argv: string[]) => Argv, commands: ReadonlyArray<C
   });
 }
 
-/**
- * yargs' `Unknown argument: rn` said with the fix: for a word where a command goes, the command
- * closest to it; for a flag, the closest flag of the command given; and where the whole list is
- * (--help) rather than the list. Undefined for a message of another kind.
- */
 /** yargs' "Invalid values" (a value not among an option's choices) as one line a flag, with the closest choice. */
 export function invalidChoices(msg: string): string | undefined {
   if (!/^Invalid values?:/.test(msg)) return undefined;
@@ -132,6 +127,11 @@ export function invalidChoices(msg: string): string | undefined {
   return lines.length ? lines.join('\n') : undefined;
 }
 
+/**
+ * yargs' `Unknown argument: rn` said with the fix: for a word where a command goes, the command
+ * closest to it; for a flag, the closest flag of the command given; and where the whole list is
+ * (--help) rather than the list. Undefined for a message of another kind.
+ */
 export function unknownArguments(msg: string, argv: readonly string[], commands: readonly CommandFlags[]): string | undefined {
   const m = /^Unknown arguments?: (.*)$/.exec(msg);
   if (!m) return undefined;
@@ -179,11 +179,12 @@ export async function main(argv: string[]): Promise<number> {
   } catch (err) {
     // A usage error may list several problems, a line each; a run error is one line, and may
     // quote a service's answer. Each line is bounded: what it quotes may be megabytes.
+    const refusal = fileRefusal(err);
     if (err instanceof UsageError) {
       process.stderr.write(`chainlake: ${inert(err.message.split('\n').map((l) => bounded(l, LINE_CHARS)).join('\n'), { lines: true })}\n`);
       code = EXIT.usage;
-    } else if (fileRefusal(err)) {
-      process.stderr.write(`chainlake: ${inert(bounded(fileRefusal(err)!, LINE_CHARS))}\n`);
+    } else if (refusal) {
+      process.stderr.write(`chainlake: ${inert(bounded(refusal, LINE_CHARS))}\n`);
       code = EXIT.usage;
     } else if (err instanceof RunError) {
       process.stderr.write(`chainlake: ${inert(bounded(err.message, LINE_CHARS))}\n`);

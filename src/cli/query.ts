@@ -7,8 +7,6 @@ import { UsageError } from '../errors.js';
 import { isObjectUrl } from '../state/location.js';
 import { writeEach } from '../warehouse/query.js';
 import { queryError } from '../warehouse/names.js';
-
-export { queryError };
 import { commandOf, checkLake, givenLake, LAKE_OPTION, readLake, type ArgsOf, type Globals } from './args.js';
 import { plainArgs } from './plain.js';
 
@@ -75,12 +73,8 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
   }
   try {
     if (sql === undefined) {
-      const [{ shell }, { StateStore }, { isTableData }] = await Promise.all([import('./shell.js'), import('../state/store.js'), import('../state/names.js')]);
-      // The rows of the states that hold the table's data files: a table merged across its
-      // partitions keeps its rows in one state, its partitions' counting what each fetched.
-      const rows = new Map<string, number>();
-      for (const s of new StateStore(lake).all()) if (s.files.some((f) => isTableData(s.table, f))) rows.set(s.table, (rows.get(s.table) ?? 0) + s.rows);
-      await shell(conn, { lake: given, tables, rows, error: (m: string) => queryError(m, tables) });
+      const { shell } = await import('./shell.js');
+      await shell(conn, { lake: given, tables, rows: await heldRows(lake, tables), error: (m: string) => queryError(m, tables) });
       return 0;
     }
     // Chunk by chunk (batch by batch for Arrow) as DuckDB produces them, waiting for stdout to
@@ -103,10 +97,10 @@ async function cmdQuery(a: ArgsOf<typeof queryFlags>): Promise<number> {
  */
 async function noteEmpty(conn: DuckDBConnection, sql: string, named: Set<string> | undefined, lake: string): Promise<void> {
   if (named?.size === 0) return;
-  const [{ StateStore }, { isTableData }, { tablesRead }] = await Promise.all([import('../state/store.js'), import('../state/names.js'), import('../warehouse/names.js')]);
-  const store = new StateStore(lake);
-  const empty = [...(named ?? [])].filter((t) => !t.startsWith('_') && !store.statesOf(t).some((s) => s.files.some((f) => isTableData(t, f))));
+  const held = await heldRows(lake, named ?? []);
+  const empty = [...(named ?? [])].filter((t) => !held.has(t));
   if (!empty.length) return;
+  const { tablesRead } = await import('../warehouse/names.js');
   let read: Set<string>;
   try {
     const parsed = (await conn.runAndReadAll('SELECT json_serialize_sql($1::VARCHAR)', [sql])).getRows()[0]![0];
@@ -116,6 +110,23 @@ async function noteEmpty(conn: DuckDBConnection, sql: string, named: Set<string>
   }
   const said = empty.filter((t) => read.has(t));
   if (said.length) process.stderr.write(`chainlake: ${said.join(', ')}: no rows in this lake (no run has fetched ${said.length === 1 ? 'it' : 'them'}), so the answer reads ${said.length === 1 ? 'it' : 'them'} as empty\n`);
+}
+
+/**
+ * The rows the lake holds of each of `tables` (not its own `_` views), as its partitions' states
+ * count them: those states that hold the table's data files (a table merged across its partitions
+ * keeps its rows in one state, the partitions' counting what each fetched). A table it holds no
+ * data file of is absent.
+ */
+async function heldRows(lake: string, tables: Iterable<string>): Promise<Map<string, number>> {
+  const [{ StateStore }, { isTableData }] = await Promise.all([import('../state/store.js'), import('../state/names.js')]);
+  const store = new StateStore(lake);
+  const rows = new Map<string, number>();
+  for (const t of tables) {
+    if (t.startsWith('_')) continue;
+    for (const s of store.statesOf(t)) if (s.files.some((f) => isTableData(t, f))) rows.set(t, (rows.get(t) ?? 0) + s.rows);
+  }
+  return rows;
 }
 
 async function toStdout(text: string): Promise<void> {

@@ -117,7 +117,7 @@ export async function fetchMerge(p: PartitionRun, now = Math.floor(Date.now() / 
     side: fresh.flatMap((f) => f.side),
     rows: fresh.reduce((n, f) => n + f.rows, 0),
     rejected: fresh.reduce((n, f) => n + f.rejected, 0),
-    cursor: { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), earlier ? p.state.cursor.newest : newest) } : {}), ...(until === undefined ? {} : { until }) },
+    cursor: { refreshedAt: new Date().toISOString(), ...(tc ? { newest: newestOf(fetched.map((f) => f.top), p.fullRefresh ? undefined : p.state.cursor.newest) } : {}), ...(until === undefined ? {} : { until }) },
     from: !tc ? p.state.from : p.fullRefresh ? start : seriesFrom(p.state.from, p.state.cursor, start),
   };
 }

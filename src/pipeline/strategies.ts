@@ -145,7 +145,7 @@ function windowStart(job: Job, blocks: PlanBlocks, state: PartitionState): Omit<
   const bc = job.decl.blockCursor!;
   const { track, rebuilding } = appendStart(state, job.fullRefresh);
   const cursor = track.cursor;
-  const plan = windowPlan(bc, blocks, state, track.cursor, rebuilding);
+  const plan = windowPlan(bc, blocks, state, cursor, rebuilding);
   if (rebuilding) return plan;
   // As append() refuses it: a start below what the lake fetched of the partition. A start whose
   // block is not known yet is found by the run, which then decides.

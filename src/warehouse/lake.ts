@@ -149,23 +149,17 @@ class OpenLake implements Lake {
 
   async *batches<T extends TypeMap = any>(sql: string): AsyncGenerator<RecordBatch<T>> {
     checkSql('lake.batches', sql);
-    let conn: DuckDBConnection;
+    // A reader that stops early returns the generator (no error reaches this catch): only
+    // DuckDB's and the lake's errors do.
     try {
-      conn = await this.connect(sql);
+      const conn = await this.connect(sql);
+      try {
+        yield* (await arrowResult(conn, sql)).batches() as AsyncGenerator<RecordBatch<T>>;
+      } finally {
+        conn.closeSync();
+      }
     } catch (err) {
       throw asUsage('lake.batches', err);
-    }
-    try {
-      const result = await arrowResult(conn, sql).catch((err: unknown) => {
-        throw asUsage('lake.batches', err);
-      });
-      try {
-        for await (const b of result.batches()) yield b as RecordBatch<T>;
-      } catch (err) {
-        throw asUsage('lake.batches', err);
-      }
-    } finally {
-      conn.closeSync();
     }
   }
 

@@ -10,7 +10,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { sharedDemoLake } from '../lake-fixture.js';
 import { step } from '../../src/cli/shell.js';
 import { closest } from '../../src/closest.js';
-import { queryError } from '../../src/cli/query.js';
+import { queryError } from '../../src/warehouse/names.js';
 
 const BIN = fileURLToPath(new URL('../../bin/chainlake.js', import.meta.url));
 const history = join(mkdtempSync(join(tmpdir(), 'cl-shell-')), 'history');
